@@ -1,0 +1,525 @@
+//go:build unix
+
+package durable
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Perm and DirPerm are the modes of every file and directory mailfs creates,
+// whatever the umask: mail can carry secrets.
+const (
+	Perm    fs.FileMode = 0o600
+	DirPerm fs.FileMode = 0o700
+)
+
+// TempPrefix and TempSuffix frame the names of the temps that writes create.
+// Such names start with a dot, so readers never take them for messages.
+const (
+	TempPrefix = ".mailfs-"
+	TempSuffix = ".tmp"
+)
+
+var (
+	// ErrNotDir is returned (inside an *fs.PathError) when a path element
+	// that should be a directory is something else, a symbolic link included.
+	ErrNotDir = errors.New("not a directory (symbolic links are not followed)")
+
+	// ErrNotRegular is returned by [Dir.ReadFile] for anything that is not a
+	// regular file: a directory, a symbolic link, a FIFO, a socket, a device.
+	ErrNotRegular = errors.New("not a regular file")
+
+	// ErrTooLarge is returned by [Dir.ReadFile] for a file larger than the
+	// limit it was given; the file is not read.
+	ErrTooLarge = errors.New("file too large")
+
+	// ErrChanged is returned by [Dir.Exchange] when the file it displaced was
+	// not the one its caller expected; the swap has been undone.
+	ErrChanged = errors.New("file changed during rewrite")
+
+	// ErrBadName is returned for a name that is not a single path element.
+	ErrBadName = errors.New("invalid file name")
+)
+
+// A Root is an open directory tree. It is safe for concurrent use.
+type Root struct {
+	path  string
+	os    *os.Root
+	dir   *Dir
+	fault func(Step, string) error
+}
+
+// OpenRoot opens the directory at path. The path itself may contain
+// symbolic links; nothing below it is followed.
+func OpenRoot(path string) (*Root, error) {
+	or, err := os.OpenRoot(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := or.Open(".")
+	if err != nil {
+		or.Close()
+		return nil, err
+	}
+	r := &Root{path: path, os: or}
+	r.dir = &Dir{root: r, f: f, fd: int(f.Fd())}
+	return r, nil
+}
+
+// Close releases the root's descriptors. Dirs opened from it stay usable
+// until they are closed themselves.
+func (r *Root) Close() error {
+	err := r.dir.Close()
+	return errors.Join(err, r.os.Close())
+}
+
+// Path returns the path the root was opened with.
+func (r *Root) Path() string { return r.path }
+
+// OS returns the root as an [os.Root], for callers that want an [fs.FS]
+// (os.Root.FS) or the standard library's confined operations.
+func (r *Root) OS() *os.Root { return r.os }
+
+// Open opens the directory at rel, a slash-separated path relative to the
+// root ("" or "." is the root itself). A missing element is reported with an
+// error matching [fs.ErrNotExist]; an element that is not a real directory
+// with [ErrNotDir].
+func (r *Root) Open(rel string) (*Dir, error) { return r.walk(rel, false) }
+
+// MkdirAll opens the directory at rel, creating the missing elements with
+// mode [DirPerm] exactly. Each directory that gains an entry is fsynced
+// before MkdirAll returns, so a file later made durable in the new directory
+// cannot be lost with it.
+func (r *Root) MkdirAll(rel string) (*Dir, error) { return r.walk(rel, true) }
+
+func (r *Root) walk(rel string, create bool) (*Dir, error) {
+	if rel == "" || rel == "." {
+		fd, err := unix.Dup(r.dir.fd)
+		if err != nil {
+			return nil, &fs.PathError{Op: "open", Path: ".", Err: err}
+		}
+		unix.CloseOnExec(fd)
+		return r.newDir(fd, ""), nil
+	}
+	parts := strings.Split(rel, "/")
+	fd, owned := r.dir.fd, false
+	closeOwned := func() {
+		if owned {
+			unix.Close(fd)
+		}
+	}
+	for i, name := range parts {
+		path := strings.Join(parts[:i+1], "/")
+		if !ValidName(name) {
+			closeOwned()
+			return nil, &fs.PathError{Op: "open", Path: path, Err: ErrBadName}
+		}
+		next, err := openDir(fd, name)
+		if err == unix.ENOENT && create {
+			next, err = mkdirAt(fd, name)
+		}
+		closeOwned()
+		if err != nil {
+			return nil, &fs.PathError{Op: "open", Path: path, Err: dirErr(err)}
+		}
+		fd, owned = next, true
+	}
+	return r.newDir(fd, rel), nil
+}
+
+func openDir(parent int, name string) (int, error) {
+	for {
+		fd, err := unix.Openat(parent, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// mkdirAt creates name in parent with mode DirPerm whatever the umask, fsyncs
+// parent, and opens the new directory. A directory created concurrently by
+// another process is simply opened.
+func mkdirAt(parent int, name string) (int, error) {
+	err := unix.Mkdirat(parent, name, uint32(DirPerm))
+	if err == unix.EEXIST {
+		return openDir(parent, name)
+	}
+	if err != nil {
+		return -1, err
+	}
+	fd, err := openDir(parent, name)
+	if err != nil {
+		return -1, err
+	}
+	if err := unix.Fchmod(fd, uint32(DirPerm)); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	if err := unix.Fsync(parent); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+func dirErr(err error) error {
+	if err == unix.ELOOP || err == unix.ENOTDIR {
+		return ErrNotDir
+	}
+	return err
+}
+
+func (r *Root) newDir(fd int, rel string) *Dir {
+	return &Dir{root: r, f: os.NewFile(uintptr(fd), rel), fd: fd, path: rel}
+}
+
+// ValidName reports whether name can be used as one element of a path: not
+// empty, not "." or "..", no "/" and no NUL byte.
+func ValidName(name string) bool {
+	return name != "" && name != "." && name != ".." && len(name) <= 255 &&
+		!strings.ContainsAny(name, "/\x00")
+}
+
+// A Dir is an open directory below a [Root]. Its methods take single path
+// elements, never paths. A Dir is safe for concurrent use, except that
+// [Dir.ReadDir] continues where the previous call stopped.
+type Dir struct {
+	root *Root
+	f    *os.File
+	fd   int
+	path string
+}
+
+// Path returns the directory's slash-separated path relative to the root.
+func (d *Dir) Path() string { return d.path }
+
+// Join returns the root-relative path of name in d.
+func (d *Dir) Join(name string) string {
+	if d.path == "" {
+		return name
+	}
+	return d.path + "/" + name
+}
+
+// Close closes the directory.
+func (d *Dir) Close() error { return d.f.Close() }
+
+// ReadDir reads up to n entries (all of them when n <= 0) as
+// [os.File.ReadDir] does: the entry types come from the directory itself,
+// without a stat per entry.
+func (d *Dir) ReadDir(n int) ([]fs.DirEntry, error) { return d.f.ReadDir(n) }
+
+// Sync fsyncs the directory, making the renames, creations and removals
+// done in it durable.
+func (d *Dir) Sync() error {
+	if err := d.root.step(StepSyncDir, d.path); err != nil {
+		return err
+	}
+	if err := unix.Fsync(d.fd); err != nil {
+		return d.err("fsync", "", err)
+	}
+	return nil
+}
+
+// Stat describes a file as [Dir.Lstat] and [Dir.ReadFile] saw it.
+type Stat struct {
+	Mode    fs.FileMode
+	Size    int64
+	ModTime time.Time
+	Dev     uint64
+	Ino     uint64
+	Nlink   uint64
+}
+
+func statOf(st *unix.Stat_t) Stat {
+	mode := fs.FileMode(st.Mode & 0o777)
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		mode |= fs.ModeDir
+	case unix.S_IFLNK:
+		mode |= fs.ModeSymlink
+	case unix.S_IFIFO:
+		mode |= fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		mode |= fs.ModeSocket
+	case unix.S_IFCHR:
+		mode |= fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		mode |= fs.ModeDevice
+	}
+	sec, nsec := st.Mtim.Unix()
+	return Stat{
+		Mode:    mode,
+		Size:    st.Size,
+		ModTime: time.Unix(sec, nsec),
+		Dev:     uint64(st.Dev),
+		Ino:     uint64(st.Ino),
+		Nlink:   uint64(st.Nlink),
+	}
+}
+
+// Lstat describes name without following it.
+func (d *Dir) Lstat(name string) (Stat, error) {
+	if !ValidName(name) {
+		return Stat{}, d.err("lstat", name, ErrBadName)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return Stat{}, d.err("lstat", name, err)
+	}
+	return statOf(&st), nil
+}
+
+// ReadFile reads the regular file name whole. It never follows a symbolic
+// link and never blocks on a FIFO: anything but a regular file is refused
+// with [ErrNotRegular], and a file larger than limit bytes with
+// [ErrTooLarge], both without reading any content.
+func (d *Dir) ReadFile(name string, limit int64) ([]byte, Stat, error) {
+	if !ValidName(name) {
+		return nil, Stat{}, d.err("open", name, ErrBadName)
+	}
+	fd, err := openFile(d.fd, name)
+	if err != nil {
+		if err == unix.ELOOP {
+			err = ErrNotRegular
+		}
+		return nil, Stat{}, d.err("open", name, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, Stat{}, d.err("stat", name, err)
+	}
+	s := statOf(&st)
+	if !s.Mode.IsRegular() {
+		return nil, s, d.err("open", name, ErrNotRegular)
+	}
+	if s.Size > limit {
+		return nil, s, d.err("read", name, fmt.Errorf("%w (%d bytes, limit %d)", ErrTooLarge, s.Size, limit))
+	}
+	buf := make([]byte, s.Size)
+	n := 0
+	for n < len(buf) {
+		m, err := unix.Read(fd, buf[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, s, d.err("read", name, err)
+		}
+		if m == 0 {
+			break // truncated since fstat; the caller sees what is there
+		}
+		n += m
+	}
+	return buf[:n], s, nil
+}
+
+func openFile(dirfd int, name string) (int, error) {
+	for {
+		fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// Create durably writes a new file name holding data, and never replaces
+// one: if name exists, Create returns an error matching [fs.ErrExist] and
+// leaves both files as they were. On success the file and its name are on
+// stable storage. On failure nothing is visible under name.
+func (d *Dir) Create(name string, data []byte) error {
+	if !ValidName(name) {
+		return d.err("create", name, ErrBadName)
+	}
+	tmp, err := d.writeTemp(name, data)
+	if err != nil {
+		return err
+	}
+	if err := d.root.rename(d, tmp, d, name); err != nil {
+		d.unlink(tmp)
+		return err
+	}
+	if err := d.root.step(StepRename, d.Join(name)); err != nil {
+		d.unlink(name)
+		return err
+	}
+	if err := d.Sync(); err != nil {
+		// Not durable, so not delivered: take it back rather than leave a
+		// file whose sender was told it failed.
+		d.unlink(name)
+		return err
+	}
+	return d.root.step(StepDone, d.Join(name))
+}
+
+// Exchange durably rewrites the existing file name with data. The new
+// content is swapped in with one atomic exchange, which fails with an error
+// matching [fs.ErrNotExist] if name has gone meanwhile: a rewrite never
+// resurrects a file that another process moved or removed. If check is not
+// nil it is given the content that was displaced; if it returns false the
+// swap is undone and Exchange returns [ErrChanged], for the caller to start
+// again from a fresh read.
+func (d *Dir) Exchange(name string, data []byte, check func(old []byte) bool) error {
+	if !ValidName(name) {
+		return d.err("exchange", name, ErrBadName)
+	}
+	tmp, err := d.writeTemp(name, data)
+	if err != nil {
+		return err
+	}
+	if err := d.root.exchange(d, tmp, name); err != nil {
+		d.unlink(tmp)
+		return err
+	}
+	// tmp now holds the displaced content.
+	if check != nil {
+		old, _, err := d.ReadFile(tmp, 1<<40)
+		if err != nil || !check(old) {
+			if xerr := d.root.exchange(d, tmp, name); xerr != nil {
+				return fmt.Errorf("%w; undoing it failed, the displaced file is %s: %w", ErrChanged, d.Join(tmp), xerr)
+			}
+			d.unlink(tmp)
+			if err != nil {
+				return err
+			}
+			return d.err("exchange", name, ErrChanged)
+		}
+	}
+	if err := d.root.step(StepRename, d.Join(name)); err != nil {
+		return err
+	}
+	if err := d.Sync(); err != nil {
+		return err
+	}
+	d.unlink(tmp)
+	return d.root.step(StepDone, d.Join(name))
+}
+
+// Replace durably writes name with data, replacing any file of that name.
+// It is for files whose last writer should win, such as configuration; mail
+// never goes through it. The temp is kept in d, as [renameio] is told to.
+func (d *Dir) Replace(name string, data []byte) error {
+	if !ValidName(name) {
+		return d.err("replace", name, ErrBadName)
+	}
+	return d.replace(name, data)
+}
+
+// Move renames name in d to newname in dst without replacing anything. An
+// error matching [fs.ErrNotExist] means name was gone (typically another
+// process moved it first); one matching [fs.ErrExist] means newname was
+// taken, and nothing moved. Move does not sync: call [Dir.Sync] on both
+// directories once a batch of moves is done, before reporting them durable.
+func (d *Dir) Move(name string, dst *Dir, newname string) error {
+	if !ValidName(name) {
+		return d.err("rename", name, ErrBadName)
+	}
+	if !ValidName(newname) {
+		return dst.err("rename", newname, ErrBadName)
+	}
+	return d.root.rename(d, name, dst, newname)
+}
+
+// Remove removes the file name. It does not sync.
+func (d *Dir) Remove(name string) error {
+	if !ValidName(name) {
+		return d.err("remove", name, ErrBadName)
+	}
+	if err := unix.Unlinkat(d.fd, name, 0); err != nil {
+		return d.err("remove", name, err)
+	}
+	return nil
+}
+
+// Chmod sets the permission bits of name, which must not be a symbolic
+// link.
+func (d *Dir) Chmod(name string, perm fs.FileMode) error {
+	fd, err := openFile(d.fd, name)
+	if err != nil {
+		return d.err("chmod", name, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Fchmod(fd, uint32(perm&fs.ModePerm)); err != nil {
+		return d.err("chmod", name, err)
+	}
+	return nil
+}
+
+// writeTemp writes data to a new uniquely named dot-temp in d, with mode
+// Perm whatever the umask, and fsyncs it. It returns the temp's name. On
+// failure it removes the temp: a write that failed is started again from a
+// new temp, never retried on the same file.
+func (d *Dir) writeTemp(target string, data []byte) (string, error) {
+	var (
+		tmp string
+		fd  int
+		err error
+	)
+	for range 100 {
+		tmp = fmt.Sprintf("%s%016x%s", TempPrefix, rand.Uint64(), TempSuffix)
+		fd, err = unix.Openat(d.fd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(Perm))
+		if err != unix.EEXIST && err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return "", d.err("create", tmp, err)
+	}
+	fail := func(op string, err error) (string, error) {
+		unix.Close(fd)
+		d.unlink(tmp)
+		return "", d.err(op, target, err)
+	}
+	if err := d.root.step(StepCreateTemp, d.Join(target)); err != nil {
+		return fail("create", err)
+	}
+	if err := unix.Fchmod(fd, uint32(Perm)); err != nil {
+		return fail("chmod", err)
+	}
+	for n := 0; n < len(data); {
+		m, err := unix.Write(fd, data[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fail("write", err)
+		}
+		n += m
+	}
+	if err := d.root.step(StepWrite, d.Join(target)); err != nil {
+		return fail("write", err)
+	}
+	if err := unix.Fsync(fd); err != nil {
+		return fail("fsync", err)
+	}
+	if err := d.root.step(StepSync, d.Join(target)); err != nil {
+		return fail("fsync", err)
+	}
+	if err := unix.Close(fd); err != nil {
+		d.unlink(tmp)
+		return "", d.err("close", target, err)
+	}
+	return tmp, nil
+}
+
+func (d *Dir) unlink(name string) { _ = unix.Unlinkat(d.fd, name, 0) }
+
+func (d *Dir) err(op, name string, err error) error {
+	path := d.path
+	if name != "" {
+		path = d.Join(name)
+	}
+	if path == "" {
+		path = "."
+	}
+	return &fs.PathError{Op: op, Path: path, Err: err}
+}

@@ -1,0 +1,40 @@
+// Package durable is the one path by which mailfs touches the disk.
+//
+// Every package of mailfs (maildir, archive, nudgeq, watch, the command)
+// reads and writes through a [Root] and the [Dir] handles it opens, so the
+// rules below hold everywhere and are written once.
+//
+// # Writes
+//
+// [Dir.Create] writes a new file: a uniquely named dot-temp in the target
+// directory, write, fsync, rename into place without replacing anything
+// (renameat2 RENAME_NOREPLACE on Linux, renamex_np RENAME_EXCL on macOS),
+// then fsync the directory. [Dir.Exchange] rewrites an existing file the
+// same way but swaps it in with RENAME_EXCHANGE, which fails when the
+// target has gone: a rewrite never brings back a file that another process
+// moved or deleted meanwhile. [Dir.Replace] is for small configuration files
+// where replacing is the point; it uses github.com/google/renameio/v2 with
+// the temp kept in the target directory, then fsyncs the directory.
+//
+// The rename gives atomicity: a reader sees the old state or the new one,
+// never a partial file. The fsync of the file before the rename, and of the
+// directory after it, give durability: once a write method returns nil the
+// new name survives a power cut. A write that fails part-way leaves at most
+// a dot-temp behind, and removes even that when it can.
+//
+// # Confinement
+//
+// A [Root] is opened once; every directory below it is reached from the
+// root's descriptor one path element at a time with O_NOFOLLOW, and every
+// file is opened relative to its directory's descriptor with O_NOFOLLOW and
+// O_NONBLOCK. No symbolic link below the root is ever followed, not even one
+// that points back inside it (stricter than [os.Root], which follows those),
+// a FIFO never blocks a reader, and a name containing "/" or equal to "." or
+// ".." is refused before any system call.
+//
+// # Caveats
+//
+// The guarantees assume a local POSIX file system. rename(2) is not atomic
+// on every network file system, and some (and some FUSE mounts) reject the
+// renameat2 flags; see the project README for what mailfs promises there.
+package durable
