@@ -1,0 +1,161 @@
+package maildir_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mailfs/mailfs/maildir"
+)
+
+// Each benchmark has a "mailfs" and a "floor" sub-benchmark: the floor is
+// the bare system calls of the same job, written inline, so the README can
+// report mailfs as a ratio of it measured in the same run.
+
+var benchBody = strings.Repeat("Branch: polecat/fix-build\nIssue: gt-123\n\n", 5)
+
+func BenchmarkSend(b *testing.B) {
+	b.Run("mailfs", func(b *testing.B) {
+		ts := newStore(b)
+		m := &maildir.Message{From: "mayor", To: "toast", Subject: "WORK gt-123", Body: benchBody, Type: "work_assignment"}
+		for b.Loop() {
+			if _, err := ts.Send(m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("floor", func(b *testing.B) {
+		dir := b.TempDir()
+		data := (&maildir.Message{From: "mayor", To: "toast", Subject: "WORK gt-123", Body: benchBody, Type: "work_assignment",
+			Priority: maildir.Normal, Timestamp: time.Now()}).Encode()
+		d, err := os.Open(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer d.Close()
+		i := 0
+		for b.Loop() {
+			i++
+			tmp := filepath.Join(dir, fmt.Sprintf(".tmp-%d", i))
+			f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+			if err != nil {
+				b.Fatal(err)
+			}
+			f.Write(data)
+			f.Sync()
+			f.Close()
+			if err := os.Rename(tmp, filepath.Join(dir, fmt.Sprintf("%d.json", i))); err != nil {
+				b.Fatal(err)
+			}
+			d.Sync()
+		}
+	})
+}
+
+// fillMailbox writes n messages straight to disk (setup, not measured).
+func fillMailbox(b *testing.B, ts *testStore, agent string, n int) {
+	b.Helper()
+	dir := ts.path("state/mail/" + agent)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		m := &maildir.Message{From: "mayor", To: agent, Subject: fmt.Sprintf("WORK gt-%d", i), Body: benchBody,
+			Type: "work_assignment", Priority: maildir.Normal, Timestamp: base.Add(time.Duration(i) * time.Millisecond), Read: i%2 == 0}
+		id := maildir.NewID(m.Timestamp, m.From)
+		if err := os.WriteFile(filepath.Join(dir, id+".json"), m.Encode(), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// wire is what a minimal reader decodes: the floor for List.
+type wire struct {
+	From, To, Type, Subject, Body, Timestamp, Priority, Thread string
+	Read                                                       bool
+	ReplyTo                                                    string `json:"reply_to"`
+	CC                                                         []string
+}
+
+func BenchmarkList10k(b *testing.B) {
+	const n = 10000
+	ts := newStore(b)
+	fillMailbox(b, ts, "toast", n)
+	b.Run("mailfs", func(b *testing.B) {
+		for b.Loop() {
+			msgs, err := ts.List("toast", maildir.ListOptions{All: true})
+			if err != nil || len(msgs) != n {
+				b.Fatal(len(msgs), err)
+			}
+		}
+	})
+	b.Run("floor", func(b *testing.B) {
+		dir := ts.path("state/mail/toast")
+		for b.Loop() {
+			ents, err := os.ReadDir(dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			msgs := make([]*wire, 0, len(ents))
+			for _, e := range ents {
+				data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+				if err != nil {
+					b.Fatal(err)
+				}
+				var w wire
+				if err := json.Unmarshal(data, &w); err != nil {
+					b.Fatal(err)
+				}
+				msgs = append(msgs, &w)
+			}
+		}
+	})
+}
+
+// BenchmarkCount100k reports allocation per count and the peak live heap
+// while counting (peak-heap-MB): it stays far below the ~45 MB of message
+// files because Count keeps at most one batch of messages alive.
+func BenchmarkCount100k(b *testing.B) {
+	const n = 100000
+	ts := newStore(b)
+	fillMailbox(b, ts, "toast", n)
+	b.ReportAllocs()
+	runtime.GC()
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // sample the live heap; cheap, no stop-the-world
+		defer close(done)
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				metrics.Read(s)
+				if v := s[0].Value.Uint64(); v > peak.Load() {
+					peak.Store(v)
+				}
+			}
+		}
+	}()
+	for b.Loop() {
+		c, err := ts.Count("toast")
+		if err != nil || c.Total != n || c.Unread != n/2 {
+			b.Fatal(c, err)
+		}
+	}
+	close(stop)
+	<-done
+	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
+}

@@ -1,0 +1,106 @@
+package maildir
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/mailfs/mailfs/internal/durable"
+)
+
+// maxRewrites bounds how often a mark starts again because the file moved
+// or changed under it.
+const maxRewrites = 16
+
+// MarkRead sets "read" to true on message id in agent's mailbox (or its
+// archive) and returns the message as it now is. id is resolved as [Store.Get]
+// does.
+//
+// The rewrite is atomic and keeps every other key's value byte for byte. It
+// is swapped in with an exchange that fails if the file has gone, so a mark
+// racing with a delete or an archive never brings the message back: if the
+// file was archived meanwhile, the mark follows it there; if it was deleted,
+// MarkRead returns [ErrNotFound]. A message that is already read is not
+// written at all.
+func (s *Store) MarkRead(agent, id string) (*Message, error) { return s.setRead(agent, id, true) }
+
+// MarkUnread sets "read" to false, as [Store.MarkRead] sets it to true.
+func (s *Store) MarkUnread(agent, id string) (*Message, error) { return s.setRead(agent, id, false) }
+
+func (s *Store) setRead(agent, id string, read bool) (*Message, error) {
+	agent, err := ParseAgent(agent)
+	if err != nil {
+		return nil, err
+	}
+	for range maxRewrites {
+		d, name, archived, err := s.locate(agent, id)
+		if err != nil {
+			return nil, err
+		}
+		id = name // later rounds look for exactly this message
+		m, err := s.rewriteRead(d, agent, archived, name, read)
+		d.Close()
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, durable.ErrChanged) {
+			continue // moved, deleted or rewritten meanwhile: look again
+		}
+		return m, err
+	}
+	return nil, fmt.Errorf("marking %s/%s: the file kept changing; try again", agent, id)
+}
+
+func (s *Store) rewriteRead(d *durable.Dir, agent string, archived bool, name string, read bool) (*Message, error) {
+	data, _, err := d.ReadFile(name, MaxSize)
+	if err != nil {
+		return nil, err
+	}
+	m, fields, err := decode(data)
+	if err != nil {
+		return nil, &fs.PathError{Op: "parse", Path: d.Join(name), Err: err}
+	}
+	m.ID, m.Agent, m.Path, m.Archived = name[:len(name)-len(".json")], agent, d.Join(name), archived
+	if m.Timestamp.IsZero() {
+		if t, ok := ParseStamp(name); ok {
+			m.Timestamp = t
+		}
+	}
+	if m.Read == read {
+		return m, nil // already so: write nothing
+	}
+	updated := encodeObject(setField(fields, "read", marshalValue(read)))
+	// The exchange hands back what it displaced. Anything but this message
+	// (in either read state) means the name now holds another file: undo.
+	same := func(old []byte) bool {
+		if bytes.Equal(old, data) {
+			return true
+		}
+		f, err := parseObject(old)
+		return err == nil && bytes.Equal(encodeObject(setField(f, "read", marshalValue(read))), updated)
+	}
+	if err := d.Exchange(name, updated, same); err != nil {
+		return nil, err
+	}
+	m.Read = read
+	return m, nil
+}
+
+// Delete removes message id from agent's mailbox (or its archive) and
+// makes the removal durable. id is resolved as [Store.Get] does.
+func (s *Store) Delete(agent, id string) error {
+	agent, err := ParseAgent(agent)
+	if err != nil {
+		return err
+	}
+	d, name, _, err := s.locate(agent, id)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Remove(name); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return notFound(agent, id)
+		}
+		return err
+	}
+	return d.Sync()
+}

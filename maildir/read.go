@@ -1,0 +1,371 @@
+package maildir
+
+import (
+	"cmp"
+	"errors"
+	"io"
+	"io/fs"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/mailfs/mailfs/internal/durable"
+)
+
+// QuarantineDir is the folder of a mailbox where fsck moves files that are
+// not messages. Readers skip it, as they skip [ArchiveDir].
+const QuarantineDir = "quarantine"
+
+// ListOptions selects and orders what [Store.List] returns.
+type ListOptions struct {
+	All        bool // read messages too, not only unread ones
+	Archived   bool // the archive folder instead of the mailbox
+	ByPriority bool // urgent first, then high, normal, low; by time within each
+	Limit      int  // at most this many, after ordering; 0 means no limit
+}
+
+// List returns the messages in agent's mailbox, oldest first: the unread
+// ones, or all of them with opt.All. A mailbox that does not exist is empty.
+// Files that are not messages are reported to [Store.Warn] and skipped.
+func (s *Store) List(agent string, opt ListOptions) ([]*Message, error) {
+	agent, err := ParseAgent(agent)
+	if err != nil {
+		return nil, err
+	}
+	keep := func(m *Message) bool { return opt.All || !m.Read }
+	msgs, err := s.readFolder(agent, opt.Archived, keep)
+	if err != nil {
+		return nil, err
+	}
+	sortByTime(msgs)
+	if opt.ByPriority {
+		slices.SortStableFunc(msgs, func(a, b *Message) int { return cmp.Compare(a.Priority.Rank(), b.Priority.Rank()) })
+	}
+	if opt.Limit > 0 && len(msgs) > opt.Limit {
+		msgs = msgs[:opt.Limit]
+	}
+	return msgs, nil
+}
+
+func sortByTime(msgs []*Message) {
+	slices.SortFunc(msgs, func(a, b *Message) int {
+		if c := a.Timestamp.Compare(b.Timestamp); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+}
+
+// Get returns the message id from agent's mailbox or its archive. id may be
+// the id, the file name, or a unique prefix of the id; a prefix that matches
+// several messages gives an [*AmbiguousError]. Get changes nothing.
+func (s *Store) Get(agent, id string) (*Message, error) {
+	agent, err := ParseAgent(agent)
+	if err != nil {
+		return nil, err
+	}
+	d, name, archived, err := s.locate(agent, id)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	m, err := s.load(d, agent, archived, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, notFound(agent, id)
+	}
+	return m, err
+}
+
+// Counts is what [Store.Count] reports for one mailbox.
+type Counts struct {
+	Agent    string `json:"agent"`
+	Total    int    `json:"total"`    // messages in the mailbox, read or not
+	Unread   int    `json:"unread"`   // of those, the unread ones
+	Archived int    `json:"archived"` // files in its archive folder
+}
+
+// Count counts agent's messages. It reads one file at a time, so its memory
+// does not grow with the size of the messages.
+func (s *Store) Count(agent string) (Counts, error) {
+	agent, err := ParseAgent(agent)
+	if err != nil {
+		return Counts{}, err
+	}
+	c := Counts{Agent: agent}
+	_, err = s.readFolder(agent, false, func(m *Message) bool {
+		c.Total++
+		if !m.Read {
+			c.Unread++
+		}
+		return false
+	})
+	if err != nil {
+		return c, err
+	}
+	d, err := s.openFolder(agent, true)
+	if d == nil {
+		return c, err
+	}
+	defer d.Close()
+	err = s.eachName(d, false, func(string) { c.Archived++ })
+	return c, err
+}
+
+// Agents returns the agents that have a mailbox, sorted.
+func (s *Store) Agents() ([]string, error) {
+	r, err := s.open(false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	d, err := r.Open(MailDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	var agents []string
+	for {
+		ents, err := d.ReadDir(1024)
+		for _, e := range ents {
+			name := e.Name()
+			switch {
+			case strings.HasPrefix(name, "."):
+			case e.IsDir() && ValidAgent(name):
+				agents = append(agents, name)
+			default:
+				s.warn(d.Join(name), errors.New("not a mailbox (mailboxes are directories named by agent id)"))
+			}
+		}
+		if err == io.EOF || len(ents) == 0 {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	slices.Sort(agents)
+	return agents, nil
+}
+
+// readFolder parses the messages in one folder of agent's mailbox and
+// returns those keep accepts (keep is called in file-name order, from the
+// calling goroutine). Files that vanish meanwhile are skipped silently;
+// files that are not messages are reported to Warn.
+func (s *Store) readFolder(agent string, archived bool, keep func(*Message) bool) ([]*Message, error) {
+	d, err := s.openFolder(agent, archived)
+	if d == nil {
+		return nil, err
+	}
+	defer d.Close()
+	var names []string
+	if err := s.eachName(d, true, func(name string) { names = append(names, name) }); err != nil {
+		return nil, err
+	}
+	slices.Sort(names)
+	// Batches bound the memory of a caller such as Count that keeps
+	// nothing: at most one batch of messages is alive at a time.
+	const batch = 1024
+	msgs := make([]*Message, min(batch, len(names)))
+	errs := make([]error, len(msgs))
+	var kept []*Message
+	for lo := 0; lo < len(names); lo += batch {
+		part := names[lo:min(lo+batch, len(names))]
+		parallel(len(part), func(i int) { msgs[i], errs[i] = s.load(d, agent, archived, part[i]) })
+		for i, m := range msgs[:len(part)] {
+			switch err := errs[i]; {
+			case errors.Is(err, fs.ErrNotExist):
+				// moved or deleted since the listing: not ours to report
+			case err != nil:
+				s.warn(d.Join(part[i]), unwrapPath(err))
+			case keep(m):
+				kept = append(kept, m)
+			}
+		}
+		clear(msgs)
+	}
+	return kept, nil
+}
+
+// parallel calls f(0) … f(n-1), spread over the CPUs when n is large enough
+// for that to pay: reading a big mailbox is mostly waiting on system calls.
+func parallel(n int, f func(int)) {
+	workers := min(runtime.GOMAXPROCS(0)*2, n/64)
+	if workers < 2 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	chunk := (n + workers - 1) / workers
+	for lo := 0; lo < n; lo += chunk {
+		hi := min(lo+chunk, n)
+		wg.Go(func() {
+			for i := lo; i < hi; i++ {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// eachName calls f with the name of each candidate message file in d, in
+// directory order. Dot-files and the archive and quarantine folders are
+// passed over in silence; anything else that cannot be a message is
+// reported to Warn. With warn false nothing is reported.
+func (s *Store) eachName(d *durable.Dir, warn bool, f func(name string)) error {
+	for {
+		ents, err := d.ReadDir(1024)
+		for _, e := range ents {
+			name := e.Name()
+			if strings.HasPrefix(name, ".") {
+				continue
+			}
+			if why := notMessage(name, e.Type(), d.Path()); why != nil {
+				if warn && why != errSilent {
+					s.warn(d.Join(name), why)
+				}
+				continue
+			}
+			f(name)
+		}
+		if err == io.EOF || len(ents) == 0 {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+var errSilent = errors.New("")
+
+// notMessage says why the directory entry name (of type typ, in the folder
+// at path) cannot be a message, or returns nil if it may be one.
+func notMessage(name string, typ fs.FileMode, path string) error {
+	isBox := !strings.HasSuffix(path, "/"+ArchiveDir)
+	switch {
+	case typ.IsDir() && isBox && (name == ArchiveDir || name == QuarantineDir):
+		return errSilent
+	case !strings.HasSuffix(name, ".json"):
+		return errors.New("not a message (the name does not end in .json)")
+	case !typ.IsRegular():
+		return durable.ErrNotRegular
+	}
+	return nil
+}
+
+// load reads and parses one message file.
+func (s *Store) load(d *durable.Dir, agent string, archived bool, name string) (*Message, error) {
+	data, st, err := d.ReadFile(name, MaxSize)
+	if errors.Is(err, durable.ErrTooLarge) {
+		return nil, &fs.PathError{Op: "read", Path: d.Join(name), Err: ErrTooLarge}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(data) == 0 {
+		return nil, &fs.PathError{Op: "read", Path: d.Join(name), Err: errors.New("empty file")}
+	}
+	m, _, err := decode(data)
+	if err != nil {
+		return nil, &fs.PathError{Op: "parse", Path: d.Join(name), Err: err}
+	}
+	m.ID = strings.TrimSuffix(name, ".json")
+	m.Agent = agent
+	m.Path = d.Join(name)
+	m.Archived = archived
+	if m.Timestamp.IsZero() {
+		if t, ok := ParseStamp(name); ok {
+			m.Timestamp = t
+		} else {
+			m.Timestamp = st.ModTime.UTC()
+		}
+	}
+	return m, nil
+}
+
+// unwrapPath drops the *fs.PathError around err: a SkipError already names
+// the file.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func notFound(agent, id string) error {
+	return &fs.PathError{Op: "find", Path: mailbox(agent, false) + "/" + id, Err: ErrNotFound}
+}
+
+// locate finds message id in agent's mailbox: the exact id (or file name)
+// in the mailbox, then in its archive, then a unique prefix in either. It
+// returns the open folder, which the caller closes.
+func (s *Store) locate(agent, id string) (*durable.Dir, string, bool, error) {
+	id, err := ParseID(id)
+	if err != nil {
+		return nil, "", false, err
+	}
+	name := id + ".json"
+	for _, archived := range []bool{false, true} {
+		d, err := s.openFolder(agent, archived)
+		if err != nil {
+			return nil, "", false, err
+		}
+		if d == nil {
+			continue
+		}
+		if st, err := d.Lstat(name); err == nil && st.Mode.IsRegular() {
+			return d, name, archived, nil
+		}
+		d.Close()
+	}
+	type match struct {
+		name     string
+		archived bool
+	}
+	var matches []match
+	ids := map[string]bool{}
+	for _, archived := range []bool{false, true} {
+		d, err := s.openFolder(agent, archived)
+		if err != nil {
+			return nil, "", false, err
+		}
+		if d == nil {
+			continue
+		}
+		err = s.eachName(d, false, func(n string) {
+			if strings.HasPrefix(n, id) && !ids[n] {
+				ids[n] = true // an id both active and archived counts once
+				matches = append(matches, match{n, archived})
+			}
+		})
+		d.Close()
+		if err != nil {
+			return nil, "", false, err
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return nil, "", false, notFound(agent, id)
+	case 1:
+		d, err := s.openFolder(agent, matches[0].archived)
+		if d == nil {
+			return nil, "", false, cmp.Or(err, notFound(agent, id))
+		}
+		return d, matches[0].name, matches[0].archived, nil
+	}
+	c := make([]string, len(matches))
+	for i, m := range matches {
+		c[i] = strings.TrimSuffix(m.name, ".json")
+	}
+	slices.Sort(c)
+	return nil, "", false, &AmbiguousError{ID: id, Candidates: c}
+}

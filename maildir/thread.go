@@ -1,0 +1,150 @@
+package maildir
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Reply answers message id in agent's mailbox (or its archive): r goes from
+// agent to the original sender, in the original's thread, with ReplyTo set
+// to its id. An empty Subject becomes "Re: " and the original subject; an
+// empty Type becomes "reply". r.Body, r.Priority and r.Extra are the
+// caller's. It returns the delivered copies, as [Store.Send] does.
+func (s *Store) Reply(agent, id string, r *Message) ([]*Message, error) {
+	orig, err := s.Get(agent, id)
+	if err != nil {
+		return nil, err
+	}
+	if orig.From == "" {
+		return nil, fmt.Errorf("%w: %s has no sender to reply to", ErrInvalidMessage, orig.Path)
+	}
+	reply := *r
+	reply.From = orig.Agent
+	reply.To = orig.From
+	reply.CC = nil
+	reply.Thread = orig.Thread
+	if reply.Thread == "" {
+		reply.Thread = orig.ID
+	}
+	reply.ReplyTo = orig.ID
+	if reply.Subject == "" {
+		reply.Subject = orig.Subject
+		if !strings.HasPrefix(strings.ToLower(reply.Subject), "re:") {
+			reply.Subject = "Re: " + reply.Subject
+		}
+	}
+	if reply.Type == "" {
+		reply.Type = "reply"
+	}
+	return s.Send(&reply)
+}
+
+// Find returns the message with id in any mailbox or archive, for callers
+// that have an id but no recipient. id is resolved as [Store.Get] does,
+// across all mailboxes; an id present in several mailboxes is ambiguous.
+func (s *Store) Find(id string) (*Message, error) {
+	if _, err := ParseID(id); err != nil {
+		return nil, err
+	}
+	agents, err := s.Agents()
+	if err != nil {
+		return nil, err
+	}
+	// Exact ids first: one lstat per folder, no listing.
+	var found []*Message
+	for _, a := range agents {
+		m, err := s.getExact(a, id)
+		if err != nil {
+			return nil, err
+		}
+		if m != nil {
+			found = append(found, m)
+		}
+	}
+	if len(found) == 0 {
+		for _, a := range agents {
+			m, err := s.Get(a, id)
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			found = append(found, m)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, fmt.Errorf("%w: no mailbox holds %q", ErrNotFound, id)
+	case 1:
+		return found[0], nil
+	}
+	c := make([]string, len(found))
+	for i, m := range found {
+		c[i] = m.Agent + "/" + m.ID
+	}
+	return nil, &AmbiguousError{ID: id, Candidates: c}
+}
+
+// getExact returns the message whose id is exactly id in agent's mailbox
+// or archive, or nil.
+func (s *Store) getExact(agent, id string) (*Message, error) {
+	id, err := ParseID(id)
+	if err != nil {
+		return nil, err
+	}
+	for _, archived := range []bool{false, true} {
+		d, err := s.openFolder(agent, archived)
+		if err != nil {
+			return nil, err
+		}
+		if d == nil {
+			continue
+		}
+		m, err := s.load(d, agent, archived, id+".json")
+		d.Close()
+		if err == nil {
+			return m, nil
+		}
+	}
+	return nil, nil
+}
+
+// Thread returns every message of the conversation that id belongs to, in
+// every mailbox and archive, oldest first. id may be any message of the
+// thread (resolved as [Find] does) or the thread's id itself.
+func (s *Store) Thread(id string) ([]*Message, error) {
+	key, err := ParseID(id)
+	if err != nil {
+		return nil, err
+	}
+	if m, err := s.Find(id); err == nil {
+		key = m.ID
+		if m.Thread != "" {
+			key = m.Thread
+		}
+	} else if !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	agents, err := s.Agents()
+	if err != nil {
+		return nil, err
+	}
+	var thread []*Message
+	in := func(m *Message) bool { return m.Thread == key || m.ID == key }
+	for _, a := range agents {
+		for _, archived := range []bool{false, true} {
+			msgs, err := s.readFolder(a, archived, in)
+			if err != nil {
+				return nil, err
+			}
+			thread = append(thread, msgs...)
+		}
+	}
+	if len(thread) == 0 {
+		return nil, fmt.Errorf("%w: no message belongs to thread %q", ErrNotFound, id)
+	}
+	sortByTime(thread)
+	return thread, nil
+}
