@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/alecthomas/kong"
+	"github.com/mailfs/mailfs/maildir"
+)
+
+// Output rules: data goes to stdout; errors, warnings and hints go to
+// stderr as "mailfs: error: …", "mailfs: warning: …", "mailfs: hint: …",
+// lowercase and without a trailing period. A failing command prints nothing
+// on stdout. Exit status 0 is success, 1 an error, 80 a usage error; a
+// command that documents another status returns it with exitStatus.
+
+// errExit unwinds kong's Exit without leaving run.
+var errExit = errors.New("exit")
+
+type stdio struct {
+	in  io.Reader
+	out io.Writer
+	err io.Writer
+}
+
+// app is what every command's Run method receives.
+type app struct {
+	ctx context.Context
+	stdio
+	rootFlag string
+	store    *maildir.Store
+}
+
+// open returns the store for --root, $MAILFS_ROOT or the discovered root.
+func (a *app) open() (*maildir.Store, error) {
+	if a.store != nil {
+		return a.store, nil
+	}
+	root := a.rootFlag
+	if root == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		root = maildir.FindRoot(wd)
+	}
+	s, err := maildir.Open(root)
+	if err != nil {
+		return nil, err
+	}
+	s.Warn = a.warn
+	a.store = s
+	return s, nil
+}
+
+func (a *app) close() {
+	if a.store != nil {
+		a.store.Close()
+	}
+}
+
+func (a *app) warn(err error) { fmt.Fprintf(a.err, "mailfs: warning: %v\n", err) }
+
+// exitStatus is an error that sets the exit status, with an optional
+// message for stderr.
+type exitStatus struct {
+	code int
+	msg  string
+}
+
+func (e *exitStatus) Error() string { return e.msg }
+
+// hinted attaches a hint line to an error.
+type hinted struct {
+	err  error
+	hint string
+}
+
+func (h *hinted) Error() string { return h.err.Error() }
+func (h *hinted) Unwrap() error { return h.err }
+
+func withHint(err error, hint string) error { return &hinted{err, hint} }
+
+// exit reports err, if any, and returns the exit status.
+func (a *app) exit(err error) int {
+	if err == nil {
+		return 0
+	}
+	var st *exitStatus
+	if errors.As(err, &st) {
+		if st.msg != "" {
+			fmt.Fprintf(a.err, "mailfs: %s\n", st.msg)
+		}
+		return st.code
+	}
+	fmt.Fprintf(a.err, "mailfs: error: %v\n", err)
+	if hint := hintFor(err); hint != "" {
+		fmt.Fprintf(a.err, "mailfs: hint: %s\n", hint)
+	}
+	return 1
+}
+
+func hintFor(err error) string {
+	var h *hinted
+	switch {
+	case errors.As(err, &h):
+		return h.hint
+	case errors.Is(err, maildir.ErrInvalidAddress):
+		return "agent ids are 1-64 characters of a-z 0-9 . _ - (rig/role is stored as rig.role)"
+	case errors.Is(err, maildir.ErrAmbiguous):
+		return "give more of the id"
+	case errors.Is(err, maildir.ErrNotFound):
+		return `"mailfs inbox AGENT --all" lists the ids in a mailbox`
+	case errors.Is(err, maildir.ErrTooLarge):
+		return "messages are limited to 1 MiB: put large content in a file and send its path"
+	}
+	return ""
+}
+
+// usage reports a command-line error the way kong would, without printing
+// usage on stdout.
+func (a *app) usage(err error) int {
+	msg := err.Error()
+	fmt.Fprintf(a.err, "mailfs: error: %s\n", msg)
+	var pe *kong.ParseError
+	cmd := "mailfs"
+	if errors.As(err, &pe) && pe.Context != nil {
+		if p := pe.Context.Command(); p != "" {
+			cmd += " " + strings.Fields(p)[0]
+		}
+	}
+	fmt.Fprintf(a.err, "mailfs: hint: run %q for usage\n", cmd+" --help")
+	return 80
+}
+
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/mailfs/mailfs/maildir"
+)
+
+// bodyFlags are the ways to give a message body.
+type bodyFlags struct {
+	Message  *string `short:"m" xor:"body" placeholder:"TEXT" help:"The body (required, or --body-file). \"-m -\" reads it from standard input."`
+	BodyFile string  `name:"body-file" xor:"body" placeholder:"FILE" type:"path" help:"Read the body from FILE."`
+}
+
+// body returns the body the flags name, reading at most one byte more than
+// a message may hold so that an oversized body fails fast.
+func (f *bodyFlags) body(stdin io.Reader) (string, error) {
+	var r io.Reader
+	switch {
+	case f.Message == nil && f.BodyFile == "":
+		return "", withHint(errors.New("no body given"), `give one with -m TEXT, -m - (standard input) or --body-file FILE; -m '' sends an empty body`)
+	case f.Message != nil && *f.Message != "-":
+		return *f.Message, nil
+	case f.Message != nil:
+		r = stdin
+	default:
+		file, err := os.Open(f.BodyFile)
+		if err != nil {
+			return "", err
+		}
+		defer file.Close()
+		r = file
+	}
+	b, err := io.ReadAll(io.LimitReader(r, maildir.MaxSize+1))
+	if err != nil {
+		return "", err
+	}
+	if len(b) > maildir.MaxSize {
+		return "", fmt.Errorf("%w: the body is over %d bytes", maildir.ErrTooLarge, maildir.MaxSize)
+	}
+	return string(b), nil
+}
+
+// needAgent returns the agent named on the command line or by
+// $MAILFS_AGENT (kong fills both into the same field).
+func needAgent(agent string) (string, error) {
+	if agent == "" {
+		return "", withHint(fmt.Errorf("no agent given"), "name the agent, or set MAILFS_AGENT")
+	}
+	return maildir.ParseAgent(agent)
+}

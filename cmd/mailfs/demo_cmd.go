@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+type demoCmd struct {
+	Keep bool `help:"Keep the scratch root afterwards, to look around in it."`
+}
+
+func (c *demoCmd) Help() string {
+	return `Runs a real mailfs session in a fresh scratch root, printing each command
+and its output: a mayor assigns work to two polecats, they read it and
+reply, and the mayor follows the thread. Nothing outside the scratch root is
+touched, and it is removed afterwards unless --keep is given.`
+}
+
+func (c *demoCmd) Run(a *app) error {
+	dir, err := os.MkdirTemp("", "mailfs-demo-")
+	if err != nil {
+		return err
+	}
+	if !c.Keep {
+		defer os.RemoveAll(dir)
+	}
+	d := &demo{a: a, root: filepath.Join(dir, ".chipset")}
+	d.say("mailfs demo: a mayor hands out work, two polecats answer, the mayor follows the thread.")
+	d.say("Each command below really runs, against a scratch root:")
+	fmt.Fprintf(a.out, "$ export MAILFS_ROOT=%s\n", d.root)
+	d.run("init")
+
+	d.say("The mayor assigns work. Each send is one JSON file, fsynced, renamed into place.")
+	toastWork := d.run("send", "toast", "--from", "mayor", "--type", "work_assignment", "--priority", "high",
+		"-s", "WORK gt-101: fix the flaky build", "-m", "Branch: polecat/toast/gt-101\nIssue: gt-101\n\nThe integration suite fails one run in five.")
+	nuxWork := d.run("send", "nux", "--from", "mayor", "--type", "work_assignment",
+		"-s", "WORK gt-102: release notes", "-m", "Issue: gt-102\n\nDraft the notes for v0.3.")
+
+	d.say("Each polecat polls its mailbox, reads its work (marking it read) and replies.")
+	d.run("inbox", "toast")
+	d.run("read", "toast", toastWork)
+	d.run("reply", "toast", toastWork, "-m", "Branch: polecat/toast/gt-101\n\nFixed: a race in the test fixture.")
+	d.run("read", "nux", nuxWork[:len(nuxWork)-8]) // a unique prefix of the id is enough
+	d.run("reply", "nux", nuxWork, "-m", "Drafted in docs/release-0.3.md.")
+
+	d.say("The mayor sees both replies, then the whole conversation with toast.")
+	d.run("inbox", "mayor")
+	d.run("thread", toastWork)
+	d.run("agents")
+
+	d.say("A message is a plain file: scripts can read it, drop new ones, and git can commit them.")
+	if d.err == nil {
+		fmt.Fprintf(a.out, "$ cat $MAILFS_ROOT/state/mail/toast/%s.json\n", toastWork)
+		data, err := os.ReadFile(filepath.Join(d.root, "state", "mail", "toast", toastWork+".json"))
+		if err != nil {
+			return err
+		}
+		a.out.Write(data)
+	}
+	if c.Keep && d.err == nil {
+		d.say("The scratch root is kept: " + d.root)
+	}
+	return d.err
+}
+
+// demo runs mailfs commands in-process against a scratch root.
+type demo struct {
+	a    *app
+	root string
+	err  error
+}
+
+func (d *demo) say(s string) {
+	if d.err == nil {
+		fmt.Fprintf(d.a.out, "\n# %s\n", s)
+	}
+}
+
+// run prints and runs one command, and returns its output trimmed.
+func (d *demo) run(args ...string) string {
+	if d.err != nil {
+		return ""
+	}
+	var out bytes.Buffer
+	quoted := make([]string, len(args))
+	for i, arg := range args {
+		quoted[i] = shellQuote(arg)
+	}
+	fmt.Fprintf(d.a.out, "$ mailfs %s\n", strings.Join(quoted, " "))
+	io := stdio{in: strings.NewReader(""), out: &out, err: d.a.err}
+	if code := run(d.a.ctx, append([]string{"--root", d.root}, args...), io); code != 0 {
+		d.err = fmt.Errorf("demo step %q failed with status %d", strings.Join(args, " "), code)
+	}
+	d.a.out.Write(out.Bytes())
+	return strings.TrimSpace(out.String())
+}
+
+// shellQuote quotes s for bash, with $'…' for text that has newlines.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:,=@") == "" {
+		return s
+	}
+	if strings.Contains(s, "\n") {
+		r := strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\n", `\n`)
+		return "$'" + r.Replace(s) + "'"
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/mailfs/mailfs/maildir"
+)
+
+type inboxCmd struct {
+	Agent    string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose mailbox."`
+	All      bool   `help:"Include read messages."`
+	Archived bool   `help:"List the archive instead, read and unread."`
+	By       string `default:"time" enum:"time,priority" help:"Order by time (oldest first) or by priority (urgent first, then by time)."`
+	Limit    int    `placeholder:"N" help:"Print at most N messages."`
+	jsonFlag
+}
+
+func (c *inboxCmd) Run(a *app) error {
+	agent, err := needAgent(c.Agent)
+	if err != nil {
+		return err
+	}
+	if c.Limit < 0 {
+		return fmt.Errorf("--limit must not be negative")
+	}
+	s, err := a.open()
+	if err != nil {
+		return err
+	}
+	all := c.All || c.Archived
+	msgs, err := s.List(agent, maildir.ListOptions{All: all, Archived: c.Archived, ByPriority: c.By == "priority", Limit: c.Limit})
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		return printJSON(a.out, msgs)
+	}
+	header := []string{"ID", "FROM", "PRIORITY", "SUBJECT"}
+	if all {
+		header = []string{"ID", "FROM", "PRIORITY", "STATUS", "SUBJECT"}
+	}
+	return table(a.out, header, messageRows(msgs, func(m *maildir.Message) []string {
+		if all {
+			return []string{m.ID, m.From, string(m.Priority), readState(m), m.Subject}
+		}
+		return []string{m.ID, m.From, string(m.Priority), m.Subject}
+	}))
+}

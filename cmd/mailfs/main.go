@@ -1,0 +1,68 @@
+// Command mailfs is filesystem mail for coding agents: see the README, or
+// run "mailfs demo" for a tour and "mailfs --help" for the commands.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+)
+
+type cli struct {
+	Root    string           `help:"The mailfs root, the .chipset directory. Default: the nearest .chipset in the working directory or above it, else ./.chipset." env:"MAILFS_ROOT" placeholder:"DIR" type:"path"`
+	Version kong.VersionFlag `help:"Print the version and exit."`
+
+	Init       initCmd       `cmd:"" help:"Create the mail tree and its .gitignore."`
+	Send       sendCmd       `cmd:"" help:"Deliver a message to one or more agents."`
+	Inbox      inboxCmd      `cmd:"" help:"List an agent's unread messages, oldest first."`
+	Show       showCmd       `cmd:"" help:"Print one message without changing it."`
+	Read       readCmd       `cmd:"" help:"Print one message and mark it read."`
+	MarkRead   markReadCmd   `cmd:"" name:"mark-read" help:"Mark messages read."`
+	MarkUnread markUnreadCmd `cmd:"" name:"mark-unread" help:"Mark messages unread."`
+	Reply      replyCmd      `cmd:"" help:"Answer a message: to its sender, in its thread."`
+	Thread     threadCmd     `cmd:"" help:"Print every message of a conversation, in all mailboxes and archives."`
+	Count      countCmd      `cmd:"" help:"Count an agent's messages: total and unread."`
+	Agents     agentsCmd     `cmd:"" help:"List every mailbox with its counts."`
+	Delete     deleteCmd     `cmd:"" help:"Remove messages."`
+	Demo       demoCmd       `cmd:"" help:"Run a short multi-agent tour in a scratch root."`
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr})
+	stop()
+	os.Exit(code)
+}
+
+// run parses args and runs one command, returning the exit status.
+func run(ctx context.Context, args []string, io stdio) (code int) {
+	var c cli
+	exited := false
+	parser, err := kong.New(&c,
+		kong.Name("mailfs"),
+		kong.Description("Filesystem mail for coding agents: one JSON file per message, no database, no server."),
+		kong.Writers(io.out, io.err),
+		kong.Exit(func(c int) { code, exited = c, true; panic(errExit) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Vars{"version": version()},
+	)
+	if err != nil {
+		panic(err) // the cli struct is wrong: a programming error
+	}
+	defer func() {
+		if r := recover(); r != nil && !(exited && r == errExit) {
+			panic(r)
+		}
+	}()
+	a := &app{ctx: ctx, stdio: io}
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		return a.usage(err)
+	}
+	a.rootFlag = c.Root
+	defer a.close()
+	return a.exit(kctx.Run(a))
+}

@@ -1,0 +1,74 @@
+package main
+
+import "github.com/mailfs/mailfs/maildir"
+
+// idsArgs are the arguments of the commands that act on several messages.
+type idsArgs struct {
+	Agent string   `arg:"" help:"The mailbox."`
+	IDs   []string `arg:"" name:"id" help:"Messages: ids, file names, or unique prefixes of ids."`
+}
+
+// each calls f for every id, reports each failure, and fails at the end if
+// any did: one bad id does not stop the others.
+func (c *idsArgs) each(a *app, f func(s *maildir.Store, agent, id string) error) error {
+	agent, err := maildir.ParseAgent(c.Agent)
+	if err != nil {
+		return err
+	}
+	s, err := a.open()
+	if err != nil {
+		return err
+	}
+	failed := 0
+	for _, id := range c.IDs {
+		if err := f(s, agent, id); err != nil {
+			if failed++; len(c.IDs) == 1 {
+				return err
+			}
+			a.exit(err)
+		}
+	}
+	if failed > 0 {
+		return &exitStatus{code: 1}
+	}
+	return nil
+}
+
+type markReadCmd struct {
+	idsArgs
+}
+
+func (c *markReadCmd) Help() string {
+	return `Rewrites only the "read" key of each message, atomically; a message that
+is already read is not touched. Messages in the archive can be marked too.`
+}
+
+func (c *markReadCmd) Run(a *app) error {
+	return c.each(a, func(s *maildir.Store, agent, id string) error {
+		_, err := s.MarkRead(agent, id)
+		return err
+	})
+}
+
+type markUnreadCmd struct {
+	idsArgs
+}
+
+func (c *markUnreadCmd) Run(a *app) error {
+	return c.each(a, func(s *maildir.Store, agent, id string) error {
+		_, err := s.MarkUnread(agent, id)
+		return err
+	})
+}
+
+type deleteCmd struct {
+	idsArgs
+}
+
+func (c *deleteCmd) Help() string {
+	return `Removes each message from the mailbox, or from its archive, for good.`
+}
+
+func (c *deleteCmd) Run(a *app) error {
+	return c.each(a, func(s *maildir.Store, agent, id string) error { return s.Delete(agent, id) })
+}

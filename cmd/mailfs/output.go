@@ -1,0 +1,118 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+
+	"github.com/mailfs/mailfs/maildir"
+)
+
+// jsonFlag is embedded by every reading command.
+type jsonFlag struct {
+	JSON bool `help:"Print one JSON object per line: id, agent, path, then the message's keys."`
+}
+
+// printJSON writes msgs as JSON lines.
+func printJSON(w io.Writer, msgs []*maildir.Message) error {
+	var b []byte
+	for _, m := range msgs {
+		b = m.AppendJSONLine(b)
+	}
+	_, err := w.Write(b)
+	return err
+}
+
+// printValue writes v as one compact JSON line.
+func printValue(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// table writes aligned columns, with a header, and nothing at all when
+// there are no rows.
+func table(w io.Writer, header []string, rows [][]string) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, r := range rows {
+		for i := range r {
+			r[i] = oneLine(r[i])
+		}
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	return tw.Flush()
+}
+
+// printMessage writes one message for a human: headers, a blank line, the
+// body.
+func printMessage(w io.Writer, m *maildir.Message) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
+	field := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(tw, "%s:\t%s\n", k, oneLine(v))
+		}
+	}
+	field("id", m.ID)
+	field("path", m.Path)
+	field("from", m.From)
+	field("to", m.To)
+	field("cc", strings.Join(m.CC, ", "))
+	field("type", m.Type)
+	field("priority", string(m.Priority))
+	field("subject", m.Subject)
+	field("timestamp", m.Timestamp.Format(time.RFC3339Nano))
+	field("thread", m.Thread)
+	field("reply-to", m.ReplyTo)
+	field("read", fmt.Sprint(m.Read))
+	for _, k := range slices.Sorted(maps.Keys(m.Extra)) {
+		field(k, string(m.Extra[k]))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n%s\n", strings.TrimRight(clean(m.Body, true), "\n"))
+	return err
+}
+
+// messageRows renders messages as table rows.
+func messageRows(msgs []*maildir.Message, cols func(*maildir.Message) []string) [][]string {
+	rows := make([][]string, len(msgs))
+	for i, m := range msgs {
+		rows[i] = cols(m)
+	}
+	return rows
+}
+
+func oneLine(s string) string { return clean(s, false) }
+
+// clean makes text from a message safe to print on a terminal: control
+// characters (escape sequences included) become U+FFFD; newlines and tabs
+// are kept only when multiline is true.
+func clean(s string, multiline bool) string {
+	return strings.Map(func(r rune) rune {
+		if multiline && (r == '\n' || r == '\t') {
+			return r
+		}
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			return '\uFFFD'
+		}
+		return r
+	}, s)
+}
+
+func readState(m *maildir.Message) string {
+	if m.Read {
+		return "read"
+	}
+	return "unread"
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/script from what the commands print")
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){"mailfs": main})
+}
+
+// TestScripts runs testdata/script/*.txtar: the command line, end to end,
+// one process per command as a user or a shell script would run it.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 filepath.Join("..", "..", "testdata", "script"),
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		UpdateScripts:       *update,
+		Setup: func(env *testscript.Env) error {
+			// A race-instrumented binary sleeps a second at exit unless told not to.
+			env.Setenv("GORACE", "atexit_sleep_ms=0")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"mkfifo":     cmdMkfifo,
+			"mtime":      cmdMtime,
+			"stdout2env": cmdStdout2env,
+		},
+	})
+}
+
+// mkfifo PATH creates a named pipe.
+func cmdMkfifo(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: mkfifo PATH")
+	}
+	ts.Check(syscall.Mkfifo(ts.MkAbs(args[0]), 0o600))
+}
+
+// mtime PATH DURATION sets PATH's modification time to now plus DURATION
+// (negative for the past), as a file that sat there that long would have.
+func cmdMtime(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: mtime PATH DURATION")
+	}
+	d, err := time.ParseDuration(args[1])
+	ts.Check(err)
+	t := time.Now().Add(d)
+	ts.Check(os.Chtimes(ts.MkAbs(args[0]), t, t))
+}
+
+// stdout2env NAME sets $NAME to the last command's standard output,
+// trimmed: the way a script captures an id with $(mailfs send …).
+func cmdStdout2env(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: stdout2env NAME")
+	}
+	ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile("stdout")))
+}

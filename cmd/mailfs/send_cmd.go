@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/mailfs/mailfs/maildir"
+)
+
+type sendCmd struct {
+	To      []string `arg:"" name:"to" help:"Recipients: agent ids or rig/role addresses."`
+	Subject string   `short:"s" required:"" placeholder:"TEXT" help:"One-line subject. Protocol messages put their type first (MERGE_READY nux)."`
+	bodyFlags
+	From     string   `env:"MAILFS_AGENT" placeholder:"AGENT" help:"The sender."`
+	Type     string   `default:"message" help:"A one-word type: work_assignment, completion_report, merge_notification, health_escalation, coordination, reply, handoff, …"`
+	Priority string   `default:"normal" enum:"urgent,high,normal,low" help:"urgent, high, normal or low."`
+	CC       []string `sep:"," placeholder:"A,B" help:"Also deliver a copy to each of these agents."`
+	Thread   string   `placeholder:"ID" help:"Continue this thread (default: start a new one)."`
+	ReplyTo  string   `name:"reply-to" placeholder:"ID" help:"The id of the message this answers."`
+	JSON     bool     `help:"Print each delivered copy as a JSON line instead of its id."`
+}
+
+func (c *sendCmd) Help() string {
+	return `Writes one file per recipient into <root>/state/mail/<agent>/ and prints
+the id of each copy, one per line, once every copy is on stable storage.
+Recipients after the first are delivered like --cc: every copy names the
+first recipient in "to" and the others in "cc", and all share one thread.
+Every address is checked before anything is written.`
+}
+
+func (c *sendCmd) Run(a *app) error {
+	if c.From == "" {
+		return withHint(fmt.Errorf("no sender given"), "pass --from AGENT, or set MAILFS_AGENT")
+	}
+	body, err := c.body(a.in)
+	if err != nil {
+		return err
+	}
+	s, err := a.open()
+	if err != nil {
+		return err
+	}
+	sent, err := s.Send(&maildir.Message{
+		From: c.From, To: c.To[0], CC: append(c.To[1:], c.CC...),
+		Subject: c.Subject, Body: body, Type: c.Type, Priority: maildir.Priority(c.Priority),
+		Thread: c.Thread, ReplyTo: c.ReplyTo,
+	})
+	// Copies delivered before a failure are reported: they were delivered.
+	if perr := printSent(a, sent, c.JSON); err == nil {
+		err = perr
+	}
+	return err
+}
+
+func printSent(a *app, sent []*maildir.Message, asJSON bool) error {
+	if asJSON {
+		return printJSON(a.out, sent)
+	}
+	for _, m := range sent {
+		if _, err := fmt.Fprintln(a.out, m.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,54 @@
+package main
+
+import "github.com/mailfs/mailfs/maildir"
+
+type showCmd struct {
+	Agent string `arg:"" help:"The mailbox."`
+	ID    string `arg:"" help:"The message: its id, its file name, or a unique prefix of the id."`
+	jsonFlag
+}
+
+func (c *showCmd) Help() string {
+	return `Finds the message in the mailbox or its archive. Control characters in it
+are shown as U+FFFD so a message cannot drive the terminal; --json prints it
+exactly.`
+}
+
+func (c *showCmd) Run(a *app) error {
+	s, err := a.open()
+	if err != nil {
+		return err
+	}
+	m, err := s.Get(c.Agent, c.ID)
+	if err != nil {
+		return err
+	}
+	return printOne(a, m, c.JSON)
+}
+
+type readCmd struct {
+	showCmd
+}
+
+func (c *readCmd) Help() string {
+	return `Like show, then marks the message read (rewriting only its "read" key).`
+}
+
+func (c *readCmd) Run(a *app) error {
+	s, err := a.open()
+	if err != nil {
+		return err
+	}
+	m, err := s.MarkRead(c.Agent, c.ID)
+	if err != nil {
+		return err
+	}
+	return printOne(a, m, c.JSON)
+}
+
+func printOne(a *app, m *maildir.Message, asJSON bool) error {
+	if asJSON {
+		return printJSON(a.out, []*maildir.Message{m})
+	}
+	return printMessage(a.out, m)
+}
