@@ -3,6 +3,7 @@ package maildir
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"runtime"
@@ -139,7 +140,7 @@ func (s *Store) Agents() ([]string, error) {
 			case e.IsDir() && ValidAgent(name):
 				agents = append(agents, name)
 			default:
-				s.warn(d.Join(name), errors.New("not a mailbox (mailboxes are directories named by agent id)"))
+				s.warn(d.Join(name), errors.New("not a mailbox (a mailbox is a directory named by an agent id)"))
 			}
 		}
 		if err == io.EOF || len(ents) == 0 {
@@ -218,30 +219,15 @@ func parallel(n int, f func(int)) {
 // eachName calls f with the name of each candidate message file in d, in
 // directory order. Dot-files and the archive and quarantine folders are
 // passed over in silence; anything else that cannot be a message is
-// reported to Warn. With warn false nothing is reported.
+// reported to Warn when warn is true.
 func (s *Store) eachName(d *durable.Dir, warn bool, f func(name string)) error {
-	for {
-		ents, err := d.ReadDir(1024)
-		for _, e := range ents {
-			name := e.Name()
-			if strings.HasPrefix(name, ".") {
-				continue
-			}
-			if why := notMessage(name, e.Type(), d.Path()); why != nil {
-				if warn && why != errSilent {
-					s.warn(d.Join(name), why)
-				}
-				continue
-			}
+	return s.eachEntry(d, func(name string, why error) {
+		if why == nil {
 			f(name)
+		} else if warn {
+			s.warn(d.Join(name), why)
 		}
-		if err == io.EOF || len(ents) == 0 {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
+	})
 }
 
 var errSilent = errors.New("")
@@ -254,7 +240,7 @@ func notMessage(name string, typ fs.FileMode, path string) error {
 	case typ.IsDir() && isBox && (name == ArchiveDir || name == QuarantineDir):
 		return errSilent
 	case !strings.HasSuffix(name, ".json"):
-		return errors.New("not a message (the name does not end in .json)")
+		return fmt.Errorf("%w (the name does not end in .json)", ErrNotMessage)
 	case !typ.IsRegular():
 		return durable.ErrNotRegular
 	}

@@ -1,0 +1,199 @@
+package maildir
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/mailfs/mailfs/internal/durable"
+)
+
+var (
+	// ErrClash is returned by [Store.Archive] and [Store.Restore] for a
+	// message whose id is already taken where it would go. Neither file is
+	// moved or replaced.
+	ErrClash = errors.New("the destination already holds a message with this id")
+
+	// ErrNotMessage is the reason given for a directory entry that cannot be
+	// a message: a name not ending in .json, a directory, a symlink, ….
+	ErrNotMessage = errors.New("not a message")
+)
+
+// An Entry is a message file found by listing a folder, before it is opened.
+type Entry struct {
+	Agent    string
+	ID       string
+	Archived bool
+	Stamp    time.Time // from the file name; zero when the name carries none
+}
+
+// Entries lists the message files in agent's mailbox, or its archive,
+// without opening any of them: it reads the directory only. Entries that
+// cannot be messages are returned in skipped (not reported to Warn);
+// dot-files and the archive and quarantine folders are left out in silence.
+func (s *Store) Entries(agent string, archived bool) (entries []Entry, skipped []*SkipError, err error) {
+	agent, err = ParseAgent(agent)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := s.openFolder(agent, archived)
+	if d == nil {
+		return nil, nil, err
+	}
+	defer d.Close()
+	err = s.eachEntry(d, func(name string, why error) {
+		if why != nil {
+			skipped = append(skipped, &SkipError{Path: d.Join(name), Err: why})
+			return
+		}
+		t, _ := ParseStamp(name)
+		entries = append(entries, Entry{Agent: agent, ID: strings.TrimSuffix(name, ".json"), Archived: archived, Stamp: t})
+	})
+	return entries, skipped, err
+}
+
+// Archive moves messages from agent's mailbox into its archive folder,
+// under the same names, and returns one error per id (nil when the message
+// was moved or was already archived). Each move is a rename that never
+// replaces a file: a clash gives [ErrClash] and leaves both files where
+// they are. Both folders are fsynced once, after all the moves, before
+// Archive returns. The error returned alone is for the mailbox as a whole
+// (for example an "archive" that is not a directory), and then nothing was
+// moved. ids are resolved as [Store.Get] does.
+func (s *Store) Archive(agent string, ids []string) ([]error, error) {
+	return s.move(agent, ids, true)
+}
+
+// Restore moves archived messages back into agent's mailbox, as [Store.Archive]
+// moves them out; a message that is already in the mailbox is not an error.
+func (s *Store) Restore(agent string, ids []string) ([]error, error) {
+	return s.move(agent, ids, false)
+}
+
+func (s *Store) move(agent string, ids []string, toArchive bool) ([]error, error) {
+	agent, err := ParseAgent(agent)
+	if err != nil {
+		return nil, err
+	}
+	src, err := s.openFolder(agent, !toArchive)
+	if err != nil {
+		return nil, err
+	}
+	if src != nil {
+		defer src.Close()
+	}
+	errs := make([]error, len(ids))
+	names := make([]string, 0, len(ids))
+	index := make([]int, 0, len(ids))
+	for i, id := range ids {
+		// Exact ids, as a sweep gives, need one lstat in the open folder.
+		if pid, err := ParseID(id); err == nil && src != nil {
+			if st, err := src.Lstat(pid + ".json"); err == nil && st.Mode.IsRegular() {
+				names = append(names, pid+".json")
+				index = append(index, i)
+				continue
+			}
+		}
+		d, name, archived, err := s.locate(agent, id)
+		switch {
+		case err != nil:
+			errs[i] = err
+		case archived == toArchive:
+			d.Close() // already where it should be
+		default:
+			d.Close()
+			names = append(names, name)
+			index = append(index, i)
+		}
+	}
+	if len(names) == 0 {
+		return errs, nil
+	}
+	moveErrs, err := s.moveNames(agent, names, toArchive)
+	if err != nil {
+		return nil, err
+	}
+	for j, e := range moveErrs {
+		errs[index[j]] = e
+	}
+	return errs, nil
+}
+
+// moveNames moves the exact file names between agent's mailbox and its
+// archive, then fsyncs both folders once. A name that is gone from the
+// source was moved or deleted by someone else: if it is now at the
+// destination that is success, otherwise ErrNotFound.
+func (s *Store) moveNames(agent string, names []string, toArchive bool) ([]error, error) {
+	r, err := s.open(true)
+	if err != nil {
+		return nil, err
+	}
+	src, err := r.Open(mailbox(agent, !toArchive))
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	dst, err := r.MkdirAll(mailbox(agent, toArchive))
+	if err != nil {
+		return nil, err
+	}
+	defer dst.Close()
+	errs := make([]error, len(names))
+	moved := false
+	for i, name := range names {
+		err := src.Move(name, dst, name)
+		switch {
+		case err == nil:
+			moved = true
+		case errors.Is(err, fs.ErrExist):
+			errs[i] = &fs.PathError{Op: "move", Path: src.Join(name), Err: ErrClash}
+		case errors.Is(err, fs.ErrNotExist):
+			if _, lerr := dst.Lstat(name); lerr != nil {
+				errs[i] = notFound(agent, strings.TrimSuffix(name, ".json"))
+			}
+		default:
+			errs[i] = err
+		}
+	}
+	if moved {
+		if err := syncBoth(src, dst); err != nil {
+			return nil, err
+		}
+	}
+	return errs, nil
+}
+
+// syncBoth makes renames between two folders durable: the destination
+// first, so a crash between the two leaves the name in both folders at
+// worst, never in neither.
+func syncBoth(src, dst *durable.Dir) error {
+	if err := dst.Sync(); err != nil {
+		return err
+	}
+	return src.Sync()
+}
+
+// eachEntry calls f for every directory entry of d that is not a dot-file
+// or a known folder, with why set when it cannot be a message.
+func (s *Store) eachEntry(d *durable.Dir, f func(name string, why error)) error {
+	for {
+		ents, err := d.ReadDir(1024)
+		for _, e := range ents {
+			name := e.Name()
+			if strings.HasPrefix(name, ".") {
+				continue
+			}
+			if why := notMessage(name, e.Type(), d.Path()); why != errSilent {
+				f(name, why)
+			}
+		}
+		if err == io.EOF || err == nil && len(ents) == 0 {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
