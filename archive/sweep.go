@@ -1,0 +1,229 @@
+package archive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/mailfs/mailfs/maildir"
+)
+
+// DefaultAge is the cut-off used when [Sweeper.OlderThan] is zero.
+const DefaultAge = 24 * time.Hour
+
+// A Sweeper moves old messages into their mailbox's archive folder. Its
+// zero value, given a Store, sweeps with the defaults. A Sweeper may be used
+// by several goroutines at once.
+type Sweeper struct {
+	Store *maildir.Store
+
+	// OlderThan is the cut-off: messages older than this move (one exactly
+	// this old stays). Zero means DefaultAge; a negative value is an error.
+	OlderThan time.Duration
+
+	// KeepUnread keeps unread messages in the mailbox, however old; only
+	// read ones move. The default moves everything past the cut-off.
+	KeepUnread bool
+
+	// DryRun reports what would move without moving anything.
+	DryRun bool
+
+	// Now returns the current time. Nil means time.Now.
+	Now func() time.Time
+}
+
+// A Report says what one sweep did.
+type Report struct {
+	Time      time.Time // when the sweep started
+	Mailboxes int       // mailboxes swept
+	DryRun    bool      // nothing was moved: Moved is what would have been
+	Moved     []Moved   // messages moved into their archive folder
+	Kept      int       // old enough, but unread and KeepUnread is set
+	Skipped   []*Skip   // entries left where they are, with the reason
+	Failed    []*Failed // mailboxes that could not be swept
+}
+
+// Moved is a message a sweep moved.
+type Moved struct {
+	Agent string `json:"agent"`
+	ID    string `json:"id"`
+}
+
+// A Skip is an entry a sweep left in place: a file that is not a message,
+// one whose age could not be told, or one that clashes with an archived
+// message of the same id (Err wraps [maildir.ErrClash]).
+type Skip struct {
+	Path string // relative to the root
+	Err  error
+}
+
+func (s *Skip) Error() string { return "kept " + s.Path + ": " + s.Err.Error() }
+func (s *Skip) Unwrap() error { return s.Err }
+
+// Failed is a mailbox a sweep could not sweep, such as one whose archive
+// is a file rather than a folder. Other mailboxes are swept regardless.
+type Failed struct {
+	Agent string
+	Err   error
+}
+
+func (f *Failed) Error() string { return "mailbox " + f.Agent + ": " + f.Err.Error() }
+func (f *Failed) Unwrap() error { return f.Err }
+
+// ErrBadAge is returned for a negative cut-off.
+var ErrBadAge = errors.New("the age to archive after must be positive")
+
+// Sweep sweeps the mailboxes of agents, or every mailbox when none is
+// given. It returns the report and, if any mailbox failed, an error joining
+// the failures; it stops early, returning ctx.Err(), when ctx ends.
+func (sw *Sweeper) Sweep(ctx context.Context, agents ...string) (*Report, error) {
+	cutoff := sw.OlderThan
+	switch {
+	case cutoff == 0:
+		cutoff = DefaultAge
+	case cutoff < 0:
+		return nil, fmt.Errorf("%w: %v", ErrBadAge, cutoff)
+	}
+	now := time.Now
+	if sw.Now != nil {
+		now = sw.Now
+	}
+	rep := &Report{Time: now(), DryRun: sw.DryRun}
+	if len(agents) == 0 {
+		all, err := sw.Store.Agents()
+		if err != nil {
+			return nil, err
+		}
+		agents = all
+	}
+	var failed []error
+	for _, agent := range agents {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		if err := sw.sweepOne(ctx, rep, agent, rep.Time.Add(-cutoff)); err != nil {
+			if ctx.Err() != nil {
+				return rep, ctx.Err()
+			}
+			f := &Failed{Agent: agent, Err: err}
+			rep.Failed = append(rep.Failed, f)
+			failed = append(failed, f)
+		}
+		rep.Mailboxes++
+	}
+	return rep, errors.Join(failed...)
+}
+
+// sweepOne moves agent's messages stamped before limit.
+func (sw *Sweeper) sweepOne(ctx context.Context, rep *Report, agent string, limit time.Time) error {
+	s := sw.Store
+	entries, skipped, err := s.Entries(agent, false)
+	if err != nil {
+		return err
+	}
+	for _, sk := range skipped {
+		rep.Skipped = append(rep.Skipped, &Skip{Path: sk.Path, Err: sk.Err})
+	}
+	var ids []string
+	for i, e := range entries {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		t := e.Stamp
+		if !t.IsZero() && !t.Before(limit) {
+			continue // young (or future): decided from the name alone
+		}
+		if t.IsZero() || sw.KeepUnread {
+			m, err := s.Get(agent, e.ID)
+			if errors.Is(err, maildir.ErrNotFound) || err == nil && m.ID != e.ID {
+				continue // moved or deleted meanwhile
+			}
+			if err != nil {
+				rep.Skipped = append(rep.Skipped, &Skip{Path: pathOf(agent, e.ID), Err: unwrap(err)})
+				continue
+			}
+			if m.Archived {
+				continue // another sweeper was faster
+			}
+			if t.IsZero() {
+				t = m.Timestamp // the timestamp key, else the mtime
+				if !t.Before(limit) {
+					continue
+				}
+			}
+			if sw.KeepUnread && !m.Read {
+				rep.Kept++
+				continue
+			}
+		}
+		ids = append(ids, e.ID)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	if sw.DryRun {
+		for _, id := range ids {
+			rep.Moved = append(rep.Moved, Moved{Agent: agent, ID: id})
+		}
+		return nil
+	}
+	errs, err := s.Archive(agent, ids)
+	if err != nil {
+		return err
+	}
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			rep.Moved = append(rep.Moved, Moved{Agent: agent, ID: ids[i]})
+		case errors.Is(err, maildir.ErrNotFound):
+			// deleted meanwhile, or archived by another sweeper: not ours
+		default:
+			rep.Skipped = append(rep.Skipped, &Skip{Path: pathOf(agent, ids[i]), Err: unwrap(err)})
+		}
+	}
+	return nil
+}
+
+// Loop sweeps agents (every mailbox when empty) now and then once every
+// interval until ctx ends, handing each sweep's report and error to each.
+// A sweep cut short by ctx is still reported, with what it moved. Loop
+// returns nil when ctx ends: a cancelled loop is a clean stop.
+func (sw *Sweeper) Loop(ctx context.Context, every time.Duration, agents []string, each func(*Report, error)) error {
+	if every <= 0 {
+		return fmt.Errorf("the sweep interval must be positive, not %v", every)
+	}
+	if sw.OlderThan < 0 {
+		return fmt.Errorf("%w: %v", ErrBadAge, sw.OlderThan)
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		rep, err := sw.Sweep(ctx, agents...)
+		if ctx.Err() != nil {
+			// Interrupted: what the sweep moved so far is still reported.
+			if rep != nil {
+				each(rep, nil)
+			}
+			return nil
+		}
+		each(rep, err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+func pathOf(agent, id string) string { return maildir.MailDir + "/" + agent + "/" + id + ".json" }
+
+// unwrap drops the *fs.PathError around err: a Skip already names the file.
+func unwrap(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
