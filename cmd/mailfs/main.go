@@ -27,6 +27,8 @@ type cli struct {
 	Count      countCmd      `cmd:"" help:"Count an agent's messages: total and unread."`
 	Agents     agentsCmd     `cmd:"" help:"List every mailbox with its counts."`
 	Delete     deleteCmd     `cmd:"" help:"Remove messages."`
+	Archive    archiveCmd    `cmd:"" help:"Sweep old messages into archive/, or archive named ones now."`
+	Restore    restoreCmd    `cmd:"" help:"Move archived messages back into the mailbox."`
 	Demo       demoCmd       `cmd:"" help:"Run a short multi-agent tour in a scratch root."`
 }
 

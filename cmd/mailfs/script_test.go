@@ -35,6 +35,7 @@ func TestScripts(t *testing.T) {
 			"mkfifo":     cmdMkfifo,
 			"mtime":      cmdMtime,
 			"stdout2env": cmdStdout2env,
+			"waitfor":    cmdWaitfor,
 		},
 	})
 }
@@ -66,4 +67,22 @@ func cmdStdout2env(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: stdout2env NAME")
 	}
 	ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile("stdout")))
+}
+
+// waitfor PATH waits until PATH exists: how a script knows a background
+// command got somewhere. It gives up after ten seconds.
+func cmdWaitfor(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfor PATH")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Lstat(ts.MkAbs(args[0])); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("%s did not appear within 10s", args[0])
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

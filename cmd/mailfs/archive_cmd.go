@@ -1,0 +1,159 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mailfs/mailfs/archive"
+	"github.com/mailfs/mailfs/maildir"
+)
+
+type archiveCmd struct {
+	Agent     string        `arg:"" optional:"" help:"Sweep only this mailbox (default: every mailbox)."`
+	IDs       []string      `arg:"" optional:"" name:"id" help:"Archive these messages now, whatever their age, instead of sweeping."`
+	OlderThan time.Duration `name:"older-than" default:"24h" placeholder:"AGE" help:"Archive messages older than this (a Go duration: 36h, 90m)."`
+	Every     time.Duration `placeholder:"INTERVAL" help:"Keep sweeping once per INTERVAL until interrupted, printing a line per sweep."`
+	DryRun    bool          `name:"dry-run" help:"Report what would move, and move nothing."`
+	ReadOnly  bool          `name:"read-only" help:"Archive only messages already read; keep unread ones, however old."`
+	JSON      bool          `help:"Print each sweep as one JSON object per line."`
+}
+
+func (c *archiveCmd) Help() string {
+	return `Without ids, sweeps: every message older than --older-than moves from
+state/mail/<agent>/ into state/mail/<agent>/archive/ under the same name,
+by a rename that never replaces a file. Age comes from the stamp in the file
+name, else the "timestamp" key, else the file's mtime. Safe to run from cron
+and from several processes at once. A message whose id is already in the
+archive stays in the mailbox and is reported.
+
+With ids, archives those messages now; one already archived is not an error.
+Archived messages stay readable: inbox --archived, show, thread, restore.`
+}
+
+func (c *archiveCmd) Run(a *app) error {
+	s, err := a.open()
+	if err != nil {
+		return err
+	}
+	if len(c.IDs) > 0 {
+		if c.Every != 0 || c.DryRun || c.ReadOnly || c.JSON {
+			return errors.New("--every, --dry-run, --read-only and --json apply to a sweep, not to named messages")
+		}
+		return eachMoved(a, s.Archive, c.Agent, c.IDs)
+	}
+	if c.OlderThan <= 0 {
+		return withHint(fmt.Errorf("--older-than must be positive, not %v", c.OlderThan), "give a duration such as 24h, 36h or 90m")
+	}
+	if c.Every < 0 {
+		return fmt.Errorf("--every must be positive, not %v", c.Every)
+	}
+	sw := &archive.Sweeper{Store: s, OlderThan: c.OlderThan, KeepUnread: c.ReadOnly, DryRun: c.DryRun}
+	var agents []string
+	if c.Agent != "" {
+		agent, err := maildir.ParseAgent(c.Agent)
+		if err != nil {
+			return err
+		}
+		agents = []string{agent}
+	}
+	if c.Every == 0 {
+		rep, err := sw.Sweep(a.ctx, agents...)
+		if rep != nil {
+			c.print(a, rep)
+		}
+		return err
+	}
+	// Failures are printed as they happen; an interrupt is a clean stop.
+	return sw.Loop(a.ctx, c.Every, agents, func(rep *archive.Report, err error) {
+		c.print(a, rep)
+		if err != nil {
+			a.exit(err)
+		}
+	})
+}
+
+// sweepJSON is the --json form of a sweep's report.
+type sweepJSON struct {
+	Time       time.Time       `json:"time"`
+	DryRun     bool            `json:"dry_run"`
+	Mailboxes  int             `json:"mailboxes"`
+	Archived   []archive.Moved `json:"archived"`
+	KeptUnread int             `json:"kept_unread"`
+	Skipped    []skipJSON      `json:"skipped"`
+	Failed     []failedJSON    `json:"failed"`
+}
+
+type skipJSON struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+type failedJSON struct {
+	Agent string `json:"agent"`
+	Error string `json:"error"`
+}
+
+func (c *archiveCmd) print(a *app, rep *archive.Report) {
+	for _, sk := range rep.Skipped {
+		a.warn(sk)
+	}
+	if c.JSON {
+		out := sweepJSON{Time: rep.Time.UTC(), DryRun: rep.DryRun, Mailboxes: rep.Mailboxes,
+			Archived: append([]archive.Moved{}, rep.Moved...), KeptUnread: rep.Kept,
+			Skipped: []skipJSON{}, Failed: []failedJSON{}}
+		for _, s := range rep.Skipped {
+			out.Skipped = append(out.Skipped, skipJSON{s.Path, s.Err.Error()})
+		}
+		for _, f := range rep.Failed {
+			out.Failed = append(out.Failed, failedJSON{f.Agent, f.Err.Error()})
+		}
+		printValue(a.out, out)
+		return
+	}
+	verb := "archived"
+	if rep.DryRun {
+		verb = "would archive"
+	}
+	fmt.Fprintf(a.out, "%s swept %d mailboxes: %s %d, kept %d unread, skipped %d, failed %d\n",
+		rep.Time.UTC().Format(time.RFC3339), rep.Mailboxes, verb, len(rep.Moved), rep.Kept, len(rep.Skipped), len(rep.Failed))
+}
+
+type restoreCmd struct {
+	Agent string   `arg:"" help:"The mailbox."`
+	IDs   []string `arg:"" name:"id" help:"Archived messages: ids, file names, or unique prefixes of ids."`
+}
+
+func (c *restoreCmd) Help() string {
+	return `Moves archived messages back into the mailbox, by a rename that never
+replaces a file. A message already in the mailbox is not an error.`
+}
+
+func (c *restoreCmd) Run(a *app) error {
+	s, err := a.open()
+	if err != nil {
+		return err
+	}
+	return eachMoved(a, s.Restore, c.Agent, c.IDs)
+}
+
+// eachMoved runs an Archive or Restore and reports each failed id.
+func eachMoved(a *app, move func(string, []string) ([]error, error), agent string, ids []string) error {
+	errs, err := move(agent, ids)
+	if err != nil {
+		return err
+	}
+	failed := 0
+	for _, err := range errs {
+		if err != nil {
+			if failed++; len(ids) == 1 {
+				return err
+			}
+			a.exit(err)
+		}
+	}
+	if failed > 0 {
+		return &exitStatus{code: 1}
+	}
+	return nil
+}
