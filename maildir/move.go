@@ -2,7 +2,6 @@ package maildir
 
 import (
 	"errors"
-	"io"
 	"io/fs"
 	"strings"
 	"time"
@@ -178,22 +177,13 @@ func syncBoth(src, dst *durable.Dir) error {
 // eachEntry calls f for every directory entry of d that is not a dot-file
 // or a known folder, with why set when it cannot be a message.
 func (s *Store) eachEntry(d *durable.Dir, f func(name string, why error)) error {
-	for {
-		ents, err := d.ReadDir(1024)
-		for _, e := range ents {
-			name := e.Name()
-			if strings.HasPrefix(name, ".") {
-				continue
-			}
-			if why := notMessage(name, e.Type(), d.Path()); why != errSilent {
-				f(name, why)
-			}
+	return d.Each(func(e fs.DirEntry) {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") {
+			return
 		}
-		if err == io.EOF || err == nil && len(ents) == 0 {
-			return nil
+		if why := notMessage(name, e.Type(), d.Path()); why != errSilent {
+			f(name, why)
 		}
-		if err != nil {
-			return err
-		}
-	}
+	})
 }

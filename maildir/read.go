@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"runtime"
 	"slices"
@@ -131,24 +130,18 @@ func (s *Store) Agents() ([]string, error) {
 	}
 	defer d.Close()
 	var agents []string
-	for {
-		ents, err := d.ReadDir(1024)
-		for _, e := range ents {
-			name := e.Name()
-			switch {
-			case strings.HasPrefix(name, "."):
-			case e.IsDir() && ValidAgent(name):
-				agents = append(agents, name)
-			default:
-				s.warn(d.Join(name), errors.New("not a mailbox (a mailbox is a directory named by an agent id)"))
-			}
+	err = d.Each(func(e fs.DirEntry) {
+		name := e.Name()
+		switch {
+		case strings.HasPrefix(name, "."):
+		case e.IsDir() && ValidAgent(name):
+			agents = append(agents, name)
+		default:
+			s.warn(d.Join(name), errors.New("not a mailbox (a mailbox is a directory named by an agent id)"))
 		}
-		if err == io.EOF || len(ents) == 0 {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.Sort(agents)
 	return agents, nil

@@ -5,6 +5,7 @@ package durable
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -189,8 +190,8 @@ func ValidName(name string) bool {
 }
 
 // A Dir is an open directory below a [Root]. Its methods take single path
-// elements, never paths. A Dir is safe for concurrent use, except that
-// [Dir.ReadDir] continues where the previous call stopped.
+// elements, never paths. A Dir is safe for concurrent use, except for
+// [Dir.Each].
 type Dir struct {
 	root *Root
 	f    *os.File
@@ -212,10 +213,45 @@ func (d *Dir) Join(name string) string {
 // Close closes the directory.
 func (d *Dir) Close() error { return d.f.Close() }
 
-// ReadDir reads up to n entries (all of them when n <= 0) as
-// [os.File.ReadDir] does: the entry types come from the directory itself,
-// without a stat per entry.
-func (d *Dir) ReadDir(n int) ([]fs.DirEntry, error) { return d.f.ReadDir(n) }
+// Each calls f for every entry of the directory, from the first: it may be
+// called again on the same Dir. Entries are read in batches, so memory stays
+// flat for a large directory, and their types come from the directory
+// itself, without a stat per entry. Each is not safe for concurrent use on
+// one Dir.
+func (d *Dir) Each(f func(fs.DirEntry)) error {
+	if _, err := d.f.Seek(0, io.SeekStart); err != nil {
+		return d.err("seek", "", err)
+	}
+	for {
+		ents, err := d.f.ReadDir(1024)
+		for _, e := range ents {
+			f(e)
+		}
+		if err == io.EOF || err == nil && len(ents) == 0 {
+			return nil
+		}
+		if err != nil {
+			return d.err("readdir", "", err)
+		}
+	}
+}
+
+// Lock takes an exclusive advisory lock (flock) on the directory, waiting
+// for it, and returns the function that releases it. The kernel releases
+// it too if the process dies. It serialises writers that must count before
+// they write; readers never take it.
+func (d *Dir) Lock() (unlock func(), err error) {
+	for {
+		err = unix.Flock(d.fd, unix.LOCK_EX)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return nil, d.err("lock", "", err)
+	}
+	return func() { unix.Flock(d.fd, unix.LOCK_UN) }, nil
+}
 
 // Sync fsyncs the directory, making the renames, creations and removals
 // done in it durable.
@@ -336,11 +372,19 @@ func openFile(dirfd int, name string) (int, error) {
 // one: if name exists, Create returns an error matching [fs.ErrExist] and
 // leaves both files as they were. On success the file and its name are on
 // stable storage. On failure nothing is visible under name.
-func (d *Dir) Create(name string, data []byte) error {
+func (d *Dir) Create(name string, data []byte) error { return d.create(name, data, true) }
+
+// CreateEphemeral writes a new file as [Dir.Create] does, atomically and
+// never replacing one, but without the two fsyncs: the file survives the
+// writer's crash, not a power cut. It is for runtime state such as nudges,
+// which are worthless after a reboot anyway.
+func (d *Dir) CreateEphemeral(name string, data []byte) error { return d.create(name, data, false) }
+
+func (d *Dir) create(name string, data []byte, durable bool) error {
 	if !ValidName(name) {
 		return d.err("create", name, ErrBadName)
 	}
-	tmp, err := d.writeTemp(name, data)
+	tmp, err := d.writeTemp(name, data, durable)
 	if err != nil {
 		return err
 	}
@@ -351,6 +395,9 @@ func (d *Dir) Create(name string, data []byte) error {
 	if err := d.root.step(StepRename, d.Join(name)); err != nil {
 		d.unlink(name)
 		return err
+	}
+	if !durable {
+		return nil
 	}
 	if err := d.Sync(); err != nil {
 		// Not durable, so not delivered: take it back rather than leave a
@@ -372,7 +419,7 @@ func (d *Dir) Exchange(name string, data []byte, check func(old []byte) bool) er
 	if !ValidName(name) {
 		return d.err("exchange", name, ErrBadName)
 	}
-	tmp, err := d.writeTemp(name, data)
+	tmp, err := d.writeTemp(name, data, true)
 	if err != nil {
 		return err
 	}
@@ -455,10 +502,10 @@ func (d *Dir) Chmod(name string, perm fs.FileMode) error {
 }
 
 // writeTemp writes data to a new uniquely named dot-temp in d, with mode
-// Perm whatever the umask, and fsyncs it. It returns the temp's name. On
+// Perm whatever the umask, and fsyncs it when sync is true. It returns the temp's name. On
 // failure it removes the temp: a write that failed is started again from a
 // new temp, never retried on the same file.
-func (d *Dir) writeTemp(target string, data []byte) (string, error) {
+func (d *Dir) writeTemp(target string, data []byte, sync bool) (string, error) {
 	var (
 		tmp string
 		fd  int
@@ -498,11 +545,13 @@ func (d *Dir) writeTemp(target string, data []byte) (string, error) {
 	if err := d.root.step(StepWrite, d.Join(target)); err != nil {
 		return fail("write", err)
 	}
-	if err := unix.Fsync(fd); err != nil {
-		return fail("fsync", err)
-	}
-	if err := d.root.step(StepSync, d.Join(target)); err != nil {
-		return fail("fsync", err)
+	if sync {
+		if err := unix.Fsync(fd); err != nil {
+			return fail("fsync", err)
+		}
+		if err := d.root.step(StepSync, d.Join(target)); err != nil {
+			return fail("fsync", err)
+		}
 	}
 	if err := unix.Close(fd); err != nil {
 		d.unlink(tmp)

@@ -1,0 +1,137 @@
+// Package chipset opens the mailfs root, the ".chipset" directory, for the
+// packages that keep files under it (maildir, nudgeq): lazily, so readers of
+// a root that does not exist yet see nothing, and creating it with its
+// .gitignore on the first write, whichever package writes first.
+package chipset
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/mailfs/mailfs/internal/durable"
+)
+
+// Gitignore is written at the top of every root mailfs creates: state/ is
+// committed, runtime/ and in-flight temps (every dot-file) are not.
+const Gitignore = `# Written by mailfs. Commit state/; never runtime/ or in-flight temps.
+/runtime/
+.*
+!/.gitignore
+`
+
+// A Root is a mailfs root that is opened on first use. It is safe for
+// concurrent use.
+type Root struct {
+	path string
+
+	mu      sync.Mutex
+	root    *durable.Root
+	checked bool // the .gitignore is known to exist
+}
+
+// New returns the root at dir, made absolute. dir need not exist.
+func New(dir string) (*Root, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Root{path: abs}, nil
+}
+
+// Path returns the absolute path of the root.
+func (r *Root) Path() string { return r.path }
+
+// Open returns the open root. With create false, a root that does not exist
+// gives an error matching fs.ErrNotExist. With create true it is made
+// (the directory itself, mode 0700, not its parents: a mistyped path fails
+// rather than growing a tree), and so is its .gitignore if missing.
+func (r *Root) Open(create bool) (*durable.Root, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.root == nil {
+		root, err := durable.OpenRoot(r.path)
+		if errors.Is(err, fs.ErrNotExist) && create {
+			root, err = r.create()
+		}
+		if err != nil {
+			return nil, err
+		}
+		r.root = root
+	}
+	if create && !r.checked {
+		if err := ensureGitignore(r.root); err != nil {
+			return nil, err
+		}
+		r.checked = true
+	}
+	return r.root, nil
+}
+
+// Dir opens the directory rel below the root for reading; a directory (or
+// root) that does not exist yet is (nil, nil).
+func (r *Root) Dir(rel string) (*durable.Dir, error) {
+	root, err := r.Open(false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	d, err := root.Open(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return d, err
+}
+
+// Close releases the root's descriptors; a later use opens it again.
+func (r *Root) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.root == nil {
+		return nil
+	}
+	err := r.root.Close()
+	r.root = nil
+	return err
+}
+
+func (r *Root) create() (*durable.Root, error) {
+	parent := filepath.Dir(r.path)
+	if err := os.Mkdir(r.path, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("cannot create root %s: %s does not exist", r.path, parent)
+		}
+		return nil, err
+	}
+	if err := os.Chmod(r.path, durable.DirPerm); err != nil {
+		return nil, err
+	}
+	if p, err := os.Open(parent); err == nil { // make the new root's name durable
+		err = p.Sync()
+		p.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return durable.OpenRoot(r.path)
+}
+
+func ensureGitignore(r *durable.Root) error {
+	d, err := r.Open("")
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if _, err := d.Lstat(".gitignore"); err == nil {
+		return nil
+	}
+	if err := d.Create(".gitignore", []byte(Gitignore)); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return nil
+}
