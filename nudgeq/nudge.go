@@ -1,0 +1,153 @@
+package nudgeq
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mailfs/mailfs/maildir"
+)
+
+// MaxMessage is the longest nudge message, in bytes.
+const MaxMessage = 64 << 10
+
+// maxFile bounds a nudge file, with room for its keys around the message.
+const maxFile = MaxMessage*6 + 4096
+
+// A Priority is normal or urgent. Urgent nudges are shown first and
+// flagged, and live longer.
+type Priority string
+
+// The priorities of a nudge.
+const (
+	Normal Priority = "normal"
+	Urgent Priority = "urgent"
+)
+
+// The default time-to-live of a nudge, by priority.
+const (
+	DefaultTTL       = 30 * time.Minute
+	DefaultUrgentTTL = 2 * time.Hour
+)
+
+// ErrInvalid is returned for a nudge that cannot be queued, and reported
+// for a queue file that is not a nudge.
+var ErrInvalid = errors.New("invalid nudge")
+
+// A Nudge is one queued poke.
+type Nudge struct {
+	ID        string    // the file name without ".json"; it sorts in queue order
+	Sender    string    // the agent that sent it
+	Message   string    // the text
+	Priority  Priority  // normal or urgent
+	Timestamp time.Time // when it was queued
+	ExpiresAt time.Time // it is dropped unseen from this instant on
+	// MailID, if set, is the id of the message in the recipient's mailbox
+	// that this nudge announces; the nudge is dropped at drain time once
+	// that message is read or gone.
+	MailID string
+}
+
+// wire is the file format: fields in key order, so the JSON keys are sorted.
+type wire struct {
+	ExpiresAt time.Time `json:"expires_at"`
+	MailID    string    `json:"mail_id,omitempty"`
+	Message   *string   `json:"message"`
+	Priority  Priority  `json:"priority"`
+	Sender    string    `json:"sender"`
+	Timestamp time.Time `json:"timestamp"`
+}
+
+// Expired reports whether n is dropped at now: at its expiry instant or
+// after it.
+func (n *Nudge) Expired(now time.Time) bool { return !now.Before(n.ExpiresAt) }
+
+// encode returns n as a nudge file: sorted keys, two-space indent, a final
+// newline, no HTML escaping.
+func (n *Nudge) encode() []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	msg := n.Message
+	w := wire{ExpiresAt: n.ExpiresAt.UTC(), MailID: n.MailID, Message: &msg, Priority: n.Priority, Sender: n.Sender, Timestamp: n.Timestamp.UTC()}
+	if err := enc.Encode(w); err != nil {
+		panic(err) // strings and times only
+	}
+	return buf.Bytes()
+}
+
+// Parse decodes a nudge file. It returns an error wrapping [ErrInvalid] for
+// anything but one JSON object with a message, a sender, a known priority
+// and both times.
+func Parse(data []byte) (*Nudge, error) {
+	bad := func(why string) (*Nudge, error) { return nil, fmt.Errorf("%w: %s", ErrInvalid, why) }
+	if !utf8.Valid(data) {
+		return bad("invalid UTF-8")
+	}
+	var w wire
+	if err := json.Unmarshal(data, &w); err != nil {
+		return bad(err.Error())
+	}
+	switch {
+	case w.Message == nil:
+		return bad("no message")
+	case w.Sender == "":
+		return bad("no sender")
+	case w.Priority != Normal && w.Priority != Urgent:
+		return bad(fmt.Sprintf("unknown priority %q", w.Priority))
+	case w.Timestamp.IsZero() || w.ExpiresAt.IsZero():
+		return bad("no timestamp or expires_at")
+	}
+	return &Nudge{Sender: w.Sender, Message: *w.Message, Priority: w.Priority,
+		Timestamp: w.Timestamp, ExpiresAt: w.ExpiresAt, MailID: w.MailID}, nil
+}
+
+// check validates a nudge about to be queued and fills in its defaults.
+func (n *Nudge) check(now time.Time, ttl time.Duration) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
+	}
+	if n.Sender == "" {
+		return bad("no sender")
+	}
+	sender, err := maildir.ParseAgent(n.Sender)
+	if err != nil {
+		return err
+	}
+	n.Sender = sender
+	switch {
+	case n.Message == "":
+		return bad("empty message")
+	case len(n.Message) > MaxMessage:
+		return bad("the message is %d bytes, the limit is %d", len(n.Message), MaxMessage)
+	case !utf8.ValidString(n.Message):
+		return bad("the message is not valid UTF-8")
+	case ttl < 0:
+		return bad("negative time-to-live %v", ttl)
+	}
+	switch n.Priority {
+	case "":
+		n.Priority = Normal
+	case Normal, Urgent:
+	default:
+		return bad("unknown priority %q (use normal or urgent)", n.Priority)
+	}
+	if n.MailID != "" {
+		if _, err := maildir.ParseID(n.MailID); err != nil {
+			return err
+		}
+	}
+	if ttl == 0 {
+		ttl = DefaultTTL
+		if n.Priority == Urgent {
+			ttl = DefaultUrgentTTL
+		}
+	}
+	n.Timestamp = now.UTC()
+	n.ExpiresAt = n.Timestamp.Add(ttl)
+	return nil
+}

@@ -1,0 +1,491 @@
+package nudgeq
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mailfs/mailfs/internal/chipset"
+	"github.com/mailfs/mailfs/internal/durable"
+	"github.com/mailfs/mailfs/maildir"
+)
+
+// Dir is the directory, below the root, that holds one queue per agent.
+const Dir = "runtime/nudge"
+
+// refusedDir is the folder of a queue that holds refusal notes.
+const refusedDir = "refused"
+
+// Defaults for a Queue's zero fields.
+const (
+	DefaultMaxDepth    = 50
+	DefaultOrphanAfter = 5 * time.Minute
+)
+
+// maxRefusals bounds the refusal notes kept for one agent.
+const maxRefusals = 1000
+
+// ErrFull is matched by the [*FullError] that [Queue.Enqueue] returns when
+// the agent's queue already holds [Queue.MaxDepth] nudges.
+var ErrFull = errors.New("nudge queue full")
+
+// A FullError is a refused nudge. Nothing was queued; the recipient will be
+// told at its next drain that nudges were refused.
+type FullError struct {
+	Agent string // whose queue
+	Max   int    // its depth limit
+}
+
+func (e *FullError) Error() string {
+	return fmt.Sprintf("the nudge queue of %s is full (%d nudges, the limit): the nudge was not queued", e.Agent, e.Max)
+}
+
+// Is makes errors.Is(err, ErrFull) true.
+func (e *FullError) Is(target error) bool { return target == ErrFull }
+
+// A Queue is the nudge queues of one mailfs root. It is safe for
+// concurrent use, and any number of processes may use the same root.
+type Queue struct {
+	// Now returns the current time. Nil means time.Now.
+	Now func() time.Time
+
+	// Warn, if not nil, receives each file a drain or peek skipped: one
+	// that is not a nudge. Such files are left where they are.
+	Warn func(error)
+
+	// MaxDepth is how many nudges one agent's queue holds; 0 means
+	// DefaultMaxDepth.
+	MaxDepth int
+
+	// OrphanAfter is how old a claim must be before a drain returns it to
+	// the queue, its claimant presumed dead; 0 means DefaultOrphanAfter.
+	OrphanAfter time.Duration
+
+	// Mail, if not nil, lets a drain drop nudges whose MailID names a
+	// message that is already read, or gone.
+	Mail *maildir.Store
+
+	root *chipset.Root
+
+	mu   sync.Mutex
+	last int64 // the latest enqueue time given out, in nanoseconds
+}
+
+// Open returns the queues under the root dir (the ".chipset" directory),
+// which need not exist yet. Set the fields before the Queue is used.
+func Open(dir string) (*Queue, error) {
+	r, err := chipset.New(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Queue{root: r}, nil
+}
+
+// Close releases the queue's descriptors.
+func (q *Queue) Close() error { return q.root.Close() }
+
+func (q *Queue) now() time.Time {
+	if q.Now != nil {
+		return q.Now()
+	}
+	return time.Now()
+}
+
+// stamp returns the enqueue time for a new nudge: now, but later than any
+// earlier one from this Queue, so one process's nudges keep their order
+// even when the clock does not move between them.
+func (q *Queue) stamp() time.Time {
+	t := q.now()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if ns := t.UnixNano(); ns <= q.last {
+		t = time.Unix(0, q.last+1)
+	}
+	q.last = t.UnixNano()
+	return t
+}
+
+func (q *Queue) maxDepth() int { return cmp.Or(q.MaxDepth, DefaultMaxDepth) }
+
+func (q *Queue) warn(path string, err error) {
+	if q.Warn != nil {
+		q.Warn(fmt.Errorf("skipping %s: %w", path, err))
+	}
+}
+
+func queueDir(agent string) string { return Dir + "/" + agent }
+
+// Enqueue queues n for agent and returns it as queued, with its ID,
+// Timestamp and ExpiresAt set. ttl is how long it lives; 0 means
+// [DefaultTTL], or [DefaultUrgentTTL] for an urgent nudge. A full queue
+// gives a [*FullError] and queues nothing.
+func (q *Queue) Enqueue(agent string, n Nudge, ttl time.Duration) (*Nudge, error) {
+	agent, err := maildir.ParseAgent(agent)
+	if err != nil {
+		return nil, err
+	}
+	now := q.stamp()
+	if err := n.check(now, ttl); err != nil {
+		return nil, err
+	}
+	r, err := q.root.Open(true)
+	if err != nil {
+		return nil, err
+	}
+	d, err := r.MkdirAll(queueDir(agent))
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	// Enqueuers of one queue take turns to count and write, so the cap
+	// holds exactly; drainers never wait for them.
+	unlock, err := d.Lock()
+	if err != nil {
+		return nil, err
+	}
+	depth, err := queued(d)
+	if err == nil && depth >= q.maxDepth() {
+		unlock()
+		q.noteRefusal(r, agent, n.Sender, now)
+		return nil, &FullError{Agent: agent, Max: q.maxDepth()}
+	}
+	var name string
+	for err == nil {
+		name = newName(now)
+		if err = d.CreateEphemeral(name, n.encode()); errors.Is(err, fs.ErrExist) {
+			err = nil // the same nanosecond and the same random suffix: again
+			continue
+		}
+		break
+	}
+	unlock()
+	if err != nil {
+		return nil, err
+	}
+	n.ID = strings.TrimSuffix(name, ".json")
+	return &n, nil
+}
+
+// newName returns a fresh queue file name for a nudge queued at t.
+func newName(t time.Time) string {
+	return fmt.Sprintf("%019d-%08x.json", t.UnixNano(), rand.Uint32())
+}
+
+// isNudgeName reports whether name is a queued nudge's file name.
+func isNudgeName(name string) bool {
+	if len(name) != 19+1+8+len(".json") || !strings.HasSuffix(name, ".json") || name[19] != '-' {
+		return false
+	}
+	for i, c := range name[:28] {
+		if i == 19 {
+			continue
+		}
+		if !('0' <= c && c <= '9' || i > 19 && 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// claimOf splits a claimed file name into the nudge's name and the claim
+// time. ok is false for any other name.
+func claimOf(name string) (orig string, at time.Time, ok bool) {
+	orig, rest, found := strings.Cut(name, ".claimed.")
+	if !found || !isNudgeName(orig) {
+		return "", time.Time{}, false
+	}
+	nanos, _, _ := strings.Cut(rest, "-")
+	ns, err := strconv.ParseInt(nanos, 10, 64)
+	if err != nil {
+		return "", time.Time{}, false
+	}
+	return orig, time.Unix(0, ns), true
+}
+
+// listing is what one read of a queue directory holds.
+type listing struct {
+	nudges  []string // queued nudge files, oldest first
+	claims  []string // claimed files
+	foreign []string // anything else but dot-files and refused/
+}
+
+func list(d *durable.Dir) (*listing, error) {
+	l := &listing{}
+	err := d.Each(func(e fs.DirEntry) {
+		name := e.Name()
+		switch {
+		case strings.HasPrefix(name, "."), name == refusedDir && e.IsDir():
+		case !e.Type().IsRegular():
+			l.foreign = append(l.foreign, name)
+		case isNudgeName(name):
+			l.nudges = append(l.nudges, name)
+		case strings.Contains(name, ".claimed."):
+			if _, _, ok := claimOf(name); ok {
+				l.claims = append(l.claims, name)
+			} else {
+				l.foreign = append(l.foreign, name)
+			}
+		default:
+			l.foreign = append(l.foreign, name)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(l.nudges)
+	return l, nil
+}
+
+// queued counts the nudges waiting in d.
+func queued(d *durable.Dir) (int, error) {
+	l, err := list(d)
+	if err != nil {
+		return 0, err
+	}
+	return len(l.nudges), nil
+}
+
+// Len returns how many nudges wait in agent's queue (claimed ones not
+// counted). It opens no file.
+func (q *Queue) Len(agent string) (int, error) {
+	agent, err := maildir.ParseAgent(agent)
+	if err != nil {
+		return 0, err
+	}
+	d, err := q.root.Dir(queueDir(agent))
+	if d == nil {
+		return 0, err
+	}
+	defer d.Close()
+	return queued(d)
+}
+
+// Peek returns the nudges waiting in agent's queue, oldest first, without
+// claiming them. Expired nudges are left out.
+func (q *Queue) Peek(agent string) ([]*Nudge, error) {
+	agent, err := maildir.ParseAgent(agent)
+	if err != nil {
+		return nil, err
+	}
+	d, err := q.root.Dir(queueDir(agent))
+	if d == nil {
+		return nil, err
+	}
+	defer d.Close()
+	l, err := list(d)
+	if err != nil {
+		return nil, err
+	}
+	q.warnForeign(d, l)
+	now := q.now()
+	var out []*Nudge
+	for _, name := range l.nudges {
+		n, err := q.read(d, name)
+		if err == nil && !n.Expired(now) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+func (q *Queue) warnForeign(d *durable.Dir, l *listing) {
+	for _, name := range l.foreign {
+		q.warn(d.Join(name), errors.New("not a nudge"))
+	}
+}
+
+// read reads and parses a queued nudge. Files that vanished are not
+// reported; files that are not nudges are, and left alone.
+func (q *Queue) read(d *durable.Dir, name string) (*Nudge, error) {
+	data, _, err := d.ReadFile(name, maxFile)
+	if err == nil {
+		var n *Nudge
+		if n, err = Parse(data); err == nil {
+			n.ID = strings.TrimSuffix(name, ".json")
+			return n, nil
+		}
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		orig, _, claimed := claimOf(name)
+		if !claimed {
+			orig = name
+		}
+		q.warn(d.Join(orig), err)
+	}
+	return nil, err
+}
+
+// A Batch is the nudges one drainer claimed. Show them, then call Commit;
+// until then they are claimed, and if the drainer dies they return to the
+// queue after [Queue.OrphanAfter].
+type Batch struct {
+	Agent   string
+	Nudges  []*Nudge  // the live nudges, oldest first
+	Refused *Refusals // nudges refused while the queue was full; nil if none
+
+	dir     *durable.Dir
+	claimed []string // files to remove at Commit: shown, expired or stale
+	notes   *durable.Dir
+	noted   []string
+}
+
+// Refusals summarises the nudges refused because an agent's queue was full.
+type Refusals struct {
+	Count  int       // how many
+	Sender string    // who sent the latest
+	At     time.Time // when
+}
+
+// Claim claims every live nudge in agent's queue, oldest first, and the
+// notes of refused nudges. First it returns to the queue any claim older
+// than OrphanAfter, by its claim time. Expired nudges, and nudges about mail
+// already read or gone, are claimed too but not returned: Commit drops
+// them. Files that are not nudges are reported to Warn and left alone.
+func (q *Queue) Claim(agent string) (*Batch, error) {
+	agent, err := maildir.ParseAgent(agent)
+	if err != nil {
+		return nil, err
+	}
+	b := &Batch{Agent: agent}
+	d, err := q.root.Dir(queueDir(agent))
+	if d == nil {
+		return b, err
+	}
+	b.dir = d
+	now := q.now()
+	l, err := list(d)
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	q.warnForeign(d, l)
+	if q.returnOrphans(d, l.claims, now) {
+		if l, err = list(d); err != nil {
+			b.Close()
+			return nil, err
+		}
+	}
+	for _, name := range l.nudges {
+		// Claim first: the rename decides among drainers, and losers read
+		// nothing. A claimed file that is not a nudge goes back untouched.
+		claim, ok := claimFile(d, name, now)
+		if !ok {
+			continue // another drainer won it
+		}
+		n, err := q.read(d, claim)
+		if err != nil {
+			d.Move(claim, d, name)
+			continue
+		}
+		n.ID = strings.TrimSuffix(name, ".json")
+		b.claimed = append(b.claimed, claim)
+		if n.Expired(now) || q.stale(agent, n) {
+			continue
+		}
+		b.Nudges = append(b.Nudges, n)
+	}
+	if err := q.claimRefusals(b, now); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// claimFile renames name to a claimed name; false means it was gone.
+func claimFile(d *durable.Dir, name string, now time.Time) (string, bool) {
+	claim := fmt.Sprintf("%s.claimed.%019d-%08x", name, now.UnixNano(), rand.Uint32())
+	return claim, d.Move(name, d, claim) == nil
+}
+
+// returnOrphans puts claims older than OrphanAfter back in the queue, and
+// reports whether it returned any.
+func (q *Queue) returnOrphans(d *durable.Dir, claims []string, now time.Time) bool {
+	after := cmp.Or(q.OrphanAfter, DefaultOrphanAfter)
+	returned := false
+	for _, c := range claims {
+		orig, at, _ := claimOf(c)
+		if now.Sub(at) >= after && d.Move(c, d, orig) == nil {
+			returned = true
+		}
+	}
+	return returned
+}
+
+// stale reports whether n announces mail that is already read, or gone.
+func (q *Queue) stale(agent string, n *Nudge) bool {
+	if n.MailID == "" || q.Mail == nil {
+		return false
+	}
+	m, err := q.Mail.Get(agent, n.MailID)
+	return errors.Is(err, maildir.ErrNotFound) || err == nil && m.Read
+}
+
+// Commit removes the claimed files: the nudges shown, and those dropped as
+// expired or stale. Call it only once the nudges have been shown.
+func (b *Batch) Commit() error {
+	var errs []error
+	for _, c := range b.claimed {
+		if err := b.dir.Remove(c); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	for _, c := range b.noted {
+		if err := b.notes.Remove(c); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	b.claimed, b.noted = nil, nil
+	return errors.Join(append(errs, b.Close())...)
+}
+
+// Release returns the claimed nudges to the queue, unshown.
+func (b *Batch) Release() error {
+	var errs []error
+	for _, c := range b.claimed {
+		orig, _, _ := claimOf(c)
+		if err := b.dir.Move(c, b.dir, orig); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, c := range b.noted {
+		orig, _, _ := claimOf(c)
+		if err := b.notes.Move(c, b.notes, orig); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	b.claimed, b.noted = nil, nil
+	return errors.Join(append(errs, b.Close())...)
+}
+
+// Close releases the batch's descriptors without removing or returning
+// anything: what it claimed returns to the queue after OrphanAfter.
+func (b *Batch) Close() error {
+	var err error
+	if b.dir != nil {
+		err = b.dir.Close()
+		b.dir = nil
+	}
+	if b.notes != nil {
+		err = errors.Join(err, b.notes.Close())
+		b.notes = nil
+	}
+	return err
+}
+
+// Drain claims agent's nudges and commits at once: for callers that have
+// nowhere to lose them between the two. A prompt hook should Claim, print,
+// then Commit.
+func (q *Queue) Drain(agent string) (*Batch, error) {
+	b, err := q.Claim(agent)
+	if err != nil {
+		return nil, err
+	}
+	return b, b.Commit()
+}

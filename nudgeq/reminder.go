@@ -1,0 +1,140 @@
+package nudgeq
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/mailfs/mailfs/maildir"
+)
+
+// A Reminder is what an agent's prompt hook injects into its context
+// (SPEC §7): its unread mail grouped by priority, then its nudges.
+type Reminder struct {
+	Agent   string
+	Mail    []*maildir.Message // unread mail, in any order; grouped by priority when shown
+	Nudges  []*Nudge           // in any order; urgent ones are shown first
+	Refused *Refusals          // nudges refused while the queue was full
+
+	// Partial, if not empty, says why the reminder is incomplete (for
+	// instance a time budget ran out); it is shown last.
+	Partial string
+}
+
+// String returns the <system-reminder> blocks: one per tier of mail
+// (urgent, with the strongest instruction; high; the rest), one for the
+// nudges, one saying the reminder is partial. It returns "" when there is
+// nothing to say. Text from messages is kept to one line, with control
+// characters replaced and "<" and ">" turned into "‹" and "›", so no
+// subject can close a block early.
+func (r *Reminder) String() string {
+	var b strings.Builder
+	read := fmt.Sprintf("mailfs read %s <id>", r.Agent)
+	tiers := []struct {
+		match func(maildir.Priority) bool
+		intro func(n int) string
+	}{
+		{func(p maildir.Priority) bool { return p == maildir.Urgent }, func(n int) string {
+			return fmt.Sprintf("URGENT: you have %s. Stop what you are doing and read %s now (%s):",
+				count(n, "urgent unread message"), them(n), read)
+		}},
+		{func(p maildir.Priority) bool { return p == maildir.High }, func(n int) string {
+			return fmt.Sprintf("You have %s. Read %s before you start your next task (%s):",
+				count(n, "high-priority unread message"), them(n), read)
+		}},
+		{func(p maildir.Priority) bool { return p != maildir.Urgent && p != maildir.High }, func(n int) string {
+			return fmt.Sprintf("You have %s (%s):", count(n, "unread message"), read)
+		}},
+	}
+	mail := slices.Clone(r.Mail)
+	slices.SortStableFunc(mail, func(a, b *maildir.Message) int { return a.Timestamp.Compare(b.Timestamp) })
+	for _, tier := range tiers {
+		var lines []string
+		for _, m := range mail {
+			if tier.match(m.Priority) {
+				lines = append(lines, fmt.Sprintf("- %s from %s: %s", safe(m.ID), safe(m.From), safe(m.Subject)))
+			}
+		}
+		if len(lines) > 0 {
+			block(&b, tier.intro(len(lines)), lines)
+		}
+	}
+	if len(r.Nudges) > 0 || r.Refused != nil {
+		nudges := slices.Clone(r.Nudges)
+		slices.SortStableFunc(nudges, func(a, b *Nudge) int {
+			if a.Priority == b.Priority {
+				return a.Timestamp.Compare(b.Timestamp)
+			}
+			if a.Priority == Urgent {
+				return -1
+			}
+			return 1
+		})
+		var lines []string
+		for _, n := range nudges {
+			flag := ""
+			if n.Priority == Urgent {
+				flag = "[URGENT] "
+			}
+			lines = append(lines, fmt.Sprintf("- %s[from %s] %s", flag, safe(n.Sender), safe(n.Message)))
+		}
+		if f := r.Refused; f != nil {
+			lines = append(lines, fmt.Sprintf("%s refused while your queue was full; latest from %s at %s.",
+				count(f.Count, "nudge was", "nudges were"), safe(f.Sender), f.At.UTC().Format(time.RFC3339)))
+		}
+		block(&b, fmt.Sprintf("Nudges for %s:", r.Agent), lines)
+	}
+	if r.Partial != "" {
+		block(&b, fmt.Sprintf("mailfs stopped early: %s. This reminder may be incomplete; run \"mailfs inbox %s\" to see all your mail.",
+			safe(r.Partial), r.Agent), nil)
+	}
+	return b.String()
+}
+
+func block(b *strings.Builder, intro string, lines []string) {
+	b.WriteString("<system-reminder>\n")
+	b.WriteString(intro)
+	b.WriteByte('\n')
+	for _, l := range lines {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	b.WriteString("</system-reminder>\n")
+}
+
+// count renders "1 thing" or "3 things"; an explicit plural may follow.
+func count(n int, one string, many ...string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	if len(many) > 0 {
+		return fmt.Sprintf("%d %s", n, many[0])
+	}
+	return fmt.Sprintf("%d %ss", n, one)
+}
+
+func them(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
+}
+
+// safe keeps text from a message on one line and inside its block.
+func safe(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\t':
+			return ' '
+		case r == '<':
+			return '‹'
+		case r == '>':
+			return '›'
+		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
+			return '\uFFFD'
+		}
+		return r
+	}, s)
+}
