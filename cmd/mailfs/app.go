@@ -11,6 +11,7 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/nudgeq"
 )
 
 // Output rules: data goes to stdout; errors, warnings and hints go to
@@ -34,6 +35,7 @@ type app struct {
 	stdio
 	rootFlag string
 	store    *maildir.Store
+	queue    *nudgeq.Queue
 }
 
 // open returns the store for --root, $MAILFS_ROOT or the discovered root.
@@ -58,7 +60,30 @@ func (a *app) open() (*maildir.Store, error) {
 	return s, nil
 }
 
+// nudges returns the nudge queues of the same root. Drains consult the
+// store, to drop nudges about mail already read.
+func (a *app) nudges() (*nudgeq.Queue, error) {
+	if a.queue != nil {
+		return a.queue, nil
+	}
+	s, err := a.open()
+	if err != nil {
+		return nil, err
+	}
+	q, err := nudgeq.Open(s.Dir())
+	if err != nil {
+		return nil, err
+	}
+	q.Warn = func(err error) { a.warn(err) }
+	q.Mail = s
+	a.queue = q
+	return q, nil
+}
+
 func (a *app) close() {
+	if a.queue != nil {
+		a.queue.Close()
+	}
 	if a.store != nil {
 		a.store.Close()
 	}
@@ -116,6 +141,8 @@ func hintFor(err error) string {
 		return "give more of the id"
 	case errors.Is(err, maildir.ErrNotFound):
 		return `"mailfs inbox AGENT --all" lists the ids in a mailbox`
+	case errors.Is(err, nudgeq.ErrFull):
+		return "the agent has not drained its queue; it will be told that nudges were refused at its next check --inject"
 	case errors.Is(err, maildir.ErrTooLarge):
 		return "messages are limited to 1 MiB: put large content in a file and send its path"
 	}

@@ -29,6 +29,9 @@ type cli struct {
 	Delete     deleteCmd     `cmd:"" help:"Remove messages."`
 	Archive    archiveCmd    `cmd:"" help:"Sweep old messages into archive/, or archive named ones now."`
 	Restore    restoreCmd    `cmd:"" help:"Move archived messages back into the mailbox."`
+	Nudge      nudgeCmd      `cmd:"" help:"Queue a short, ephemeral nudge for an agent."`
+	Drain      drainCmd      `cmd:"" help:"Claim and print an agent's queued nudges."`
+	Check      checkCmd      `cmd:"" help:"Summarise unread mail and nudges, or print them for a prompt hook."`
 	Demo       demoCmd       `cmd:"" help:"Run a short multi-agent tour in a scratch root."`
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/nudgeq"
 )
 
 type sendCmd struct {
@@ -16,6 +17,7 @@ type sendCmd struct {
 	CC       []string `sep:"," placeholder:"A,B" help:"Also deliver a copy to each of these agents."`
 	Thread   string   `placeholder:"ID" help:"Continue this thread (default: start a new one)."`
 	ReplyTo  string   `name:"reply-to" placeholder:"ID" help:"The id of the message this answers."`
+	Nudge    bool     `help:"Also nudge each recipient about the message; the nudge is dropped unseen once the message is read."`
 	JSON     bool     `help:"Print each delivered copy as a JSON line instead of its id."`
 }
 
@@ -24,7 +26,11 @@ func (c *sendCmd) Help() string {
 the id of each copy, one per line, once every copy is on stable storage.
 Recipients after the first are delivered like --cc: every copy names the
 first recipient in "to" and the others in "cc", and all share one thread.
-Every address is checked before anything is written.`
+Every address is checked before anything is written.
+
+With --nudge, each recipient also gets a nudge announcing the message. A
+nudge that cannot be queued (the recipient's queue is full) is reported as a
+warning; the exit status stays 0, because the mail was delivered.`
 }
 
 func (c *sendCmd) Run(a *app) error {
@@ -48,7 +54,29 @@ func (c *sendCmd) Run(a *app) error {
 	if perr := printSent(a, sent, c.JSON); err == nil {
 		err = perr
 	}
+	if c.Nudge && err == nil {
+		nudgeAbout(a, sent)
+	}
 	return err
+}
+
+// nudgeAbout queues a nudge for the recipient of each delivered copy.
+func nudgeAbout(a *app, sent []*maildir.Message) {
+	q, err := a.nudges()
+	if err != nil {
+		a.warn(err)
+		return
+	}
+	for _, m := range sent {
+		p := nudgeq.Normal
+		if m.Priority == maildir.Urgent {
+			p = nudgeq.Urgent
+		}
+		text := fmt.Sprintf("new mail from %s: %s (mailfs read %s %s)", m.From, m.Subject, m.Agent, m.ID)
+		if _, err := q.Enqueue(m.Agent, nudgeq.Nudge{Sender: m.From, Message: text, Priority: p, MailID: m.ID}, 0); err != nil {
+			a.warn(fmt.Errorf("%s was not nudged: %w", m.Agent, err))
+		}
+	}
 }
 
 func printSent(a *app, sent []*maildir.Message, asJSON bool) error {

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/mailfs/mailfs/nudgeq"
+)
+
+type nudgeCmd struct {
+	Agent    string        `arg:"" help:"The agent to nudge."`
+	Message  string        `arg:"" help:"The text; \"-\" reads it from standard input."`
+	From     string        `env:"MAILFS_AGENT" placeholder:"AGENT" help:"The sender."`
+	Priority string        `default:"normal" enum:"normal,urgent" help:"normal or urgent: urgent nudges are shown first, flagged, and live longer."`
+	TTL      time.Duration `placeholder:"D" help:"How long the nudge lives unseen (default 30m, or 2h when urgent)."`
+}
+
+func (c *nudgeCmd) Help() string {
+	return `A nudge is a short, ephemeral poke that the agent sees at its next turn,
+through "mailfs check AGENT --inject" in its prompt hook, and then never
+again. It is not mail: it is not committed, and it is dropped unseen once
+its time-to-live runs out. A queue holds 50 nudges; when it is full the
+nudge is refused with an error, and the agent is told at its next check
+that nudges were refused.`
+}
+
+func (c *nudgeCmd) Run(a *app) error {
+	if c.From == "" {
+		return withHint(fmt.Errorf("no sender given"), "pass --from AGENT, or set MAILFS_AGENT")
+	}
+	msg := c.Message
+	if msg == "-" {
+		b, err := io.ReadAll(io.LimitReader(a.in, nudgeq.MaxMessage+1))
+		if err != nil {
+			return err
+		}
+		msg = strings.TrimSuffix(string(b), "\n")
+	}
+	if c.TTL < 0 {
+		return fmt.Errorf("--ttl must be positive, not %v", c.TTL)
+	}
+	q, err := a.nudges()
+	if err != nil {
+		return err
+	}
+	_, err = q.Enqueue(c.Agent, nudgeq.Nudge{Sender: c.From, Message: msg, Priority: nudgeq.Priority(c.Priority)}, c.TTL)
+	return err
+}
+
+type drainCmd struct {
+	Agent string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose queue."`
+	JSON  bool   `help:"Print each nudge as a JSON line."`
+}
+
+func (c *drainCmd) Help() string {
+	return `Claims the agent's queued nudges, prints them oldest first, then removes
+them: each nudge is printed by exactly one drainer. Expired nudges, and
+nudges about mail that is already read, are dropped unprinted. A drainer
+that dies before removing what it claimed causes a redelivery five minutes
+later, never a loss.`
+}
+
+func (c *drainCmd) Run(a *app) error {
+	agent, err := needAgent(c.Agent)
+	if err != nil {
+		return err
+	}
+	q, err := a.nudges()
+	if err != nil {
+		return err
+	}
+	b, err := q.Claim(agent)
+	if err != nil {
+		return err
+	}
+	if err := printNudges(a.out, b, c.JSON); err != nil {
+		b.Close() // unprinted: they come back after the orphan timeout
+		return err
+	}
+	return b.Commit()
+}
+
+type nudgeJSON struct {
+	ID        string    `json:"id"`
+	Agent     string    `json:"agent"`
+	Sender    string    `json:"sender"`
+	Message   string    `json:"message"`
+	Priority  string    `json:"priority"`
+	Timestamp time.Time `json:"timestamp"`
+	ExpiresAt time.Time `json:"expires_at"`
+	MailID    string    `json:"mail_id,omitempty"`
+}
+
+type refusedJSON struct {
+	Refused int       `json:"refused"`
+	Sender  string    `json:"latest_sender"`
+	At      time.Time `json:"latest_at"`
+}
+
+func printNudges(w io.Writer, b *nudgeq.Batch, asJSON bool) error {
+	for _, n := range b.Nudges {
+		var err error
+		if asJSON {
+			err = printValue(w, nudgeJSON{n.ID, b.Agent, n.Sender, n.Message, string(n.Priority), n.Timestamp.UTC(), n.ExpiresAt.UTC(), n.MailID})
+		} else {
+			flag := ""
+			if n.Priority == nudgeq.Urgent {
+				flag = "[URGENT] "
+			}
+			_, err = fmt.Fprintf(w, "%s[from %s] %s\n", flag, n.Sender, oneLine(n.Message))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if r := b.Refused; r != nil {
+		if asJSON {
+			return printValue(w, refusedJSON{r.Count, r.Sender, r.At.UTC()})
+		}
+		_, err := fmt.Fprintf(w, "%d nudges were refused while the queue was full; latest from %s at %s\n",
+			r.Count, r.Sender, r.At.UTC().Format(time.RFC3339))
+		return err
+	}
+	return nil
+}
