@@ -250,7 +250,7 @@ func (s *Store) load(d *durable.Dir, agent string, archived bool, name string) (
 		return nil, err
 	}
 	if len(data) == 0 {
-		return nil, &fs.PathError{Op: "read", Path: d.Join(name), Err: errors.New("empty file")}
+		return nil, &fs.PathError{Op: "read", Path: d.Join(name), Err: fmt.Errorf("%w: empty file", ErrInvalidMessage)}
 	}
 	m, _, err := decode(data)
 	if err != nil {
@@ -347,4 +347,35 @@ func (s *Store) locate(agent, id string) (*durable.Dir, string, bool, error) {
 	}
 	slices.Sort(c)
 	return nil, "", false, &AmbiguousError{ID: id, Candidates: c}
+}
+
+// Load reads the message whose id is exactly id from agent's mailbox: not
+// its archive, and never by prefix. It is for callers that know the file
+// name, such as watchers. A file that is not there gives [ErrNotFound]; one
+// that is not a message gives an error wrapping [ErrInvalidMessage],
+// [ErrTooLarge] or [ErrNotMessage].
+func (s *Store) Load(agent, id string) (*Message, error) {
+	agent, err := ParseAgent(agent)
+	if err != nil {
+		return nil, err
+	}
+	if id, err = ParseID(id); err != nil {
+		return nil, err
+	}
+	d, err := s.openFolder(agent, false)
+	if d == nil {
+		if err == nil {
+			err = notFound(agent, id)
+		}
+		return nil, err
+	}
+	defer d.Close()
+	m, err := s.load(d, agent, false, id+".json")
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, notFound(agent, id)
+	case errors.Is(err, durable.ErrNotRegular):
+		return nil, &fs.PathError{Op: "read", Path: d.Join(id + ".json"), Err: fmt.Errorf("%w (%v)", ErrNotMessage, durable.ErrNotRegular)}
+	}
+	return m, err
 }

@@ -1,0 +1,34 @@
+// Package watch tells agents about new mail the moment it lands, instead of
+// making them poll.
+//
+// A [Watcher] reports one [Event] per message: every unread message already
+// in a watched mailbox when it starts, then every message that arrives,
+// each at most once (by id). It never reports a message before the whole
+// file parses.
+//
+// # How
+//
+// On Linux and macOS it uses fsnotify (inotify, kqueue) on each mailbox
+// directory and on state/mail, so a mailbox created later is picked up. It
+// adds the watches before it scans, so nothing that arrives during start-up
+// is missed, and it treats every event as a hint to look at the file
+// itself: a message renamed into place is reported once, when its name
+// appears; a file a script writes in several steps is retried at each write
+// until it parses. A file that still does not parse after [Watcher.Grace]
+// is reported to Warn once and skipped until it changes; a later valid
+// rewrite is reported. When the kernel's event queue overflows
+// (fsnotify.ErrEventOverflow) the watcher rescans every mailbox, so an
+// overflow costs a rescan, never a message.
+//
+// With [Watcher.Poll] set it scans every mailbox at that interval instead,
+// with the same events. Use it where inotify does not see other machines'
+// writes or does not work at all: NFS and other network file systems, some
+// FUSE and container mounts.
+//
+// # Limits
+//
+// inotify needs one watch per mailbox (plus a few for state/mail and its
+// parents) and one instance per watcher. Linux's defaults are at least 8,192
+// watches and 128 instances per user; when one runs out, [Watcher.Watch]
+// fails with an error naming the sysctl to raise.
+package watch

@@ -1,0 +1,404 @@
+package watch
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/mailfs/mailfs/maildir"
+)
+
+// DefaultGrace is how long a file may stay unparseable before a warning.
+const DefaultGrace = 2 * time.Second
+
+// DefaultPoll is the polling interval the command uses when told to poll
+// without one: a second of latency against a scan per second.
+const DefaultPoll = time.Second
+
+// An Event is a new message in a watched mailbox.
+type Event struct {
+	Agent   string
+	ID      string
+	Path    string // relative to the root, "/"-separated
+	Message *maildir.Message
+}
+
+// A Watcher watches mailboxes. Set its fields, then call Watch.
+type Watcher struct {
+	Store *maildir.Store
+
+	// Agents are the mailboxes to watch; they need not exist yet.
+	Agents []string
+
+	// All watches every mailbox, those created later included.
+	All bool
+
+	// Poll, if positive, scans every mailbox at this interval instead of
+	// using fsnotify.
+	Poll time.Duration
+
+	// Grace is how long a file may stay unparseable (a script still writing
+	// it) before it is reported to Warn; 0 means DefaultGrace.
+	Grace time.Duration
+
+	// Warn, if not nil, receives files that are not messages, once each,
+	// and watch errors the watcher recovers from. It is called from the
+	// watcher's goroutine.
+	Warn func(error)
+}
+
+// Watch starts watching and returns the channel of events, which is closed
+// when ctx ends. Errors that prevent watching at all, such as an exhausted
+// inotify limit, are returned here.
+func (w *Watcher) Watch(ctx context.Context) (<-chan Event, error) {
+	st := &state{
+		w:       w,
+		root:    w.Store.Dir(),
+		out:     make(chan Event),
+		boxes:   map[string]*box{},
+		watched: map[string]bool{},
+		grace:   cmp.Or(w.Grace, DefaultGrace),
+	}
+	for _, a := range w.Agents {
+		agent, err := maildir.ParseAgent(a)
+		if err != nil {
+			return nil, err
+		}
+		st.boxes[agent] = newBox(agent)
+	}
+	if w.Poll <= 0 {
+		fsw, err := fsnotify.NewWatcher()
+		if err != nil {
+			return nil, limitError(err)
+		}
+		st.fsw = fsw
+		// Watch first, scan second: what lands in between is seen twice at
+		// worst, and reported once.
+		if err := st.addWatches(); err != nil {
+			fsw.Close()
+			return nil, err
+		}
+	}
+	st.scanAll(true)
+	go st.run(ctx)
+	return st.out, nil
+}
+
+// limitError explains an exhausted inotify limit.
+func limitError(err error) error {
+	read := func(name string) string {
+		b, _ := os.ReadFile("/proc/sys/fs/inotify/" + name)
+		return strings.TrimSpace(string(b))
+	}
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return fmt.Errorf("out of inotify watches (fs.inotify.max_user_watches = %s): raise it with \"sysctl fs.inotify.max_user_watches=524288\", or watch by polling: %w", read("max_user_watches"), err)
+	case errors.Is(err, syscall.EMFILE):
+		return fmt.Errorf("out of inotify instances (fs.inotify.max_user_instances = %s): raise it with \"sysctl fs.inotify.max_user_instances=1024\", or watch by polling: %w", read("max_user_instances"), err)
+	}
+	return err
+}
+
+// state is a running watcher; only its goroutine touches it after Watch.
+type state struct {
+	w       *Watcher
+	root    string
+	out     chan Event
+	fsw     *fsnotify.Watcher
+	boxes   map[string]*box
+	watched map[string]bool // absolute directories with a watch
+	grace   time.Duration
+	queue   []Event // found, not yet sent
+}
+
+// box is one watched mailbox.
+type box struct {
+	agent   string
+	seen    map[string]bool      // ids reported, or read already at start
+	pending map[string]time.Time // ids that did not parse yet, since when
+	warned  map[string]bool      // pending ids already reported to Warn
+}
+
+func newBox(agent string) *box {
+	return &box{agent: agent, seen: map[string]bool{}, pending: map[string]time.Time{}, warned: map[string]bool{}}
+}
+
+func (st *state) abs(rel string) string { return filepath.Join(st.root, filepath.FromSlash(rel)) }
+
+// addWatches watches the directories on the way to state/mail, then every
+// watched mailbox that exists. It goes from the top down, each watch in
+// place before the next level is looked at: a directory created meanwhile
+// is either there when looked at or reported by its parent's watch. While
+// the root does not exist its parent is watched, to see it appear.
+func (st *state) addWatches() error {
+	chain := []string{filepath.Dir(st.root), st.root, st.abs("state"), st.abs(maildir.MailDir)}
+	for i, dir := range chain {
+		if i == 0 && isDir(chain[1]) {
+			continue // the root exists: its parent is not ours to watch
+		}
+		if !isDir(dir) {
+			return nil // the watch on its parent will report it
+		}
+		if err := st.add(dir); err != nil {
+			return err
+		}
+	}
+	if st.w.All {
+		agents, err := st.w.Store.Agents()
+		if err != nil {
+			return err
+		}
+		for _, a := range agents {
+			if st.boxes[a] == nil {
+				st.boxes[a] = newBox(a)
+			}
+		}
+	}
+	for agent := range st.boxes {
+		if dir := st.abs(maildir.MailDir + "/" + agent); isDir(dir) {
+			if err := st.add(dir); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// isDir reports whether path is a real directory, not a symlink to one.
+func isDir(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.IsDir()
+}
+
+func (st *state) add(dir string) error {
+	if st.watched[dir] {
+		return nil
+	}
+	if err := st.fsw.Add(dir); err != nil {
+		return limitError(err)
+	}
+	st.watched[dir] = true
+	return nil
+}
+
+func (st *state) warn(err error) {
+	if st.w.Warn != nil {
+		st.w.Warn(err)
+	}
+}
+
+func (st *state) run(ctx context.Context) {
+	defer close(st.out)
+	if !st.flush(ctx) { // what the first scan found
+		return
+	}
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	if st.fsw != nil {
+		defer st.fsw.Close()
+		events, errs = st.fsw.Events, st.fsw.Errors
+	}
+	// The ticker polls in poll mode, and otherwise retries the files that
+	// did not parse yet and warns about those past their grace.
+	every := st.w.Poll
+	if every <= 0 {
+		every = st.grace / 4
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev := <-events:
+			st.event(ctx, ev)
+		case err := <-errs:
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				// Events were lost: look at everything again.
+				st.warn(errors.New("watch: the kernel's event queue overflowed; rescanning every mailbox"))
+				st.addWatches()
+				st.scanAll(false)
+			} else if err != nil {
+				st.warn(fmt.Errorf("watch: %w", err))
+			}
+		case <-tick.C:
+			if st.fsw == nil {
+				st.scanAll(false)
+			}
+			st.retryPending()
+		}
+		if !st.flush(ctx) {
+			return
+		}
+	}
+}
+
+// event handles one fsnotify event as a hint about the path it names.
+func (st *state) event(ctx context.Context, ev fsnotify.Event) {
+	if ev.Op == fsnotify.Chmod {
+		return
+	}
+	rel, err := filepath.Rel(st.root, ev.Name)
+	if err != nil {
+		return
+	}
+	rel = filepath.ToSlash(rel)
+	parts := strings.Split(rel, "/")
+	switch {
+	case rel == "." || rel == "state" || rel == maildir.MailDir:
+		// A directory on the way to the mailboxes appeared (or went):
+		// watch down to the boxes, and look.
+		st.addWatches()
+		st.scanAll(false)
+	case len(parts) == 3 && parts[0] == "state" && parts[1] == "mail": // a mailbox
+		agent := parts[2]
+		if b := st.boxes[agent]; b != nil || st.w.All && maildir.ValidAgent(agent) {
+			if b == nil {
+				st.boxes[agent] = newBox(agent)
+			}
+			if ev.Has(fsnotify.Create) && isDir(ev.Name) {
+				delete(st.watched, ev.Name) // a new directory needs a new watch
+				if err := st.add(ev.Name); err != nil {
+					st.warn(err)
+				}
+			}
+			st.scan(st.boxes[agent], false)
+		}
+	case len(parts) == 4 && parts[0] == "state" && parts[1] == "mail": // a file in a mailbox
+		if b := st.boxes[parts[2]]; b != nil {
+			st.check(b, parts[3], false)
+		}
+	}
+	// Anything else (the root's parent, while the root does not exist, is
+	// watched too) is not ours.
+}
+
+// scanAll scans every watched mailbox.
+func (st *state) scanAll(initial bool) {
+	if st.w.All {
+		if agents, err := st.w.Store.Agents(); err == nil {
+			for _, a := range agents {
+				if st.boxes[a] == nil {
+					st.boxes[a] = newBox(a)
+					if st.fsw != nil {
+						if dir := st.abs(maildir.MailDir + "/" + a); isDir(dir) {
+							if err := st.add(dir); err != nil {
+								st.warn(err)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, b := range st.boxes {
+		st.scan(b, initial)
+	}
+}
+
+// scan looks at every file of a mailbox it has not reported yet.
+func (st *state) scan(b *box, initial bool) {
+	entries, skipped, err := st.w.Store.Entries(b.agent, false)
+	if err != nil {
+		st.warn(fmt.Errorf("watch: %w", err))
+		return
+	}
+	for _, sk := range skipped {
+		id := strings.TrimSuffix(sk.Path[strings.LastIndex(sk.Path, "/")+1:], ".json")
+		if !b.warned[id] && !b.seen[id] {
+			b.warned[id] = true
+			st.warn(sk)
+		}
+	}
+	for _, e := range entries {
+		st.check(b, e.ID+".json", initial)
+	}
+}
+
+// check looks at one file name in a mailbox.
+func (st *state) check(b *box, name string, initial bool) {
+	if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
+		return
+	}
+	id := strings.TrimSuffix(name, ".json")
+	if b.seen[id] {
+		return
+	}
+	m, err := st.w.Store.Load(b.agent, id)
+	switch {
+	case errors.Is(err, maildir.ErrNotFound):
+		delete(b.pending, id) // gone, or a name that was only passing through
+		delete(b.warned, id)
+	case errors.Is(err, maildir.ErrNotMessage):
+		if !b.warned[id] {
+			b.warned[id] = true
+			st.warn(&maildir.SkipError{Path: maildir.MailDir + "/" + b.agent + "/" + name, Err: unwrapPath(err)})
+		}
+	case err != nil:
+		if _, ok := b.pending[id]; !ok {
+			b.pending[id] = time.Now()
+		}
+	default:
+		b.seen[id] = true
+		delete(b.pending, id)
+		delete(b.warned, id)
+		if initial && m.Read {
+			return // old news: it was there, and read, before we started
+		}
+		st.queue = append(st.queue, Event{Agent: b.agent, ID: id, Path: m.Path, Message: m})
+	}
+}
+
+// retryPending tries the files that did not parse yet again, and warns
+// once about those still unparseable after the grace period.
+func (st *state) retryPending() {
+	for _, b := range st.boxes {
+		for id, since := range b.pending {
+			st.check(b, id+".json", false)
+			if _, still := b.pending[id]; still && !b.warned[id] && time.Since(since) >= st.grace {
+				b.warned[id] = true
+				_, err := st.w.Store.Load(b.agent, id)
+				st.warn(fmt.Errorf("skipping %s/%s/%s.json until it changes: still not a message after %v: %w",
+					maildir.MailDir, b.agent, id, st.grace, unwrapPath(err)))
+			}
+		}
+	}
+}
+
+// flush sends the events found so far, oldest first. It returns false when
+// ctx ended.
+func (st *state) flush(ctx context.Context) bool {
+	q := st.queue
+	st.queue = nil
+	slices.SortFunc(q, func(a, b Event) int {
+		if c := a.Message.Timestamp.Compare(b.Message.Timestamp); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	for _, ev := range q {
+		select {
+		case st.out <- ev:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
