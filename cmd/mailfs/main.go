@@ -29,6 +29,8 @@ type cli struct {
 	Delete     deleteCmd     `cmd:"" help:"Remove messages."`
 	Archive    archiveCmd    `cmd:"" help:"Sweep old messages into archive/, or archive named ones now."`
 	Restore    restoreCmd    `cmd:"" help:"Move archived messages back into the mailbox."`
+	Watch      watchCmd      `cmd:"" help:"Print each new message the moment it lands."`
+	Wait       waitCmd       `cmd:"" help:"Block until an agent has unread mail."`
 	Nudge      nudgeCmd      `cmd:"" help:"Queue a short, ephemeral nudge for an agent."`
 	Drain      drainCmd      `cmd:"" help:"Claim and print an agent's queued nudges."`
 	Check      checkCmd      `cmd:"" help:"Summarise unread mail and nudges, or print them for a prompt hook."`

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -36,6 +37,7 @@ func TestScripts(t *testing.T) {
 			"mtime":      cmdMtime,
 			"stdout2env": cmdStdout2env,
 			"waitfor":    cmdWaitfor,
+			"waitmatch":  cmdWaitmatch,
 		},
 	})
 }
@@ -82,6 +84,28 @@ func cmdWaitfor(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		if time.Now().After(deadline) {
 			ts.Fatalf("%s did not appear within 10s", args[0])
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitmatch FILE REGEXP waits until FILE's content matches REGEXP: how a
+// script reads the output of a command still running in the background.
+// It gives up after ten seconds.
+func cmdWaitmatch(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitmatch FILE REGEXP")
+	}
+	re, err := regexp.Compile("(?m)" + args[1])
+	ts.Check(err)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if b, err := os.ReadFile(ts.MkAbs(args[0])); err == nil && re.Match(b) {
+			return
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(ts.MkAbs(args[0]))
+			ts.Fatalf("%s did not match %q within 10s; it holds:\n%s", args[0], args[1], b)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

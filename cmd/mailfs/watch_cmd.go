@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/watch"
+)
+
+type watchCmd struct {
+	Agents    []string      `arg:"" optional:"" name:"agent" help:"The mailboxes to watch (they need not exist yet)."`
+	AllAgents bool          `name:"all-agents" help:"Watch every mailbox, those created later included."`
+	JSON      bool          `help:"Print each message as a JSON line: id, agent, path, then its keys."`
+	Exec      string        `placeholder:"CMD" help:"Run CMD (with sh -c) for each message instead of printing it: the file on stdin, MAILFS_ID, MAILFS_AGENT and MAILFS_PATH set."`
+	Poll      time.Duration `placeholder:"D" help:"Scan every D instead of using inotify/kqueue: for NFS, FUSE and container mounts (1s is a good interval)."`
+	Grace     time.Duration `default:"2s" placeholder:"D" help:"How long a file may stay unparseable (a script still writing it) before a warning."`
+}
+
+func (c *watchCmd) Help() string {
+	return `Prints each unread message already in the mailboxes, then each message
+that arrives, once, as soon as its file is complete. A file that does not
+parse within --grace is reported on stderr and skipped until it changes.
+Runs until interrupted (SIGINT or SIGTERM: exit status 0).
+
+--exec runs the command once per message, in order, and waits for it; a
+command that fails is reported and the watch goes on.`
+}
+
+func (c *watchCmd) Run(a *app) error {
+	if len(c.Agents) == 0 && !c.AllAgents {
+		return withHint(errors.New("no mailbox to watch"), "name the agents, or pass --all-agents")
+	}
+	w, err := c.watcher(a)
+	if err != nil {
+		return err
+	}
+	ch, err := w.Watch(a.ctx)
+	if err != nil {
+		return err
+	}
+	for ev := range ch {
+		var err error
+		switch {
+		case c.Exec != "":
+			c.run(a, ev)
+		case c.JSON:
+			err = printJSON(a.out, []*maildir.Message{ev.Message})
+		default:
+			_, err = fmt.Fprintf(a.out, "%s %s from %s: %s\n", ev.Agent, ev.ID, oneLine(ev.Message.From), oneLine(ev.Message.Subject))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil // interrupted: a clean stop
+}
+
+func (c *watchCmd) watcher(a *app) (*watch.Watcher, error) {
+	if c.Poll < 0 || c.Grace <= 0 {
+		return nil, errors.New("--poll and --grace must be positive durations")
+	}
+	s, err := a.open()
+	if err != nil {
+		return nil, err
+	}
+	return &watch.Watcher{Store: s, Agents: c.Agents, All: c.AllAgents, Poll: c.Poll, Grace: c.Grace, Warn: a.warn}, nil
+}
+
+// run runs --exec for one message.
+func (c *watchCmd) run(a *app, ev watch.Event) {
+	path := filepath.Join(a.store.Dir(), filepath.FromSlash(ev.Path))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		a.warn(fmt.Errorf("--exec for %s: %w", ev.ID, err))
+		return
+	}
+	cmd := exec.Command("sh", "-c", c.Exec)
+	cmd.Stdin = bytes.NewReader(data)
+	cmd.Stdout, cmd.Stderr = a.out, a.err
+	cmd.Env = append(os.Environ(), "MAILFS_ID="+ev.ID, "MAILFS_AGENT="+ev.Agent, "MAILFS_PATH="+path)
+	if err := cmd.Run(); err != nil {
+		a.warn(fmt.Errorf("--exec for %s: %w", ev.ID, err))
+	}
+}
+
+type waitCmd struct {
+	Agent   string        `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose mailbox."`
+	Timeout time.Duration `placeholder:"D" help:"Give up after D (exit status 124). Default: wait forever."`
+	Poll    time.Duration `placeholder:"D" help:"Scan every D instead of using inotify/kqueue (see watch)."`
+	jsonFlag
+}
+
+func (c *waitCmd) Help() string {
+	return `Returns at once, printing the agent's unread messages as inbox does, if it
+has any; otherwise blocks until some arrive. Exit status 0 when mail is
+there, 124 on timeout, 1 on error, so a shell loop can be written:
+
+  while mailfs wait me --timeout 10m; do ...; done`
+}
+
+func (c *waitCmd) Run(a *app) error {
+	agent, err := needAgent(c.Agent)
+	if err != nil {
+		return err
+	}
+	if c.Timeout < 0 || c.Poll < 0 {
+		return errors.New("--timeout and --poll must be positive durations")
+	}
+	s, err := a.open()
+	if err != nil {
+		return err
+	}
+	ctx := a.ctx
+	if c.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
+		defer cancel()
+	}
+	w := &watch.Watcher{Store: s, Agents: []string{agent}, Poll: c.Poll, Warn: a.warn}
+	ch, err := w.Watch(ctx)
+	if err != nil {
+		return err
+	}
+	if _, ok := <-ch; !ok {
+		if a.ctx.Err() != nil {
+			return nil // interrupted
+		}
+		return &exitStatus{code: 124, msg: fmt.Sprintf("timeout: no unread mail for %s within %v", agent, c.Timeout)}
+	}
+	// Something arrived (or was waiting): show everything unread, as inbox.
+	return (&inboxCmd{Agent: agent, By: "time", jsonFlag: c.jsonFlag}).Run(a)
+}
