@@ -99,6 +99,7 @@ func (sw *Sweeper) Sweep(ctx context.Context, agents ...string) (*Report, error)
 		agents = all
 	}
 	var failed []error
+	sweepChannels := len(agents) == 0
 	for _, agent := range agents {
 		if err := ctx.Err(); err != nil {
 			return rep, err
@@ -113,12 +114,36 @@ func (sw *Sweeper) Sweep(ctx context.Context, agents ...string) (*Report, error)
 		}
 		rep.Mailboxes++
 	}
+	if sweepChannels && !sw.DryRun {
+		// Channels keep their own retention (maildir.ChannelConfig); a
+		// full sweep applies it too.
+		channels, err := sw.Store.Channels()
+		if err != nil {
+			failed = append(failed, err)
+		}
+		for _, c := range channels {
+			moved, err := sw.Store.Retain("channel:" + c)
+			for _, id := range moved {
+				rep.Moved = append(rep.Moved, Moved{Agent: "channel:" + c, ID: id})
+			}
+			if err != nil {
+				f := &Failed{Agent: "channel:" + c, Err: err}
+				rep.Failed = append(rep.Failed, f)
+				failed = append(failed, f)
+			}
+		}
+	}
 	return rep, errors.Join(failed...)
 }
 
 // sweepOne moves agent's messages stamped before limit.
 func (sw *Sweeper) sweepOne(ctx context.Context, rep *Report, agent string, limit time.Time) error {
 	s := sw.Store
+	a, err := maildir.ParseAddress(agent)
+	if err != nil {
+		return err
+	}
+	agent = a.Qualified() // a mailbox, whatever groups or queues share its name
 	entries, skipped, err := s.Entries(agent, false)
 	if err != nil {
 		return err
@@ -141,7 +166,7 @@ func (sw *Sweeper) sweepOne(ctx context.Context, rep *Report, agent string, limi
 				continue // moved or deleted meanwhile
 			}
 			if err != nil {
-				rep.Skipped = append(rep.Skipped, &Skip{Path: pathOf(agent, e.ID), Err: unwrap(err)})
+				rep.Skipped = append(rep.Skipped, &Skip{Path: pathOf(a, e.ID), Err: unwrap(err)})
 				continue
 			}
 			if m.Archived {
@@ -165,7 +190,7 @@ func (sw *Sweeper) sweepOne(ctx context.Context, rep *Report, agent string, limi
 	}
 	if sw.DryRun {
 		for _, id := range ids {
-			rep.Moved = append(rep.Moved, Moved{Agent: agent, ID: id})
+			rep.Moved = append(rep.Moved, Moved{Agent: a.Name, ID: id})
 		}
 		return nil
 	}
@@ -176,11 +201,11 @@ func (sw *Sweeper) sweepOne(ctx context.Context, rep *Report, agent string, limi
 	for i, err := range errs {
 		switch {
 		case err == nil:
-			rep.Moved = append(rep.Moved, Moved{Agent: agent, ID: ids[i]})
+			rep.Moved = append(rep.Moved, Moved{Agent: a.Name, ID: ids[i]})
 		case errors.Is(err, maildir.ErrNotFound):
 			// deleted meanwhile, or archived by another sweeper: not ours
 		default:
-			rep.Skipped = append(rep.Skipped, &Skip{Path: pathOf(agent, ids[i]), Err: unwrap(err)})
+			rep.Skipped = append(rep.Skipped, &Skip{Path: pathOf(a, ids[i]), Err: unwrap(err)})
 		}
 	}
 	return nil
@@ -217,7 +242,7 @@ func (sw *Sweeper) Loop(ctx context.Context, every time.Duration, agents []strin
 	}
 }
 
-func pathOf(agent, id string) string { return maildir.MailDir + "/" + agent + "/" + id + ".json" }
+func pathOf(a maildir.Address, id string) string { return a.Dir(false) + "/" + id + ".json" }
 
 // unwrap drops the *fs.PathError around err: a Skip already names the file.
 func unwrap(err error) error {

@@ -18,36 +18,43 @@ const MaxAgentLen = 64
 // a-z, 0-9, ".", "_" and "-", not starting with "." or "-": one path
 // element that cannot lead outside the mail tree.
 func ParseAgent(addr string) (string, error) {
-	bad := func(why string) (string, error) {
+	name, why := canonical(addr)
+	if why != "" {
 		return "", fmt.Errorf("%w %q: %s", ErrInvalidAddress, addr, why)
 	}
+	return name, nil
+}
+
+// canonical returns the canonical form of an agent (or group, queue or
+// channel) name, or why it is not one.
+func canonical(addr string) (name, why string) {
 	if addr == "" {
-		return bad("empty")
+		return "", "empty"
 	}
 	for i := 0; i < len(addr); i++ {
 		if c := addr[i]; c < 0x20 || c == 0x7f {
-			return bad("contains a control character")
+			return "", "contains a control character"
 		}
 	}
 	if strings.HasPrefix(addr, "/") {
-		return bad("absolute paths are not agent names")
+		return "", "absolute paths are not agent names"
 	}
 	s := strings.TrimSuffix(addr, "/")
 	parts := strings.Split(s, "/")
 	for _, p := range parts {
 		switch p {
 		case "":
-			return bad(`empty path element ("//")`)
+			return "", `empty path element ("//")`
 		case ".", "..":
-			return bad(`"." and ".." are not agent names`)
+			return "", `"." and ".." are not agent names`
 		}
 	}
 	b := []byte(strings.Join(parts, "."))
 	if len(b) > MaxAgentLen {
-		return bad(fmt.Sprintf("longer than %d bytes", MaxAgentLen))
+		return "", fmt.Sprintf("longer than %d bytes", MaxAgentLen)
 	}
 	if b[0] == '.' || b[0] == '-' {
-		return bad(`must not start with "." or "-"`)
+		return "", `must not start with "." or "-"`
 	}
 	for i, c := range b {
 		if 'A' <= c && c <= 'Z' {
@@ -57,12 +64,12 @@ func ParseAgent(addr string) (string, error) {
 		switch {
 		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '.', c == '_', c == '-':
 		case c >= 0x80:
-			return bad("only ASCII a-z 0-9 . _ - are allowed")
+			return "", "only ASCII a-z 0-9 . _ - are allowed"
 		default:
-			return bad(fmt.Sprintf("%q is not allowed (use a-z 0-9 . _ -)", rune(c)))
+			return "", fmt.Sprintf("%q is not allowed (use a-z 0-9 . _ -)", rune(c))
 		}
 	}
-	return string(b), nil
+	return string(b), ""
 }
 
 // ValidAgent reports whether name is already a canonical agent id, as
@@ -97,4 +104,100 @@ func ParseID(s string) (string, error) {
 		}
 	}
 	return id, nil
+}
+
+// A Kind is what an address names.
+type Kind uint8
+
+// The kinds of address (SPEC §8). Agents, queues and channels are folders
+// of messages; a group is a list of addresses, expanded when mail is sent.
+const (
+	KindAgent   Kind = iota // toast, gastown/witness, agent:toast
+	KindGroup               // @reviewers
+	KindQueue               // queue:work
+	KindChannel             // channel:merges
+)
+
+// The folders of the kinds that hold messages.
+const (
+	QueueDir   = "state/queue"
+	ChannelDir = "state/channel"
+	GroupDir   = "state/groups"
+)
+
+// An Address is a parsed recipient: an agent, a group, a work queue or a
+// channel. Its Name is canonical, as [ParseAgent] makes agent ids.
+type Address struct {
+	Kind Kind
+	Name string
+
+	explicit bool // written with a prefix, so it cannot be ambiguous
+}
+
+// String returns the address in its canonical written form: "toast",
+// "@reviewers", "queue:work", "channel:merges".
+func (a Address) String() string {
+	switch a.Kind {
+	case KindGroup:
+		return "@" + a.Name
+	case KindQueue:
+		return "queue:" + a.Name
+	case KindChannel:
+		return "channel:" + a.Name
+	}
+	return a.Name
+}
+
+// Qualified returns the address written so that it cannot be mistaken for
+// another kind: an agent gets the "agent:" prefix. Programs that pass
+// addresses back to a Store (sweepers, watchers) use this form.
+func (a Address) Qualified() string {
+	if a.Kind == KindAgent {
+		return "agent:" + a.Name
+	}
+	return a.String()
+}
+
+// Dir returns the root-relative folder that holds the address's messages,
+// or its archive folder. A group holds none: Dir returns "".
+func (a Address) Dir(archived bool) string {
+	var d string
+	switch a.Kind {
+	case KindAgent:
+		d = MailDir + "/" + a.Name
+	case KindQueue:
+		d = QueueDir + "/" + a.Name
+	case KindChannel:
+		d = ChannelDir + "/" + a.Name
+	default:
+		return ""
+	}
+	if archived {
+		d += "/" + ArchiveDir
+	}
+	return d
+}
+
+// ParseAddress parses a written address. Prefixes say what it names:
+// "@name" a group, "queue:name" a work queue, "channel:name" a channel,
+// "agent:name" an agent; without one it is an agent address (SPEC §2).
+// Names follow the rules of agent ids. ParseAddress checks only the
+// syntax; [Store.Resolve] also refuses a bare name that could mean two
+// things.
+func ParseAddress(s string) (Address, error) {
+	kind, name, explicit := KindAgent, s, false
+	for _, p := range []struct {
+		prefix string
+		kind   Kind
+	}{{"@", KindGroup}, {"queue:", KindQueue}, {"channel:", KindChannel}, {"agent:", KindAgent}} {
+		if rest, ok := strings.CutPrefix(s, p.prefix); ok {
+			kind, name, explicit = p.kind, rest, true
+			break
+		}
+	}
+	canon, why := canonical(name)
+	if why != "" {
+		return Address{}, fmt.Errorf("%w %q: %s", ErrInvalidAddress, s, why)
+	}
+	return Address{Kind: kind, Name: canon, explicit: explicit}, nil
 }

@@ -13,9 +13,8 @@ import (
 // or changed under it.
 const maxRewrites = 16
 
-// MarkRead sets "read" to true on message id in agent's mailbox (or its
-// archive) and returns the message as it now is. id is resolved as [Store.Get]
-// does.
+// MarkRead sets "read" to true on message id at addr (or in its archive)
+// and returns the message as it now is. id is resolved as [Store.Get] does.
 //
 // The rewrite is atomic and keeps every other key's value byte for byte. It
 // is swapped in with an exchange that fails if the file has gone, so a mark
@@ -23,33 +22,33 @@ const maxRewrites = 16
 // file was archived meanwhile, the mark follows it there; if it was deleted,
 // MarkRead returns [ErrNotFound]. A message that is already read is not
 // written at all.
-func (s *Store) MarkRead(agent, id string) (*Message, error) { return s.setRead(agent, id, true) }
+func (s *Store) MarkRead(addr, id string) (*Message, error) { return s.setRead(addr, id, true) }
 
 // MarkUnread sets "read" to false, as [Store.MarkRead] sets it to true.
-func (s *Store) MarkUnread(agent, id string) (*Message, error) { return s.setRead(agent, id, false) }
+func (s *Store) MarkUnread(addr, id string) (*Message, error) { return s.setRead(addr, id, false) }
 
-func (s *Store) setRead(agent, id string, read bool) (*Message, error) {
-	agent, err := ParseAgent(agent)
+func (s *Store) setRead(addr, id string, read bool) (*Message, error) {
+	b, err := s.box(addr)
 	if err != nil {
 		return nil, err
 	}
 	for range maxRewrites {
-		d, name, archived, err := s.locate(agent, id)
+		d, name, archived, err := s.locate(b, id)
 		if err != nil {
 			return nil, err
 		}
 		id = name // later rounds look for exactly this message
-		m, err := s.rewriteRead(d, agent, archived, name, read)
+		m, err := s.rewriteRead(d, b, archived, name, read)
 		d.Close()
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, durable.ErrChanged) {
 			continue // moved, deleted or rewritten meanwhile: look again
 		}
 		return m, err
 	}
-	return nil, fmt.Errorf("marking %s/%s: the file kept changing; try again", agent, id)
+	return nil, fmt.Errorf("marking %s/%s: the file kept changing; try again", b, id)
 }
 
-func (s *Store) rewriteRead(d *durable.Dir, agent string, archived bool, name string, read bool) (*Message, error) {
+func (s *Store) rewriteRead(d *durable.Dir, b Address, archived bool, name string, read bool) (*Message, error) {
 	data, _, err := d.ReadFile(name, MaxSize)
 	if err != nil {
 		return nil, err
@@ -58,7 +57,7 @@ func (s *Store) rewriteRead(d *durable.Dir, agent string, archived bool, name st
 	if err != nil {
 		return nil, &fs.PathError{Op: "parse", Path: d.Join(name), Err: err}
 	}
-	m.ID, m.Agent, m.Path, m.Archived = name[:len(name)-len(".json")], agent, d.Join(name), archived
+	m.ID, m.Agent, m.Path, m.Archived = name[:len(name)-len(".json")], b.String(), d.Join(name), archived
 	if m.Timestamp.IsZero() {
 		if t, ok := ParseStamp(name); ok {
 			m.Timestamp = t
@@ -84,21 +83,21 @@ func (s *Store) rewriteRead(d *durable.Dir, agent string, archived bool, name st
 	return m, nil
 }
 
-// Delete removes message id from agent's mailbox (or its archive) and
+// Delete removes message id from the folder at addr (or its archive) and
 // makes the removal durable. id is resolved as [Store.Get] does.
-func (s *Store) Delete(agent, id string) error {
-	agent, err := ParseAgent(agent)
+func (s *Store) Delete(addr, id string) error {
+	b, err := s.box(addr)
 	if err != nil {
 		return err
 	}
-	d, name, _, err := s.locate(agent, id)
+	d, name, _, err := s.locate(b, id)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
 	if err := d.Remove(name); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return notFound(agent, id)
+			return notFound(b, id)
 		}
 		return err
 	}

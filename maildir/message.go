@@ -163,17 +163,11 @@ func (m *Message) set(f field) error {
 			return fmt.Errorf("key %q is not a boolean", f.key)
 		}
 	case "cc":
-		var raws []json.RawMessage
-		if f.raw[0] != '[' || json.Unmarshal(f.raw, &raws) != nil {
+		cc, ok := stringArray(f.raw)
+		if !ok {
 			return fmt.Errorf("key %q is not an array of strings", f.key)
 		}
-		m.CC = make([]string, len(raws))
-		for i, r := range raws {
-			if r[0] != '"' {
-				return fmt.Errorf("key %q is not an array of strings", f.key)
-			}
-			m.CC[i], _ = unquote(r)
-		}
+		m.CC = cc
 	default:
 		if m.Extra == nil {
 			m.Extra = make(map[string]json.RawMessage)
@@ -181,6 +175,23 @@ func (m *Message) set(f field) error {
 		m.Extra[f.key] = json.RawMessage(f.raw)
 	}
 	return nil
+}
+
+// stringArray decodes a JSON array of strings; ok is false for anything
+// else, including an array holding another type.
+func stringArray(raw []byte) (out []string, ok bool) {
+	var raws []json.RawMessage
+	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &raws) != nil {
+		return nil, false
+	}
+	out = make([]string, len(raws))
+	for i, r := range raws {
+		if r[0] != '"' {
+			return nil, false
+		}
+		out[i], _ = unquote(r)
+	}
+	return out, true
 }
 
 // fields returns the file's members for m, every required key included.

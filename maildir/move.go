@@ -28,16 +28,16 @@ type Entry struct {
 	Stamp    time.Time // from the file name; zero when the name carries none
 }
 
-// Entries lists the message files in agent's mailbox, or its archive,
-// without opening any of them: it reads the directory only. Entries that
-// cannot be messages are returned in skipped (not reported to Warn);
-// dot-files and the archive and quarantine folders are left out in silence.
-func (s *Store) Entries(agent string, archived bool) (entries []Entry, skipped []*SkipError, err error) {
-	agent, err = ParseAgent(agent)
+// Entries lists the message files at addr, or in its archive, without
+// opening any of them: it reads the directory only. Entries that cannot be
+// messages are returned in skipped (not reported to Warn); dot-files and
+// the archive and quarantine folders are left out in silence.
+func (s *Store) Entries(addr string, archived bool) (entries []Entry, skipped []*SkipError, err error) {
+	b, err := s.box(addr)
 	if err != nil {
 		return nil, nil, err
 	}
-	d, err := s.openFolder(agent, archived)
+	d, err := s.openFolder(b, archived)
 	if d == nil {
 		return nil, nil, err
 	}
@@ -48,12 +48,12 @@ func (s *Store) Entries(agent string, archived bool) (entries []Entry, skipped [
 			return
 		}
 		t, _ := ParseStamp(name)
-		entries = append(entries, Entry{Agent: agent, ID: strings.TrimSuffix(name, ".json"), Archived: archived, Stamp: t})
+		entries = append(entries, Entry{Agent: b.String(), ID: strings.TrimSuffix(name, ".json"), Archived: archived, Stamp: t})
 	})
 	return entries, skipped, err
 }
 
-// Archive moves messages from agent's mailbox into its archive folder,
+// Archive moves messages from the folder at addr into its archive folder,
 // under the same names, and returns one error per id (nil when the message
 // was moved or was already archived). Each move is a rename that never
 // replaces a file: a clash gives [ErrClash] and leaves both files where
@@ -61,22 +61,23 @@ func (s *Store) Entries(agent string, archived bool) (entries []Entry, skipped [
 // Archive returns. The error returned alone is for the mailbox as a whole
 // (for example an "archive" that is not a directory), and then nothing was
 // moved. ids are resolved as [Store.Get] does.
-func (s *Store) Archive(agent string, ids []string) ([]error, error) {
-	return s.move(agent, ids, true)
+func (s *Store) Archive(addr string, ids []string) ([]error, error) {
+	return s.move(addr, ids, true)
 }
 
-// Restore moves archived messages back into agent's mailbox, as [Store.Archive]
-// moves them out; a message that is already in the mailbox is not an error.
-func (s *Store) Restore(agent string, ids []string) ([]error, error) {
-	return s.move(agent, ids, false)
+// Restore moves archived messages back into the folder at addr, as
+// [Store.Archive] moves them out; a message that is already there is not
+// an error.
+func (s *Store) Restore(addr string, ids []string) ([]error, error) {
+	return s.move(addr, ids, false)
 }
 
-func (s *Store) move(agent string, ids []string, toArchive bool) ([]error, error) {
-	agent, err := ParseAgent(agent)
+func (s *Store) move(addr string, ids []string, toArchive bool) ([]error, error) {
+	b, err := s.box(addr)
 	if err != nil {
 		return nil, err
 	}
-	src, err := s.openFolder(agent, !toArchive)
+	src, err := s.openFolder(b, !toArchive)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +96,7 @@ func (s *Store) move(agent string, ids []string, toArchive bool) ([]error, error
 				continue
 			}
 		}
-		d, name, archived, err := s.locate(agent, id)
+		d, name, archived, err := s.locate(b, id)
 		switch {
 		case err != nil:
 			errs[i] = err
@@ -110,7 +111,7 @@ func (s *Store) move(agent string, ids []string, toArchive bool) ([]error, error
 	if len(names) == 0 {
 		return errs, nil
 	}
-	moveErrs, err := s.moveNames(agent, names, toArchive)
+	moveErrs, err := s.moveNames(b, names, toArchive)
 	if err != nil {
 		return nil, err
 	}
@@ -120,21 +121,21 @@ func (s *Store) move(agent string, ids []string, toArchive bool) ([]error, error
 	return errs, nil
 }
 
-// moveNames moves the exact file names between agent's mailbox and its
+// moveNames moves the exact file names between a box's folder and its
 // archive, then fsyncs both folders once. A name that is gone from the
 // source was moved or deleted by someone else: if it is now at the
 // destination that is success, otherwise ErrNotFound.
-func (s *Store) moveNames(agent string, names []string, toArchive bool) ([]error, error) {
+func (s *Store) moveNames(b Address, names []string, toArchive bool) ([]error, error) {
 	r, err := s.open(true)
 	if err != nil {
 		return nil, err
 	}
-	src, err := r.Open(mailbox(agent, !toArchive))
+	src, err := r.Open(b.Dir(!toArchive))
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
-	dst, err := r.MkdirAll(mailbox(agent, toArchive))
+	dst, err := r.MkdirAll(b.Dir(toArchive))
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +151,7 @@ func (s *Store) moveNames(agent string, names []string, toArchive bool) ([]error
 			errs[i] = &fs.PathError{Op: "move", Path: src.Join(name), Err: ErrClash}
 		case errors.Is(err, fs.ErrNotExist):
 			if _, lerr := dst.Lstat(name); lerr != nil {
-				errs[i] = notFound(agent, strings.TrimSuffix(name, ".json"))
+				errs[i] = notFound(b, strings.TrimSuffix(name, ".json"))
 			}
 		default:
 			errs[i] = err

@@ -25,16 +25,19 @@ type ListOptions struct {
 	Limit      int  // at most this many, after ordering; 0 means no limit
 }
 
-// List returns the messages in agent's mailbox, oldest first: the unread
-// ones, or all of them with opt.All. A mailbox that does not exist is empty.
-// Files that are not messages are reported to [Store.Warn] and skipped.
-func (s *Store) List(agent string, opt ListOptions) ([]*Message, error) {
-	agent, err := ParseAgent(agent)
+// List returns the messages at addr (an agent's mailbox, a queue or a
+// channel), oldest first: the unread ones, or all of them with opt.All.
+// A channel's posts are all listed: "read" means nothing for a broadcast.
+// A folder that does not exist is empty. Files that are not messages are
+// reported to [Store.Warn] and skipped.
+func (s *Store) List(addr string, opt ListOptions) ([]*Message, error) {
+	b, err := s.box(addr)
 	if err != nil {
 		return nil, err
 	}
-	keep := func(m *Message) bool { return opt.All || !m.Read }
-	msgs, err := s.readFolder(agent, opt.Archived, keep)
+	all := opt.All || b.Kind == KindChannel
+	keep := func(m *Message) bool { return all || !m.Read }
+	msgs, err := s.readFolder(b, opt.Archived, keep)
 	if err != nil {
 		return nil, err
 	}
@@ -57,22 +60,22 @@ func sortByTime(msgs []*Message) {
 	})
 }
 
-// Get returns the message id from agent's mailbox or its archive. id may be
-// the id, the file name, or a unique prefix of the id; a prefix that matches
-// several messages gives an [*AmbiguousError]. Get changes nothing.
-func (s *Store) Get(agent, id string) (*Message, error) {
-	agent, err := ParseAgent(agent)
+// Get returns the message id from the folder at addr or its archive. id
+// may be the id, the file name, or a unique prefix of the id; a prefix that
+// matches several messages gives an [*AmbiguousError]. Get changes nothing.
+func (s *Store) Get(addr, id string) (*Message, error) {
+	b, err := s.box(addr)
 	if err != nil {
 		return nil, err
 	}
-	d, name, archived, err := s.locate(agent, id)
+	d, name, archived, err := s.locate(b, id)
 	if err != nil {
 		return nil, err
 	}
 	defer d.Close()
-	m, err := s.load(d, agent, archived, name)
+	m, err := s.load(d, b, archived, name)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, notFound(agent, id)
+		return nil, notFound(b, id)
 	}
 	return m, err
 }
@@ -85,15 +88,15 @@ type Counts struct {
 	Archived int    `json:"archived"` // files in its archive folder
 }
 
-// Count counts agent's messages. It reads one file at a time, so its memory
-// does not grow with the size of the messages.
-func (s *Store) Count(agent string) (Counts, error) {
-	agent, err := ParseAgent(agent)
+// Count counts the messages at addr. It reads one batch of files at a
+// time, so its memory does not grow with the size of the folder.
+func (s *Store) Count(addr string) (Counts, error) {
+	b, err := s.box(addr)
 	if err != nil {
 		return Counts{}, err
 	}
-	c := Counts{Agent: agent}
-	_, err = s.readFolder(agent, false, func(m *Message) bool {
+	c := Counts{Agent: b.String()}
+	_, err = s.readFolder(b, false, func(m *Message) bool {
 		c.Total++
 		if !m.Read {
 			c.Unread++
@@ -103,7 +106,7 @@ func (s *Store) Count(agent string) (Counts, error) {
 	if err != nil {
 		return c, err
 	}
-	d, err := s.openFolder(agent, true)
+	d, err := s.openFolder(b, true)
 	if d == nil {
 		return c, err
 	}
@@ -147,12 +150,12 @@ func (s *Store) Agents() ([]string, error) {
 	return agents, nil
 }
 
-// readFolder parses the messages in one folder of agent's mailbox and
-// returns those keep accepts (keep is called in file-name order, from the
-// calling goroutine). Files that vanish meanwhile are skipped silently;
-// files that are not messages are reported to Warn.
-func (s *Store) readFolder(agent string, archived bool, keep func(*Message) bool) ([]*Message, error) {
-	d, err := s.openFolder(agent, archived)
+// readFolder parses the messages in one folder of a box and returns those
+// keep accepts (keep is called in file-name order, from the calling
+// goroutine). Files that vanish meanwhile are skipped silently; files that
+// are not messages are reported to Warn.
+func (s *Store) readFolder(b Address, archived bool, keep func(*Message) bool) ([]*Message, error) {
+	d, err := s.openFolder(b, archived)
 	if d == nil {
 		return nil, err
 	}
@@ -170,7 +173,7 @@ func (s *Store) readFolder(agent string, archived bool, keep func(*Message) bool
 	var kept []*Message
 	for lo := 0; lo < len(names); lo += batch {
 		part := names[lo:min(lo+batch, len(names))]
-		parallel(len(part), func(i int) { msgs[i], errs[i] = s.load(d, agent, archived, part[i]) })
+		parallel(len(part), func(i int) { msgs[i], errs[i] = s.load(d, b, archived, part[i]) })
 		for i, m := range msgs[:len(part)] {
 			switch err := errs[i]; {
 			case errors.Is(err, fs.ErrNotExist):
@@ -240,8 +243,8 @@ func notMessage(name string, typ fs.FileMode, path string) error {
 	return nil
 }
 
-// load reads and parses one message file.
-func (s *Store) load(d *durable.Dir, agent string, archived bool, name string) (*Message, error) {
+// load reads and parses one message file of box b.
+func (s *Store) load(d *durable.Dir, b Address, archived bool, name string) (*Message, error) {
 	data, st, err := d.ReadFile(name, MaxSize)
 	if errors.Is(err, durable.ErrTooLarge) {
 		return nil, &fs.PathError{Op: "read", Path: d.Join(name), Err: ErrTooLarge}
@@ -257,7 +260,7 @@ func (s *Store) load(d *durable.Dir, agent string, archived bool, name string) (
 		return nil, &fs.PathError{Op: "parse", Path: d.Join(name), Err: err}
 	}
 	m.ID = strings.TrimSuffix(name, ".json")
-	m.Agent = agent
+	m.Agent = b.String()
 	m.Path = d.Join(name)
 	m.Archived = archived
 	if m.Timestamp.IsZero() {
@@ -280,21 +283,21 @@ func unwrapPath(err error) error {
 	return err
 }
 
-func notFound(agent, id string) error {
-	return &fs.PathError{Op: "find", Path: mailbox(agent, false) + "/" + id, Err: ErrNotFound}
+func notFound(b Address, id string) error {
+	return &fs.PathError{Op: "find", Path: b.Dir(false) + "/" + id, Err: ErrNotFound}
 }
 
-// locate finds message id in agent's mailbox: the exact id (or file name)
-// in the mailbox, then in its archive, then a unique prefix in either. It
-// returns the open folder, which the caller closes.
-func (s *Store) locate(agent, id string) (*durable.Dir, string, bool, error) {
+// locate finds message id in box b: the exact id (or file name) in its
+// folder, then in its archive, then a unique prefix in either. It returns
+// the open folder, which the caller closes.
+func (s *Store) locate(b Address, id string) (*durable.Dir, string, bool, error) {
 	id, err := ParseID(id)
 	if err != nil {
 		return nil, "", false, err
 	}
 	name := id + ".json"
 	for _, archived := range []bool{false, true} {
-		d, err := s.openFolder(agent, archived)
+		d, err := s.openFolder(b, archived)
 		if err != nil {
 			return nil, "", false, err
 		}
@@ -313,7 +316,7 @@ func (s *Store) locate(agent, id string) (*durable.Dir, string, bool, error) {
 	var matches []match
 	ids := map[string]bool{}
 	for _, archived := range []bool{false, true} {
-		d, err := s.openFolder(agent, archived)
+		d, err := s.openFolder(b, archived)
 		if err != nil {
 			return nil, "", false, err
 		}
@@ -333,11 +336,11 @@ func (s *Store) locate(agent, id string) (*durable.Dir, string, bool, error) {
 	}
 	switch len(matches) {
 	case 0:
-		return nil, "", false, notFound(agent, id)
+		return nil, "", false, notFound(b, id)
 	case 1:
-		d, err := s.openFolder(agent, matches[0].archived)
+		d, err := s.openFolder(b, matches[0].archived)
 		if d == nil {
-			return nil, "", false, cmp.Or(err, notFound(agent, id))
+			return nil, "", false, cmp.Or(err, notFound(b, id))
 		}
 		return d, matches[0].name, matches[0].archived, nil
 	}
@@ -349,31 +352,31 @@ func (s *Store) locate(agent, id string) (*durable.Dir, string, bool, error) {
 	return nil, "", false, &AmbiguousError{ID: id, Candidates: c}
 }
 
-// Load reads the message whose id is exactly id from agent's mailbox: not
-// its archive, and never by prefix. It is for callers that know the file
-// name, such as watchers. A file that is not there gives [ErrNotFound]; one
-// that is not a message gives an error wrapping [ErrInvalidMessage],
-// [ErrTooLarge] or [ErrNotMessage].
-func (s *Store) Load(agent, id string) (*Message, error) {
-	agent, err := ParseAgent(agent)
+// Load reads the message whose id is exactly id from the folder at addr:
+// not its archive, and never by prefix. It is for callers that know the
+// file name, such as watchers. A file that is not there gives
+// [ErrNotFound]; one that is not a message gives an error wrapping
+// [ErrInvalidMessage], [ErrTooLarge] or [ErrNotMessage].
+func (s *Store) Load(addr, id string) (*Message, error) {
+	b, err := s.box(addr)
 	if err != nil {
 		return nil, err
 	}
 	if id, err = ParseID(id); err != nil {
 		return nil, err
 	}
-	d, err := s.openFolder(agent, false)
+	d, err := s.openFolder(b, false)
 	if d == nil {
 		if err == nil {
-			err = notFound(agent, id)
+			err = notFound(b, id)
 		}
 		return nil, err
 	}
 	defer d.Close()
-	m, err := s.load(d, agent, false, id+".json")
+	m, err := s.load(d, b, false, id+".json")
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, notFound(agent, id)
+		return nil, notFound(b, id)
 	case errors.Is(err, durable.ErrNotRegular):
 		return nil, &fs.PathError{Op: "read", Path: d.Join(id + ".json"), Err: fmt.Errorf("%w (%v)", ErrNotMessage, durable.ErrNotRegular)}
 	}

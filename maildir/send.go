@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"slices"
+	"sync"
 	"time"
 
 	"github.com/mailfs/mailfs/internal/durable"
@@ -16,20 +16,31 @@ const DefaultType = "message"
 // maxSuffix bounds the "-2", "-3", … suffixes tried when an id is taken.
 const maxSuffix = 10000
 
-// Send delivers m to m.To and one copy to each agent in m.CC, and returns
-// the delivered copies with their ID, Agent and Path set.
+// fanOut bounds the copies of one message written at once.
+const fanOut = 8
+
+// Send delivers m to m.To and to each address in m.CC, and returns the
+// delivered copies with their ID, Agent and Path set.
 //
-// Every address is checked before anything is written: one bad address
-// refuses the whole send. Send fills in what the sender leaves out: Type
-// [DefaultType], Priority [Normal], Timestamp now; Read is always false. A
-// message without a Thread starts one: every copy gets the id of the first
-// copy as its thread. Each copy has its own id.
+// An address may be an agent, a group ("@name": one copy per member, the
+// sender left out), a work queue ("queue:name": one item for a claimant) or
+// a channel ("channel:name": one post, after which the channel's retention
+// applies); see [ParseAddress] and [Store.Resolve]. Every address is
+// resolved, and groups expanded, before anything is written: one bad
+// address refuses the whole send. Each recipient gets one copy, however
+// many times it is named.
+//
+// Send fills in what the sender leaves out: Type [DefaultType], Priority
+// [Normal], Timestamp now; Read is always false. A message without a Thread
+// starts one: every copy gets the id of the first copy as its thread. Each
+// copy has its own id. Every copy records To and CC as written
+// (canonically), not expanded.
 //
 // Each copy is written with [durable.Dir.Create]: a dot-temp in the
-// recipient's mailbox, fsync, a rename that never replaces a file, an fsync
-// of the mailbox. When Send returns a copy, that copy survives a power cut.
-// If a later copy fails, the copies already delivered are returned with the
-// error.
+// recipient's folder, fsync, a rename that never replaces a file, an fsync
+// of the folder. The copies after the first are written concurrently, and
+// Send returns only when each is durable. If some copies fail, the others
+// are returned with the error.
 func (s *Store) Send(m *Message) ([]*Message, error) {
 	c, rcpts, err := s.prepare(m)
 	if err != nil {
@@ -40,23 +51,50 @@ func (s *Store) Send(m *Message) ([]*Message, error) {
 		return nil, err
 	}
 	t := s.stamp(len(rcpts))
-	var sent []*Message
-	for i, agent := range rcpts {
-		msg := *c
-		msg.Timestamp = t.Add(time.Duration(i)) // distinct ids for the copies
-		if err := s.deliver(r, agent, &msg, c.Thread == ""); err != nil {
-			return sent, err
-		}
-		if i == 0 && c.Thread == "" {
-			c.Thread = msg.ID
-		}
-		sent = append(sent, &msg)
+	first := *c
+	first.Timestamp = t
+	if err := s.deliver(r, rcpts[0], &first, c.Thread == ""); err != nil {
+		return nil, err
 	}
-	return sent, nil
+	c.Thread = first.Thread
+	copies := make([]*Message, len(rcpts))
+	errs := make([]error, len(rcpts))
+	copies[0] = &first
+	var wg sync.WaitGroup
+	work := make(chan int)
+	for range min(fanOut, len(rcpts)-1) {
+		wg.Go(func() {
+			for i := range work {
+				msg := *c
+				msg.Timestamp = t.Add(time.Duration(i)) // distinct ids for the copies
+				if errs[i] = s.deliver(r, rcpts[i], &msg, false); errs[i] == nil {
+					copies[i] = &msg
+				}
+			}
+		})
+	}
+	for i := 1; i < len(rcpts); i++ {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	var sent []*Message
+	for i, m := range copies {
+		if m != nil {
+			sent = append(sent, m)
+			if rcpts[i].Kind == KindChannel {
+				if _, err := s.Retain(rcpts[i].String()); err != nil {
+					errs[i] = fmt.Errorf("posted, but applying the retention of %s failed: %w", rcpts[i], err)
+				}
+			}
+		}
+	}
+	return sent, errors.Join(errs...)
 }
 
-// prepare checks m and returns the copy to deliver and its recipients.
-func (s *Store) prepare(m *Message) (*Message, []string, error) {
+// prepare checks m and returns the copy to deliver and its recipients, in
+// order, each once.
+func (s *Store) prepare(m *Message) (*Message, []Address, error) {
 	c := *m
 	c.ID, c.Agent, c.Path, c.Archived, c.Read = "", "", "", false, false
 	if c.From == "" {
@@ -66,20 +104,44 @@ func (s *Store) prepare(m *Message) (*Message, []string, error) {
 	if c.From, err = ParseAgent(c.From); err != nil {
 		return nil, nil, err
 	}
-	if c.To, err = ParseAgent(c.To); err != nil {
+	to, err := s.Resolve(c.To)
+	if err != nil {
 		return nil, nil, err
 	}
-	rcpts := []string{c.To}
+	c.To = to.String()
+	written := []Address{to}
 	c.CC = nil
 	for _, a := range m.CC {
-		a, err := ParseAgent(a)
+		a, err := s.Resolve(a)
 		if err != nil {
 			return nil, nil, err
 		}
-		if !slices.Contains(rcpts, a) {
-			rcpts = append(rcpts, a)
-			c.CC = append(c.CC, a)
+		if !containsAddr(written, a) {
+			written = append(written, a)
+			c.CC = append(c.CC, a.String())
 		}
+	}
+	var rcpts []Address
+	for _, a := range written {
+		boxes := []Address{a}
+		switch a.Kind {
+		case KindGroup:
+			if boxes, err = s.expand(a.Name, c.From); err != nil {
+				return nil, nil, err
+			}
+		case KindChannel:
+			if !s.exists(a) {
+				return nil, nil, fmt.Errorf("%w: no channel %s (create it with \"mailfs channel create %s\")", ErrInvalidAddress, a.Name, a.Name)
+			}
+		}
+		for _, b := range boxes {
+			if !containsAddr(rcpts, b) {
+				rcpts = append(rcpts, b)
+			}
+		}
+	}
+	if len(rcpts) == 0 {
+		return nil, nil, fmt.Errorf("%w: nobody to deliver to: the groups named have no members but the sender", ErrInvalidAddress)
 	}
 	if c.Type == "" {
 		c.Type = DefaultType
@@ -101,6 +163,15 @@ func (s *Store) prepare(m *Message) (*Message, []string, error) {
 	return &c, rcpts, nil
 }
 
+func containsAddr(list []Address, a Address) bool {
+	for _, b := range list {
+		if b.Kind == a.Kind && b.Name == a.Name {
+			return true
+		}
+	}
+	return false
+}
+
 // stamp returns a time for n copies that no earlier send through s used:
 // ids from one Store never repeat even when the clock does.
 func (s *Store) stamp(n int) time.Time {
@@ -114,10 +185,11 @@ func (s *Store) stamp(n int) time.Time {
 	return t
 }
 
-// deliver writes m into agent's mailbox under a fresh id, never replacing a
-// file: when the id is taken it tries id-2, id-3, … .
-func (s *Store) deliver(r *durable.Root, agent string, m *Message, ownThread bool) error {
-	d, err := r.MkdirAll(mailbox(agent, false))
+// deliver writes m into box b under a fresh id, never replacing a file:
+// when the id is taken it tries id-2, id-3, …. With ownThread, the message
+// starts its own thread.
+func (s *Store) deliver(r *durable.Root, b Address, m *Message, ownThread bool) error {
+	d, err := r.MkdirAll(b.Dir(false))
 	if err != nil {
 		return err
 	}
@@ -143,8 +215,8 @@ func (s *Store) deliver(r *durable.Root, agent string, m *Message, ownThread boo
 		if err != nil {
 			return err
 		}
-		m.Agent, m.Path = agent, d.Join(id+".json")
+		m.Agent, m.Path = b.String(), d.Join(id+".json")
 		return nil
 	}
-	return fmt.Errorf("no free id after %s-%d in %s", base, maxSuffix, mailbox(agent, false))
+	return fmt.Errorf("no free id after %s-%d in %s", base, maxSuffix, b.Dir(false))
 }

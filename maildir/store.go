@@ -1,8 +1,11 @@
 package maildir
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -105,17 +108,61 @@ func (s *Store) warn(path string, err error) {
 	}
 }
 
-// mailbox returns the root-relative path of agent's mailbox, or of its
-// archive folder.
-func mailbox(agent string, archived bool) string {
-	if archived {
-		return MailDir + "/" + agent + "/" + ArchiveDir
+// ErrAmbiguousAddress is returned by [Store.Resolve] for a bare name that
+// names an agent and also an existing group, queue or channel.
+var ErrAmbiguousAddress = errors.New("ambiguous address")
+
+// Resolve parses addr as [ParseAddress] does, and refuses a bare name that
+// could mean two things: an agent, and an existing group, queue or channel
+// of the same name. The error asks for a prefix. Every command that takes
+// an address resolves it here.
+func (s *Store) Resolve(addr string) (Address, error) {
+	a, err := ParseAddress(addr)
+	if err != nil || a.explicit || a.Kind != KindAgent {
+		return a, err
 	}
-	return MailDir + "/" + agent
+	var also []string
+	for _, other := range []Address{{Kind: KindGroup, Name: a.Name}, {Kind: KindQueue, Name: a.Name}, {Kind: KindChannel, Name: a.Name}} {
+		if s.exists(other) {
+			also = append(also, other.String())
+		}
+	}
+	if len(also) > 0 {
+		return Address{}, fmt.Errorf("%w %q: it names an agent, and also %s; write agent:%s or %s",
+			ErrAmbiguousAddress, addr, strings.Join(also, " and "), a.Name, strings.Join(also, " or "))
+	}
+	return a, nil
 }
 
-// openFolder opens a mailbox folder for reading. A folder (or root) that
-// does not exist yet is reported as (nil, nil): an empty mailbox.
-func (s *Store) openFolder(agent string, archived bool) (*durable.Dir, error) {
-	return s.root.Dir(mailbox(agent, archived))
+// exists reports whether the group, queue or channel a exists.
+func (s *Store) exists(a Address) bool {
+	r, err := s.open(false)
+	if err != nil {
+		return false
+	}
+	rel := a.Dir(false)
+	switch a.Kind {
+	case KindGroup:
+		rel = GroupDir + "/" + a.Name + ".json"
+	case KindChannel:
+		rel = channelConfig(a.Name)
+	}
+	_, err = r.OS().Lstat(rel)
+	return err == nil
+}
+
+// box resolves addr to a folder of messages: an agent, a queue or a
+// channel, not a group.
+func (s *Store) box(addr string) (Address, error) {
+	a, err := s.Resolve(addr)
+	if err == nil && a.Kind == KindGroup {
+		err = fmt.Errorf("%w %q: a group holds no messages; name one of its members", ErrInvalidAddress, addr)
+	}
+	return a, err
+}
+
+// openFolder opens a box's folder (or its archive) for reading. A folder
+// (or root) that does not exist yet is reported as (nil, nil): empty.
+func (s *Store) openFolder(b Address, archived bool) (*durable.Dir, error) {
+	return s.root.Dir(b.Dir(archived))
 }

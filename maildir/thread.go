@@ -8,10 +8,17 @@ import (
 
 // Reply answers message id in agent's mailbox (or its archive): r goes from
 // agent to the original sender, in the original's thread, with ReplyTo set
-// to its id. An empty Subject becomes "Re: " and the original subject; an
+// to its id. agent must be an agent: queues and channels do not reply. An empty Subject becomes "Re: " and the original subject; an
 // empty Type becomes "reply". r.Body, r.Priority and r.Extra are the
 // caller's. It returns the delivered copies, as [Store.Send] does.
 func (s *Store) Reply(agent, id string, r *Message) ([]*Message, error) {
+	b, err := s.box(agent)
+	if err != nil {
+		return nil, err
+	}
+	if b.Kind != KindAgent {
+		return nil, fmt.Errorf("%w %q: only an agent replies; claim the message into a mailbox first", ErrInvalidAddress, agent)
+	}
 	orig, err := s.Get(agent, id)
 	if err != nil {
 		return nil, err
@@ -21,7 +28,7 @@ func (s *Store) Reply(agent, id string, r *Message) ([]*Message, error) {
 	}
 	reply := *r
 	reply.From = orig.Agent
-	reply.To = orig.From
+	reply.To = "agent:" + orig.From // the sender, even if a group bears its name
 	reply.CC = nil
 	reply.Thread = orig.Thread
 	if reply.Thread == "" {
@@ -40,20 +47,21 @@ func (s *Store) Reply(agent, id string, r *Message) ([]*Message, error) {
 	return s.Send(&reply)
 }
 
-// Find returns the message with id in any mailbox or archive, for callers
-// that have an id but no recipient. id is resolved as [Store.Get] does,
-// across all mailboxes; an id present in several mailboxes is ambiguous.
+// Find returns the message with id in any mailbox, queue or channel, or
+// their archives, for callers that have an id but no recipient. id is
+// resolved as [Store.Get] does, across all of them; an id present in
+// several folders is ambiguous.
 func (s *Store) Find(id string) (*Message, error) {
 	if _, err := ParseID(id); err != nil {
 		return nil, err
 	}
-	agents, err := s.Agents()
+	boxes, err := s.boxes()
 	if err != nil {
 		return nil, err
 	}
 	// Exact ids first: one lstat per folder, no listing.
 	var found []*Message
-	for _, a := range agents {
+	for _, a := range boxes {
 		m, err := s.getExact(a, id)
 		if err != nil {
 			return nil, err
@@ -63,8 +71,8 @@ func (s *Store) Find(id string) (*Message, error) {
 		}
 	}
 	if len(found) == 0 {
-		for _, a := range agents {
-			m, err := s.Get(a, id)
+		for _, a := range boxes {
+			m, err := s.Get(a.String(), id)
 			if errors.Is(err, ErrNotFound) {
 				continue
 			}
@@ -87,22 +95,22 @@ func (s *Store) Find(id string) (*Message, error) {
 	return nil, &AmbiguousError{ID: id, Candidates: c}
 }
 
-// getExact returns the message whose id is exactly id in agent's mailbox
-// or archive, or nil.
-func (s *Store) getExact(agent, id string) (*Message, error) {
+// getExact returns the message whose id is exactly id in box b or its
+// archive, or nil.
+func (s *Store) getExact(b Address, id string) (*Message, error) {
 	id, err := ParseID(id)
 	if err != nil {
 		return nil, err
 	}
 	for _, archived := range []bool{false, true} {
-		d, err := s.openFolder(agent, archived)
+		d, err := s.openFolder(b, archived)
 		if err != nil {
 			return nil, err
 		}
 		if d == nil {
 			continue
 		}
-		m, err := s.load(d, agent, archived, id+".json")
+		m, err := s.load(d, b, archived, id+".json")
 		d.Close()
 		if err == nil {
 			return m, nil
@@ -112,7 +120,7 @@ func (s *Store) getExact(agent, id string) (*Message, error) {
 }
 
 // Thread returns every message of the conversation that id belongs to, in
-// every mailbox and archive, oldest first. id may be any message of the
+// every mailbox, queue and channel and their archives, oldest first. id may be any message of the
 // thread (resolved as [Find] does) or the thread's id itself.
 func (s *Store) Thread(id string) ([]*Message, error) {
 	key, err := ParseID(id)
@@ -127,13 +135,13 @@ func (s *Store) Thread(id string) ([]*Message, error) {
 	} else if !errors.Is(err, ErrNotFound) {
 		return nil, err
 	}
-	agents, err := s.Agents()
+	boxes, err := s.boxes()
 	if err != nil {
 		return nil, err
 	}
 	var thread []*Message
 	in := func(m *Message) bool { return m.Thread == key || m.ID == key }
-	for _, a := range agents {
+	for _, a := range boxes {
 		for _, archived := range []bool{false, true} {
 			msgs, err := s.readFolder(a, archived, in)
 			if err != nil {
@@ -147,4 +155,27 @@ func (s *Store) Thread(id string) ([]*Message, error) {
 	}
 	sortByTime(thread)
 	return thread, nil
+}
+
+// boxes returns every folder of messages: the mailboxes, then the queues,
+// then the channels.
+func (s *Store) boxes() ([]Address, error) {
+	agents, err := s.Agents()
+	if err != nil {
+		return nil, err
+	}
+	var out []Address
+	for _, a := range agents {
+		out = append(out, Address{Kind: KindAgent, Name: a, explicit: true})
+	}
+	for _, kind := range []Kind{KindQueue, KindChannel} {
+		names, err := s.names(kind)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			out = append(out, Address{Kind: kind, Name: n, explicit: true})
+		}
+	}
+	return out, nil
 }

@@ -423,7 +423,7 @@ func (q *Queue) stale(agent string, n *Nudge) bool {
 	if n.MailID == "" || q.Mail == nil {
 		return false
 	}
-	m, err := q.Mail.Get(agent, n.MailID)
+	m, err := q.Mail.Get("agent:"+agent, n.MailID)
 	return errors.Is(err, maildir.ErrNotFound) || err == nil && m.Read
 }
 

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -24,9 +26,9 @@ const DefaultGrace = 2 * time.Second
 // without one: a second of latency against a scan per second.
 const DefaultPoll = time.Second
 
-// An Event is a new message in a watched mailbox.
+// An Event is a new message in a watched mailbox (or queue, or channel).
 type Event struct {
-	Agent   string
+	Agent   string // the address of the folder: "toast", "queue:work", "channel:merges"
 	ID      string
 	Path    string // relative to the root, "/"-separated
 	Message *maildir.Message
@@ -36,7 +38,8 @@ type Event struct {
 type Watcher struct {
 	Store *maildir.Store
 
-	// Agents are the mailboxes to watch; they need not exist yet.
+	// Agents are the addresses to watch: agents' mailboxes, "queue:name"
+	// and "channel:name". They need not exist yet.
 	Agents []string
 
 	// All watches every mailbox, those created later included.
@@ -69,11 +72,14 @@ func (w *Watcher) Watch(ctx context.Context) (<-chan Event, error) {
 		grace:   cmp.Or(w.Grace, DefaultGrace),
 	}
 	for _, a := range w.Agents {
-		agent, err := maildir.ParseAgent(a)
+		addr, err := w.Store.Resolve(a)
+		if err == nil && addr.Kind == maildir.KindGroup {
+			err = fmt.Errorf("%w %q: watch a group's members, not the group", maildir.ErrInvalidAddress, a)
+		}
 		if err != nil {
 			return nil, err
 		}
-		st.boxes[agent] = newBox(agent)
+		st.boxes[addr.Dir(false)] = newBox(addr)
 	}
 	if w.Poll <= 0 {
 		fsw, err := fsnotify.NewWatcher()
@@ -114,42 +120,59 @@ type state struct {
 	root    string
 	out     chan Event
 	fsw     *fsnotify.Watcher
-	boxes   map[string]*box
+	boxes   map[string]*box // by root-relative folder
 	watched map[string]bool // absolute directories with a watch
 	grace   time.Duration
 	queue   []Event // found, not yet sent
 }
 
-// box is one watched mailbox.
+// box is one watched folder.
 type box struct {
-	agent   string
+	addr    maildir.Address
 	seen    map[string]bool      // ids reported, or read already at start
 	pending map[string]time.Time // ids that did not parse yet, since when
 	warned  map[string]bool      // pending ids already reported to Warn
 }
 
-func newBox(agent string) *box {
-	return &box{agent: agent, seen: map[string]bool{}, pending: map[string]time.Time{}, warned: map[string]bool{}}
+func newBox(addr maildir.Address) *box {
+	return &box{addr: addr, seen: map[string]bool{}, pending: map[string]time.Time{}, warned: map[string]bool{}}
 }
+
+func agentBox(name string) *box { return newBox(maildir.Address{Kind: maildir.KindAgent, Name: name}) }
 
 func (st *state) abs(rel string) string { return filepath.Join(st.root, filepath.FromSlash(rel)) }
 
-// addWatches watches the directories on the way to state/mail, then every
-// watched mailbox that exists. It goes from the top down, each watch in
-// place before the next level is looked at: a directory created meanwhile
-// is either there when looked at or reported by its parent's watch. While
-// the root does not exist its parent is watched, to see it appear.
+// kindDirs returns the folders whose children are watched boxes:
+// state/mail, state/queue, state/channel, as needed.
+func (st *state) kindDirs() []string {
+	dirs := map[string]bool{}
+	if st.w.All {
+		dirs[maildir.MailDir] = true
+	}
+	for rel := range st.boxes {
+		dirs[path.Dir(rel)] = true
+	}
+	return slices.Sorted(maps.Keys(dirs))
+}
+
+// addWatches watches the directories on the way to the boxes, then every
+// watched box that exists. It goes from the top down, each watch in place
+// before the next level is looked at: a directory created meanwhile is
+// either there when looked at or reported by its parent's watch. While the
+// root does not exist its parent is watched, to see it appear.
 func (st *state) addWatches() error {
-	chain := []string{filepath.Dir(st.root), st.root, st.abs("state"), st.abs(maildir.MailDir)}
-	for i, dir := range chain {
-		if i == 0 && isDir(chain[1]) {
-			continue // the root exists: its parent is not ours to watch
-		}
-		if !isDir(dir) {
-			return nil // the watch on its parent will report it
-		}
-		if err := st.add(dir); err != nil {
-			return err
+	for _, kindDir := range st.kindDirs() {
+		chain := []string{filepath.Dir(st.root), st.root, st.abs("state"), st.abs(kindDir)}
+		for i, dir := range chain {
+			if i == 0 && isDir(chain[1]) {
+				continue // the root exists: its parent is not ours to watch
+			}
+			if !isDir(dir) {
+				break // the watch on its parent will report it
+			}
+			if err := st.add(dir); err != nil {
+				return err
+			}
 		}
 	}
 	if st.w.All {
@@ -158,13 +181,13 @@ func (st *state) addWatches() error {
 			return err
 		}
 		for _, a := range agents {
-			if st.boxes[a] == nil {
-				st.boxes[a] = newBox(a)
+			if rel := maildir.MailDir + "/" + a; st.boxes[rel] == nil {
+				st.boxes[rel] = agentBox(a)
 			}
 		}
 	}
-	for agent := range st.boxes {
-		if dir := st.abs(maildir.MailDir + "/" + agent); isDir(dir) {
+	for rel := range st.boxes {
+		if dir := st.abs(rel); isDir(dir) {
 			if err := st.add(dir); err != nil {
 				return err
 			}
@@ -252,49 +275,44 @@ func (st *state) event(ctx context.Context, ev fsnotify.Event) {
 		return
 	}
 	rel = filepath.ToSlash(rel)
-	parts := strings.Split(rel, "/")
 	switch {
-	case rel == "." || rel == "state" || rel == maildir.MailDir:
-		// A directory on the way to the mailboxes appeared (or went):
-		// watch down to the boxes, and look.
+	case rel == "." || rel == "state" || slices.Contains(st.kindDirs(), rel):
+		// A directory on the way to the boxes appeared (or went): watch
+		// down to the boxes, and look.
 		st.addWatches()
 		st.scanAll(false)
-	case len(parts) == 3 && parts[0] == "state" && parts[1] == "mail": // a mailbox
-		agent := parts[2]
-		if b := st.boxes[agent]; b != nil || st.w.All && maildir.ValidAgent(agent) {
-			if b == nil {
-				st.boxes[agent] = newBox(agent)
-			}
-			if ev.Has(fsnotify.Create) && isDir(ev.Name) {
-				delete(st.watched, ev.Name) // a new directory needs a new watch
-				if err := st.add(ev.Name); err != nil {
-					st.warn(err)
-				}
-			}
-			st.scan(st.boxes[agent], false)
+	case st.boxes[rel] != nil || st.w.All && path.Dir(rel) == maildir.MailDir && maildir.ValidAgent(path.Base(rel)):
+		// A box's folder appeared.
+		if st.boxes[rel] == nil {
+			st.boxes[rel] = agentBox(path.Base(rel))
 		}
-	case len(parts) == 4 && parts[0] == "state" && parts[1] == "mail": // a file in a mailbox
-		if b := st.boxes[parts[2]]; b != nil {
-			st.check(b, parts[3], false)
+		if ev.Has(fsnotify.Create) && isDir(ev.Name) {
+			delete(st.watched, ev.Name) // a new directory needs a new watch
+			if err := st.add(ev.Name); err != nil {
+				st.warn(err)
+			}
 		}
+		st.scan(st.boxes[rel], false)
+	case st.boxes[path.Dir(rel)] != nil: // a file in a box
+		st.check(st.boxes[path.Dir(rel)], path.Base(rel), false)
 	}
 	// Anything else (the root's parent, while the root does not exist, is
 	// watched too) is not ours.
 }
 
-// scanAll scans every watched mailbox.
+// scanAll scans every watched box.
 func (st *state) scanAll(initial bool) {
 	if st.w.All {
 		if agents, err := st.w.Store.Agents(); err == nil {
 			for _, a := range agents {
-				if st.boxes[a] == nil {
-					st.boxes[a] = newBox(a)
-					if st.fsw != nil {
-						if dir := st.abs(maildir.MailDir + "/" + a); isDir(dir) {
-							if err := st.add(dir); err != nil {
-								st.warn(err)
-							}
-						}
+				rel := maildir.MailDir + "/" + a
+				if st.boxes[rel] != nil {
+					continue
+				}
+				st.boxes[rel] = agentBox(a)
+				if st.fsw != nil && isDir(st.abs(rel)) {
+					if err := st.add(st.abs(rel)); err != nil {
+						st.warn(err)
 					}
 				}
 			}
@@ -307,7 +325,7 @@ func (st *state) scanAll(initial bool) {
 
 // scan looks at every file of a mailbox it has not reported yet.
 func (st *state) scan(b *box, initial bool) {
-	entries, skipped, err := st.w.Store.Entries(b.agent, false)
+	entries, skipped, err := st.w.Store.Entries(b.addr.Qualified(), false)
 	if err != nil {
 		st.warn(fmt.Errorf("watch: %w", err))
 		return
@@ -333,7 +351,7 @@ func (st *state) check(b *box, name string, initial bool) {
 	if b.seen[id] {
 		return
 	}
-	m, err := st.w.Store.Load(b.agent, id)
+	m, err := st.w.Store.Load(b.addr.Qualified(), id)
 	switch {
 	case errors.Is(err, maildir.ErrNotFound):
 		delete(b.pending, id) // gone, or a name that was only passing through
@@ -341,7 +359,7 @@ func (st *state) check(b *box, name string, initial bool) {
 	case errors.Is(err, maildir.ErrNotMessage):
 		if !b.warned[id] {
 			b.warned[id] = true
-			st.warn(&maildir.SkipError{Path: maildir.MailDir + "/" + b.agent + "/" + name, Err: unwrapPath(err)})
+			st.warn(&maildir.SkipError{Path: b.addr.Dir(false) + "/" + name, Err: unwrapPath(err)})
 		}
 	case err != nil:
 		if _, ok := b.pending[id]; !ok {
@@ -354,7 +372,7 @@ func (st *state) check(b *box, name string, initial bool) {
 		if initial && m.Read {
 			return // old news: it was there, and read, before we started
 		}
-		st.queue = append(st.queue, Event{Agent: b.agent, ID: id, Path: m.Path, Message: m})
+		st.queue = append(st.queue, Event{Agent: b.addr.String(), ID: id, Path: m.Path, Message: m})
 	}
 }
 
@@ -366,9 +384,9 @@ func (st *state) retryPending() {
 			st.check(b, id+".json", false)
 			if _, still := b.pending[id]; still && !b.warned[id] && time.Since(since) >= st.grace {
 				b.warned[id] = true
-				_, err := st.w.Store.Load(b.agent, id)
-				st.warn(fmt.Errorf("skipping %s/%s/%s.json until it changes: still not a message after %v: %w",
-					maildir.MailDir, b.agent, id, st.grace, unwrapPath(err)))
+				_, err := st.w.Store.Load(b.addr.Qualified(), id)
+				st.warn(fmt.Errorf("skipping %s/%s.json until it changes: still not a message after %v: %w",
+					b.addr.Dir(false), id, st.grace, unwrapPath(err)))
 			}
 		}
 	}
