@@ -20,14 +20,17 @@ import (
 	"github.com/mailfs/mailfs/maildir"
 )
 
-// TestMain lets the test binary double as a sending process for the
-// multi-process and crash tests.
+// TestMain lets the test binary double as a sending or claiming process for
+// the multi-process and crash tests.
 func TestMain(m *testing.M) {
-	if os.Getenv("MAILDIR_TEST_CHILD") == "send" {
+	switch os.Getenv("MAILDIR_TEST_CHILD") {
+	case "send":
 		childSend()
-		return
+	case "claim":
+		childClaim()
+	default:
+		os.Exit(m.Run())
 	}
-	os.Exit(m.Run())
 }
 
 // childSend sends $COUNT messages (forever if 0) from $FROM to $TO in

@@ -1,0 +1,150 @@
+package maildir
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+	"time"
+)
+
+// ChannelConfig is a channel's retention, stored as
+// state/channel/<name>.json. Posts beyond either limit move to the
+// channel's archive/ folder after each post and at each archive sweep;
+// nothing is deleted. Zero means no limit.
+type ChannelConfig struct {
+	RetainCount int     `json:"retain_count"` // keep at most this many posts
+	RetainHours float64 `json:"retain_hours"` // keep posts at most this many hours
+}
+
+func channelConfig(name string) string { return ChannelDir + "/" + name + ".json" }
+
+// CreateChannel creates channel name with cfg, or sets the retention of
+// an existing one.
+func (s *Store) CreateChannel(name string, cfg ChannelConfig) error {
+	name, err := ParseAgent(strings.TrimPrefix(name, "channel:"))
+	if err != nil {
+		return err
+	}
+	if cfg.RetainCount < 0 || cfg.RetainHours < 0 {
+		return fmt.Errorf("a channel's retention limits must not be negative")
+	}
+	r, err := s.open(true)
+	if err != nil {
+		return err
+	}
+	posts, err := r.MkdirAll(ChannelDir + "/" + name)
+	if err != nil {
+		return err
+	}
+	posts.Close()
+	d, err := r.MkdirAll(ChannelDir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	data, _ := json.MarshalIndent(cfg, "", "  ")
+	return d.Replace(name+".json", append(data, '\n'))
+}
+
+// Channel returns the retention of channel name.
+func (s *Store) Channel(name string) (ChannelConfig, error) {
+	var cfg ChannelConfig
+	name, err := ParseAgent(strings.TrimPrefix(name, "channel:"))
+	if err != nil {
+		return cfg, err
+	}
+	d, err := s.root.Dir(ChannelDir)
+	if d == nil {
+		if err == nil {
+			err = fmt.Errorf("%w: no channel %s", ErrInvalidAddress, name)
+		}
+		return cfg, err
+	}
+	defer d.Close()
+	data, _, err := d.ReadFile(name+".json", 1<<16)
+	if errors.Is(err, fs.ErrNotExist) {
+		return cfg, fmt.Errorf("%w: no channel %s", ErrInvalidAddress, name)
+	}
+	if err != nil {
+		return cfg, err
+	}
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		return cfg, fmt.Errorf("%s: %w", d.Join(name+".json"), err)
+	}
+	return cfg, nil
+}
+
+// Channels returns the names of the channels, sorted.
+func (s *Store) Channels() ([]string, error) { return s.names(KindChannel) }
+
+// Retain applies the retention of channel addr ("channel:name"): the oldest
+// posts beyond its count, and the posts older than its age, move into its
+// archive/ folder. It returns the ids it moved. Retention racing posts and
+// other retention runs loses nothing: each move is a rename that never
+// replaces a file, and a post another run moved first is simply skipped.
+func (s *Store) Retain(addr string) ([]string, error) {
+	b, err := s.Resolve(addr)
+	if err == nil && b.Kind != KindChannel {
+		err = fmt.Errorf("%w %q: retention applies to channels", ErrInvalidAddress, addr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := s.Channel(b.Name)
+	if err != nil || cfg.RetainCount == 0 && cfg.RetainHours == 0 {
+		return nil, err
+	}
+	entries, _, err := s.Entries(b.String(), false)
+	if err != nil {
+		return nil, err
+	}
+	// Oldest first: by stamp, unstamped (script) posts by their time.
+	when := func(e Entry) time.Time {
+		if e.Stamp.IsZero() {
+			if m, err := s.Load(b.String(), e.ID); err == nil {
+				return m.Timestamp
+			}
+		}
+		return e.Stamp
+	}
+	times := make(map[string]time.Time, len(entries))
+	for _, e := range entries {
+		times[e.ID] = when(e)
+	}
+	slices.SortFunc(entries, func(x, y Entry) int {
+		if c := times[x.ID].Compare(times[y.ID]); c != 0 {
+			return c
+		}
+		return strings.Compare(x.ID, y.ID)
+	})
+	var old []string
+	limit := s.now().Add(-time.Duration(cfg.RetainHours * float64(time.Hour)))
+	for i, e := range entries {
+		byCount := cfg.RetainCount > 0 && len(entries)-i > cfg.RetainCount
+		byAge := cfg.RetainHours > 0 && times[e.ID].Before(limit)
+		if byCount || byAge {
+			old = append(old, e.ID+".json")
+		}
+	}
+	if len(old) == 0 {
+		return nil, nil
+	}
+	errs, err := s.moveNames(b, old, true)
+	if err != nil {
+		return nil, err
+	}
+	var moved []string
+	var failed []error
+	for i, e := range errs {
+		switch {
+		case e == nil:
+			moved = append(moved, strings.TrimSuffix(old[i], ".json"))
+		case !errors.Is(e, ErrNotFound): // ErrNotFound: another run moved it
+			failed = append(failed, e)
+		}
+	}
+	return moved, errors.Join(failed...)
+}

@@ -1,0 +1,335 @@
+package maildir
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/mailfs/mailfs/internal/durable"
+)
+
+// AllGroup is the built-in group of every existing mailbox: "@all".
+const AllGroup = "all"
+
+var (
+	// ErrNoGroup is returned for a group that does not exist.
+	ErrNoGroup = errors.New("no such group")
+
+	// ErrGroupCycle is returned when a group includes itself, directly or
+	// through other groups.
+	ErrGroupCycle = errors.New("group includes itself")
+)
+
+// A Group is a named list of members (SPEC §8), stored as
+// state/groups/<name>.json, {"members": [...]}. A member is an agent
+// address, a pattern with "*" matched against the existing mailboxes
+// ("gastown.*"), or another group ("@other").
+type Group struct {
+	Name    string
+	Members []string // canonical: agent ids, lowercase patterns, "@group"
+}
+
+func groupFile(name string) string { return name + ".json" }
+
+// parseMember returns the canonical form of a group member.
+func parseMember(m string) (string, error) {
+	if strings.ContainsAny(m, "*?[") {
+		// A pattern: the characters around the wildcards follow the rules
+		// of agent ids; "[" is not supported.
+		if strings.Contains(m, "[") {
+			return "", fmt.Errorf("%w %q: a pattern may use * and ?, not [", ErrInvalidAddress, m)
+		}
+		probe, why := canonical(strings.NewReplacer("*", "x", "?", "x").Replace(m))
+		if why != "" {
+			return "", fmt.Errorf("%w %q: %s", ErrInvalidAddress, m, why)
+		}
+		// canonical keeps the length and the positions: put the wildcards back.
+		out := []byte(probe)
+		for i := 0; i < len(m) && i < len(out); i++ {
+			if m[i] == '*' || m[i] == '?' {
+				out[i] = m[i]
+			}
+		}
+		return string(out), nil
+	}
+	a, err := ParseAddress(m)
+	if err != nil {
+		return "", err
+	}
+	if a.Kind != KindAgent && a.Kind != KindGroup {
+		return "", fmt.Errorf("%w %q: a group member is an agent, a pattern or a group, not %s", ErrInvalidAddress, m, a)
+	}
+	return a.String(), nil
+}
+
+// Group reads the group name (without "@"). @all is built in: every
+// existing mailbox.
+func (s *Store) Group(name string) (*Group, error) {
+	name, err := ParseAgent(strings.TrimPrefix(name, "@"))
+	if err != nil {
+		return nil, err
+	}
+	if name == AllGroup {
+		return &Group{Name: AllGroup, Members: []string{"*"}}, nil
+	}
+	d, err := s.root.Dir(GroupDir)
+	if d == nil {
+		if err == nil {
+			err = fmt.Errorf("%w: @%s", ErrNoGroup, name)
+		}
+		return nil, err
+	}
+	defer d.Close()
+	g, _, err := readGroup(d, name)
+	return g, err
+}
+
+// readGroup reads and checks one group file, returning its members and
+// the file's fields (to keep unknown keys on rewrite).
+func readGroup(d *durable.Dir, name string) (*Group, []field, error) {
+	data, _, err := d.ReadFile(groupFile(name), MaxSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("%w: @%s", ErrNoGroup, name)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	bad := func(why string) (*Group, []field, error) {
+		return nil, nil, fmt.Errorf("%w: %s: %s", ErrInvalidMessage, d.Join(groupFile(name)), why)
+	}
+	fields, err := parseObject(data)
+	if err != nil {
+		return bad(err.Error())
+	}
+	g := &Group{Name: name}
+	for _, f := range fields {
+		if f.key != "members" {
+			continue
+		}
+		members, ok := stringArray(f.raw)
+		if !ok {
+			return bad(`"members" is not an array of strings`)
+		}
+		for _, member := range members {
+			canon, err := parseMember(member)
+			if err != nil {
+				return bad(err.Error())
+			}
+			g.Members = append(g.Members, canon)
+		}
+	}
+	return g, fields, nil
+}
+
+// Groups returns the names of the groups defined under the root, sorted
+// (@all, built in, is not among them).
+func (s *Store) Groups() ([]string, error) {
+	d, err := s.root.Dir(GroupDir)
+	if d == nil {
+		return nil, err
+	}
+	defer d.Close()
+	var names []string
+	err = d.Each(func(e fs.DirEntry) {
+		if n, ok := strings.CutSuffix(e.Name(), ".json"); ok && e.Type().IsRegular() && ValidAgent(n) {
+			names = append(names, n)
+		}
+	})
+	slices.Sort(names)
+	return names, err
+}
+
+// CreateGroup creates the group name with members. It fails if the group
+// exists, and for @all.
+func (s *Store) CreateGroup(name string, members []string) (*Group, error) {
+	return s.editGroup(name, true, func(g *Group) error {
+		return addMembers(g, members)
+	})
+}
+
+// AddMembers adds members to group name, each once.
+func (s *Store) AddMembers(name string, members []string) (*Group, error) {
+	return s.editGroup(name, false, func(g *Group) error { return addMembers(g, members) })
+}
+
+// RemoveMembers removes members from group name; naming one that is not a
+// member is an error.
+func (s *Store) RemoveMembers(name string, members []string) (*Group, error) {
+	return s.editGroup(name, false, func(g *Group) error {
+		for _, m := range members {
+			canon, err := parseMember(m)
+			if err != nil {
+				return err
+			}
+			i := slices.Index(g.Members, canon)
+			if i < 0 {
+				return fmt.Errorf("%s is not a member of @%s", canon, g.Name)
+			}
+			g.Members = slices.Delete(g.Members, i, i+1)
+		}
+		return nil
+	})
+}
+
+func addMembers(g *Group, members []string) error {
+	for _, m := range members {
+		canon, err := parseMember(m)
+		if err != nil {
+			return err
+		}
+		if canon == "@"+g.Name {
+			return fmt.Errorf("%w: @%s cannot be a member of itself", ErrGroupCycle, g.Name)
+		}
+		if !slices.Contains(g.Members, canon) {
+			g.Members = append(g.Members, canon)
+		}
+	}
+	return nil
+}
+
+// DeleteGroup removes group name.
+func (s *Store) DeleteGroup(name string) error {
+	_, err := s.editGroup(name, false, nil)
+	return err
+}
+
+// editGroup reads, changes (or, with edit nil, deletes) and writes a group
+// file, holding the groups folder's lock so that concurrent edits are not
+// lost. Cycles through other groups are refused before writing.
+func (s *Store) editGroup(name string, create bool, edit func(*Group) error) (*Group, error) {
+	name, err := ParseAgent(strings.TrimPrefix(name, "@"))
+	if err != nil {
+		return nil, err
+	}
+	if name == AllGroup {
+		return nil, fmt.Errorf("@%s is built in: every mailbox", AllGroup)
+	}
+	r, err := s.open(true)
+	if err != nil {
+		return nil, err
+	}
+	d, err := r.MkdirAll(GroupDir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	unlock, err := d.Lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	g, fields, err := readGroup(d, name)
+	switch {
+	case create && err == nil:
+		return nil, fmt.Errorf("group @%s exists already: %w", name, fs.ErrExist)
+	case create && errors.Is(err, ErrNoGroup):
+		g = &Group{Name: name}
+	case err != nil:
+		return nil, err
+	}
+	if edit == nil {
+		if err := d.Remove(groupFile(name)); err != nil {
+			return nil, err
+		}
+		return g, d.Sync()
+	}
+	if err := edit(g); err != nil {
+		return nil, err
+	}
+	// The group as it would be must expand: no cycle, no unknown group.
+	if _, err := s.expandWith(g, nil, map[string]*Group{name: g}); err != nil {
+		return nil, err
+	}
+	if g.Members == nil {
+		g.Members = []string{}
+	}
+	data := encodeObject(setField(fields, "members", marshalValue(g.Members)))
+	return g, d.Replace(groupFile(name), data)
+}
+
+// Expand returns the agents that mail to group name reaches, sorted, each
+// once: members, the mailboxes that patterns match, and the members of the
+// groups it includes. A cycle or an unknown group is an error.
+func (s *Store) Expand(name string) ([]string, error) {
+	g, err := s.Group(name)
+	if err != nil {
+		return nil, err
+	}
+	boxes, err := s.expandWith(g, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(boxes))
+	for i, b := range boxes {
+		out[i] = b.Name
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// expand returns the agents of group name, without the sender.
+func (s *Store) expand(name, sender string) ([]Address, error) {
+	g, err := s.Group(name)
+	if err != nil {
+		return nil, err
+	}
+	boxes, err := s.expandWith(g, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(boxes, func(b Address) bool { return b.Name == sender }), nil
+}
+
+// expandWith expands g; stack holds the groups being expanded, and
+// override stands in for groups not yet written.
+func (s *Store) expandWith(g *Group, stack []string, override map[string]*Group) ([]Address, error) {
+	if i := slices.Index(stack, g.Name); i >= 0 {
+		path := append(slices.Clone(stack[i:]), g.Name)
+		return nil, fmt.Errorf("%w: @%s", ErrGroupCycle, strings.Join(path, " → @"))
+	}
+	stack = append(stack, g.Name)
+	var out []Address
+	add := func(a Address) {
+		if !containsAddr(out, a) {
+			out = append(out, a)
+		}
+	}
+	var agents []string
+	for _, m := range g.Members {
+		switch {
+		case strings.HasPrefix(m, "@"):
+			sub, ok := override[m[1:]]
+			if !ok {
+				var err error
+				if sub, err = s.Group(m[1:]); err != nil {
+					return nil, fmt.Errorf("in @%s: %w", g.Name, err)
+				}
+			}
+			more, err := s.expandWith(sub, stack, override)
+			if err != nil {
+				return nil, err
+			}
+			for _, a := range more {
+				add(a)
+			}
+		case strings.ContainsAny(m, "*?"):
+			if agents == nil {
+				var err error
+				if agents, err = s.Agents(); err != nil {
+					return nil, err
+				}
+			}
+			for _, a := range agents {
+				if ok, _ := path.Match(m, a); ok {
+					add(Address{Kind: KindAgent, Name: a, explicit: true})
+				}
+			}
+		default:
+			add(Address{Kind: KindAgent, Name: m, explicit: true})
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,130 @@
+package maildir_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/mailfs/mailfs/maildir"
+)
+
+// BenchmarkFanOut100 sends one message to a 100-member group ("group"),
+// against 100 single sends ("singles") and the bare system calls of 100
+// durable writes ("floor"). Every copy is durable before the op ends.
+func BenchmarkFanOut100(b *testing.B) {
+	members := make([]string, 100)
+	for i := range members {
+		members[i] = fmt.Sprintf("polecat%03d", i)
+	}
+	m := maildir.Message{From: "mayor", Subject: "standup in 5", Body: benchBody}
+	b.Run("group", func(b *testing.B) {
+		ts := newStore(b)
+		if _, err := ts.CreateGroup("all-polecats", members); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			msg := m
+			msg.To = "@all-polecats"
+			if sent, err := ts.Send(&msg); err != nil || len(sent) != 100 {
+				b.Fatal(len(sent), err)
+			}
+		}
+	})
+	b.Run("singles", func(b *testing.B) {
+		ts := newStore(b)
+		for b.Loop() {
+			for _, to := range members {
+				msg := m
+				msg.To = to
+				if _, err := ts.Send(&msg); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("floor", func(b *testing.B) {
+		root := b.TempDir()
+		data := m.Encode()
+		dirs := make([]*os.File, len(members))
+		for i, to := range members {
+			os.MkdirAll(filepath.Join(root, to), 0o700)
+			dirs[i], _ = os.Open(filepath.Join(root, to))
+		}
+		n := 0
+		for b.Loop() {
+			n++
+			for i, to := range members {
+				tmp := filepath.Join(root, to, fmt.Sprintf(".tmp-%d", n))
+				f, _ := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+				f.Write(data)
+				f.Sync()
+				f.Close()
+				os.Rename(tmp, filepath.Join(root, to, fmt.Sprintf("%d.json", n)))
+				dirs[i].Sync()
+			}
+		}
+	})
+}
+
+// BenchmarkClaim10k drains a queue of 10,000 items with 1 and 8 claimants.
+// The floor is the bare system calls of the same stateless claim, inline:
+// list the queue, rename the oldest item into the mailbox (the next one
+// when another claimant won it), fsync both directories.
+func BenchmarkClaim10k(b *testing.B) {
+	const n = 10000
+	for _, claimants := range []int{1, 8} {
+		run := func(b *testing.B, claim func(ts *testStore, agent string) bool) {
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				ts := newStore(b)
+				putItems(b, ts, "work", n)
+				b.StartTimer()
+				var wg sync.WaitGroup
+				for c := range claimants {
+					agent := fmt.Sprintf("polecat%d", c)
+					wg.Go(func() {
+						for claim(ts, agent) {
+						}
+					})
+				}
+				wg.Wait()
+			}
+		}
+		b.Run(fmt.Sprintf("mailfs/%d", claimants), func(b *testing.B) {
+			run(b, func(ts *testStore, agent string) bool {
+				_, err := ts.Claim("queue:work", agent)
+				if err != nil && !errors.Is(err, maildir.ErrQueueEmpty) {
+					b.Error(err)
+				}
+				return err == nil
+			})
+		})
+		b.Run(fmt.Sprintf("floor/%d", claimants), func(b *testing.B) {
+			run(b, func(ts *testStore, agent string) bool {
+				q, box := ts.path("state/queue/work"), ts.path("state/mail/"+agent)
+				os.MkdirAll(box, 0o700)
+				ents, _ := os.ReadDir(q)
+				names := make([]string, 0, len(ents))
+				for _, e := range ents {
+					names = append(names, e.Name())
+				}
+				slices.Sort(names)
+				for _, name := range names {
+					if os.Rename(filepath.Join(q, name), filepath.Join(box, name)) == nil {
+						for _, d := range []string{box, q} {
+							f, _ := os.Open(d)
+							f.Sync()
+							f.Close()
+						}
+						return true
+					}
+				}
+				return false
+			})
+		})
+	}
+}

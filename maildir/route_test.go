@@ -1,0 +1,434 @@
+package maildir_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mailfs/mailfs/maildir"
+)
+
+func sendTo(t testing.TB, ts *testStore, to string, cc ...string) []*maildir.Message {
+	t.Helper()
+	sent, err := ts.Send(&maildir.Message{From: "mayor", To: to, CC: cc, Subject: "to " + to})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sent
+}
+
+func agentsOf(msgs []*maildir.Message) []string {
+	var out []string
+	for _, m := range msgs {
+		out = append(out, m.Agent)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestGroups(t *testing.T) {
+	ts := newStore(t)
+	for _, a := range []string{"gastown/toast", "gastown/nux", "beads/ace", "witness", "mayor"} {
+		sendTo(t, ts, a) // make the mailboxes the patterns will match
+	}
+	if _, err := ts.CreateGroup("polecats", []string{"Gastown/*"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.CreateGroup("@town", []string{"@polecats", "witness", "mayor", "gastown.toast"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := ts.Expand("town"); !slices.Equal(got, []string{"gastown.nux", "gastown.toast", "mayor", "witness"}) {
+		t.Fatalf("@town reaches %v", got)
+	}
+	// One copy per distinct member, never the sender.
+	sent := sendTo(t, ts, "@town", "witness", "@polecats")
+	if got := agentsOf(sent); !slices.Equal(got, []string{"gastown.nux", "gastown.toast", "witness"}) {
+		t.Fatalf("delivered to %v", got)
+	}
+	for _, m := range sent {
+		if m.To != "@town" || !slices.Equal(m.CC, []string{"witness", "@polecats"}) || m.Thread != sent[0].ID {
+			t.Fatalf("copy in %s: to %q cc %v thread %q", m.Agent, m.To, m.CC, m.Thread)
+		}
+	}
+	if all, _ := ts.Expand("@all"); len(all) != 5 {
+		t.Fatalf("@all reaches %v", all)
+	}
+	data, _ := os.ReadFile(ts.path("state/groups/town.json"))
+	if string(data) != "{\n  \"members\": [\n    \"@polecats\",\n    \"witness\",\n    \"mayor\",\n    \"gastown.toast\"\n  ]\n}\n" {
+		t.Fatalf("group file:\n%s", data)
+	}
+
+	for name, tc := range map[string]struct {
+		err  func() error
+		want error
+		text string
+	}{
+		"cycle through another group": {func() error { _, err := ts.AddMembers("polecats", []string{"@town"}); return err },
+			maildir.ErrGroupCycle, "@polecats → @town → @polecats"},
+		"itself": {func() error { _, err := ts.AddMembers("town", []string{"@town"}); return err }, maildir.ErrGroupCycle, "@town"},
+		"unknown member group": {func() error { _, err := ts.AddMembers("town", []string{"@nope"}); return err },
+			maildir.ErrNoGroup, "@nope"},
+		"invalid member": {func() error { _, err := ts.AddMembers("town", []string{"../etc"}); return err },
+			maildir.ErrInvalidAddress, `"../etc"`},
+		"queue as member": {func() error { _, err := ts.AddMembers("town", []string{"queue:work"}); return err },
+			maildir.ErrInvalidAddress, "queue:work"},
+		"send to unknown group": {func() error { _, err := ts.Send(&maildir.Message{From: "m", To: "@ghosts"}); return err },
+			maildir.ErrNoGroup, "@ghosts"},
+		"create twice": {func() error { _, err := ts.CreateGroup("town", nil); return err }, os.ErrExist, "exists"},
+		"create @all":  {func() error { _, err := ts.CreateGroup("all", nil); return err }, nil, "built in"},
+	} {
+		err := tc.err()
+		if err == nil || tc.want != nil && !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.text) {
+			t.Errorf("%s: got %v, want %v naming %q", name, err, tc.want, tc.text)
+		}
+	}
+	if g, _ := ts.Group("polecats"); !slices.Equal(g.Members, []string{"gastown.*"}) {
+		t.Fatalf("a refused edit changed the group: %v", g.Members)
+	}
+	// A group of only the sender has nobody to deliver to.
+	ts.CreateGroup("me", []string{"mayor"})
+	if _, err := ts.Send(&maildir.Message{From: "mayor", To: "@me"}); !errors.Is(err, maildir.ErrInvalidAddress) {
+		t.Fatalf("send to a group of the sender: %v", err)
+	}
+	if err := ts.DeleteGroup("me"); err != nil {
+		t.Fatal(err)
+	}
+	if names, _ := ts.Groups(); !slices.Equal(names, []string{"polecats", "town"}) {
+		t.Fatalf("groups %v", names)
+	}
+}
+
+func TestConcurrentGroupEditsLoseNothing(t *testing.T) {
+	ts := newStore(t)
+	ts.CreateGroup("g", nil)
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			if _, err := ts.AddMembers("g", []string{fmt.Sprintf("agent%d", i)}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if g, _ := ts.Group("g"); len(g.Members) != 16 {
+		t.Fatalf("%d members after 16 concurrent adds", len(g.Members))
+	}
+}
+
+func TestAmbiguousBareNames(t *testing.T) {
+	ts := newStore(t)
+	ts.CreateGroup("work", []string{"toast"})
+	sendTo(t, ts, "queue:work")
+	_, err := ts.Send(&maildir.Message{From: "m", To: "work"})
+	if !errors.Is(err, maildir.ErrAmbiguousAddress) || !strings.Contains(err.Error(), "agent:work or @work or queue:work") {
+		t.Fatalf("bare name of a group and a queue: %v", err)
+	}
+	if sent := sendTo(t, ts, "agent:work"); sent[0].Agent != "work" || sent[0].To != "work" {
+		t.Fatalf("agent:work went to %s", sent[0].Agent)
+	}
+	if _, err := ts.List("work", maildir.ListOptions{}); !errors.Is(err, maildir.ErrAmbiguousAddress) {
+		t.Fatalf("reading a bare ambiguous name: %v", err)
+	}
+	if _, err := ts.List("@work", maildir.ListOptions{}); !errors.Is(err, maildir.ErrInvalidAddress) {
+		t.Fatalf("listing a group: %v", err)
+	}
+}
+
+func TestWorkQueue(t *testing.T) {
+	ts := newStore(t)
+	var items []string
+	for i := range 3 {
+		m, err := ts.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: fmt.Sprint(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		items = append(items, m[0].ID)
+	}
+	if _, err := os.Stat(ts.path("state/queue/work/" + items[0] + ".json")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ts.Claim("queue:work", "Gastown/Toast")
+	if err != nil || got.ID != items[0] || got.Agent != "gastown.toast" || got.To != "queue:work" {
+		t.Fatalf("Claim = %+v, %v; want the oldest item in gastown.toast", got, err)
+	}
+	ts.MarkRead("gastown.toast", got.ID)
+	back, err := ts.Release("gastown/toast", got.ID)
+	if err != nil || back.Agent != "queue:work" || back.Read {
+		t.Fatalf("Release = %+v, %v; want it back in the queue, unread", back, err)
+	}
+	for range 3 {
+		if _, err := ts.Claim("queue:work", "nux"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ts.Claim("queue:work", "nux"); !errors.Is(err, maildir.ErrQueueEmpty) {
+		t.Fatalf("claim from an empty queue: %v", err)
+	}
+	if _, err := ts.Claim("queue:never", "nux"); !errors.Is(err, maildir.ErrQueueEmpty) {
+		t.Fatalf("claim from a missing queue: %v", err)
+	}
+	direct := sendTo(t, ts, "nux")[0]
+	if _, err := ts.Release("nux", direct.ID); !errors.Is(err, maildir.ErrNotFromQueue) {
+		t.Fatalf("release of direct mail: %v", err)
+	}
+	if _, err := ts.Claim("nux", "toast"); !errors.Is(err, maildir.ErrInvalidAddress) {
+		t.Fatalf("claim from a mailbox: %v", err)
+	}
+	if qs, _ := ts.Queues(); !slices.Equal(qs, []string{"work"}) {
+		t.Fatalf("queues %v", qs)
+	}
+}
+
+// putItems lays out n queue items (setup, not what is measured).
+func putItems(t testing.TB, ts *testStore, queue string, n int) {
+	t.Helper()
+	dir := ts.path("state/queue/" + queue)
+	os.MkdirAll(dir, 0o700)
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		m := &maildir.Message{From: "mayor", To: "queue:" + queue, Subject: fmt.Sprint(i), Type: "work_assignment",
+			Priority: maildir.Normal, Timestamp: base.Add(time.Duration(i))}
+		if err := os.WriteFile(dir+"/"+maildir.NewID(m.Timestamp, "mayor")+".json", m.Encode(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// where counts, for each item subject, the folders it is in.
+func where(t *testing.T, ts *testStore, boxes []string) map[string]int {
+	t.Helper()
+	seen := map[string]int{}
+	for _, b := range boxes {
+		msgs, err := ts.List(b, maildir.ListOptions{All: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			seen[m.Subject]++
+		}
+	}
+	return seen
+}
+
+func checkEachOnce(t *testing.T, seen map[string]int, n int) {
+	t.Helper()
+	for i := range n {
+		if c := seen[fmt.Sprint(i)]; c != 1 {
+			t.Errorf("item %d is in %d places", i, c)
+		}
+	}
+}
+
+func TestClaimersRacingGoroutines(t *testing.T) {
+	ts := newStore(t)
+	putItems(t, ts, "work", 2000)
+	var wg sync.WaitGroup
+	var boxes []string
+	for c := range 16 {
+		agent := fmt.Sprintf("polecat%02d", c)
+		boxes = append(boxes, agent)
+		wg.Go(func() {
+			for {
+				_, err := ts.Claim("queue:work", agent)
+				if errors.Is(err, maildir.ErrQueueEmpty) {
+					return
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	checkEachOnce(t, where(t, ts, append(boxes, "queue:work")), 2000)
+	if left, _, _ := ts.Entries("queue:work", false); len(left) != 0 {
+		t.Fatalf("%d items left in the queue", len(left))
+	}
+}
+
+// childClaim claims from $QUEUE as $AGENT until the queue is empty,
+// printing each id.
+func childClaim() {
+	s, err := maildir.Open(os.Getenv("ROOT"))
+	if err != nil {
+		os.Exit(1)
+	}
+	for {
+		m, err := s.Claim(os.Getenv("QUEUE"), os.Getenv("AGENT"))
+		if errors.Is(err, maildir.ErrQueueEmpty) {
+			os.Exit(0)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Println(m.ID)
+	}
+}
+
+func claimProcess(t *testing.T, root, agent string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "MAILDIR_TEST_CHILD=claim", "ROOT="+root, "QUEUE=queue:work", "AGENT="+agent, "GORACE=atexit_sleep_ms=0")
+	cmd.Stderr = os.Stderr
+	return cmd
+}
+
+func TestClaimerProcessesRacing(t *testing.T) {
+	ts := newStore(t)
+	putItems(t, ts, "work", 2000)
+	var cmds []*exec.Cmd
+	var boxes []string
+	for c := range 4 {
+		agent := fmt.Sprintf("polecat%d", c)
+		boxes = append(boxes, agent)
+		cmd := claimProcess(t, ts.dir, agent)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	for _, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkEachOnce(t, where(t, ts, append(boxes, "queue:work")), 2000)
+}
+
+// A claimer killed at random moments, mid-claim, loses nothing: every item
+// is in the queue or in exactly one mailbox.
+func TestKilledClaimerLosesNothing(t *testing.T) {
+	ts := newStore(t)
+	putItems(t, ts, "work", 300)
+	boxes := []string{"queue:work"}
+	claimed := 0
+	for k := range 20 {
+		agent := fmt.Sprintf("polecat%02d", k)
+		boxes = append(boxes, agent)
+		cmd := claimProcess(t, ts.dir, agent)
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Let it claim one, then kill it somewhere inside a later claim.
+		line := make([]byte, 64)
+		if _, err := out.Read(line); err != nil {
+			t.Fatalf("kill %d: the claimer claimed nothing: %v", k, err)
+		}
+		time.Sleep(time.Duration(rand.IntN(3000)) * time.Microsecond) // a random moment, not a wait for anything
+		cmd.Process.Signal(syscall.SIGKILL)
+		io.Copy(io.Discard, out)
+		cmd.Wait()
+	}
+	seen := where(t, ts, boxes)
+	checkEachOnce(t, seen, 300)
+	for _, b := range boxes[1:] {
+		n, _ := ts.Count(b)
+		claimed += n.Total
+	}
+	if claimed < 20 {
+		t.Fatalf("only %d items claimed by 20 claimers: the kills did not land mid-claim", claimed)
+	}
+	t.Logf("%d of 300 items claimed before the kills", claimed)
+}
+
+func TestChannels(t *testing.T) {
+	ts := newStore(t)
+	if _, err := ts.Send(&maildir.Message{From: "m", To: "channel:merges"}); !errors.Is(err, maildir.ErrInvalidAddress) {
+		t.Fatalf("post to a channel that does not exist: %v", err)
+	}
+	if err := ts.CreateChannel("merges", maildir.ChannelConfig{RetainCount: 3}); err != nil {
+		t.Fatal(err)
+	}
+	var posts []string
+	for i := range 5 {
+		m, err := ts.Send(&maildir.Message{From: "refinery", To: "channel:merges", Subject: fmt.Sprint(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		posts = append(posts, m[0].ID)
+	}
+	kept, _ := ts.List("channel:merges", maildir.ListOptions{}) // all posts, read or not
+	if got := ids(kept); !slices.Equal(got, posts[2:]) {
+		t.Fatalf("channel keeps %v, want the newest 3", got)
+	}
+	old, _ := ts.List("channel:merges", maildir.ListOptions{Archived: true, All: true})
+	if got := ids(old); !slices.Equal(got, posts[:2]) {
+		t.Fatalf("channel archive holds %v", got)
+	}
+	// By age: a post older than the limit moves at the next retention run.
+	ts.CreateChannel("merges", maildir.ChannelConfig{RetainHours: 1})
+	ts.write(t, "state/channel/merges/2020-01-01T00-00-00Z-old.json", `{"from":"x"}`)
+	if moved, err := ts.Retain("channel:merges"); err != nil || !slices.Equal(moved, []string{"2020-01-01T00-00-00Z-old"}) {
+		t.Fatalf("Retain = %v, %v", moved, err)
+	}
+	if cs, _ := ts.Channels(); !slices.Equal(cs, []string{"merges"}) {
+		t.Fatalf("channels %v", cs)
+	}
+}
+
+// Retention running after every post, posts racing: nothing is lost
+// beyond the rule, which only moves posts to the archive.
+func TestRetentionRacingPosts(t *testing.T) {
+	ts := newStore(t)
+	ts.CreateChannel("c", maildir.ChannelConfig{RetainCount: 5})
+	var wg sync.WaitGroup
+	for p := range 8 {
+		wg.Go(func() {
+			for i := range 25 {
+				if _, err := ts.Send(&maildir.Message{From: "m", To: "channel:c", Subject: fmt.Sprint(p*25 + i)}); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	ts.Retain("channel:c") // settle: the last racing runs may each have seen 6
+	live, _ := ts.List("channel:c", maildir.ListOptions{})
+	if len(live) != 5 {
+		t.Fatalf("%d live posts, want 5", len(live))
+	}
+	seen := map[string]int{}
+	for _, archived := range []bool{false, true} {
+		msgs, _ := ts.List("channel:c", maildir.ListOptions{All: true, Archived: archived})
+		for _, m := range msgs {
+			seen[m.Subject]++
+		}
+	}
+	checkEachOnce(t, seen, 200)
+}
+
+func TestProtocolFields(t *testing.T) {
+	body, err := maildir.FormatBody([][2]string{{"Branch", "polecat/nux/gt-7"}, {"Issue", "gt-7"}}, "Ready to merge.\nBranch: not a field")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "Branch: polecat/nux/gt-7\nIssue: gt-7\n\nReady to merge.\nBranch: not a field" {
+		t.Fatalf("body %q", body)
+	}
+	m := &maildir.Message{Body: body}
+	if v, ok := m.Field("branch"); !ok || v != "polecat/nux/gt-7" {
+		t.Fatalf("Field(branch) = %q, %v", v, ok)
+	}
+	if _, ok := m.Field("Ready to merge."); ok {
+		t.Fatal("free text read as a field")
+	}
+	if got := (&maildir.Message{Body: "no fields here\nKey: v"}).Fields(); len(got) != 0 {
+		t.Fatalf("fields %v from a body without a header", got)
+	}
+	for _, bad := range [][2]string{{"two words", "x"}, {"9lives", "x"}, {"Key", "multi\nline"}, {"", "x"}} {
+		if _, err := maildir.FormatBody([][2]string{bad}, ""); !errors.Is(err, maildir.ErrInvalidMessage) {
+			t.Errorf("FormatBody(%q) = %v", bad, err)
+		}
+	}
+}
