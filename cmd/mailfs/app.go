@@ -141,6 +141,12 @@ func hintFor(err error) string {
 		return "give more of the id"
 	case errors.Is(err, maildir.ErrNotFound):
 		return `"mailfs inbox AGENT --all" lists the ids in a mailbox`
+	case errors.Is(err, maildir.ErrAmbiguousAddress):
+		return "agent:NAME is the agent, @NAME the group, queue:NAME the queue, channel:NAME the channel"
+	case errors.Is(err, maildir.ErrQueueEmpty):
+		return `"mailfs queue list" shows what waits where`
+	case errors.Is(err, maildir.ErrNoGroup):
+		return `"mailfs group list" shows the groups`
 	case errors.Is(err, nudgeq.ErrFull):
 		return "the agent has not drained its queue; it will be told that nudges were refused at its next check --inject"
 	case errors.Is(err, maildir.ErrTooLarge):

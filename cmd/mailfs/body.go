@@ -17,9 +17,11 @@ type bodyFlags struct {
 
 // body returns the body the flags name, reading at most one byte more than
 // a message may hold so that an oversized body fails fast.
-func (f *bodyFlags) body(stdin io.Reader) (string, error) {
+func (f *bodyFlags) body(stdin io.Reader, optional bool) (string, error) {
 	var r io.Reader
 	switch {
+	case f.Message == nil && f.BodyFile == "" && optional:
+		return "", nil
 	case f.Message == nil && f.BodyFile == "":
 		return "", withHint(errors.New("no body given"), `give one with -m TEXT, -m - (standard input) or --body-file FILE; -m '' sends an empty body`)
 	case f.Message != nil && *f.Message != "-":
@@ -44,11 +46,12 @@ func (f *bodyFlags) body(stdin io.Reader) (string, error) {
 	return string(b), nil
 }
 
-// needAgent returns the agent named on the command line or by
-// $MAILFS_AGENT (kong fills both into the same field).
+// needAgent returns the address named on the command line or by
+// $MAILFS_AGENT (kong fills both into the same field), for the store to
+// resolve.
 func needAgent(agent string) (string, error) {
 	if agent == "" {
 		return "", withHint(fmt.Errorf("no agent given"), "name the agent, or set MAILFS_AGENT")
 	}
-	return maildir.ParseAgent(agent)
+	return agent, nil
 }

@@ -6,7 +6,7 @@ import (
 )
 
 type countCmd struct {
-	Agent string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose mailbox."`
+	Agent string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose mailbox (or queue:name, channel:name)."`
 	jsonFlag
 }
 

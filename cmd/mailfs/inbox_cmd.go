@@ -7,7 +7,7 @@ import (
 )
 
 type inboxCmd struct {
-	Agent    string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose mailbox."`
+	Agent    string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose mailbox (or queue:name, channel:name)."`
 	All      bool   `help:"Include read messages."`
 	Archived bool   `help:"List the archive instead, read and unread."`
 	By       string `default:"time" enum:"time,priority" help:"Order by time (oldest first) or by priority (urgent first, then by time)."`

@@ -31,6 +31,11 @@ type cli struct {
 	Restore    restoreCmd    `cmd:"" help:"Move archived messages back into the mailbox."`
 	Watch      watchCmd      `cmd:"" help:"Print each new message the moment it lands."`
 	Wait       waitCmd       `cmd:"" help:"Block until an agent has unread mail."`
+	Group      groupCmd      `cmd:"" help:"Manage groups: named lists of agents that send @name reaches."`
+	Claim      claimCmd      `cmd:"" help:"Take the oldest item of a work queue into a mailbox."`
+	Release    releaseCmd    `cmd:"" help:"Put a claimed item back in its work queue."`
+	Queue      queueCmd      `cmd:"" help:"List work queues and what waits in them."`
+	Channel    channelCmd    `cmd:"" help:"Manage broadcast channels and their retention."`
 	Nudge      nudgeCmd      `cmd:"" help:"Queue a short, ephemeral nudge for an agent."`
 	Drain      drainCmd      `cmd:"" help:"Claim and print an agent's queued nudges."`
 	Check      checkCmd      `cmd:"" help:"Summarise unread mail and nudges, or print them for a prompt hook."`

@@ -4,17 +4,14 @@ import "github.com/mailfs/mailfs/maildir"
 
 // idsArgs are the arguments of the commands that act on several messages.
 type idsArgs struct {
-	Agent string   `arg:"" help:"The mailbox."`
+	Agent string   `arg:"" help:"The mailbox (or queue:name, channel:name)."`
 	IDs   []string `arg:"" name:"id" help:"Messages: ids, file names, or unique prefixes of ids."`
 }
 
 // each calls f for every id, reports each failure, and fails at the end if
 // any did: one bad id does not stop the others.
 func (c *idsArgs) each(a *app, f func(s *maildir.Store, agent, id string) error) error {
-	agent, err := maildir.ParseAgent(c.Agent)
-	if err != nil {
-		return err
-	}
+	agent := c.Agent
 	s, err := a.open()
 	if err != nil {
 		return err

@@ -17,7 +17,7 @@ reply_to set to ID and type "reply". Prints the new id.`
 }
 
 func (c *replyCmd) Run(a *app) error {
-	body, err := c.body(a.in)
+	body, err := c.body(a.in, false)
 	if err != nil {
 		return err
 	}

@@ -2,13 +2,14 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/nudgeq"
 )
 
 type sendCmd struct {
-	To      []string `arg:"" name:"to" help:"Recipients: agent ids or rig/role addresses."`
+	To      []string `arg:"" name:"to" help:"Recipients: agents (toast, gastown/witness, agent:toast), groups (@name), work queues (queue:name), channels (channel:name)."`
 	Subject string   `short:"s" required:"" placeholder:"TEXT" help:"One-line subject. Protocol messages put their type first (MERGE_READY nux)."`
 	bodyFlags
 	From     string   `env:"MAILFS_AGENT" placeholder:"AGENT" help:"The sender."`
@@ -17,6 +18,7 @@ type sendCmd struct {
 	CC       []string `sep:"," placeholder:"A,B" help:"Also deliver a copy to each of these agents."`
 	Thread   string   `placeholder:"ID" help:"Continue this thread (default: start a new one)."`
 	ReplyTo  string   `name:"reply-to" placeholder:"ID" help:"The id of the message this answers."`
+	Field    []string `placeholder:"KEY=VALUE" help:"Put a \"Key: value\" line at the top of the body (repeatable), as protocol messages do."`
 	Nudge    bool     `help:"Also nudge each recipient about the message; the nudge is dropped unseen once the message is read."`
 	JSON     bool     `help:"Print each delivered copy as a JSON line instead of its id."`
 }
@@ -26,7 +28,16 @@ func (c *sendCmd) Help() string {
 the id of each copy, one per line, once every copy is on stable storage.
 Recipients after the first are delivered like --cc: every copy names the
 first recipient in "to" and the others in "cc", and all share one thread.
-Every address is checked before anything is written.
+Every address is checked, and groups expanded, before anything is written.
+
+A group (@name) gets one copy per member, the sender left out; @all is every
+mailbox. A work queue (queue:name) gets one item that "mailfs claim" hands
+to one agent. A channel (channel:name) gets one post, after which its
+retention applies. A bare name that is both an agent and a group, queue or
+channel is refused: write agent:name, @name, queue:name or channel:name.
+
+--field Key=Value builds a protocol body: "Key: value" lines, a blank line,
+then the text of -m (which becomes optional).
 
 With --nudge, each recipient also gets a nudge announcing the message. A
 nudge that cannot be queued (the recipient's queue is full) is reported as a
@@ -37,9 +48,22 @@ func (c *sendCmd) Run(a *app) error {
 	if c.From == "" {
 		return withHint(fmt.Errorf("no sender given"), "pass --from AGENT, or set MAILFS_AGENT")
 	}
-	body, err := c.body(a.in)
+	body, err := c.body(a.in, len(c.Field) > 0)
 	if err != nil {
 		return err
+	}
+	if len(c.Field) > 0 {
+		var fields [][2]string
+		for _, f := range c.Field {
+			k, v, ok := strings.Cut(f, "=")
+			if !ok {
+				return fmt.Errorf("--field %q: write it as KEY=VALUE", f)
+			}
+			fields = append(fields, [2]string{k, v})
+		}
+		if body, err = maildir.FormatBody(fields, body); err != nil {
+			return err
+		}
 	}
 	s, err := a.open()
 	if err != nil {

@@ -1,10 +1,15 @@
 package main
 
-import "github.com/mailfs/mailfs/maildir"
+import (
+	"fmt"
+
+	"github.com/mailfs/mailfs/maildir"
+)
 
 type showCmd struct {
-	Agent string `arg:"" help:"The mailbox."`
+	Agent string `arg:"" help:"The mailbox (or queue:name, channel:name)."`
 	ID    string `arg:"" help:"The message: its id, its file name, or a unique prefix of the id."`
+	Field string `placeholder:"KEY" help:"Print only the value of the body's \"KEY: value\" line (any case), for scripts routing protocol mail."`
 	jsonFlag
 }
 
@@ -23,7 +28,20 @@ func (c *showCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
+	if c.Field != "" {
+		return printField(a, m, c.Field)
+	}
 	return printOne(a, m, c.JSON)
+}
+
+// printField prints one protocol field of m's body.
+func printField(a *app, m *maildir.Message, key string) error {
+	v, ok := m.Field(key)
+	if !ok {
+		return fmt.Errorf("%s has no %q field (the body's \"Key: value\" lines)", m.ID, key)
+	}
+	_, err := fmt.Fprintln(a.out, v)
+	return err
 }
 
 type readCmd struct {
@@ -42,6 +60,9 @@ func (c *readCmd) Run(a *app) error {
 	m, err := s.MarkRead(c.Agent, c.ID)
 	if err != nil {
 		return err
+	}
+	if c.Field != "" {
+		return printField(a, m, c.Field)
 	}
 	return printOne(a, m, c.JSON)
 }
