@@ -287,3 +287,24 @@ func TestStopsWhenTheContextEnds(t *testing.T) {
 		}
 	})
 }
+
+func TestWatchesQueuesAndChannels(t *testing.T) {
+	backends(t, func(t *testing.T, poll time.Duration) {
+		f := newFixture(t)
+		if err := f.store.CreateChannel("merges", maildir.ChannelConfig{}); err != nil {
+			t.Fatal(err)
+		}
+		ch := f.watch(t, watch.Watcher{Agents: []string{"channel:merges", "queue:work"}, Poll: poll})
+		post := f.send(t, "channel:merges", "MERGED nux")
+		if ev := next(t, ch); ev.ID != post.ID || ev.Agent != "channel:merges" || ev.Path != "state/channel/merges/"+post.ID+".json" {
+			t.Fatalf("got %+v", ev)
+		}
+		item := f.send(t, "queue:work", "WORK gt-1") // the queue's folder is created by this send
+		if ev := next(t, ch); ev.ID != item.ID || ev.Agent != "queue:work" {
+			t.Fatalf("got %+v", ev)
+		}
+		if _, err := (&watch.Watcher{Store: f.store, Agents: []string{"@all"}}).Watch(context.Background()); err == nil {
+			t.Fatal("watching a group was accepted")
+		}
+	})
+}
