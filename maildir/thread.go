@@ -3,7 +3,11 @@ package maildir
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"path"
 	"strings"
+
+	"github.com/mailfs/mailfs/internal/durable"
 )
 
 // Reply answers message id in agent's mailbox (or its archive): r goes from
@@ -59,10 +63,28 @@ func (s *Store) Find(id string) (*Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Exact ids first: one lstat per folder, no listing.
+	// Exact ids first: per box one open and one lstat (two in its archive),
+	// no listing; each kind's parent folder is opened once.
 	var found []*Message
+	parents := map[string]*durable.Dir{}
+	defer func() {
+		for _, d := range parents {
+			d.Close()
+		}
+	}()
 	for _, a := range boxes {
-		m, err := s.getExact(a, id)
+		dir := path.Dir(a.Dir(false))
+		parent, ok := parents[dir]
+		if !ok {
+			if parent, err = s.root.Dir(dir); err != nil {
+				return nil, err
+			}
+			parents[dir] = parent
+		}
+		if parent == nil {
+			continue
+		}
+		m, err := s.getExact(a, id, parent)
 		if err != nil {
 			return nil, err
 		}
@@ -96,27 +118,44 @@ func (s *Store) Find(id string) (*Message, error) {
 }
 
 // getExact returns the message whose id is exactly id in box b or its
-// archive, or nil.
-func (s *Store) getExact(b Address, id string) (*Message, error) {
+// archive, or nil. parent, if not nil, is b's parent folder, already open:
+// a search over many boxes opens it once.
+func (s *Store) getExact(b Address, id string, parent *durable.Dir) (*Message, error) {
 	id, err := ParseID(id)
 	if err != nil {
 		return nil, err
 	}
-	for _, archived := range []bool{false, true} {
-		d, err := s.openFolder(b, archived)
-		if err != nil {
-			return nil, err
+	var d *durable.Dir
+	if parent != nil {
+		d, err = parent.Sub(path.Base(b.Dir(false)))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
 		}
-		if d == nil {
-			continue
-		}
-		m, err := s.load(d, b, archived, id+".json")
-		d.Close()
-		if err == nil {
-			return m, nil
-		}
+	} else {
+		d, err = s.openFolder(b, false)
 	}
-	return nil, nil
+	if d == nil || err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	name := id + ".json"
+	archived := false
+	if _, err := d.Lstat(name); err != nil {
+		a, err := d.Sub(ArchiveDir)
+		if err != nil {
+			return nil, nil
+		}
+		defer a.Close()
+		if _, err := a.Lstat(name); err != nil {
+			return nil, nil
+		}
+		d, archived = a, true
+	}
+	m, err := s.load(d, b, archived, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return m, err
 }
 
 // Thread returns every message of the conversation that id belongs to, in

@@ -199,6 +199,19 @@ type Dir struct {
 	path string
 }
 
+// Sub opens the child directory name of d: one system call, with the same
+// rules as [Root.Open] (no symbolic link followed).
+func (d *Dir) Sub(name string) (*Dir, error) {
+	if !ValidName(name) {
+		return nil, d.err("open", name, ErrBadName)
+	}
+	fd, err := openDir(d.fd, name)
+	if err != nil {
+		return nil, d.err("open", name, dirErr(err))
+	}
+	return d.root.newDir(fd, d.Join(name)), nil
+}
+
 // Path returns the directory's slash-separated path relative to the root.
 func (d *Dir) Path() string { return d.path }
 
