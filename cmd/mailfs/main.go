@@ -6,6 +6,8 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/alecthomas/kong"
@@ -39,18 +41,36 @@ type cli struct {
 	Nudge      nudgeCmd      `cmd:"" help:"Queue a short, ephemeral nudge for an agent."`
 	Drain      drainCmd      `cmd:"" help:"Claim and print an agent's queued nudges."`
 	Check      checkCmd      `cmd:"" help:"Summarise unread mail and nudges, or print them for a prompt hook."`
+	Gascity    gascityCmd    `cmd:"" help:"Serve Gas City's exec mail protocol (GC_MAIL=exec:mailfs-gascity)."`
 	Demo       demoCmd       `cmd:"" help:"Run a short multi-agent tour in a scratch root."`
 }
 
 func main() {
+	io := stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}
+	args := os.Args[1:]
+	if filepath.Base(os.Args[0]) == "mailfs-gascity" { // the name Gas City is given
+		args = append([]string{"gascity"}, args...)
+	}
+	if isGasCity(args) { // short-lived calls: no signal handling to set up
+		os.Exit(runGasCity(args[1:], io))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr})
+	code := run(ctx, args, io)
 	stop()
 	os.Exit(code)
 }
 
+// isGasCity reports whether args are a Gas City provider call, which is
+// served outside kong: the protocol, not kong, sets its exit codes.
+func isGasCity(args []string) bool {
+	return len(args) > 1 && args[0] == "gascity" && !strings.HasPrefix(args[1], "-")
+}
+
 // run parses args and runs one command, returning the exit status.
 func run(ctx context.Context, args []string, io stdio) (code int) {
+	if isGasCity(args) {
+		return runGasCity(args[1:], io)
+	}
 	var c cli
 	exited := false
 	parser, err := kong.New(&c,

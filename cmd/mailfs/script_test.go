@@ -16,7 +16,9 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/script from what the commands print")
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){"mailfs": main})
+	// mailfs-gascity is the same binary under the name that selects the
+	// Gas City provider mode.
+	testscript.Main(m, map[string]func(){"mailfs": main, "mailfs-gascity": main})
 }
 
 // TestScripts runs testdata/script/*.txtar: the command line, end to end,

@@ -1,0 +1,13 @@
+// Command mailfs-gascity serves Gas City's exec mail protocol from a mailfs
+// root: GC_MAIL=exec:/path/to/mailfs-gascity. It is "mailfs gascity" in a
+// binary that links nothing else, because Gas City starts one process per
+// mail operation and a smaller binary starts faster.
+package main
+
+import (
+	"os"
+
+	"github.com/mailfs/mailfs/internal/gascity"
+)
+
+func main() { os.Exit(gascity.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }

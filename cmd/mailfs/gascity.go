@@ -1,0 +1,33 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/mailfs/mailfs/internal/gascity"
+)
+
+// "mailfs gascity <op> [arg]", and the binary when it is called
+// mailfs-gascity, serve Gas City's exec mail protocol: see package
+// internal/gascity.
+
+// gascityCmd documents the mode in --help; calls with an op never reach
+// kong (see run).
+type gascityCmd struct {
+	Op  string `arg:"" optional:"" help:"ensure-running, send, reply, inbox, check, all, get, read, mark-read, mark-unread, archive, delete, thread or count."`
+	Arg string `arg:"" optional:"" help:"The recipient or the message id the op takes."`
+}
+
+func (c *gascityCmd) Help() string {
+	return `Serves Gas City's exec mail protocol, so that a Gas City town can keep its
+mail in mailfs: set GC_MAIL=exec:/path/to/mailfs-gascity (a link to the
+mailfs binary; the name selects this mode), or point it at a two-line
+script that runs "exec mailfs gascity "$@"". The root comes from
+$MAILFS_ROOT or the usual discovery from the working directory.`
+}
+
+func (c *gascityCmd) Run(a *app) error {
+	return withHint(errors.New("gascity needs an op"), `run "mailfs gascity --help"`)
+}
+
+// runGasCity serves one provider call.
+func runGasCity(args []string, io stdio) int { return gascity.Run(args, io.in, io.out, io.err) }

@@ -1,0 +1,332 @@
+// Package gascity serves Gas City's exec mail protocol on top of maildir:
+// Gas City runs "<path> <op> [arg]" for each mail operation and exchanges
+// JSON (GC_MAIL=exec:<path>). Both the mailfs command ("mailfs gascity",
+// or the binary called mailfs-gascity) and the slim cmd/mailfs-gascity
+// binary serve it through [Run].
+//
+// The protocol, not mailfs, sets the rules here: JSON on stdout and nothing
+// else; an empty list as no output at all; exit status 2 for an unknown op
+// and for nothing else (Gas City reads 2 as "not supported"); any other
+// failure exits 1 with the reason on stderr. Ids arrive without a mailbox
+// and are found across every mailbox and archive; an id that could lead
+// outside the root is refused.
+package gascity
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mailfs/mailfs/maildir"
+)
+
+// gcMessage is a message as Gas City reads it.
+type gcMessage struct {
+	ID        string    `json:"id"`
+	From      string    `json:"from"`
+	To        string    `json:"to"`
+	Subject   string    `json:"subject"`
+	Body      string    `json:"body"`
+	CreatedAt time.Time `json:"created_at"`
+	Read      bool      `json:"read"`
+	ThreadID  string    `json:"thread_id,omitempty"`
+	ReplyTo   string    `json:"reply_to,omitempty"`
+	Priority  int       `json:"priority"`
+	CC        []string  `json:"cc,omitempty"`
+}
+
+func toGC(m *maildir.Message) gcMessage {
+	return gcMessage{
+		ID: m.ID, From: m.From, To: m.To, Subject: m.Subject, Body: m.Body,
+		CreatedAt: m.Timestamp, Read: m.Read, ThreadID: m.Thread, ReplyTo: m.ReplyTo,
+		Priority: m.Priority.Rank(), // urgent 0, high 1, normal 2, low 3
+		CC:       m.CC,
+	}
+}
+
+// gcInput is what send and reply read from stdin.
+type gcInput struct {
+	From    string `json:"from"`
+	Subject string `json:"subject"`
+	Body    string `json:"body"`
+}
+
+// errAlreadyArchived is what Gas City looks for on stderr.
+var errAlreadyArchived = errors.New("already archived")
+
+// Run serves one call, "<op> [arg]", reading stdin and writing stdout and
+// stderr, and returns the exit status. The root is $MAILFS_ROOT, else the
+// nearest .chipset above the working directory.
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if r := recover(); r != nil { // a panic would exit 2, which means "unknown op"
+			fmt.Fprintf(stderr, "mailfs: gascity: internal error: %v\n", r)
+			code = 1
+		}
+	}()
+	if len(args) == 0 || len(args) > 2 {
+		fmt.Fprintln(stderr, "mailfs: gascity: usage: mailfs-gascity <op> [arg]")
+		return 1
+	}
+	op, arg := args[0], ""
+	if len(args) == 2 {
+		arg = args[1]
+	}
+	handler, ok := gcOps[op]
+	if !ok {
+		fmt.Fprintf(stderr, "mailfs: gascity: unknown op %q\n", op)
+		return 2
+	}
+	if op != "ensure-running" && arg == "" {
+		fmt.Fprintf(stderr, "mailfs: gascity: %s needs an argument\n", op)
+		return 1
+	}
+	root := os.Getenv("MAILFS_ROOT")
+	if root == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			fmt.Fprintf(stderr, "mailfs: gascity: %v\n", err)
+			return 1
+		}
+		root = maildir.FindRoot(wd)
+	}
+	s, err := maildir.Open(root)
+	if err != nil {
+		fmt.Fprintf(stderr, "mailfs: gascity: %v\n", err)
+		return 1
+	}
+	defer s.Close()
+	s.Warn = func(err error) { fmt.Fprintf(stderr, "mailfs: warning: %v\n", err) }
+	out, err := handler(&gcCall{store: s, arg: arg, stdin: stdin})
+	if err != nil {
+		fmt.Fprintf(stderr, "mailfs: gascity %s: %v\n", op, err)
+		return 1
+	}
+	if out != nil {
+		b, err := json.Marshal(out)
+		if err != nil {
+			fmt.Fprintf(stderr, "mailfs: gascity %s: %v\n", op, err)
+			return 1
+		}
+		if _, err := stdout.Write(append(b, '\n')); err != nil {
+			return 1
+		}
+	}
+	return 0
+}
+
+// gcCall is one call's input.
+type gcCall struct {
+	store *maildir.Store
+	arg   string
+	stdin io.Reader
+}
+
+// A gcOp returns what to print as JSON (nil: print nothing).
+type gcOp func(c *gcCall) (any, error)
+
+var gcOps = map[string]gcOp{
+	"ensure-running": func(*gcCall) (any, error) { return nil, nil },
+	"send":           gcSend,
+	"reply":          gcReply,
+	"inbox":          gcList(false),
+	"check":          gcList(false),
+	"all":            gcList(true),
+	"get":            gcGet,
+	"read":           gcRead,
+	"mark-read":      gcMark(true),
+	"mark-unread":    gcMark(false),
+	"archive":        gcArchive,
+	"delete":         gcArchive, // archive is delete in Gas City's model
+	"thread":         gcThread,
+	"count":          gcCount,
+}
+
+// recipient maps a Gas City recipient (human, rig/name, binding.name, a
+// session id) to a mailbox, SPEC §2.
+func (c *gcCall) recipient() (string, error) {
+	agent, err := maildir.ParseAgent(c.arg)
+	return "agent:" + agent, err
+}
+
+// find resolves the message id, which arrives without a mailbox.
+func (c *gcCall) find() (*maildir.Message, error) {
+	if strings.Contains(c.arg, "..") {
+		return nil, fmt.Errorf("%w %q", maildir.ErrInvalidID, c.arg)
+	}
+	if _, err := maildir.ParseID(c.arg); err != nil {
+		return nil, err
+	}
+	return c.store.Find(c.arg)
+}
+
+func (c *gcCall) input() (gcInput, error) {
+	var in gcInput
+	data, err := io.ReadAll(io.LimitReader(c.stdin, 2*maildir.MaxSize))
+	if err != nil {
+		return in, err
+	}
+	if err := json.Unmarshal(data, &in); err != nil {
+		return in, fmt.Errorf("reading the message from stdin: %w", err)
+	}
+	if in.From == "" {
+		return in, errors.New(`the message on stdin has no "from"`)
+	}
+	return in, nil
+}
+
+func list(msgs []*maildir.Message) any {
+	if len(msgs) == 0 {
+		return nil // nothing at all, not []
+	}
+	out := make([]gcMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = toGC(m)
+	}
+	return out
+}
+
+func gcSend(c *gcCall) (any, error) {
+	to, err := c.recipient()
+	if err != nil {
+		return nil, err
+	}
+	in, err := c.input()
+	if err != nil {
+		return nil, err
+	}
+	sent, err := c.store.Send(&maildir.Message{From: in.From, To: to, Subject: in.Subject, Body: in.Body})
+	if err != nil {
+		return nil, err
+	}
+	return toGC(sent[0]), nil
+}
+
+func gcReply(c *gcCall) (any, error) {
+	orig, err := c.find()
+	if err != nil {
+		return nil, err
+	}
+	in, err := c.input()
+	if err != nil {
+		return nil, err
+	}
+	subject := in.Subject
+	if subject == "" {
+		subject = orig.Subject
+		if !strings.HasPrefix(strings.ToLower(subject), "re:") {
+			subject = "Re: " + subject
+		}
+	}
+	thread := orig.Thread
+	if thread == "" {
+		thread = orig.ID
+	}
+	sent, err := c.store.Send(&maildir.Message{From: in.From, To: "agent:" + orig.From, Subject: subject, Body: in.Body,
+		Type: "reply", Thread: thread, ReplyTo: orig.ID})
+	if err != nil {
+		return nil, err
+	}
+	return toGC(sent[0]), nil
+}
+
+func gcList(all bool) gcOp {
+	return func(c *gcCall) (any, error) {
+		to, err := c.recipient()
+		if err != nil {
+			return nil, err
+		}
+		msgs, err := c.store.List(to, maildir.ListOptions{All: all})
+		return list(msgs), err
+	}
+}
+
+func gcGet(c *gcCall) (any, error) {
+	m, err := c.find()
+	if err != nil {
+		return nil, err
+	}
+	return toGC(m), nil
+}
+
+func gcRead(c *gcCall) (any, error) {
+	m, err := c.find()
+	if err != nil {
+		return nil, err
+	}
+	if m, err = c.store.MarkRead(box(m), m.ID); err != nil {
+		return nil, err
+	}
+	return toGC(m), nil
+}
+
+func gcMark(read bool) gcOp {
+	return func(c *gcCall) (any, error) {
+		m, err := c.find()
+		if err != nil {
+			return nil, err
+		}
+		if read {
+			_, err = c.store.MarkRead(box(m), m.ID)
+		} else {
+			_, err = c.store.MarkUnread(box(m), m.ID)
+		}
+		return nil, err
+	}
+}
+
+func gcArchive(c *gcCall) (any, error) {
+	m, err := c.find()
+	if err != nil {
+		return nil, err
+	}
+	if m.Archived {
+		return nil, fmt.Errorf("%w: %s", errAlreadyArchived, m.ID)
+	}
+	errs, err := c.store.Archive(box(m), []string{m.ID})
+	if err == nil {
+		err = errs[0]
+	}
+	if errors.Is(err, maildir.ErrNotFound) { // archived by a concurrent call
+		err = fmt.Errorf("%w: %s", errAlreadyArchived, m.ID)
+	}
+	return nil, err
+}
+
+func gcThread(c *gcCall) (any, error) {
+	if strings.Contains(c.arg, "..") {
+		return nil, fmt.Errorf("%w %q", maildir.ErrInvalidID, c.arg)
+	}
+	msgs, err := c.store.Thread(c.arg)
+	if errors.Is(err, maildir.ErrNotFound) {
+		return nil, nil
+	}
+	// Archived mail has left every view in Gas City's model.
+	return list(slices.DeleteFunc(msgs, func(m *maildir.Message) bool { return m.Archived })), err
+}
+
+func gcCount(c *gcCall) (any, error) {
+	to, err := c.recipient()
+	if err != nil {
+		return nil, err
+	}
+	n, err := c.store.Count(to)
+	return struct {
+		Total  int `json:"total"`
+		Unread int `json:"unread"`
+	}{n.Total, n.Unread}, err
+}
+
+// box is the qualified address of the folder m sits in.
+func box(m *maildir.Message) string {
+	a, err := maildir.ParseAddress(m.Agent)
+	if err != nil {
+		return m.Agent
+	}
+	return a.Qualified()
+}
