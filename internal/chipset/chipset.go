@@ -28,10 +28,19 @@ const Gitignore = `# Written by mailfs. Commit state/; never runtime/ or in-flig
 type Root struct {
 	path string
 
-	mu      sync.Mutex
-	root    *durable.Root
-	checked bool // the .gitignore is known to exist
+	mu       sync.Mutex
+	root     *durable.Root
+	checked  bool // the .gitignore is known to exist
+	fault    func(durable.Step, string) error
+	fallback bool
 }
+
+// SetFault and SetFallback pass durable's test seams on to the root when
+// it is opened; for tests in this module. Call them before r is used.
+func (r *Root) SetFault(f func(durable.Step, string) error) { r.fault = f }
+
+// SetFallback forces durable's rename fallbacks; see SetFault.
+func (r *Root) SetFallback(on bool) { r.fallback = on }
 
 // New returns the root at dir, made absolute. dir need not exist.
 func New(dir string) (*Root, error) {
@@ -60,6 +69,8 @@ func (r *Root) Open(create bool) (*durable.Root, error) {
 		if err != nil {
 			return nil, err
 		}
+		durable.SetFault(root, r.fault)
+		durable.SetFallback(root, r.fallback)
 		r.root = root
 	}
 	if create && !r.checked {

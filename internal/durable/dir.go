@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -52,10 +53,12 @@ var (
 
 // A Root is an open directory tree. It is safe for concurrent use.
 type Root struct {
-	path  string
-	os    *os.Root
-	dir   *Dir
-	fault func(Step, string) error
+	path    string
+	os      *os.Root
+	dir     *Dir
+	fault   func(Step, string) error
+	forced  bool        // fallbacks forced, by a test
+	refused atomic.Bool // the file system refused the renameat2 flags
 }
 
 // OpenRoot opens the directory at path. The path itself may contain
@@ -486,7 +489,10 @@ func (d *Dir) Move(name string, dst *Dir, newname string) error {
 	if !ValidName(newname) {
 		return dst.err("rename", newname, ErrBadName)
 	}
-	return d.root.rename(d, name, dst, newname)
+	if err := d.root.rename(d, name, dst, newname); err != nil {
+		return err
+	}
+	return d.root.step(StepRename, dst.Join(newname))
 }
 
 // Remove removes the file name. It does not sync.
@@ -494,10 +500,7 @@ func (d *Dir) Remove(name string) error {
 	if !ValidName(name) {
 		return d.err("remove", name, ErrBadName)
 	}
-	if err := unix.Unlinkat(d.fd, name, 0); err != nil {
-		return d.err("remove", name, err)
-	}
-	return nil
+	return d.root.remove(d, name)
 }
 
 // Chmod sets the permission bits of name, which must not be a symbolic
@@ -574,6 +577,14 @@ func (d *Dir) writeTemp(target string, data []byte, sync bool) (string, error) {
 }
 
 func (d *Dir) unlink(name string) { _ = unix.Unlinkat(d.fd, name, 0) }
+
+// wrap is err for an error from a system call that may have succeeded.
+func (d *Dir) wrap(op, name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return d.err(op, name, err)
+}
 
 func (d *Dir) err(op, name string, err error) error {
 	path := d.path

@@ -4,24 +4,14 @@ package durable
 
 import "golang.org/x/sys/unix"
 
-// rename moves old in src to new in dst, never replacing new.
-func (r *Root) rename(src *Dir, old string, dst *Dir, new string) error {
-	err := unix.Renameat2(src.fd, old, dst.fd, new, unix.RENAME_NOREPLACE)
-	if isUnsupported(err) {
-		err = linkRename(src, old, dst, new)
-	}
-	if err != nil {
-		return src.err("rename", old, err)
-	}
-	return nil
+// renameNoReplace is renameat2(RENAME_NOREPLACE).
+func renameNoReplace(src *Dir, old string, dst *Dir, new string) error {
+	return unix.Renameat2(src.fd, old, dst.fd, new, unix.RENAME_NOREPLACE)
 }
 
-// exchange swaps the names a and b in d atomically; both must exist.
-func (r *Root) exchange(d *Dir, a, b string) error {
-	if err := unix.Renameat2(d.fd, a, d.fd, b, unix.RENAME_EXCHANGE); err != nil {
-		return d.err("exchange", b, err)
-	}
-	return nil
+// renameExchange is renameat2(RENAME_EXCHANGE).
+func renameExchange(d *Dir, a, b string) error {
+	return unix.Renameat2(d.fd, a, d.fd, b, unix.RENAME_EXCHANGE)
 }
 
 // isUnsupported reports whether err says the file system does not know the

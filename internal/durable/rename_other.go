@@ -4,16 +4,11 @@ package durable
 
 import "golang.org/x/sys/unix"
 
-// rename moves old in src to new in dst, never replacing new. Without a
-// no-replace rename on this system it links, then unlinks.
-func (r *Root) rename(src *Dir, old string, dst *Dir, new string) error {
-	if err := linkRename(src, old, dst, new); err != nil {
-		return src.err("rename", old, err)
-	}
-	return nil
-}
+// This system has neither a no-replace rename nor an exchange: the
+// fallbacks of fallback.go always apply.
 
-// exchange is not available on this system.
-func (r *Root) exchange(d *Dir, a, b string) error {
-	return d.err("exchange", b, unix.ENOTSUP)
-}
+func renameNoReplace(src *Dir, old string, dst *Dir, new string) error { return unix.ENOTSUP }
+
+func renameExchange(d *Dir, a, b string) error { return unix.ENOTSUP }
+
+func isUnsupported(err error) bool { return err == unix.ENOTSUP }

@@ -1,0 +1,113 @@
+//go:build unix
+
+package durable
+
+import (
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// SwapPrefix starts the name a rewritten file has, for a moment, in the
+// fallback rewrite (see [Dir.Exchange]); the rest is the file's own name.
+// fsck puts such a file back under that name when a crash left it there.
+const SwapPrefix = ".mailfs-swap."
+
+// The fallbacks, for file systems that refuse the renameat2 flags (EINVAL
+// from some FUSE and network file systems), and for systems without them:
+//
+//   - a no-replace rename is link(2), which refuses an existing target, then
+//     unlink(2) of the old name; a crash between the two leaves both names
+//     on one file, never neither, and nothing is replaced;
+//   - an exchange is three no-replace renames: the file goes aside under
+//     SwapPrefix+name (failing if it has gone, so nothing is resurrected),
+//     the new file takes its name, the old one takes the temp's. Between the
+//     first two no file has the name: readers may miss the message for that
+//     moment, and a crash there leaves it aside, for fsck to put back.
+//
+// In fallback mode every rename, exchange and removal in a directory holds
+// the directory's advisory lock, so that a remove or a move waits for an
+// exchange in progress instead of finding the file missing.
+
+// usesFallback reports whether r uses the fallbacks: because a test forced it,
+// or because the file system refused the flags once.
+func (r *Root) usesFallback() bool { return r.forced || r.refused.Load() }
+
+// SetFallback forces (or stops forcing) the fallbacks on r, for tests in
+// this module. Call it before r is used.
+func SetFallback(r *Root, on bool) { r.forced = on }
+
+// rename moves old in src to new in dst, never replacing new.
+func (r *Root) rename(src *Dir, old string, dst *Dir, new string) error {
+	if !r.usesFallback() {
+		err := renameNoReplace(src, old, dst, new)
+		if !isUnsupported(err) {
+			return src.wrap("rename", old, err)
+		}
+		r.refused.Store(true)
+	}
+	unlock, err := src.Lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return src.wrap("rename", old, linkRename(src, old, dst, new))
+}
+
+// exchange swaps the names a (a temp) and b in d; both must exist.
+func (r *Root) exchange(d *Dir, a, b string) error {
+	if !r.usesFallback() {
+		err := renameExchange(d, a, b)
+		if !isUnsupported(err) {
+			return d.wrap("exchange", b, err)
+		}
+		r.refused.Store(true)
+	}
+	unlock, err := d.Lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	aside := SwapPrefix + b
+	if !ValidName(aside) {
+		return d.err("exchange", b, unix.ENAMETOOLONG)
+	}
+	if err := linkRename(d, b, d, aside); err != nil {
+		return d.err("exchange", b, err) // ENOENT: b has gone; nothing changed
+	}
+	if err := linkRename(d, a, d, b); err != nil {
+		linkRename(d, aside, d, b) // put it back; a crash leaves it for fsck
+		return d.err("exchange", b, err)
+	}
+	if err := linkRename(d, aside, d, a); err != nil {
+		return d.err("exchange", b, err)
+	}
+	return nil
+}
+
+// remove unlinks name in d, under d's lock in fallback mode.
+func (r *Root) remove(d *Dir, name string) error {
+	if r.usesFallback() {
+		unlock, err := d.Lock()
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
+	return d.wrap("remove", name, unix.Unlinkat(d.fd, name, 0))
+}
+
+// linkRename is the no-replace rename by link, then unlink.
+func linkRename(src *Dir, old string, dst *Dir, new string) error {
+	if err := unix.Linkat(src.fd, old, dst.fd, new, 0); err != nil {
+		return err
+	}
+	return unix.Unlinkat(src.fd, old, 0)
+}
+
+// IsSwap reports whether name is a file the fallback rewrite set aside, and
+// returns the name it belongs under.
+func IsSwap(name string) (orig string, ok bool) {
+	orig, ok = strings.CutPrefix(name, SwapPrefix)
+	return orig, ok && orig != ""
+}
