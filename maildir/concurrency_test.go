@@ -28,6 +28,8 @@ func TestMain(m *testing.M) {
 		childSend()
 	case "claim":
 		childClaim()
+	case "fault":
+		childFault()
 	default:
 		os.Exit(m.Run())
 	}
@@ -102,8 +104,20 @@ func checkMailbox(t *testing.T, ts *testStore, agent string, want []string, n in
 	return temps
 }
 
-func TestConcurrentSendersGoroutines(t *testing.T) {
-	ts := newStore(t)
+// renameModes runs test with renameat2's flags, then with the fallbacks
+// of file systems that refuse them (link and unlink, the three-rename swap).
+func renameModes(t *testing.T, test func(t *testing.T, ts *testStore)) {
+	t.Run("renameat2", func(t *testing.T) { test(t, newStore(t)) })
+	t.Run("fallback", func(t *testing.T) {
+		ts := newStore(t)
+		maildir.ForceFallback(ts.Store)
+		test(t, ts)
+	})
+}
+
+func TestConcurrentSendersGoroutines(t *testing.T) { renameModes(t, concurrentSenders) }
+
+func concurrentSenders(t *testing.T, ts *testStore) {
 	const senders, each = 8, 500
 	var (
 		mu  sync.Mutex
@@ -244,8 +258,9 @@ func TestCrashDuringSend(t *testing.T) {
 
 // A mark racing a delete of the same message: once the delete has happened
 // the message never comes back.
-func TestMarkReadRacingDelete(t *testing.T) {
-	ts := newStore(t)
+func TestMarkReadRacingDelete(t *testing.T) { renameModes(t, markRacingDelete) }
+
+func markRacingDelete(t *testing.T, ts *testStore) {
 	const rounds, workers = 1000, 4
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -282,4 +297,36 @@ func TestMarkReadRacingDelete(t *testing.T) {
 			t.Errorf("w%d holds %d entries after all deletes", w, len(ents))
 		}
 	}
+}
+
+// A mark racing the archive move of the same message: it ends in exactly
+// one place, read.
+func TestMarkReadRacingArchiveMove(t *testing.T) {
+	renameModes(t, func(t *testing.T, ts *testStore) {
+		for range 300 {
+			m := ts.send(t, "a", "b", "s")
+			var wg sync.WaitGroup
+			var markErr, archErr error
+			wg.Go(func() { _, markErr = ts.MarkRead("b", m.ID) })
+			wg.Go(func() {
+				errs, err := ts.Archive("b", []string{m.ID})
+				archErr = errors.Join(append(errs, err)...)
+			})
+			wg.Wait()
+			if markErr != nil || archErr != nil {
+				t.Fatalf("mark %v, archive %v", markErr, archErr)
+			}
+			_, inBox := os.Lstat(ts.path(m.Path))
+			got, err := ts.Get("b", m.ID)
+			if inBox == nil || err != nil || !got.Archived || !got.Read {
+				t.Fatalf("%s: still in the mailbox %v, got %+v, %v", m.ID, inBox == nil, got, err)
+			}
+		}
+		if _, dots := visible(t, ts, "state/mail/b"); len(dots) != 0 {
+			t.Errorf("left %q", dots)
+		}
+		if _, dots := visible(t, ts, "state/mail/b/archive"); len(dots) != 0 {
+			t.Errorf("left %q in the archive", dots)
+		}
+	})
 }

@@ -228,8 +228,9 @@ func checkEachOnce(t *testing.T, seen map[string]int, n int) {
 	}
 }
 
-func TestClaimersRacingGoroutines(t *testing.T) {
-	ts := newStore(t)
+func TestClaimersRacingGoroutines(t *testing.T) { renameModes(t, claimersRacing) }
+
+func claimersRacing(t *testing.T, ts *testStore) {
 	putItems(t, ts, "work", 2000)
 	var wg sync.WaitGroup
 	var boxes []string

@@ -26,6 +26,8 @@ func TestMain(m *testing.M) {
 		childDrain(false)
 	case "claim-and-hang":
 		childDrain(true)
+	case "enqueue":
+		childEnqueue()
 	default:
 		os.Exit(m.Run())
 	}
@@ -417,7 +419,15 @@ func putNudges(t testing.TB, f *fixture, agent string, n int, at time.Time) map[
 }
 
 func TestConcurrentDrainersGoroutines(t *testing.T) {
-	f := newFixture(t)
+	t.Run("renameat2", func(t *testing.T) { concurrentDrainers(t, newFixture(t)) })
+	t.Run("fallback", func(t *testing.T) {
+		f := newFixture(t)
+		nudgeq.ForceFallback(f.q) // link and unlink, as where renameat2's flags are refused
+		concurrentDrainers(t, f)
+	})
+}
+
+func concurrentDrainers(t *testing.T, f *fixture) {
 	putNudges(t, f, "a", 5000, t0)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
