@@ -194,11 +194,12 @@ func isNudgeName(name string) bool {
 	return true
 }
 
-// claimOf splits a claimed file name into the nudge's name and the claim
-// time. ok is false for any other name.
-func claimOf(name string) (orig string, at time.Time, ok bool) {
-	orig, rest, found := strings.Cut(name, ".claimed.")
-	if !found || !isNudgeName(orig) {
+// ParseClaim splits the name of a claimed nudge file,
+// "<nudge name>.claimed.<claim unixnano>-<rand>", into the nudge's own
+// name and the time it was claimed. ok is false for any other name.
+func ParseClaim(name string) (nudge string, claimedAt time.Time, ok bool) {
+	nudge, rest, found := strings.Cut(name, ".claimed.")
+	if !found || !isNudgeName(nudge) {
 		return "", time.Time{}, false
 	}
 	nanos, _, _ := strings.Cut(rest, "-")
@@ -206,7 +207,7 @@ func claimOf(name string) (orig string, at time.Time, ok bool) {
 	if err != nil {
 		return "", time.Time{}, false
 	}
-	return orig, time.Unix(0, ns), true
+	return nudge, time.Unix(0, ns), true
 }
 
 // listing is what one read of a queue directory holds.
@@ -227,7 +228,7 @@ func list(d *durable.Dir) (*listing, error) {
 		case isNudgeName(name):
 			l.nudges = append(l.nudges, name)
 		case strings.Contains(name, ".claimed."):
-			if _, _, ok := claimOf(name); ok {
+			if _, _, ok := ParseClaim(name); ok {
 				l.claims = append(l.claims, name)
 			} else {
 				l.foreign = append(l.foreign, name)
@@ -313,7 +314,7 @@ func (q *Queue) read(d *durable.Dir, name string) (*Nudge, error) {
 		}
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
-		orig, _, claimed := claimOf(name)
+		orig, _, claimed := ParseClaim(name)
 		if !claimed {
 			orig = name
 		}
@@ -410,7 +411,7 @@ func (q *Queue) returnOrphans(d *durable.Dir, claims []string, now time.Time) bo
 	after := cmp.Or(q.OrphanAfter, DefaultOrphanAfter)
 	returned := false
 	for _, c := range claims {
-		orig, at, _ := claimOf(c)
+		orig, at, _ := ParseClaim(c)
 		if now.Sub(at) >= after && d.Move(c, d, orig) == nil {
 			returned = true
 		}
@@ -449,13 +450,13 @@ func (b *Batch) Commit() error {
 func (b *Batch) Release() error {
 	var errs []error
 	for _, c := range b.claimed {
-		orig, _, _ := claimOf(c)
+		orig, _, _ := ParseClaim(c)
 		if err := b.dir.Move(c, b.dir, orig); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	for _, c := range b.noted {
-		orig, _, _ := claimOf(c)
+		orig, _, _ := ParseClaim(c)
 		if err := b.notes.Move(c, b.notes, orig); err != nil {
 			errs = append(errs, err)
 		}

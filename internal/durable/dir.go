@@ -318,6 +318,20 @@ func statOf(st *unix.Stat_t) Stat {
 	}
 }
 
+// Stat describes the directory itself.
+func (d *Dir) Stat() (Stat, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(d.fd, &st); err != nil {
+		return Stat{}, d.err("stat", "", err)
+	}
+	return statOf(&st), nil
+}
+
+// SetMode sets the permission bits of the directory itself.
+func (d *Dir) SetMode(perm fs.FileMode) error {
+	return d.wrap("chmod", "", unix.Fchmod(d.fd, uint32(perm&fs.ModePerm)))
+}
+
 // Lstat describes name without following it.
 func (d *Dir) Lstat(name string) (Stat, error) {
 	if !ValidName(name) {
