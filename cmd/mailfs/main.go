@@ -41,6 +41,7 @@ type cli struct {
 	Nudge      nudgeCmd      `cmd:"" help:"Queue a short, ephemeral nudge for an agent."`
 	Drain      drainCmd      `cmd:"" help:"Claim and print an agent's queued nudges."`
 	Check      checkCmd      `cmd:"" help:"Summarise unread mail and nudges, or print them for a prompt hook."`
+	Fsck       fsckCmd       `cmd:"" help:"Check the whole tree, and repair what is safe to repair."`
 	Gascity    gascityCmd    `cmd:"" help:"Serve Gas City's exec mail protocol (GC_MAIL=exec:mailfs-gascity)."`
 	Demo       demoCmd       `cmd:"" help:"Run a short multi-agent tour in a scratch root."`
 }
