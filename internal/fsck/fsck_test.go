@@ -179,10 +179,10 @@ func TestFindingsAndRepairs(t *testing.T) {
 	}
 	slices.Sort(unrepaired)
 	wantLeft := sorted(
-		"duplicate " + box + "2020-01-01T00-00-00Z-two.json",
+		"duplicate "+box+"2020-01-01T00-00-00Z-two.json",
 		"invalid state/groups/broken.json",
-		"misdirected " + box + "2020-01-01T00-00-00Z-lost.json",
-		"not-regular " + box + "fifo.json", "not-regular " + box + "link.json", "not-regular " + box + "stray",
+		"misdirected "+box+"2020-01-01T00-00-00Z-lost.json",
+		"not-regular "+box+"fifo.json", "not-regular "+box+"link.json", "not-regular "+box+"stray",
 	)
 	if !slices.Equal(unrepaired, wantLeft) {
 		t.Fatalf("left unrepaired:\n%s\nwant:\n%s", strings.Join(unrepaired, "\n"), strings.Join(wantLeft, "\n"))
