@@ -66,7 +66,7 @@ func (s *Store) rewriteRead(d *durable.Dir, b Address, archived bool, name strin
 	if m.Read == read {
 		return m, nil // already so: write nothing
 	}
-	updated := encodeObject(setField(fields, "read", marshalValue(read)))
+	updated := withRead(fields, read)
 	// The exchange hands back what it displaced. Anything but this message
 	// (in either read state) means the name now holds another file: undo.
 	same := func(old []byte) bool {
@@ -74,7 +74,7 @@ func (s *Store) rewriteRead(d *durable.Dir, b Address, archived bool, name strin
 			return true
 		}
 		f, err := parseObject(old)
-		return err == nil && bytes.Equal(encodeObject(setField(f, "read", marshalValue(read))), updated)
+		return err == nil && bytes.Equal(withRead(f, read), updated)
 	}
 	if err := d.Exchange(name, updated, same); err != nil {
 		return nil, err
@@ -102,4 +102,10 @@ func (s *Store) Delete(addr, id string) error {
 		return err
 	}
 	return d.Sync()
+}
+
+// withRead returns the file for fields with "read" set: sorted keys, every
+// other value byte for byte as it was.
+func withRead(fields []field, read bool) []byte {
+	return encodeObject(setField(fields, "read", marshalValue(read)))
 }

@@ -29,7 +29,9 @@ func ParseStamp(name string) (t time.Time, ok bool) {
 		if len(name) > n && name[n] != '-' && name[n] != '.' {
 			continue
 		}
-		if t, err := time.Parse(layout, name[:n]); err == nil {
+		// time.Parse is lenient (a comma for the dot, signs in the
+		// fraction): only a stamp that formats back to itself counts.
+		if t, err := time.Parse(layout, name[:n]); err == nil && t.Format(layout) == name[:n] {
 			return t, true
 		}
 	}
