@@ -23,7 +23,7 @@ func TestServesTheProtocol(t *testing.T) {
 	root := filepath.Join(t.TempDir(), ".chipset")
 	call := func(stdin string, args ...string) (string, int) {
 		cmd := exec.Command(os.Args[0], args...)
-		cmd.Env = append(os.Environ(), "MAILFS_GASCITY_TEST_MAIN=1", "MAILFS_ROOT="+root)
+		cmd.Env = append(os.Environ(), "MAILFS_GASCITY_TEST_MAIN=1", "MAILFS_ROOT="+root, "GORACE=atexit_sleep_ms=0")
 		cmd.Stdin = strings.NewReader(stdin)
 		var out bytes.Buffer
 		cmd.Stdout = &out
