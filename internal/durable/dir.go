@@ -338,7 +338,11 @@ func (d *Dir) Lstat(name string) (Stat, error) {
 		return Stat{}, d.err("lstat", name, ErrBadName)
 	}
 	var st unix.Stat_t
-	if err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if err == unix.ENOENT && d.settle(name) {
+		err = unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	}
+	if err != nil {
 		return Stat{}, d.err("lstat", name, err)
 	}
 	return statOf(&st), nil
@@ -353,6 +357,9 @@ func (d *Dir) ReadFile(name string, limit int64) ([]byte, Stat, error) {
 		return nil, Stat{}, d.err("open", name, ErrBadName)
 	}
 	fd, err := openFile(d.fd, name)
+	if err == unix.ENOENT && d.settle(name) {
+		fd, err = openFile(d.fd, name)
+	}
 	if err != nil {
 		if err == unix.ELOOP {
 			err = ErrNotRegular

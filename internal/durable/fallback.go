@@ -111,3 +111,22 @@ func IsSwap(name string) (orig string, ok bool) {
 	orig, ok = strings.CutPrefix(name, SwapPrefix)
 	return orig, ok && orig != ""
 }
+
+// settle reports whether name, missing, is being rewritten in fallback mode
+// (its aside exists) and, if so, waits for the rewrite to finish, so that
+// the caller can look again. Lookups made outside the directory's lock
+// (Lstat, ReadFile) use it, so that a rewrite in progress does not make a
+// message seem gone.
+func (d *Dir) settle(name string) bool {
+	if !d.root.usesFallback() || !ValidName(SwapPrefix+name) {
+		return false
+	}
+	var st unix.Stat_t
+	if unix.Fstatat(d.fd, SwapPrefix+name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return false
+	}
+	if unlock, err := d.Lock(); err == nil {
+		unlock()
+	}
+	return true
+}
