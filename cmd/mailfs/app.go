@@ -20,6 +20,45 @@ import (
 // on stdout. Exit status 0 is success, 1 an error, 80 a usage error; a
 // command that documents another status returns it with exitStatus.
 
+// run parses args and runs one command, returning the exit status.
+func run(ctx context.Context, args []string, io stdio) (code int) {
+	if isGasCity(args) {
+		return runGasCity(args[1:], io)
+	}
+	var c cli
+	exited := false
+	parser, err := kong.New(&c,
+		kong.Name("mailfs"),
+		kong.Description("Filesystem mail for coding agents: one JSON file per message, no database, no server."),
+		kong.Writers(io.out, io.err),
+		kong.Exit(func(c int) { code, exited = c, true; panic(errExit) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Vars{"version": version()},
+	)
+	if err != nil {
+		panic(err) // the cli struct is wrong: a programming error
+	}
+	defer func() {
+		if r := recover(); r != nil && !(exited && r == errExit) {
+			panic(r)
+		}
+	}()
+	a := &app{ctx: ctx, stdio: io}
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		return a.usage(err)
+	}
+	a.rootFlag = c.Root
+	defer a.close()
+	return a.exit(kctx.Run(a))
+}
+
+// isGasCity reports whether args are a Gas City provider call, which is
+// served outside kong: the protocol, not kong, sets its exit codes.
+func isGasCity(args []string) bool {
+	return len(args) > 1 && args[0] == "gascity" && !strings.HasPrefix(args[1], "-")
+}
+
 // errExit unwinds kong's Exit without leaving run.
 var errExit = errors.New("exit")
 
