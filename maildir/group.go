@@ -254,11 +254,7 @@ func (s *Store) editGroup(name string, create bool, edit func(*Group) error) (*G
 // once: members, the mailboxes that patterns match, and the members of the
 // groups it includes. A cycle or an unknown group is an error.
 func (s *Store) Expand(name string) ([]string, error) {
-	g, err := s.Group(name)
-	if err != nil {
-		return nil, err
-	}
-	boxes, err := s.expandWith(g, nil, nil)
+	boxes, err := s.expand(name, "")
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +266,7 @@ func (s *Store) Expand(name string) ([]string, error) {
 	return out, nil
 }
 
-// expand returns the agents of group name, without the sender.
+// expand returns the agents of group name, without the sender (if any).
 func (s *Store) expand(name, sender string) ([]Address, error) {
 	g, err := s.Group(name)
 	if err != nil {
