@@ -9,6 +9,13 @@
 //
 //	<root>/state/mail/<agent>/<id>.json           active messages
 //	<root>/state/mail/<agent>/archive/<id>.json   archived messages
+//	<root>/state/queue/<name>/<id>.json           work-queue items ([Store.Claim])
+//	<root>/state/channel/<name>/<id>.json         channel posts ([Store.Retain])
+//	<root>/state/groups/<name>.json               groups ([Store.Expand])
+//
+// An [Address] names where mail goes: an agent, a group ("@name"), a work
+// queue ("queue:name") or a channel ("channel:name"); [Store.Resolve]
+// refuses a bare name that could mean two of them.
 //
 // An agent id is one path element ([ParseAgent]). A message id is its file
 // name without ".json"; mailfs names files "<stamp>-<from>.json", with a

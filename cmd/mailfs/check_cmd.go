@@ -89,6 +89,9 @@ func (c *checkCmd) inject(a *app) {
 		}
 	}()
 	agent, err := needAgent(c.Agent)
+	if err == nil {
+		agent, err = maildir.ParseAgent(agent) // the reminder names the mailbox one way
+	}
 	if err != nil {
 		a.exit(err)
 		return
