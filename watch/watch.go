@@ -81,6 +81,7 @@ func (w *Watcher) Watch(ctx context.Context) (<-chan Event, error) {
 		}
 		st.boxes[addr.Dir(false)] = newBox(addr)
 	}
+	st.kinds = kindDirs(w.All, st.boxes)
 	if w.Poll <= 0 {
 		fsw, err := fsnotify.NewWatcher()
 		if err != nil {
@@ -121,6 +122,7 @@ type state struct {
 	out     chan Event
 	fsw     *fsnotify.Watcher
 	boxes   map[string]*box // by root-relative folder
+	kinds   []string        // the folders holding the boxes; see kindDirs
 	watched map[string]bool // absolute directories with a watch
 	grace   time.Duration
 	queue   []Event // found, not yet sent
@@ -143,13 +145,15 @@ func agentBox(name string) *box { return newBox(maildir.Address{Kind: maildir.Ki
 func (st *state) abs(rel string) string { return filepath.Join(st.root, filepath.FromSlash(rel)) }
 
 // kindDirs returns the folders whose children are watched boxes:
-// state/mail, state/queue, state/channel, as needed.
-func (st *state) kindDirs() []string {
+// state/mail, state/queue, state/channel, as needed. The set is fixed once
+// the boxes named at start are known: boxes added later are mailboxes, and
+// only with All, which includes state/mail from the start.
+func kindDirs(all bool, boxes map[string]*box) []string {
 	dirs := map[string]bool{}
-	if st.w.All {
+	if all {
 		dirs[maildir.MailDir] = true
 	}
-	for rel := range st.boxes {
+	for rel := range boxes {
 		dirs[path.Dir(rel)] = true
 	}
 	return slices.Sorted(maps.Keys(dirs))
@@ -161,7 +165,7 @@ func (st *state) kindDirs() []string {
 // either there when looked at or reported by its parent's watch. While the
 // root does not exist its parent is watched, to see it appear.
 func (st *state) addWatches() error {
-	for _, kindDir := range st.kindDirs() {
+	for _, kindDir := range st.kinds {
 		chain := []string{filepath.Dir(st.root), st.root, st.abs("state"), st.abs(kindDir)}
 		for i, dir := range chain {
 			if i == 0 && isDir(chain[1]) {
@@ -276,7 +280,7 @@ func (st *state) event(ctx context.Context, ev fsnotify.Event) {
 	}
 	rel = filepath.ToSlash(rel)
 	switch {
-	case rel == "." || rel == "state" || slices.Contains(st.kindDirs(), rel):
+	case rel == "." || rel == "state" || slices.Contains(st.kinds, rel):
 		// A directory on the way to the boxes appeared (or went): watch
 		// down to the boxes, and look.
 		st.addWatches()
