@@ -183,8 +183,8 @@ func (s *Store) eachEntry(d *durable.Dir, f func(name string, why error)) error 
 		if strings.HasPrefix(name, ".") {
 			return
 		}
-		if why := notMessage(name, e.Type(), d.Path()); why != errSilent {
-			f(name, why)
+		if !ownFolder(name, e.Type(), d.Path()) {
+			f(name, notMessage(name, e.Type()))
 		}
 	})
 }

@@ -226,15 +226,16 @@ func (s *Store) eachName(d *durable.Dir, warn bool, f func(name string)) error {
 	})
 }
 
-var errSilent = errors.New("")
+// ownFolder reports whether the entry is a folder mailfs keeps inside a
+// box (its archive or quarantine), which readers pass over in silence.
+func ownFolder(name string, typ fs.FileMode, path string) bool {
+	return typ.IsDir() && !strings.HasSuffix(path, "/"+ArchiveDir) && (name == ArchiveDir || name == QuarantineDir)
+}
 
-// notMessage says why the directory entry name (of type typ, in the folder
-// at path) cannot be a message, or returns nil if it may be one.
-func notMessage(name string, typ fs.FileMode, path string) error {
-	isBox := !strings.HasSuffix(path, "/"+ArchiveDir)
+// notMessage says why the directory entry name (of type typ) cannot be a
+// message, or returns nil if it may be one.
+func notMessage(name string, typ fs.FileMode) error {
 	switch {
-	case typ.IsDir() && isBox && (name == ArchiveDir || name == QuarantineDir):
-		return errSilent
 	case !strings.HasSuffix(name, ".json"):
 		return fmt.Errorf("%w (the name does not end in .json)", ErrNotMessage)
 	case !typ.IsRegular():
