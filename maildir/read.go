@@ -296,41 +296,48 @@ func (s *Store) locate(b Address, id string) (*durable.Dir, string, bool, error)
 	if err != nil {
 		return nil, "", false, err
 	}
-	name := id + ".json"
-	for _, archived := range []bool{false, true} {
-		d, err := s.openFolder(b, archived)
-		if err != nil {
+	// Each folder is opened once: the exact name, then a prefix, is looked
+	// for through the same handles; the one returned stays open.
+	var dirs [2]*durable.Dir // the mailbox, its archive; nil if absent
+	keep := -1
+	defer func() {
+		for i, d := range dirs {
+			if d != nil && i != keep {
+				d.Close()
+			}
+		}
+	}()
+	for i := range dirs {
+		if dirs[i], err = s.openFolder(b, i == 1); err != nil {
 			return nil, "", false, err
 		}
+	}
+	name := id + ".json"
+	for i, d := range dirs {
 		if d == nil {
 			continue
 		}
 		if st, err := d.Lstat(name); err == nil && st.Mode.IsRegular() {
-			return d, name, archived, nil
+			keep = i
+			return d, name, i == 1, nil
 		}
-		d.Close()
 	}
 	type match struct {
-		name     string
-		archived bool
+		name string
+		dir  int
 	}
 	var matches []match
-	ids := map[string]bool{}
-	for _, archived := range []bool{false, true} {
-		d, err := s.openFolder(b, archived)
-		if err != nil {
-			return nil, "", false, err
-		}
+	seen := map[string]bool{}
+	for i, d := range dirs {
 		if d == nil {
 			continue
 		}
-		err = s.eachName(d, false, func(n string) {
-			if strings.HasPrefix(n, id) && !ids[n] {
-				ids[n] = true // an id both active and archived counts once
-				matches = append(matches, match{n, archived})
+		err := s.eachName(d, false, func(n string) {
+			if strings.HasPrefix(n, id) && !seen[n] {
+				seen[n] = true // an id both active and archived counts once
+				matches = append(matches, match{n, i})
 			}
 		})
-		d.Close()
 		if err != nil {
 			return nil, "", false, err
 		}
@@ -339,11 +346,8 @@ func (s *Store) locate(b Address, id string) (*durable.Dir, string, bool, error)
 	case 0:
 		return nil, "", false, notFound(b, id)
 	case 1:
-		d, err := s.openFolder(b, matches[0].archived)
-		if d == nil {
-			return nil, "", false, cmp.Or(err, notFound(b, id))
-		}
-		return d, matches[0].name, matches[0].archived, nil
+		keep = matches[0].dir
+		return dirs[keep], matches[0].name, keep == 1, nil
 	}
 	c := make([]string, len(matches))
 	for i, m := range matches {
