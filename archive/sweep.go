@@ -23,9 +23,12 @@ type Sweeper struct {
 	// this old stays). Zero means DefaultAge; a negative value is an error.
 	OlderThan time.Duration
 
-	// KeepUnread keeps unread messages in the mailbox, however old; only
-	// read ones move. The default moves everything past the cut-off.
-	KeepUnread bool
+	// IncludeUnread makes the sweep strict: unread messages past the
+	// cut-off move too. By default they stay in the mailbox, however old:
+	// unread mail is the agent's work, and a sweep must never take it out
+	// of inbox, check and wait. [Report.Kept] counts them, so a neglected
+	// mailbox is visible.
+	IncludeUnread bool
 
 	// DryRun reports what would move without moving anything.
 	DryRun bool
@@ -40,7 +43,7 @@ type Report struct {
 	Mailboxes int       // mailboxes swept
 	DryRun    bool      // nothing was moved: Moved is what would have been
 	Moved     []Moved   // messages moved into their archive folder
-	Kept      int       // old enough, but unread and KeepUnread is set
+	Kept      int       // old enough, but unread (and IncludeUnread not set): left for the agent
 	Skipped   []*Skip   // entries left where they are, with the reason
 	Failed    []*Failed // mailboxes that could not be swept
 }
@@ -91,6 +94,9 @@ func (sw *Sweeper) Sweep(ctx context.Context, agents ...string) (*Report, error)
 		now = sw.Now
 	}
 	rep := &Report{Time: now(), DryRun: sw.DryRun}
+	// A full sweep (no agents named) also applies the channels' retention;
+	// decide that before the list of agents is filled in.
+	sweepChannels := len(agents) == 0
 	if len(agents) == 0 {
 		all, err := sw.Store.Agents()
 		if err != nil {
@@ -99,7 +105,6 @@ func (sw *Sweeper) Sweep(ctx context.Context, agents ...string) (*Report, error)
 		agents = all
 	}
 	var failed []error
-	sweepChannels := len(agents) == 0
 	for _, agent := range agents {
 		if err := ctx.Err(); err != nil {
 			return rep, err
@@ -160,10 +165,13 @@ func (sw *Sweeper) sweepOne(ctx context.Context, rep *Report, agent string, limi
 		if !t.IsZero() && !t.Before(limit) {
 			continue // young (or future): decided from the name alone
 		}
-		if t.IsZero() || sw.KeepUnread {
+		if t.IsZero() || !sw.IncludeUnread {
 			m, err := s.Get(agent, e.ID)
 			if errors.Is(err, maildir.ErrNotFound) || err == nil && m.ID != e.ID {
 				continue // moved or deleted meanwhile
+			}
+			if err != nil && !fileProblem(err) {
+				return err // the mailbox, not this file: fail the mailbox
 			}
 			if err != nil {
 				rep.Skipped = append(rep.Skipped, &Skip{Path: pathOf(a, e.ID), Err: unwrap(err)})
@@ -178,7 +186,7 @@ func (sw *Sweeper) sweepOne(ctx context.Context, rep *Report, agent string, limi
 					continue
 				}
 			}
-			if sw.KeepUnread && !m.Read {
+			if !sw.IncludeUnread && !m.Read {
 				rep.Kept++
 				continue
 			}
@@ -240,6 +248,13 @@ func (sw *Sweeper) Loop(ctx context.Context, every time.Duration, agents []strin
 		case <-tick.C:
 		}
 	}
+}
+
+// fileProblem reports whether err is about one file's content or type,
+// which a sweep skips, rather than about the mailbox.
+func fileProblem(err error) bool {
+	return errors.Is(err, maildir.ErrInvalidMessage) || errors.Is(err, maildir.ErrTooLarge) ||
+		errors.Is(err, maildir.ErrNotMessage) || errors.Is(err, maildir.ErrAmbiguous)
 }
 
 func pathOf(a maildir.Address, id string) string { return a.Dir(false) + "/" + id + ".json" }

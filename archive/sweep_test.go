@@ -38,8 +38,11 @@ func newFixture(t testing.TB) *fixture {
 	return f
 }
 
+// sweeper returns the strict sweep, which decides by age alone: most tests
+// here are about age. TestSweepKeepsUnreadByDefaultAndDryRun covers the
+// default.
 func (f *fixture) sweeper() *archive.Sweeper {
-	return &archive.Sweeper{Store: f.store, Now: func() time.Time { return now }}
+	return &archive.Sweeper{Store: f.store, Now: func() time.Time { return now }, IncludeUnread: true}
 }
 
 func (f *fixture) path(rel string) string { return filepath.Join(f.dir, filepath.FromSlash(rel)) }
@@ -141,14 +144,14 @@ func TestSweepDecidesAgeFromStampThenTimestampThenMtime(t *testing.T) {
 	}
 }
 
-func TestSweepKeepUnreadAndDryRun(t *testing.T) {
+func TestSweepKeepsUnreadByDefaultAndDryRun(t *testing.T) {
 	f := newFixture(t)
 	unread := f.stamped("a", 48*time.Hour)
 	read := maildir.NewID(now.Add(-48*time.Hour), "y")
 	f.put("state/mail/a/"+read+".json", `{"from":"y","read":true}`, time.Time{})
 
 	sw := f.sweeper()
-	sw.KeepUnread, sw.DryRun = true, true
+	sw.DryRun, sw.IncludeUnread = true, false
 	rep, err := sw.Sweep(context.Background(), "a")
 	if err != nil {
 		t.Fatal(err)
@@ -160,11 +163,20 @@ func TestSweepKeepUnreadAndDryRun(t *testing.T) {
 		t.Fatal("a dry run touched the disk")
 	}
 	sw.DryRun = false
-	if rep, _ := sw.Sweep(context.Background(), "a"); len(rep.Moved) != 1 {
-		t.Fatalf("moved %v", rep.Moved)
+	if rep, _ := sw.Sweep(context.Background(), "a"); len(rep.Moved) != 1 || rep.Kept != 1 {
+		t.Fatalf("moved %v, kept %d", rep.Moved, rep.Kept)
 	}
 	if !f.exists("state/mail/a/"+unread+".json") || !f.exists("state/mail/a/archive/"+read+".json") {
-		t.Fatal("KeepUnread moved the wrong message")
+		t.Fatal("the default sweep moved the wrong message: unread mail must stay")
+	}
+
+	// The strict sweep takes unread mail too.
+	sw.IncludeUnread = true
+	if rep, _ := sw.Sweep(context.Background(), "a"); len(rep.Moved) != 1 || rep.Kept != 0 {
+		t.Fatalf("strict sweep moved %v, kept %d", rep.Moved, rep.Kept)
+	}
+	if !f.exists("state/mail/a/archive/" + unread + ".json") {
+		t.Fatal("the strict sweep left the unread message")
 	}
 }
 
@@ -276,7 +288,7 @@ func TestSweepersRacingASender(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		sw := &archive.Sweeper{Store: s, Now: future, OlderThan: time.Hour}
+		sw := &archive.Sweeper{Store: s, Now: future, OlderThan: time.Hour, IncludeUnread: true}
 		wg.Go(func() {
 			for ctx.Err() == nil {
 				if _, err := sw.Sweep(context.Background()); err != nil {

@@ -1,8 +1,10 @@
 package maildir
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxAgentLen is the longest agent id, in bytes.
@@ -103,6 +105,9 @@ func ParseID(s string) (string, error) {
 			return bad("contains a control character")
 		}
 	}
+	if !utf8.ValidString(id) {
+		return bad("not valid UTF-8")
+	}
 	return id, nil
 }
 
@@ -197,7 +202,77 @@ func ParseAddress(s string) (Address, error) {
 	}
 	canon, why := canonical(name)
 	if why != "" {
+		if kind != KindAgent {
+			return Address{}, &NameError{Kind: kind, Name: s, Why: why}
+		}
 		return Address{}, fmt.Errorf("%w %q: %s", ErrInvalidAddress, s, why)
 	}
 	return Address{Kind: kind, Name: canon, explicit: explicit}, nil
 }
+
+// ParseMailbox parses an address given to a command that acts on one
+// folder of messages, such as "my inbox": a bare name is always the agent
+// of that name, never a group, queue or channel that shares it, so an
+// agent's own commands cannot be captured by a group named after it.
+// Prefixed addresses parse as [ParseAddress] parses them.
+func ParseMailbox(s string) (Address, error) {
+	a, err := ParseAddress(s)
+	if err == nil && a.Kind == KindAgent {
+		a.explicit = true
+	}
+	return a, err
+}
+
+// String names the kind, as error messages say it.
+func (k Kind) String() string {
+	switch k {
+	case KindGroup:
+		return "group"
+	case KindQueue:
+		return "queue"
+	case KindChannel:
+		return "channel"
+	}
+	return "agent"
+}
+
+// parseName returns the canonical name of a group, queue or channel,
+// written with or without its prefix, or an error wrapping
+// [ErrInvalidName].
+func parseName(kind Kind, s string) (string, error) {
+	a, err := ParseAddress(s)
+	if err != nil && kind != KindAgent && !errors.Is(err, ErrInvalidName) {
+		// A bare name that is not a valid agent id: say it as a name of kind.
+		_, why := canonical(s)
+		return "", &NameError{Kind: kind, Name: s, Why: why}
+	}
+	if err != nil {
+		return "", err
+	}
+	if a.explicit && a.Kind != kind {
+		return "", fmt.Errorf("%w: %q is %s, not a %s", ErrWrongKind, s, article(a.Kind), kind)
+	}
+	return a.Name, nil
+}
+
+func article(k Kind) string {
+	if k == KindAgent {
+		return "an agent"
+	}
+	return "a " + k.String()
+}
+
+// A NameError is a group, queue or channel name that does not follow the
+// rules of agent ids. It matches [ErrInvalidName].
+type NameError struct {
+	Kind Kind   // what it would have named
+	Name string // as given
+	Why  string
+}
+
+func (e *NameError) Error() string {
+	return fmt.Sprintf("invalid %s name %q: %s", e.Kind, e.Name, e.Why)
+}
+
+// Is makes errors.Is(err, ErrInvalidName) true.
+func (e *NameError) Is(target error) bool { return target == ErrInvalidName }

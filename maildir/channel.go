@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mailfs/mailfs/internal/durable"
 )
 
 // ChannelConfig is a channel's retention, stored as
@@ -21,58 +23,109 @@ type ChannelConfig struct {
 
 func channelConfig(name string) string { return ChannelDir + "/" + name + ".json" }
 
-// CreateChannel creates channel name with cfg, or sets the retention of
-// an existing one.
-func (s *Store) CreateChannel(name string, cfg ChannelConfig) error {
-	name, err := ParseAgent(strings.TrimPrefix(name, "channel:"))
+// A ChannelChange names the retention limits [Store.CreateChannel] sets; a
+// nil limit is left as it is (zero, no limit, for a new channel).
+type ChannelChange struct {
+	RetainCount *int
+	RetainHours *float64
+}
+
+// CreateChannel creates channel name (with or without "channel:"), or
+// changes the retention limits of an existing one: only those ch sets. A
+// new channel may not take a name that an agent's mailbox, a group or a
+// queue has ([ErrNameTaken]). Edits hold the channels folder's lock, so
+// that two concurrent edits of different limits both take effect.
+func (s *Store) CreateChannel(name string, ch ChannelChange) error {
+	name, err := parseName(KindChannel, name)
 	if err != nil {
 		return err
 	}
-	if cfg.RetainCount < 0 || cfg.RetainHours < 0 {
-		return fmt.Errorf("a channel's retention limits must not be negative")
+	if ch.RetainCount != nil && *ch.RetainCount < 0 || ch.RetainHours != nil && *ch.RetainHours < 0 {
+		return fmt.Errorf("%w: a channel's retention limits must not be negative", ErrInvalidMessage)
 	}
 	r, err := s.open(true)
 	if err != nil {
 		return err
+	}
+	d, err := r.MkdirAll(ChannelDir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	unlock, err := d.Lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	cfg, err := readChannel(d, name)
+	switch {
+	case errors.Is(err, ErrNoChannel):
+		if err := s.taken(KindChannel, name); err != nil {
+			return err
+		}
+	case err != nil && (ch.RetainCount == nil || ch.RetainHours == nil):
+		return fmt.Errorf("%w (give both --retain-count and --retain-hours to replace it)", err)
+	}
+	if ch.RetainCount != nil {
+		cfg.RetainCount = *ch.RetainCount
+	}
+	if ch.RetainHours != nil {
+		cfg.RetainHours = *ch.RetainHours
 	}
 	posts, err := r.MkdirAll(ChannelDir + "/" + name)
 	if err != nil {
 		return err
 	}
 	posts.Close()
-	d, err := r.MkdirAll(ChannelDir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
 	data, _ := json.MarshalIndent(cfg, "", "  ")
 	return d.Replace(name+".json", append(data, '\n'))
 }
 
-// Channel returns the retention of channel name.
+// Channel returns the retention of channel name. A channel that does not
+// exist gives [ErrNoChannel]; a configuration that cannot be read gives an
+// error wrapping [ErrInvalidMessage] that names the file.
 func (s *Store) Channel(name string) (ChannelConfig, error) {
-	var cfg ChannelConfig
-	name, err := ParseAgent(strings.TrimPrefix(name, "channel:"))
+	name, err := parseName(KindChannel, name)
 	if err != nil {
-		return cfg, err
+		return ChannelConfig{}, err
 	}
 	d, err := s.root.Dir(ChannelDir)
 	if d == nil {
 		if err == nil {
-			err = fmt.Errorf("%w: no channel %s", ErrInvalidAddress, name)
+			err = s.mustExist(Address{Kind: KindChannel, Name: name})
 		}
-		return cfg, err
+		return ChannelConfig{}, err
 	}
 	defer d.Close()
+	cfg, err := readChannel(d, name)
+	if errors.Is(err, ErrNoChannel) {
+		err = s.mustExist(Address{Kind: KindChannel, Name: name})
+	}
+	return cfg, err
+}
+
+// readChannel reads and checks a channel's configuration in the channels
+// folder d.
+func readChannel(d *durable.Dir, name string) (ChannelConfig, error) {
+	var cfg ChannelConfig
 	data, _, err := d.ReadFile(name+".json", 1<<16)
 	if errors.Is(err, fs.ErrNotExist) {
-		return cfg, fmt.Errorf("%w: no channel %s", ErrInvalidAddress, name)
+		return cfg, fmt.Errorf("%w channel:%s", ErrNoChannel, name)
 	}
 	if err != nil {
 		return cfg, err
 	}
+	bad := func(why string) (ChannelConfig, error) {
+		return ChannelConfig{}, fmt.Errorf("%w: the configuration %s cannot be read: %s", ErrInvalidMessage, d.Join(name+".json"), why)
+	}
+	if _, err := parseObject(data); err != nil {
+		return bad(err.Error())
+	}
 	if err := json.Unmarshal(data, &cfg); err != nil {
-		return cfg, fmt.Errorf("%s: %w", d.Join(name+".json"), err)
+		return bad(err.Error())
+	}
+	if cfg.RetainCount < 0 || cfg.RetainHours < 0 {
+		return bad("a retention limit is negative")
 	}
 	return cfg, nil
 }
@@ -88,7 +141,7 @@ func (s *Store) Channels() ([]string, error) { return s.names(KindChannel) }
 func (s *Store) Retain(addr string) ([]string, error) {
 	b, err := s.Resolve(addr)
 	if err == nil && b.Kind != KindChannel {
-		err = fmt.Errorf("%w %q: retention applies to channels", ErrInvalidAddress, addr)
+		err = fmt.Errorf("%w: %q is %s; retention applies to channels", ErrWrongKind, addr, article(b.Kind))
 	}
 	if err != nil {
 		return nil, err

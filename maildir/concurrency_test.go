@@ -30,6 +30,8 @@ func TestMain(m *testing.M) {
 		childClaim()
 	case "fault":
 		childFault()
+	case "nth":
+		childNth()
 	default:
 		os.Exit(m.Run())
 	}

@@ -12,6 +12,34 @@ var (
 	// written when it is returned.
 	ErrInvalidAddress = errors.New("invalid agent name")
 
+	// ErrInvalidName is returned, wrapped with the name and the reason, for
+	// a group, queue or channel name that does not follow the rules of
+	// agent ids. Nothing has been written when it is returned.
+	ErrInvalidName = errors.New("invalid name")
+
+	// ErrWrongKind is returned for an address of the wrong kind for the
+	// operation: a group where a folder of messages is needed, a claim from
+	// something that is not a queue, a reply from a queue.
+	ErrWrongKind = errors.New("wrong kind of address")
+
+	// ErrNoQueue is returned for a work queue that does not exist: queues
+	// are created with [Store.CreateQueue] before mail is sent to them.
+	ErrNoQueue = errors.New("no such queue")
+
+	// ErrNoChannel is returned for a channel that does not exist: channels
+	// are created with [Store.CreateChannel].
+	ErrNoChannel = errors.New("no such channel")
+
+	// ErrNoRecipients is returned by [Store.Send] when the addresses expand
+	// to nobody (a group whose only member is the sender, @all with no
+	// mailboxes). Nothing has been written.
+	ErrNoRecipients = errors.New("nobody to deliver to")
+
+	// ErrNameTaken is returned when a group, queue or channel would take a
+	// name that an agent's mailbox, or another group, queue or channel,
+	// already has: a bare name must keep meaning one thing.
+	ErrNameTaken = errors.New("name already in use")
+
 	// ErrInvalidID is returned for a message id that cannot name a file in a
 	// mailbox (empty, starting with ".", containing "/" or NUL).
 	ErrInvalidID = errors.New("invalid message id")

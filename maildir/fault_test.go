@@ -140,6 +140,9 @@ var faultOps = []faultOp{
 		name:  "claim",
 		steps: moveSteps,
 		setup: func(t *testing.T, s *maildir.Store) {
+			if err := s.CreateQueue("work"); err != nil {
+				t.Fatal(err)
+			}
 			if _, err := s.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "item"}); err != nil {
 				t.Fatal(err)
 			}

@@ -3,77 +3,93 @@ package maildir
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Protocol messages (MERGE_READY, MERGED, POLECAT_DONE, …) carry their data
-// at the top of the body: "Key: value" lines, a blank line, then free text
-// (SPEC §3). Field and Fields read those lines; FormatBody writes them.
+// as "Key: value" lines: at the top of the body, then a blank line and free
+// text (SPEC §3), or after the free text (RECOVERED_BEAD). Field and Fields
+// read those lines; FormatBody writes them.
 
-// Fields returns the "Key: value" lines at the top of m's body, in order.
-// The header is the run of such lines before the first blank line (or the
-// end); a body whose first line is not one has no fields.
+// Fields returns the body's "Key: value" lines, in order, wherever they
+// stand: Gas Town's protocol puts them at the top (MERGE_READY) or after
+// free text (RECOVERED_BEAD). A key is a letter, then letters, digits, "-",
+// "_" and single spaces ("Cleanup Status"), at most 64 bytes; the value is
+// the rest of the line, trimmed, and must not be empty, so that prose
+// ending in a colon is not taken for a field.
 func (m *Message) Fields() [][2]string {
 	var out [][2]string
 	for line := range strings.Lines(m.Body) {
-		line = strings.TrimRight(line, "\r\n")
-		if line == "" {
-			break
+		if k, v, ok := splitField(strings.TrimRight(line, "\r\n")); ok {
+			out = append(out, [2]string{k, v})
 		}
-		k, v, ok := splitField(line)
-		if !ok {
-			break
-		}
-		out = append(out, [2]string{k, v})
 	}
 	return out
 }
 
-// Field returns the value of the header line whose key is key, compared
-// without regard to case. ok is false when there is none.
+// Field returns the value of the first field line (see [Message.Fields])
+// whose key is key, compared without regard to case. ok is false when
+// there is none.
 func (m *Message) Field(key string) (value string, ok bool) {
-	for _, f := range m.Fields() {
-		if strings.EqualFold(f[0], key) {
-			return f[1], true
+	for line := range strings.Lines(m.Body) {
+		if k, v, ok := splitField(strings.TrimRight(line, "\r\n")); ok && strings.EqualFold(k, key) {
+			return v, true
 		}
 	}
 	return "", false
 }
 
-// splitField splits "Key: value"; a key is a letter, then letters, digits,
-// "-" and "_".
+// splitField splits "Key: value" at the first colon.
 func splitField(line string) (key, value string, ok bool) {
 	key, value, ok = strings.Cut(line, ":")
 	if !ok || !validKey(key) {
 		return "", "", false
 	}
-	return key, strings.TrimSpace(value), true
+	value = strings.TrimSpace(value)
+	return key, value, value != ""
 }
 
+// maxKey bounds a field key, in bytes.
+const maxKey = 64
+
+// validKey reports whether k can be a field key: a letter, then letters,
+// digits, "-", "_" and single spaces, not ending in a space.
 func validKey(k string) bool {
-	if k == "" || !('A' <= k[0] && k[0] <= 'Z' || 'a' <= k[0] && k[0] <= 'z') {
+	if k == "" || len(k) > maxKey || !isLetter(k[0]) || k[len(k)-1] == ' ' {
 		return false
 	}
-	for _, c := range k {
-		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+	for i := 1; i < len(k); i++ {
+		c := k[i]
+		switch {
+		case isLetter(c), '0' <= c && c <= '9', c == '-', c == '_':
+		case c == ' ' && k[i-1] != ' ':
+		default:
 			return false
 		}
 	}
 	return true
 }
 
+func isLetter(c byte) bool { return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' }
+
 // FormatBody returns a protocol body: one "Key: value" line per field, a
-// blank line, then text. Keys are a letter then letters, digits, "-" and
-// "_"; values are one line.
+// blank line, then text. Keys follow [Message.Fields]; a value is any
+// non-empty text on one line, commas included, in valid UTF-8.
 func FormatBody(fields [][2]string, text string) (string, error) {
 	var b strings.Builder
 	for _, f := range fields {
-		if !validKey(f[0]) {
-			return "", fmt.Errorf("%w: field key %q (use a letter, then letters, digits, - and _)", ErrInvalidMessage, f[0])
+		k, v := f[0], strings.TrimSpace(f[1])
+		switch {
+		case !validKey(k):
+			return "", fmt.Errorf("%w: field key %q (use a letter, then letters, digits, -, _ and single spaces, at most %d bytes)", ErrInvalidMessage, k, maxKey)
+		case strings.ContainsAny(v, "\r\n"):
+			return "", fmt.Errorf("%w: the value of field %s must be one line", ErrInvalidMessage, k)
+		case v == "":
+			return "", fmt.Errorf("%w: field %s has no value", ErrInvalidMessage, k)
+		case !utf8.ValidString(v):
+			return "", fmt.Errorf("%w: the value of field %s is not valid UTF-8", ErrInvalidMessage, k)
 		}
-		if strings.ContainsAny(f[1], "\r\n") {
-			return "", fmt.Errorf("%w: the value of field %s must be one line", ErrInvalidMessage, f[0])
-		}
-		fmt.Fprintf(&b, "%s: %s\n", f[0], f[1])
+		fmt.Fprintf(&b, "%s: %s\n", k, v)
 	}
 	if len(fields) > 0 && text != "" {
 		b.WriteByte('\n')

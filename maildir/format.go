@@ -42,6 +42,11 @@ func parseObject(data []byte) ([]field, error) {
 	if data[i] == '}' {
 		return fields, nil
 	}
+	// Duplicate keys are found by a scan while there are few (a message
+	// has a dozen), then by a set, so that a file of many keys costs time
+	// linear in its size, not quadratic.
+	const scanKeys = 32
+	var seen map[string]struct{}
 	for {
 		end := endOfString(data, i)
 		key, err := unquote(data[i:end])
@@ -51,10 +56,21 @@ func parseObject(data []byte) ([]field, error) {
 		i = skipSpace(data, end)
 		i = skipSpace(data, i+1) // the ':'
 		end = endOfValue(data, i)
-		for _, f := range fields {
-			if f.key == key {
-				return nil, fmt.Errorf("duplicate key %q", key)
+		if seen == nil && len(fields) == scanKeys {
+			seen = make(map[string]struct{}, 2*scanKeys)
+			for _, f := range fields {
+				seen[f.key] = struct{}{}
 			}
+		}
+		dup := false
+		if seen != nil {
+			_, dup = seen[key]
+			seen[key] = struct{}{}
+		} else {
+			dup = slices.ContainsFunc(fields, func(f field) bool { return f.key == key })
+		}
+		if dup {
+			return nil, fmt.Errorf("duplicate key %q", key)
 		}
 		fields = append(fields, field{key: key, raw: data[i:end]})
 		i = skipSpace(data, end)

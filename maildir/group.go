@@ -21,6 +21,11 @@ var (
 	// ErrGroupCycle is returned when a group includes itself, directly or
 	// through other groups.
 	ErrGroupCycle = errors.New("group includes itself")
+
+	// ErrGroupInUse is returned by [Store.DeleteGroup] for a group that
+	// another group names as a member: deleting it would break sends to
+	// the other.
+	ErrGroupInUse = errors.New("group in use")
 )
 
 // A Group is a named list of members (SPEC §8), stored as
@@ -60,7 +65,7 @@ func parseMember(m string) (string, error) {
 		return "", err
 	}
 	if a.Kind != KindAgent && a.Kind != KindGroup {
-		return "", fmt.Errorf("%w %q: a group member is an agent, a pattern or a group, not %s", ErrInvalidAddress, m, a)
+		return "", fmt.Errorf("%w: %q: a group member is an agent, a pattern or a group, not %s", ErrWrongKind, m, article(a.Kind))
 	}
 	return a.String(), nil
 }
@@ -68,7 +73,7 @@ func parseMember(m string) (string, error) {
 // Group reads the group name (without "@"). @all is built in: every
 // existing mailbox.
 func (s *Store) Group(name string) (*Group, error) {
-	name, err := ParseAgent(strings.TrimPrefix(name, "@"))
+	name, err := parseName(KindGroup, name)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +205,7 @@ func (s *Store) DeleteGroup(name string) error {
 // file, holding the groups folder's lock so that concurrent edits are not
 // lost. Cycles through other groups are refused before writing.
 func (s *Store) editGroup(name string, create bool, edit func(*Group) error) (*Group, error) {
-	name, err := ParseAgent(strings.TrimPrefix(name, "@"))
+	name, err := parseName(KindGroup, name)
 	if err != nil {
 		return nil, err
 	}
@@ -226,11 +231,17 @@ func (s *Store) editGroup(name string, create bool, edit func(*Group) error) (*G
 	case create && err == nil:
 		return nil, fmt.Errorf("group @%s exists already: %w", name, fs.ErrExist)
 	case create && errors.Is(err, ErrNoGroup):
+		if err := s.taken(KindGroup, name); err != nil {
+			return nil, err
+		}
 		g = &Group{Name: name}
 	case err != nil:
 		return nil, err
 	}
 	if edit == nil {
+		if by := includedBy(d, name); len(by) > 0 {
+			return nil, fmt.Errorf("%w: @%s is a member of %s; remove it there first", ErrGroupInUse, name, strings.Join(by, ", "))
+		}
 		if err := d.Remove(groupFile(name)); err != nil {
 			return nil, err
 		}
@@ -248,6 +259,47 @@ func (s *Store) editGroup(name string, create bool, edit func(*Group) error) (*G
 	}
 	data := encodeObject(setField(fields, "members", marshalValue(g.Members)))
 	return g, d.Replace(groupFile(name), data)
+}
+
+// includedBy returns the groups in the groups folder d that name group
+// name as a member, as "@other". Groups that cannot be read are passed over:
+// fsck reports them.
+func includedBy(d *durable.Dir, name string) []string {
+	var others []string
+	d.Each(func(e fs.DirEntry) {
+		n, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || n == name || !e.Type().IsRegular() || !ValidAgent(n) {
+			return
+		}
+		if g, _, err := readGroup(d, n); err == nil && slices.Contains(g.Members, "@"+name) {
+			others = append(others, "@"+n)
+		}
+	})
+	slices.Sort(others)
+	return others
+}
+
+// Dangling returns, for each group, the groups it names that do not exist,
+// as "@name"; groups that cannot be read are left out (see [Store.Group]).
+// fsck reports what it returns: a send to such a group fails.
+func (s *Store) Dangling() (map[string][]string, error) {
+	names, err := s.Groups()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, n := range names {
+		g, err := s.Group(n)
+		if err != nil {
+			continue
+		}
+		for _, m := range g.Members {
+			if sub, ok := strings.CutPrefix(m, "@"); ok && sub != AllGroup && !slices.Contains(names, sub) {
+				out[n] = append(out[n], m)
+			}
+		}
+	}
+	return out, nil
 }
 
 // Expand returns the agents that mail to group name reaches, sorted, each

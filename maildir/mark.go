@@ -1,7 +1,6 @@
 package maildir
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -49,38 +48,13 @@ func (s *Store) setRead(addr, id string, read bool) (*Message, error) {
 }
 
 func (s *Store) rewriteRead(d *durable.Dir, b Address, archived bool, name string, read bool) (*Message, error) {
-	data, _, err := d.ReadFile(name, MaxSize)
-	if err != nil {
-		return nil, err
-	}
-	m, fields, err := decode(data)
-	if err != nil {
-		return nil, &fs.PathError{Op: "parse", Path: d.Join(name), Err: err}
-	}
-	m.ID, m.Agent, m.Path, m.Archived = name[:len(name)-len(".json")], b.String(), d.Join(name), archived
-	if m.Timestamp.IsZero() {
-		if t, ok := ParseStamp(name); ok {
-			m.Timestamp = t
+	return s.rewrite(d, b, archived, name, func(m *Message, fields []field) []field {
+		if m.Read == read {
+			return nil // already so: write nothing
 		}
-	}
-	if m.Read == read {
-		return m, nil // already so: write nothing
-	}
-	updated := withRead(fields, read)
-	// The exchange hands back what it displaced. Anything but this message
-	// (in either read state) means the name now holds another file: undo.
-	same := func(old []byte) bool {
-		if bytes.Equal(old, data) {
-			return true
-		}
-		f, err := parseObject(old)
-		return err == nil && bytes.Equal(withRead(f, read), updated)
-	}
-	if err := d.Exchange(name, updated, same); err != nil {
-		return nil, err
-	}
-	m.Read = read
-	return m, nil
+		m.Read = read
+		return setField(fields, "read", marshalValue(read))
+	})
 }
 
 // Delete removes message id from the folder at addr (or its archive) and

@@ -75,16 +75,39 @@ type Message struct {
 	ReplyTo   string   // id of the message this answers
 	CC        []string // the other recipients that got a copy
 
+	// Claim is set on a work-queue item that [Store.Claim] moved into a
+	// mailbox: which queue it came from, who claimed it and when. Only such
+	// an item can be released ([Store.Release]). Send never sets it.
+	Claim *Claim
+
 	// Extra holds the keys mailfs does not know, each value exactly as the
 	// file spelt it. mailfs keeps them byte for byte when it rewrites a file.
 	Extra map[string]json.RawMessage
 }
 
-// The keys of SPEC §3.
+// A Claim records that a work-queue item was claimed: the "claim" key of
+// its file, {"agent": …, "at": …, "queue": …}, which a script can read.
+type Claim struct {
+	Queue string    // the queue it came from, "queue:name"
+	Agent string    // the agent that claimed it
+	At    time.Time // when
+}
+
+type claimJSON struct {
+	Agent string `json:"agent"`
+	At    string `json:"at"`
+	Queue string `json:"queue"`
+}
+
+func (c *Claim) raw() []byte {
+	return marshalValue(claimJSON{Agent: c.Agent, At: c.At.UTC().Format(time.RFC3339Nano), Queue: c.Queue})
+}
+
+// The keys of SPEC §3, and the claim record of §8.
 var knownKeys = map[string]bool{
 	"from": true, "to": true, "type": true, "subject": true, "body": true,
 	"timestamp": true, "read": true, "priority": true,
-	"thread": true, "reply_to": true, "cc": true,
+	"thread": true, "reply_to": true, "cc": true, "claim": true,
 }
 
 // Parse decodes a message file. Keys may come in any order and any of them
@@ -162,6 +185,13 @@ func (m *Message) set(f field) error {
 		default:
 			return fmt.Errorf("key %q is not a boolean", f.key)
 		}
+	case "claim":
+		var c claimJSON
+		if f.raw[0] != '{' || json.Unmarshal(f.raw, &c) != nil {
+			return fmt.Errorf("key %q is not a claim record", f.key)
+		}
+		at, _ := time.Parse(time.RFC3339Nano, c.At)
+		m.Claim = &Claim{Queue: c.Queue, Agent: c.Agent, At: at.UTC()}
 	case "cc":
 		cc, ok := stringArray(f.raw)
 		if !ok {
@@ -214,6 +244,9 @@ func (m *Message) fields() []field {
 	}
 	if len(m.CC) > 0 {
 		fs = append(fs, field{"cc", marshalValue(m.CC)})
+	}
+	if m.Claim != nil {
+		fs = append(fs, field{"claim", m.Claim.raw()})
 	}
 	for k, v := range m.Extra {
 		if !knownKeys[k] {

@@ -1,141 +1,327 @@
 package maildir
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"slices"
 	"strings"
+
+	"github.com/mailfs/mailfs/internal/durable"
 )
 
 var (
-	// ErrQueueEmpty is returned by [Store.Claim] when no item waits.
+	// ErrQueueEmpty is returned by [Store.Claim] when no item waits in a
+	// queue that exists: the "nothing there" answer, not a failure.
 	ErrQueueEmpty = errors.New("queue empty")
 
-	// ErrNotFromQueue is returned by [Store.Release] for a message that did
-	// not come from a work queue.
-	ErrNotFromQueue = errors.New("not a work-queue item")
+	// ErrNotClaimed is returned by [Store.Release] for a message that no
+	// claim moved out of a work queue (it has no claim record): a copy that
+	// was sent to the agent directly, or by CC, is not the queue's to take
+	// back.
+	ErrNotClaimed = errors.New("not a claimed work-queue item")
+
+	// ErrUnfinishedMove is reported (to [Store.Warn]) for a queue item that
+	// has a second name elsewhere: a move by link and unlink, on a file
+	// system without renameat2's flags, that a crash cut short. Claim does
+	// not hand it out; "mailfs fsck --repair" finishes the move.
+	ErrUnfinishedMove = errors.New("an interrupted move left this file under two names")
 )
 
+// CreateQueue creates the work queue name (with or without "queue:"). It
+// is idempotent. A name that an agent's mailbox, a group or a channel
+// already has is refused with [ErrNameTaken]: a bare name must keep
+// meaning one thing.
+func (s *Store) CreateQueue(name string) error {
+	name, err := parseName(KindQueue, name)
+	if err != nil {
+		return err
+	}
+	if err := s.taken(KindQueue, name); err != nil {
+		return err
+	}
+	r, err := s.open(true)
+	if err != nil {
+		return err
+	}
+	d, err := r.MkdirAll(QueueDir + "/" + name)
+	if err != nil {
+		return err
+	}
+	return d.Close()
+}
+
 // Claim moves the oldest item waiting in the work queue into agent's
-// mailbox and returns it there. The move is one rename that never replaces
-// a file: among any number of concurrent claimants each item goes to
-// exactly one, and a claimant that dies mid-way leaves the item in the
-// queue or in its mailbox, never in neither. Both folders are fsynced before
-// Claim returns. An empty queue gives [ErrQueueEmpty].
+// mailbox, records the claim in it ([Message.Claim]) and returns it there.
+//
+// Claims of all queues are serialised by a lock on the queues' folder,
+// state/queue, which the kernel drops when a claimant dies. Under it the
+// item is first rewritten in place with its claim record and read false,
+// then moved by one rename that never replaces a file. Among any number of
+// concurrent claimants each item goes to exactly one. A claimant killed at
+// any point leaves the item in the queue (waiting: a claim record left on
+// an item in a queue is history, and the next claim writes its own) or in
+// its mailbox with its record, never in neither and never in both. Both
+// folders are fsynced before Claim returns.
+//
+// An item that also has a name elsewhere (a link-and-unlink move cut short
+// on a file system without renameat2's flags) is not handed out: it is
+// reported to Warn with [ErrUnfinishedMove] for fsck to finish. A queue
+// that does not exist gives [ErrNoQueue]; an empty one [ErrQueueEmpty].
 func (s *Store) Claim(queue, agent string) (*Message, error) {
 	q, err := s.Resolve(queue)
 	if err == nil && q.Kind != KindQueue {
-		err = fmt.Errorf("%w %q: claim from a work queue, queue:NAME", ErrInvalidAddress, queue)
+		err = fmt.Errorf("%w: %q is %s; claim from a work queue, queue:NAME", ErrWrongKind, queue, article(q.Kind))
 	}
 	if err != nil {
 		return nil, err
 	}
-	a, err := s.agent(agent)
+	a, err := ParseMailbox(agent)
+	if err == nil && a.Kind != KindAgent {
+		err = fmt.Errorf("%w: %q is %s; a claim goes into an agent's mailbox", ErrWrongKind, agent, article(a.Kind))
+	}
 	if err != nil {
 		return nil, err
 	}
-	src, err := s.openFolder(q, false)
-	if src == nil {
-		if err == nil {
-			err = fmt.Errorf("%w: nothing waits in %s", ErrQueueEmpty, q)
-		}
+	parent, src, err := s.openQueue(q)
+	if err != nil {
 		return nil, err
 	}
+	defer parent.Close()
 	defer src.Close()
+	unlock, err := parent.Lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	var names []string
 	if err := s.eachName(src, false, func(n string) { names = append(names, n) }); err != nil {
 		return nil, err
 	}
 	slices.Sort(names) // stamped names sort oldest first
-	r, err := s.open(true)
-	if err != nil {
-		return nil, err
-	}
-	dst, err := r.MkdirAll(a.Dir(false))
-	if err != nil {
-		return nil, err
-	}
-	defer dst.Close()
+	var dst *durable.Dir
+	defer func() {
+		if dst != nil {
+			dst.Close()
+		}
+	}()
 	for _, name := range names {
+		st, err := src.Lstat(name)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue // deleted since the listing
+		case err != nil:
+			return nil, err
+		case !st.Mode.IsRegular():
+			continue
+		case st.Nlink > 1:
+			s.warn(src.Join(name), ErrUnfinishedMove)
+			continue
+		}
+		m, err := s.stampClaim(src, q, name, a)
+		switch {
+		case errors.Is(err, fs.ErrNotExist), errors.Is(err, durable.ErrChanged):
+			continue // deleted or rewritten under us: not this one
+		case err != nil && isFileError(err):
+			s.warn(src.Join(name), unwrapPath(err))
+			continue
+		case err != nil:
+			return nil, err
+		}
+		if dst == nil {
+			r, err := s.open(true)
+			if err != nil {
+				return nil, err
+			}
+			if dst, err = r.MkdirAll(a.Dir(false)); err != nil {
+				return nil, err
+			}
+		}
 		switch err := src.Move(name, dst, name); {
-		case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrExist):
-			continue // another claimant won it (or the agent holds that id)
+		case errors.Is(err, fs.ErrExist):
+			// The agent already holds a message with this id: leave the
+			// item waiting, say so, and try the next.
+			s.warn(src.Join(name), fmt.Errorf("%w: %s", ErrClash, dst.Join(name)))
+			continue
 		case err != nil:
 			return nil, err
 		}
 		if err := syncBoth(src, dst); err != nil {
 			return nil, err
 		}
-		m, err := s.load(dst, a, false, name)
-		if err != nil {
-			// Not a message: put it back as it was, and go on.
-			if merr := dst.Move(name, src, name); merr == nil {
-				syncBoth(dst, src)
-			}
-			s.warn(src.Join(name), unwrapPath(err))
-			continue
-		}
+		m.Agent, m.Path = a.String(), dst.Join(name)
 		return m, nil
 	}
 	return nil, fmt.Errorf("%w: nothing waits in %s", ErrQueueEmpty, q)
 }
 
-// Release moves message id, claimed from a work queue, from agent's mailbox
-// back to that queue, marked unread for the next claimant. A message that
-// did not come from a queue gives [ErrNotFromQueue].
-func (s *Store) Release(agent, id string) (*Message, error) {
-	a, err := s.agent(agent)
-	if err != nil {
-		return nil, err
-	}
-	m, err := s.Get(a.String(), id)
-	if err != nil {
-		return nil, err
-	}
-	q, err := ParseAddress(m.To)
-	if err != nil || q.Kind != KindQueue {
-		return nil, fmt.Errorf("%w: %s was sent to %q, not to a queue", ErrNotFromQueue, m.ID, m.To)
-	}
-	if m.Read {
-		if _, err := s.MarkUnread(a.String(), m.ID); err != nil {
-			return nil, err
-		}
-	}
-	r, err := s.open(true)
-	if err != nil {
-		return nil, err
-	}
-	src, err := r.Open(a.Dir(m.Archived))
-	if err != nil {
-		return nil, err
-	}
-	defer src.Close()
-	dst, err := r.MkdirAll(q.Dir(false))
-	if err != nil {
-		return nil, err
-	}
-	defer dst.Close()
-	name := m.ID + ".json"
-	if err := src.Move(name, dst, name); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return nil, &fs.PathError{Op: "release", Path: src.Join(name), Err: ErrClash}
-		}
-		return nil, err
-	}
-	if err := syncBoth(src, dst); err != nil {
-		return nil, err
-	}
-	return s.load(dst, q, false, name)
+// isFileError reports whether err is about one file's content (not a
+// message, too large), which a reader skips, rather than about the store.
+func isFileError(err error) bool {
+	return errors.Is(err, ErrInvalidMessage) || errors.Is(err, ErrTooLarge) || errors.Is(err, durable.ErrNotRegular)
 }
 
-// agent resolves addr, which must name an agent.
-func (s *Store) agent(addr string) (Address, error) {
-	a, err := s.Resolve(addr)
-	if err == nil && a.Kind != KindAgent {
-		err = fmt.Errorf("%w %q: not an agent", ErrInvalidAddress, addr)
+// openQueue opens the queues' folder and queue q's folder in it, or
+// returns an error wrapping [ErrNoQueue].
+func (s *Store) openQueue(q Address) (parent, d *durable.Dir, err error) {
+	parent, err = s.root.Dir(QueueDir)
+	if parent == nil {
+		if err == nil {
+			err = s.mustExist(q)
+		}
+		return nil, nil, err
 	}
-	return a, err
+	d, err = parent.Sub(q.Name)
+	if err != nil {
+		parent.Close()
+		if errors.Is(err, fs.ErrNotExist) {
+			err = s.mustExist(q)
+		}
+		return nil, nil, err
+	}
+	return parent, d, nil
+}
+
+// stampClaim rewrites item name in queue folder d with agent's claim record
+// and read false, and returns it as it now is.
+func (s *Store) stampClaim(d *durable.Dir, q Address, name string, agent Address) (*Message, error) {
+	c := &Claim{Queue: q.String(), Agent: agent.Name, At: s.now().UTC()}
+	return s.rewrite(d, q, false, name, func(m *Message, fields []field) []field {
+		m.Claim, m.Read = c, false
+		fields = setField(fields, "claim", c.raw())
+		return setField(fields, "read", marshalValue(false))
+	})
+}
+
+// Release moves message id, which [Store.Claim] moved into agent's mailbox,
+// back to the queue it came from, waiting and unread for the next claimant,
+// and returns it there. Only an item with a claim record can be released:
+// anything else gives [ErrNotClaimed]. A queue that no longer exists gives
+// [ErrNoQueue]. id is resolved as [Store.Get] does (the archive included).
+//
+// Under the lock that claims take, the item moves by one rename that never
+// replaces a file; then, in the queue, its claim record is dropped and read
+// set false. No claimant can see the item between the two, and a release
+// killed at any point leaves it either still claimed (in the mailbox, as it
+// was) or waiting in the queue: an item in a queue always counts as
+// waiting, and the next claim rewrites what a cut-short release left.
+func (s *Store) Release(agent, id string) (*Message, error) {
+	a, err := ParseMailbox(agent)
+	if err == nil && a.Kind != KindAgent {
+		err = fmt.Errorf("%w: %q is %s; release from the mailbox that claimed the item", ErrWrongKind, agent, article(a.Kind))
+	}
+	if err != nil {
+		return nil, err
+	}
+	d, name, archived, err := s.locate(a, id)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	m, err := s.load(d, a, archived, name)
+	if err != nil {
+		return nil, err
+	}
+	if m.Claim == nil {
+		return nil, fmt.Errorf("%w: %s was delivered to %s, not claimed from a queue (only what \"mailfs claim\" took can be released)", ErrNotClaimed, m.ID, a)
+	}
+	q, err := ParseAddress(m.Claim.Queue)
+	if err == nil && q.Kind != KindQueue {
+		err = fmt.Errorf("%w: %s has a claim record naming %q, which is not a queue", ErrInvalidMessage, m.Path, m.Claim.Queue)
+	}
+	if err != nil {
+		return nil, err
+	}
+	parent, dst, err := s.openQueue(q)
+	if err != nil {
+		return nil, err
+	}
+	defer parent.Close()
+	defer dst.Close()
+	unlock, err := parent.Lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := d.Move(name, dst, name); err != nil {
+		switch {
+		case errors.Is(err, fs.ErrExist):
+			return nil, &fs.PathError{Op: "release", Path: d.Join(name), Err: fmt.Errorf("%w: %s", ErrClash, dst.Join(name))}
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, notFound(a, id) // moved or deleted meanwhile
+		}
+		return nil, err
+	}
+	if err := syncBoth(d, dst); err != nil {
+		return nil, err
+	}
+	return s.rewrite(dst, q, false, name, unclaim)
+}
+
+// Settle puts item id of queue (waiting there) back into the waiting
+// state, without its claim record and with read false, as a release does
+// after its move. It is the repair for what a claim or release killed
+// part-way leaves (an item in a queue always counts as waiting, so this
+// changes what the file says, not what it means). It holds the claimants'
+// lock, so it never touches an item a live claim is moving.
+func (s *Store) Settle(queue, id string) error {
+	q, err := s.Resolve(queue)
+	if err == nil && q.Kind != KindQueue {
+		err = fmt.Errorf("%w: %q is %s, not a queue", ErrWrongKind, queue, article(q.Kind))
+	}
+	if err != nil {
+		return err
+	}
+	if id, err = ParseID(id); err != nil {
+		return err
+	}
+	parent, d, err := s.openQueue(q)
+	if err != nil {
+		return err
+	}
+	defer parent.Close()
+	defer d.Close()
+	unlock, err := parent.Lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	_, err = s.rewrite(d, q, false, id+".json", unclaim)
+	return err
+}
+
+// unclaim is the edit that makes a queue item wait again.
+func unclaim(m *Message, fields []field) []field {
+	m.Claim, m.Read = nil, false
+	fields = slices.DeleteFunc(slices.Clone(fields), func(f field) bool { return f.key == "claim" })
+	return setField(fields, "read", marshalValue(false))
+}
+
+// rewrite reads message name in folder d of box b, lets edit change its
+// fields (and the parsed message to match; nil means no change), and swaps the result in with
+// [durable.Dir.Exchange]: atomically, keeping every other value byte for
+// byte, and failing with [durable.ErrChanged] or an error matching
+// [fs.ErrNotExist] if the file changed or went meanwhile. A rewrite that
+// changes no byte writes nothing.
+func (s *Store) rewrite(d *durable.Dir, b Address, archived bool, name string, edit func(*Message, []field) []field) (*Message, error) {
+	m, fields, data, err := s.loadFields(d, b, archived, name)
+	if err != nil {
+		return nil, err
+	}
+	edited := edit(m, fields)
+	if edited == nil {
+		return m, nil // edit says nothing changes
+	}
+	updated := encodeObject(edited)
+	if bytes.Equal(updated, data) {
+		return m, nil
+	}
+	same := func(old []byte) bool { return bytes.Equal(old, data) }
+	if err := d.Exchange(name, updated, same); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // Queues returns the names of the work queues, sorted.

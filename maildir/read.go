@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mailfs/mailfs/internal/durable"
 )
@@ -35,7 +36,10 @@ func (s *Store) List(addr string, opt ListOptions) ([]*Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	all := opt.All || b.Kind == KindChannel
+	// Everything in a queue waits for a claimant, whatever its "read" key
+	// says (a release cut short may have left it true); "read" means
+	// nothing for a channel's broadcast posts.
+	all := opt.All || b.Kind != KindAgent
 	keep := func(m *Message) bool { return all || !m.Read }
 	msgs, err := s.readFolder(b, opt.Archived, keep)
 	if err != nil {
@@ -80,12 +84,19 @@ func (s *Store) Get(addr, id string) (*Message, error) {
 	return m, err
 }
 
+// NeglectedAfter is the age past which unread mail counts as neglected in
+// [Counts]: the archive sweep's default cut-off. The sweep keeps such mail
+// in the mailbox (it is the agent's work), so it is reported instead.
+const NeglectedAfter = 24 * time.Hour
+
 // Counts is what [Store.Count] reports for one mailbox.
 type Counts struct {
-	Agent    string `json:"agent"`
-	Total    int    `json:"total"`    // messages in the mailbox, read or not
-	Unread   int    `json:"unread"`   // of those, the unread ones
-	Archived int    `json:"archived"` // files in its archive folder
+	Agent        string    `json:"agent"`
+	Total        int       `json:"total"`                  // messages in the mailbox, read or not
+	Unread       int       `json:"unread"`                 // of those, the unread ones
+	Archived     int       `json:"archived"`               // files in its archive folder
+	Neglected    int       `json:"neglected"`              // unread and older than NeglectedAfter
+	OldestUnread time.Time `json:"oldest_unread,omitzero"` // the time of the oldest unread message
 }
 
 // Count counts the messages at addr. It reads one batch of files at a
@@ -96,10 +107,17 @@ func (s *Store) Count(addr string) (Counts, error) {
 		return Counts{}, err
 	}
 	c := Counts{Agent: b.String()}
+	cutoff := s.now().Add(-NeglectedAfter)
 	_, err = s.readFolder(b, false, func(m *Message) bool {
 		c.Total++
 		if !m.Read {
 			c.Unread++
+			if c.OldestUnread.IsZero() || m.Timestamp.Before(c.OldestUnread) {
+				c.OldestUnread = m.Timestamp
+			}
+			if m.Timestamp.Before(cutoff) {
+				c.Neglected++
+			}
 		}
 		return false
 	})
@@ -246,19 +264,28 @@ func notMessage(name string, typ fs.FileMode) error {
 
 // load reads and parses one message file of box b.
 func (s *Store) load(d *durable.Dir, b Address, archived bool, name string) (*Message, error) {
+	m, _, _, err := s.loadFields(d, b, archived, name)
+	return m, err
+}
+
+// loadFields reads and parses one message file of box b, returning the
+// message, its top-level fields and the file's bytes. It is the one place
+// that decides what a message file is and fills in the defaults for what a
+// script left out: every reader and every rewrite goes through it.
+func (s *Store) loadFields(d *durable.Dir, b Address, archived bool, name string) (*Message, []field, []byte, error) {
 	data, st, err := d.ReadFile(name, MaxSize)
 	if errors.Is(err, durable.ErrTooLarge) {
-		return nil, &fs.PathError{Op: "read", Path: d.Join(name), Err: ErrTooLarge}
+		return nil, nil, nil, &fs.PathError{Op: "read", Path: d.Join(name), Err: ErrTooLarge}
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	if len(data) == 0 {
-		return nil, &fs.PathError{Op: "read", Path: d.Join(name), Err: fmt.Errorf("%w: empty file", ErrInvalidMessage)}
+		return nil, nil, nil, &fs.PathError{Op: "read", Path: d.Join(name), Err: fmt.Errorf("%w: empty file", ErrInvalidMessage)}
 	}
-	m, _, err := decode(data)
+	m, fields, err := decode(data)
 	if err != nil {
-		return nil, &fs.PathError{Op: "parse", Path: d.Join(name), Err: err}
+		return nil, nil, nil, &fs.PathError{Op: "parse", Path: d.Join(name), Err: err}
 	}
 	m.ID = strings.TrimSuffix(name, ".json")
 	m.Agent = b.String()
@@ -271,7 +298,7 @@ func (s *Store) load(d *durable.Dir, b Address, archived bool, name string) (*Me
 			m.Timestamp = st.ModTime.UTC()
 		}
 	}
-	return m, nil
+	return m, fields, data, nil
 }
 
 // unwrapPath drops the *fs.PathError around err: a SkipError already names
@@ -317,9 +344,16 @@ func (s *Store) locate(b Address, id string) (*durable.Dir, string, bool, error)
 		if d == nil {
 			continue
 		}
-		if st, err := d.Lstat(name); err == nil && st.Mode.IsRegular() {
+		st, err := d.Lstat(name)
+		switch {
+		case err != nil:
+		case st.Mode.IsRegular():
 			keep = i
 			return d, name, i == 1, nil
+		case !st.Mode.IsDir():
+			// Named exactly, but never read as a message: say so, rather
+			// than "not found" for a file the user can see.
+			return nil, "", false, &fs.PathError{Op: "read", Path: d.Join(name), Err: fmt.Errorf("%w: it is %s", ErrNotMessage, describeType(st.Mode))}
 		}
 	}
 	type match struct {
@@ -386,4 +420,19 @@ func (s *Store) Load(addr, id string) (*Message, error) {
 		return nil, &fs.PathError{Op: "read", Path: d.Join(id + ".json"), Err: fmt.Errorf("%w (%v)", ErrNotMessage, durable.ErrNotRegular)}
 	}
 	return m, err
+}
+
+// describeType names a file type for an error message.
+func describeType(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link (links are never followed)"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file"
 }

@@ -80,7 +80,7 @@ func TestGroups(t *testing.T) {
 		"invalid member": {func() error { _, err := ts.AddMembers("town", []string{"../etc"}); return err },
 			maildir.ErrInvalidAddress, `"../etc"`},
 		"queue as member": {func() error { _, err := ts.AddMembers("town", []string{"queue:work"}); return err },
-			maildir.ErrInvalidAddress, "queue:work"},
+			maildir.ErrWrongKind, "queue:work"},
 		"send to unknown group": {func() error { _, err := ts.Send(&maildir.Message{From: "m", To: "@ghosts"}); return err },
 			maildir.ErrNoGroup, "@ghosts"},
 		"create twice": {func() error { _, err := ts.CreateGroup("town", nil); return err }, os.ErrExist, "exists"},
@@ -96,7 +96,7 @@ func TestGroups(t *testing.T) {
 	}
 	// A group of only the sender has nobody to deliver to.
 	ts.CreateGroup("me", []string{"mayor"})
-	if _, err := ts.Send(&maildir.Message{From: "mayor", To: "@me"}); !errors.Is(err, maildir.ErrInvalidAddress) {
+	if _, err := ts.Send(&maildir.Message{From: "mayor", To: "@me"}); !errors.Is(err, maildir.ErrNoRecipients) {
 		t.Fatalf("send to a group of the sender: %v", err)
 	}
 	if err := ts.DeleteGroup("me"); err != nil {
@@ -126,10 +126,16 @@ func TestConcurrentGroupEditsLoseNothing(t *testing.T) {
 
 func TestAmbiguousBareNames(t *testing.T) {
 	ts := newStore(t)
+	// A bare name means the one thing of that name that exists.
 	ts.CreateGroup("work", []string{"toast"})
-	sendTo(t, ts, "queue:work")
+	if sent := sendTo(t, ts, "work"); len(sent) != 1 || sent[0].Agent != "toast" || sent[0].To != "@work" {
+		t.Fatalf("the bare name of the only thing called work went to %+v", sent[0])
+	}
+	// Two things of one name can only be had by hand (the commands refuse
+	// to create the second): then the bare name is ambiguous.
+	ts.write(t, "state/queue/work/.keep", "")
 	_, err := ts.Send(&maildir.Message{From: "m", To: "work"})
-	if !errors.Is(err, maildir.ErrAmbiguousAddress) || !strings.Contains(err.Error(), "agent:work or @work or queue:work") {
+	if !errors.Is(err, maildir.ErrAmbiguousAddress) || !strings.Contains(err.Error(), "@work or queue:work") {
 		t.Fatalf("bare name of a group and a queue: %v", err)
 	}
 	if sent := sendTo(t, ts, "agent:work"); sent[0].Agent != "work" || sent[0].To != "work" {
@@ -138,13 +144,16 @@ func TestAmbiguousBareNames(t *testing.T) {
 	if _, err := ts.List("work", maildir.ListOptions{}); !errors.Is(err, maildir.ErrAmbiguousAddress) {
 		t.Fatalf("reading a bare ambiguous name: %v", err)
 	}
-	if _, err := ts.List("@work", maildir.ListOptions{}); !errors.Is(err, maildir.ErrInvalidAddress) {
+	if _, err := ts.List("@work", maildir.ListOptions{}); !errors.Is(err, maildir.ErrWrongKind) {
 		t.Fatalf("listing a group: %v", err)
 	}
 }
 
 func TestWorkQueue(t *testing.T) {
 	ts := newStore(t)
+	if err := ts.CreateQueue("work"); err != nil {
+		t.Fatal(err)
+	}
 	var items []string
 	for i := range 3 {
 		m, err := ts.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: fmt.Sprint(i)})
@@ -173,14 +182,14 @@ func TestWorkQueue(t *testing.T) {
 	if _, err := ts.Claim("queue:work", "nux"); !errors.Is(err, maildir.ErrQueueEmpty) {
 		t.Fatalf("claim from an empty queue: %v", err)
 	}
-	if _, err := ts.Claim("queue:never", "nux"); !errors.Is(err, maildir.ErrQueueEmpty) {
+	if _, err := ts.Claim("queue:never", "nux"); !errors.Is(err, maildir.ErrNoQueue) {
 		t.Fatalf("claim from a missing queue: %v", err)
 	}
 	direct := sendTo(t, ts, "nux")[0]
-	if _, err := ts.Release("nux", direct.ID); !errors.Is(err, maildir.ErrNotFromQueue) {
+	if _, err := ts.Release("nux", direct.ID); !errors.Is(err, maildir.ErrNotClaimed) {
 		t.Fatalf("release of direct mail: %v", err)
 	}
-	if _, err := ts.Claim("nux", "toast"); !errors.Is(err, maildir.ErrInvalidAddress) {
+	if _, err := ts.Claim("nux", "toast"); !errors.Is(err, maildir.ErrWrongKind) {
 		t.Fatalf("claim from a mailbox: %v", err)
 	}
 	if qs, _ := ts.Queues(); !slices.Equal(qs, []string{"work"}) {
@@ -345,10 +354,10 @@ func TestKilledClaimerLosesNothing(t *testing.T) {
 
 func TestChannels(t *testing.T) {
 	ts := newStore(t)
-	if _, err := ts.Send(&maildir.Message{From: "m", To: "channel:merges"}); !errors.Is(err, maildir.ErrInvalidAddress) {
+	if _, err := ts.Send(&maildir.Message{From: "m", To: "channel:merges"}); !errors.Is(err, maildir.ErrNoChannel) {
 		t.Fatalf("post to a channel that does not exist: %v", err)
 	}
-	if err := ts.CreateChannel("merges", maildir.ChannelConfig{RetainCount: 3}); err != nil {
+	if err := ts.CreateChannel("merges", maildir.ChannelChange{RetainCount: ptr(3)}); err != nil {
 		t.Fatal(err)
 	}
 	var posts []string
@@ -368,7 +377,7 @@ func TestChannels(t *testing.T) {
 		t.Fatalf("channel archive holds %v", got)
 	}
 	// By age: a post older than the limit moves at the next retention run.
-	ts.CreateChannel("merges", maildir.ChannelConfig{RetainHours: 1})
+	ts.CreateChannel("merges", maildir.ChannelChange{RetainHours: ptr(1.0)})
 	ts.write(t, "state/channel/merges/2020-01-01T00-00-00Z-old.json", `{"from":"x"}`)
 	if moved, err := ts.Retain("channel:merges"); err != nil || !slices.Equal(moved, []string{"2020-01-01T00-00-00Z-old"}) {
 		t.Fatalf("Retain = %v, %v", moved, err)
@@ -382,7 +391,7 @@ func TestChannels(t *testing.T) {
 // beyond the rule, which only moves posts to the archive.
 func TestRetentionRacingPosts(t *testing.T) {
 	ts := newStore(t)
-	ts.CreateChannel("c", maildir.ChannelConfig{RetainCount: 5})
+	ts.CreateChannel("c", maildir.ChannelChange{RetainCount: ptr(5)})
 	var wg sync.WaitGroup
 	for p := range 8 {
 		wg.Go(func() {
@@ -424,12 +433,23 @@ func TestProtocolFields(t *testing.T) {
 	if _, ok := m.Field("Ready to merge."); ok {
 		t.Fatal("free text read as a field")
 	}
-	if got := (&maildir.Message{Body: "no fields here\nKey: v"}).Fields(); len(got) != 0 {
-		t.Fatalf("fields %v from a body without a header", got)
+	// Fields stand anywhere in the body (RECOVERED_BEAD puts them after its
+	// text); the first of a key wins; prose ending in a colon is no field.
+	m = &maildir.Message{Body: "Recovered abandoned bead.\n\nBead: gt-9\nPrevious Status: hooked\nBead: later\n\nPlease re-dispatch:\n"}
+	if got := m.Fields(); !slices.Equal(got, [][2]string{{"Bead", "gt-9"}, {"Previous Status", "hooked"}, {"Bead", "later"}}) {
+		t.Fatalf("fields %v", got)
 	}
-	for _, bad := range [][2]string{{"two words", "x"}, {"9lives", "x"}, {"Key", "multi\nline"}, {"", "x"}} {
+	if v, _ := m.Field("bead"); v != "gt-9" {
+		t.Fatalf("Field(bead) = %q, want the first", v)
+	}
+	if v, _ := m.Field("previous status"); v != "hooked" {
+		t.Fatalf("Field(previous status) = %q", v)
+	}
+	for _, bad := range [][2]string{{"two  spaces", "x"}, {"trailing ", "x"}, {"9lives", "x"}, {"Key", "multi\nline"}, {"", "x"}, {"Key", ""}, {"Key", "bad\xff"}} {
 		if _, err := maildir.FormatBody([][2]string{bad}, ""); !errors.Is(err, maildir.ErrInvalidMessage) {
 			t.Errorf("FormatBody(%q) = %v", bad, err)
 		}
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -96,7 +96,7 @@ func (s *Store) Send(m *Message) ([]*Message, error) {
 // order, each once.
 func (s *Store) prepare(m *Message) (*Message, []Address, error) {
 	c := *m
-	c.ID, c.Agent, c.Path, c.Archived, c.Read = "", "", "", false, false
+	c.ID, c.Agent, c.Path, c.Archived, c.Read, c.Claim = "", "", "", false, false, nil
 	if c.From == "" {
 		return nil, nil, fmt.Errorf("%w: no sender (set From)", ErrInvalidMessage)
 	}
@@ -129,9 +129,18 @@ func (s *Store) prepare(m *Message) (*Message, []Address, error) {
 			if boxes, err = s.expand(a.Name, c.From); err != nil {
 				return nil, nil, err
 			}
+		case KindQueue:
+			if err := s.mustExist(a); err != nil {
+				return nil, nil, err
+			}
 		case KindChannel:
-			if !s.exists(a) {
-				return nil, nil, fmt.Errorf("%w: no channel %s (create it with \"mailfs channel create %s\")", ErrInvalidAddress, a.Name, a.Name)
+			if err := s.mustExist(a); err != nil {
+				return nil, nil, err
+			}
+			// Retention runs after the post: a configuration it cannot read
+			// must refuse the post now, or a retry would post it twice.
+			if _, err := s.Channel(a.Name); err != nil {
+				return nil, nil, err
 			}
 		}
 		for _, b := range boxes {
@@ -141,7 +150,7 @@ func (s *Store) prepare(m *Message) (*Message, []Address, error) {
 		}
 	}
 	if len(rcpts) == 0 {
-		return nil, nil, fmt.Errorf("%w: nobody to deliver to: the groups named have no members but the sender", ErrInvalidAddress)
+		return nil, nil, fmt.Errorf("%w: the groups named have no members but the sender (@all is every existing mailbox)", ErrNoRecipients)
 	}
 	if c.Type == "" {
 		c.Type = DefaultType

@@ -109,56 +109,128 @@ func (s *Store) warn(path string, err error) {
 }
 
 // ErrAmbiguousAddress is returned by [Store.Resolve] for a bare name that
-// names an agent and also an existing group, queue or channel.
+// names two existing things: an agent's mailbox and a group, queue or
+// channel, or two of those.
 var ErrAmbiguousAddress = errors.New("ambiguous address")
 
-// Resolve parses addr as [ParseAddress] does, and refuses a bare name that
-// could mean two things: an agent, and an existing group, queue or channel
-// of the same name. The error asks for a prefix. Every command that takes
-// an address resolves it here.
+// Resolve parses addr as [ParseAddress] does and decides what a bare name
+// means: the one thing of that name that exists (a mailbox, a group, a
+// queue or a channel), else the agent of that name, whose mailbox the first
+// delivery creates. A bare name is ambiguous only when two things of that
+// name exist; the error says how to write each. Prefixed addresses are
+// taken as written. Every command that takes an address resolves it here.
 func (s *Store) Resolve(addr string) (Address, error) {
 	a, err := ParseAddress(addr)
-	if err != nil || a.explicit || a.Kind != KindAgent {
+	if err != nil || a.explicit {
 		return a, err
 	}
-	var also []string
-	for _, other := range []Address{{Kind: KindGroup, Name: a.Name}, {Kind: KindQueue, Name: a.Name}, {Kind: KindChannel, Name: a.Name}} {
-		if s.exists(other) {
-			also = append(also, other.String())
+	var found []Address
+	for _, k := range []Kind{KindAgent, KindGroup, KindQueue, KindChannel} {
+		b := Address{Kind: k, Name: a.Name, explicit: true}
+		if s.exists(b) {
+			found = append(found, b)
 		}
 	}
-	if len(also) > 0 {
-		return Address{}, fmt.Errorf("%w %q: it names an agent, and also %s; write agent:%s or %s",
-			ErrAmbiguousAddress, addr, strings.Join(also, " and "), a.Name, strings.Join(also, " or "))
+	switch len(found) {
+	case 0:
+		return Address{Kind: KindAgent, Name: a.Name, explicit: true}, nil
+	case 1:
+		return found[0], nil
 	}
-	return a, nil
+	written := make([]string, len(found))
+	for i, f := range found {
+		written[i] = f.Qualified()
+	}
+	return Address{}, fmt.Errorf("%w %q: it names %s; write %s",
+		ErrAmbiguousAddress, addr, describe(found), strings.Join(written, " or "))
 }
 
-// exists reports whether the group, queue or channel a exists.
+// describe lists what the addresses are: "the agent deacon and the group
+// @deacon".
+func describe(list []Address) string {
+	parts := make([]string, len(list))
+	for i, a := range list {
+		parts[i] = "the " + a.Kind.String() + " " + a.String()
+	}
+	return strings.Join(parts, " and ")
+}
+
+// exists reports whether the thing a names exists: an agent's mailbox, a
+// group's file, a queue's folder or a channel's configuration. It looks
+// through the root's no-follow walk: a symbolic link is not a mailbox.
 func (s *Store) exists(a Address) bool {
-	r, err := s.open(false)
+	parent, name, dir := MailDir, a.Name, true
+	switch a.Kind {
+	case KindGroup:
+		parent, name, dir = GroupDir, a.Name+".json", false
+	case KindQueue:
+		parent = QueueDir
+	case KindChannel:
+		parent, name, dir = ChannelDir, a.Name+".json", false
+	}
+	d, err := s.root.Dir(parent)
+	if d == nil || err != nil {
+		return false
+	}
+	defer d.Close()
+	st, err := d.Lstat(name)
 	if err != nil {
 		return false
 	}
-	rel := a.Dir(false)
-	switch a.Kind {
-	case KindGroup:
-		rel = GroupDir + "/" + a.Name + ".json"
-	case KindChannel:
-		rel = channelConfig(a.Name)
+	if dir {
+		return st.Mode.IsDir()
 	}
-	_, err = r.OS().Lstat(rel)
-	return err == nil
+	return st.Mode.IsRegular()
+}
+
+// taken returns an error wrapping [ErrNameTaken] when a group, queue or
+// channel of kind may not be called name: something else has that name.
+func (s *Store) taken(kind Kind, name string) error {
+	var found []Address
+	for _, k := range []Kind{KindAgent, KindGroup, KindQueue, KindChannel} {
+		if b := (Address{Kind: k, Name: name, explicit: true}); k != kind && s.exists(b) {
+			found = append(found, b)
+		}
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: a %s cannot be called %q: %s exists already", ErrNameTaken, kind, name, describe(found))
 }
 
 // box resolves addr to a folder of messages: an agent, a queue or a
 // channel, not a group.
 func (s *Store) box(addr string) (Address, error) {
 	a, err := s.Resolve(addr)
-	if err == nil && a.Kind == KindGroup {
-		err = fmt.Errorf("%w %q: a group holds no messages; name one of its members", ErrInvalidAddress, addr)
+	switch {
+	case err != nil:
+	case a.Kind == KindGroup:
+		err = fmt.Errorf("%w %q: a group holds no messages; name one of its members", ErrWrongKind, addr)
+	case a.Kind == KindQueue || a.Kind == KindChannel:
+		err = s.mustExist(a)
 	}
 	return a, err
+}
+
+// mustExist returns nil if the queue or channel a exists, else an error
+// wrapping [ErrNoQueue] or [ErrNoChannel] that names the ones that do.
+func (s *Store) mustExist(a Address) error {
+	if s.exists(a) {
+		return nil
+	}
+	sentinel, create := ErrNoQueue, "queue create"
+	if a.Kind == KindChannel {
+		sentinel, create = ErrNoChannel, "channel create"
+	}
+	names, _ := s.names(a.Kind)
+	have := "there are none"
+	if len(names) > 0 {
+		for i, n := range names {
+			names[i] = Address{Kind: a.Kind, Name: n}.String()
+		}
+		have = "there are " + strings.Join(names, ", ")
+	}
+	return fmt.Errorf("%w %s (%s; \"mailfs %s %s\" creates it)", sentinel, a, have, create, a.Name)
 }
 
 // openFolder opens a box's folder (or its archive) for reading. A folder

@@ -21,7 +21,7 @@ func (s *Store) Reply(agent, id string, r *Message) ([]*Message, error) {
 		return nil, err
 	}
 	if b.Kind != KindAgent {
-		return nil, fmt.Errorf("%w %q: only an agent replies; claim the message into a mailbox first", ErrInvalidAddress, agent)
+		return nil, fmt.Errorf("%w: %q is %s; only an agent replies (claim the item into a mailbox first)", ErrWrongKind, agent, article(b.Kind))
 	}
 	orig, err := s.Get(agent, id)
 	if err != nil {
@@ -29,6 +29,9 @@ func (s *Store) Reply(agent, id string, r *Message) ([]*Message, error) {
 	}
 	if orig.From == "" {
 		return nil, fmt.Errorf("%w: %s has no sender to reply to", ErrInvalidMessage, orig.Path)
+	}
+	if _, err := ParseAgent(orig.From); err != nil {
+		return nil, fmt.Errorf("%w: %s cannot be answered: its sender %q is not an agent address", ErrInvalidMessage, orig.Path, orig.From)
 	}
 	reply := *r
 	reply.From = orig.Agent

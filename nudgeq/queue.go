@@ -2,6 +2,7 @@ package nudgeq
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -350,6 +351,14 @@ type Refusals struct {
 // already read or gone, are claimed too but not returned: Commit drops
 // them. Files that are not nudges are reported to Warn and left alone.
 func (q *Queue) Claim(agent string) (*Batch, error) {
+	return q.ClaimContext(context.Background(), agent)
+}
+
+// ClaimContext claims as [Queue.Claim] does, but stops claiming more
+// nudges once ctx is done and returns the batch claimed so far: a caller
+// out of time can [Batch.Release] it at once rather than leave claims to
+// come back only after OrphanAfter.
+func (q *Queue) ClaimContext(ctx context.Context, agent string) (*Batch, error) {
 	agent, err := maildir.ParseAgent(agent)
 	if err != nil {
 		return nil, err
@@ -374,6 +383,9 @@ func (q *Queue) Claim(agent string) (*Batch, error) {
 		}
 	}
 	for _, name := range l.nudges {
+		if ctx.Err() != nil {
+			break // out of time: what is claimed so far is the caller's
+		}
 		// Claim first: the rename decides among drainers, and losers read
 		// nothing. A claimed file that is not a nudge goes back untouched.
 		claim, ok := claimFile(d, name, now)

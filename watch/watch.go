@@ -74,7 +74,7 @@ func (w *Watcher) Watch(ctx context.Context) (<-chan Event, error) {
 	for _, a := range w.Agents {
 		addr, err := w.Store.Resolve(a)
 		if err == nil && addr.Kind == maildir.KindGroup {
-			err = fmt.Errorf("%w %q: watch a group's members, not the group", maildir.ErrInvalidAddress, a)
+			err = fmt.Errorf("%w %q: watch a group's members, not the group", maildir.ErrWrongKind, a)
 		}
 		if err != nil {
 			return nil, err

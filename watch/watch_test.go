@@ -291,7 +291,7 @@ func TestStopsWhenTheContextEnds(t *testing.T) {
 func TestWatchesQueuesAndChannels(t *testing.T) {
 	backends(t, func(t *testing.T, poll time.Duration) {
 		f := newFixture(t)
-		if err := f.store.CreateChannel("merges", maildir.ChannelConfig{}); err != nil {
+		if err := f.store.CreateChannel("merges", maildir.ChannelChange{}); err != nil {
 			t.Fatal(err)
 		}
 		ch := f.watch(t, watch.Watcher{Agents: []string{"channel:merges", "queue:work"}, Poll: poll})
@@ -299,7 +299,11 @@ func TestWatchesQueuesAndChannels(t *testing.T) {
 		if ev := next(t, ch); ev.ID != post.ID || ev.Agent != "channel:merges" || ev.Path != "state/channel/merges/"+post.ID+".json" {
 			t.Fatalf("got %+v", ev)
 		}
-		item := f.send(t, "queue:work", "WORK gt-1") // the queue's folder is created by this send
+		// The queue is created after the watch began, and is watched all the same.
+		if err := f.store.CreateQueue("work"); err != nil {
+			t.Fatal(err)
+		}
+		item := f.send(t, "queue:work", "WORK gt-1")
 		if ev := next(t, ch); ev.ID != item.ID || ev.Agent != "queue:work" {
 			t.Fatalf("got %+v", ev)
 		}

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"runtime/debug"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/alecthomas/kong"
 	"github.com/mailfs/mailfs/maildir"
@@ -17,13 +19,40 @@ import (
 // Output rules: data goes to stdout; errors, warnings and hints go to
 // stderr as "mailfs: error: …", "mailfs: warning: …", "mailfs: hint: …",
 // lowercase and without a trailing period. A failing command prints nothing
-// on stdout. Exit status 0 is success, 1 an error, 80 a usage error; a
-// command that documents another status returns it with exitStatus.
+// on stdout.
+//
+// Exit statuses are one table for every command (exitHelp says it to
+// users), following grep for the commands that answer a question.
+const (
+	exitOK      = 0   // success; "yes"
+	exitNothing = 1   // "no", or nothing there: check with nothing to say, claim of an empty queue, fsck findings
+	exitError   = 2   // an error: nothing, or only what was reported, was done
+	exitTimeout = 124 // a wait ran out of time (as timeout(1))
+	exitUsage   = 80  // the command line is wrong (kong's status)
+)
+
+// exitHelp is the table as --help and the README print it.
+const exitHelp = `Exit status, the same for every command:
+  0    success, or "yes"
+  1    "no", or nothing there (check with nothing to say, claim of an empty
+       queue, wait --timeout 0 with no mail, fsck with findings)
+  2    an error (nothing was done, or only what was reported)
+  124  timeout (wait --timeout, with no mail in time)
+  80   usage error (a wrong flag or argument)`
 
 // run parses args and runs one command, returning the exit status.
 func run(ctx context.Context, args []string, io stdio) (code int) {
 	if isGasCity(args) {
 		return runGasCity(args[1:], io)
+	}
+	// Kong turns invalid UTF-8 into U+FFFD before a command sees it; mail
+	// text must be refused, not silently changed, whichever flag carries it.
+	for i, arg := range args {
+		if !utf8.ValidString(arg) {
+			fmt.Fprintf(io.err, "mailfs: error: %v: argument %d, %q, is not valid UTF-8\n", maildir.ErrInvalidMessage, i+1, arg)
+			fmt.Fprintf(io.err, "mailfs: hint: mail text and names must be UTF-8; send other bytes in a file's content, not on the command line\n")
+			return exitError
+		}
 	}
 	var c cli
 	exited := false
@@ -72,9 +101,10 @@ type stdio struct {
 type app struct {
 	ctx context.Context
 	stdio
-	rootFlag string
-	store    *maildir.Store
-	queue    *nudgeq.Queue
+	rootFlag   string
+	warnedRoot bool // read has warned that the given root does not exist
+	store      *maildir.Store
+	queue      *nudgeq.Queue
 }
 
 // open returns the store for --root, $MAILFS_ROOT or the discovered root.
@@ -97,6 +127,21 @@ func (a *app) open() (*maildir.Store, error) {
 	s.Warn = a.warn
 	a.store = s
 	return s, nil
+}
+
+// read returns the store as open does, for a command that only reads: a
+// root that was given (--root, $MAILFS_ROOT) but does not exist is read as
+// empty, with a warning, so that a mistyped path is not taken for a quiet
+// town.
+func (a *app) read() (*maildir.Store, error) {
+	s, err := a.open()
+	if err == nil && a.rootFlag != "" && !a.warnedRoot {
+		if _, serr := os.Lstat(s.Dir()); errors.Is(serr, fs.ErrNotExist) {
+			a.warnedRoot = true
+			a.warn(fmt.Errorf("the root %s does not exist: nothing to read there (\"mailfs init\" creates it)", s.Dir()))
+		}
+	}
+	return s, err
 }
 
 // nudges returns the nudge queues of the same root. Drains consult the
@@ -166,7 +211,26 @@ func (a *app) exit(err error) int {
 	if hint := hintFor(err); hint != "" {
 		fmt.Fprintf(a.err, "mailfs: hint: %s\n", hint)
 	}
-	return 1
+	var u *usageErr
+	if errors.As(err, &u) {
+		return exitUsage
+	}
+	if errors.Is(err, maildir.ErrQueueEmpty) {
+		return exitNothing
+	}
+	return exitError
+}
+
+// usageErr is a command-line mistake that kong cannot see (a flag that
+// needs another, an agent given neither as an argument nor in
+// $MAILFS_AGENT): it exits with exitUsage.
+type usageErr struct{ msg string }
+
+func (u *usageErr) Error() string { return u.msg }
+
+// usage returns a usage error with a hint.
+func usage(hint, format string, args ...any) error {
+	return withHint(&usageErr{fmt.Sprintf(format, args...)}, hint)
 }
 
 func hintFor(err error) string {
@@ -176,16 +240,24 @@ func hintFor(err error) string {
 		return h.hint
 	case errors.Is(err, maildir.ErrInvalidAddress):
 		return "agent ids are 1-64 characters of a-z 0-9 . _ - (rig/role is stored as rig.role)"
+	case errors.Is(err, maildir.ErrInvalidName):
+		return "group, queue and channel names are 1-64 characters of a-z 0-9 . _ -"
 	case errors.Is(err, maildir.ErrAmbiguous):
 		return "give more of the id"
 	case errors.Is(err, maildir.ErrNotFound):
 		return `"mailfs inbox AGENT --all" lists the ids in a mailbox`
 	case errors.Is(err, maildir.ErrAmbiguousAddress):
 		return "agent:NAME is the agent, @NAME the group, queue:NAME the queue, channel:NAME the channel"
-	case errors.Is(err, maildir.ErrQueueEmpty):
-		return `"mailfs queue list" shows what waits where`
+	case errors.Is(err, maildir.ErrNameTaken):
+		return "a bare name must mean one thing: choose another name"
+	case errors.Is(err, maildir.ErrNotClaimed):
+		return `"mailfs delete" or "mailfs archive" removes a copy that was delivered, not claimed`
+	case errors.Is(err, maildir.ErrGroupInUse):
+		return `"mailfs group remove OTHER @NAME" takes it out of the other group`
 	case errors.Is(err, maildir.ErrNoGroup):
 		return `"mailfs group list" shows the groups`
+	case errors.Is(err, maildir.ErrNoRecipients):
+		return `"mailfs agents" lists the mailboxes; "mailfs group show NAME" the members`
 	case errors.Is(err, nudgeq.ErrFull):
 		return "the agent has not drained its queue; it will be told that nudges were refused at its next check --inject"
 	case errors.Is(err, maildir.ErrTooLarge):

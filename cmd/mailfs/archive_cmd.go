@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -10,22 +9,28 @@ import (
 )
 
 type archiveCmd struct {
-	Agent     string        `arg:"" optional:"" help:"Sweep only this mailbox (default: every mailbox)."`
-	IDs       []string      `arg:"" optional:"" name:"id" help:"Archive these messages now, whatever their age, instead of sweeping."`
-	OlderThan time.Duration `name:"older-than" default:"24h" placeholder:"AGE" help:"Archive messages older than this (a Go duration: 36h, 90m)."`
-	Every     time.Duration `placeholder:"INTERVAL" help:"Keep sweeping once per INTERVAL until interrupted, printing a line per sweep."`
-	DryRun    bool          `name:"dry-run" help:"Report what would move, and move nothing."`
-	ReadOnly  bool          `name:"read-only" help:"Archive only messages already read; keep unread ones, however old."`
-	JSON      bool          `help:"Print each sweep as one JSON object per line."`
+	Agent         string        `arg:"" optional:"" help:"Sweep only this mailbox (default: every mailbox)."`
+	IDs           []string      `arg:"" optional:"" name:"id" help:"Archive these messages now, whatever their age, instead of sweeping."`
+	OlderThan     time.Duration `name:"older-than" default:"24h" placeholder:"AGE" help:"Archive messages older than this (a Go duration: 36h, 90m)."`
+	Every         time.Duration `placeholder:"INTERVAL" help:"Keep sweeping once per INTERVAL until interrupted, printing a line per sweep."`
+	DryRun        bool          `name:"dry-run" help:"Report what would move, and move nothing."`
+	IncludeUnread bool          `name:"include-unread" help:"The strict sweep: move unread messages past the cut-off too (by default they stay, as the agent's work)."`
+	ReadOnly      bool          `name:"read-only" hidden:"" help:"The default now: unread messages stay."`
+	JSON          bool          `help:"Print each sweep as one JSON object per line."`
 }
 
 func (c *archiveCmd) Help() string {
-	return `Without ids, sweeps: every message older than --older-than moves from
+	return `Without ids, sweeps: every read message older than --older-than moves from
 state/mail/<agent>/ into state/mail/<agent>/archive/ under the same name,
 by a rename that never replaces a file. Age comes from the stamp in the file
 name, else the "timestamp" key, else the file's mtime. Safe to run from cron
 and from several processes at once. A message whose id is already in the
 archive stays in the mailbox and is reported.
+
+Unread messages stay however old, unless --include-unread: they are the
+agent's work, and an agent parked for a day must still find its assignments
+in inbox, check and wait. Each sweep reports how many it kept that way, and
+"mailfs agents" and "mailfs fsck" show unread mail older than the cut-off.
 
 With ids, archives those messages now; one already archived is not an error.
 Archived messages stay readable: inbox --archived, show, thread, restore.`
@@ -37,18 +42,22 @@ func (c *archiveCmd) Run(a *app) error {
 		return err
 	}
 	if len(c.IDs) > 0 {
-		if c.Every != 0 || c.DryRun || c.ReadOnly || c.JSON {
-			return errors.New("--every, --dry-run, --read-only and --json apply to a sweep, not to named messages")
+		if c.Every != 0 || c.DryRun || c.IncludeUnread || c.JSON {
+			return usage("name no ids to sweep", "--every, --dry-run, --include-unread and --json apply to a sweep, not to named messages")
 		}
-		return eachMoved(a, s.Archive, c.Agent, c.IDs)
+		box, err := mailbox(c.Agent)
+		if err != nil {
+			return err
+		}
+		return eachMoved(a, s.Archive, box, c.IDs)
 	}
 	if c.OlderThan <= 0 {
-		return withHint(fmt.Errorf("--older-than must be positive, not %v", c.OlderThan), "give a duration such as 24h, 36h or 90m")
+		return usage("give a duration such as 24h, 36h or 90m", "--older-than must be positive, not %v", c.OlderThan)
 	}
 	if c.Every < 0 {
-		return fmt.Errorf("--every must be positive, not %v", c.Every)
+		return usage("give a duration such as 1h", "--every must be positive, not %v", c.Every)
 	}
-	sw := &archive.Sweeper{Store: s, OlderThan: c.OlderThan, KeepUnread: c.ReadOnly, DryRun: c.DryRun}
+	sw := &archive.Sweeper{Store: s, OlderThan: c.OlderThan, IncludeUnread: c.IncludeUnread, DryRun: c.DryRun}
 	var agents []string
 	if c.Agent != "" {
 		agent, err := maildir.ParseAgent(c.Agent)
@@ -134,7 +143,11 @@ func (c *restoreCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	return eachMoved(a, s.Restore, c.Agent, c.IDs)
+	box, err := mailbox(c.Agent)
+	if err != nil {
+		return err
+	}
+	return eachMoved(a, s.Restore, box, c.IDs)
 }
 
 // eachMoved runs an Archive or Restore and reports each failed id.
@@ -153,7 +166,7 @@ func eachMoved(a *app, move func(string, []string) ([]error, error), agent strin
 		}
 	}
 	if failed > 0 {
-		return &exitStatus{code: 1}
+		return &exitStatus{code: exitError}
 	}
 	return nil
 }

@@ -51,7 +51,24 @@ func (f *bodyFlags) body(stdin io.Reader, optional bool) (string, error) {
 // resolve.
 func needAgent(agent string) (string, error) {
 	if agent == "" {
-		return "", withHint(fmt.Errorf("no agent given"), "name the agent, or set MAILFS_AGENT")
+		return "", usage("name the agent, or set MAILFS_AGENT", "no agent given")
 	}
 	return agent, nil
+}
+
+// mailbox returns the folder a command acting on "my" mail means by arg
+// (or $MAILFS_AGENT, which kong puts in arg): a bare name is always the
+// agent, never a group, queue or channel that shares its name; queue:NAME
+// and channel:NAME are taken as written. The result is written so that the
+// store cannot read it another way.
+func mailbox(arg string) (string, error) {
+	arg, err := needAgent(arg)
+	if err != nil {
+		return "", err
+	}
+	b, err := maildir.ParseMailbox(arg)
+	if err != nil {
+		return "", err
+	}
+	return b.Qualified(), nil
 }

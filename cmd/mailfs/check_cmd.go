@@ -1,12 +1,11 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"time"
 
+	"github.com/mailfs/mailfs/hook"
 	"github.com/mailfs/mailfs/maildir"
-	"github.com/mailfs/mailfs/nudgeq"
 )
 
 type checkCmd struct {
@@ -35,15 +34,22 @@ func (c *checkCmd) Run(a *app) error {
 		c.inject(a)
 		return nil
 	}
-	agent, err := needAgent(c.Agent)
+	box, err := mailbox(c.Agent)
 	if err != nil {
 		return err
 	}
-	s, err := a.open()
+	agent, err := maildir.ParseMailbox(box)
+	if err == nil && agent.Kind != maildir.KindAgent {
+		err = usage(`"mailfs inbox" lists a queue or a channel`, "check takes an agent, not %s", agent)
+	}
 	if err != nil {
 		return err
 	}
-	mail, err := s.List(agent, maildir.ListOptions{})
+	s, err := a.read()
+	if err != nil {
+		return err
+	}
+	mail, err := s.List(box, maildir.ListOptions{})
 	if err != nil {
 		return err
 	}
@@ -51,7 +57,7 @@ func (c *checkCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	nudges, err := q.Len(agent)
+	nudges, err := q.Len(agent.Name)
 	if err != nil {
 		return err
 	}
@@ -61,7 +67,7 @@ func (c *checkCmd) Run(a *app) error {
 		Urgent int    `json:"urgent"`
 		High   int    `json:"high"`
 		Nudges int    `json:"nudges"`
-	}{Agent: agent, Unread: len(mail), Nudges: nudges}
+	}{Agent: agent.Name, Unread: len(mail), Nudges: nudges}
 	for _, m := range mail {
 		switch m.Priority {
 		case maildir.Urgent:
@@ -73,10 +79,10 @@ func (c *checkCmd) Run(a *app) error {
 	if c.JSON {
 		err = printValue(a.out, sum)
 	} else {
-		_, err = fmt.Fprintf(a.out, "%s: %d unread (%d urgent, %d high), %d nudges\n", agent, sum.Unread, sum.Urgent, sum.High, sum.Nudges)
+		_, err = fmt.Fprintf(a.out, "%s: %d unread (%d urgent, %d high), %d nudges\n", agent.Name, sum.Unread, sum.Urgent, sum.High, sum.Nudges)
 	}
 	if err == nil && sum.Unread == 0 && sum.Nudges == 0 {
-		return &exitStatus{code: 1}
+		return &exitStatus{code: exitNothing}
 	}
 	return err
 }
@@ -89,14 +95,11 @@ func (c *checkCmd) inject(a *app) {
 		}
 	}()
 	agent, err := needAgent(c.Agent)
-	if err == nil {
-		agent, err = maildir.ParseAgent(agent) // the reminder names the mailbox one way
-	}
 	if err != nil {
 		a.exit(err)
 		return
 	}
-	s, err := a.open()
+	s, err := a.read()
 	if err != nil {
 		a.exit(err)
 		return
@@ -106,72 +109,14 @@ func (c *checkCmd) inject(a *app) {
 		a.exit(err)
 		return
 	}
-	ctx, cancel := context.WithTimeout(a.ctx, c.Budget)
-	defer cancel()
-	said := map[string]bool{}
-	report := func(err error) { // once each: mail and nudges often fail alike
-		if !said[err.Error()] {
-			said[err.Error()] = true
-			a.exit(err)
-		}
+	res := (&hook.Collector{Store: s, Nudges: q, Budget: c.Budget}).Collect(a.ctx, agent)
+	for _, err := range res.Errs {
+		a.exit(err)
 	}
-	type mailResult struct {
-		msgs []*maildir.Message
-		err  error
+	if res.Reminder != nil {
+		fmt.Fprint(a.out, res.Reminder.String())
 	}
-	type claimResult struct {
-		b   *nudgeq.Batch
-		err error
-	}
-	mailc, claimc := make(chan mailResult, 1), make(chan claimResult, 1)
-	go func() {
-		msgs, err := s.List(agent, maildir.ListOptions{})
-		mailc <- mailResult{msgs, err}
-	}()
-	go func() {
-		b, err := q.Claim(agent)
-		claimc <- claimResult{b, err}
-	}()
-	r := &nudgeq.Reminder{Agent: agent}
-	var batch *nudgeq.Batch
-	for pending := 2; pending > 0; {
-		// The budget comes first: once it is spent, results that are
-		// ready too are not waited for.
-		if ctx.Err() != nil {
-			r.Partial = fmt.Sprintf("it took longer than its %v budget", c.Budget)
-			if batch == nil {
-				// Nudges claimed from now on are never shown, so never
-				// removed: they return to the queue after the orphan
-				// timeout.
-				go func() {
-					if cl := <-claimc; cl.b != nil {
-						cl.b.Close()
-					}
-				}()
-			}
-			break
-		}
-		select {
-		case m := <-mailc:
-			pending--
-			if m.err != nil {
-				report(m.err)
-			}
-			r.Mail = m.msgs
-		case cl := <-claimc:
-			pending--
-			if cl.err != nil {
-				report(cl.err)
-				continue
-			}
-			batch, r.Nudges, r.Refused = cl.b, cl.b.Nudges, cl.b.Refused
-		case <-ctx.Done():
-		}
-	}
-	fmt.Fprint(a.out, r.String())
-	if batch != nil {
-		if err := batch.Commit(); err != nil {
-			a.exit(err)
-		}
+	if err := res.Commit(); err != nil {
+		a.exit(err)
 	}
 }

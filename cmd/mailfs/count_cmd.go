@@ -11,11 +11,11 @@ type countCmd struct {
 }
 
 func (c *countCmd) Run(a *app) error {
-	agent, err := needAgent(c.Agent)
+	agent, err := mailbox(c.Agent)
 	if err != nil {
 		return err
 	}
-	s, err := a.open()
+	s, err := a.read()
 	if err != nil {
 		return err
 	}
@@ -34,8 +34,15 @@ type agentsCmd struct {
 	jsonFlag
 }
 
+func (c *agentsCmd) Help() string {
+	return `Lists every mailbox: unread, total and archived messages, and NEGLECTED,
+the unread messages older than 24 hours. The archive sweep never moves
+unread mail (it is the agent's work), so a parked or stuck agent shows here
+instead of losing its assignments. --json adds the oldest unread time.`
+}
+
 func (c *agentsCmd) Run(a *app) error {
-	s, err := a.open()
+	s, err := a.read()
 	if err != nil {
 		return err
 	}
@@ -55,7 +62,7 @@ func (c *agentsCmd) Run(a *app) error {
 			}
 			continue
 		}
-		rows = append(rows, []string{agent, strconv.Itoa(n.Unread), strconv.Itoa(n.Total), strconv.Itoa(n.Archived)})
+		rows = append(rows, []string{agent, strconv.Itoa(n.Unread), strconv.Itoa(n.Total), strconv.Itoa(n.Archived), strconv.Itoa(n.Neglected)})
 	}
-	return table(a.out, []string{"AGENT", "UNREAD", "TOTAL", "ARCHIVED"}, rows)
+	return table(a.out, []string{"AGENT", "UNREAD", "TOTAL", "ARCHIVED", "NEGLECTED"}, rows)
 }

@@ -47,7 +47,8 @@ func (c *fsckCmd) Run(a *app) error {
 	}
 	found, err := fsck.Check(s.Dir(), fsck.Options{Repair: c.Repair})
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil // no root: nothing to check
+		// A mistyped --root must not pass as a clean town.
+		return withHint(fmt.Errorf("no mailfs root at %s", s.Dir()), `check --root and $MAILFS_ROOT; "mailfs init" creates a root`)
 	}
 	if err != nil {
 		return err
@@ -67,7 +68,7 @@ func (c *fsckCmd) Run(a *app) error {
 		}
 	}
 	if left > 0 {
-		return &exitStatus{code: 1, msg: fmt.Sprintf("fsck: %d findings, %d repaired, %d left", len(found), len(found)-left, left)}
+		return &exitStatus{code: exitNothing, msg: fmt.Sprintf("fsck: %d findings, %d repaired, %d left", len(found), len(found)-left, left)}
 	}
 	return nil
 }

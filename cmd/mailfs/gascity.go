@@ -1,7 +1,7 @@
 package main
 
 import (
-	"errors"
+	"fmt"
 
 	"github.com/mailfs/mailfs/internal/gascity"
 )
@@ -26,7 +26,11 @@ $MAILFS_ROOT or the usual discovery from the working directory.`
 }
 
 func (c *gascityCmd) Run(a *app) error {
-	return withHint(errors.New("gascity needs an op"), `run "mailfs gascity --help"`)
+	// Gas City's contract, not mailfs's table: 2 means "op not supported",
+	// so every other failure of a provider call exits 1.
+	fmt.Fprintln(a.err, `mailfs: error: gascity needs an op`)
+	fmt.Fprintln(a.err, `mailfs: hint: run "mailfs gascity --help"`)
+	return &exitStatus{code: 1}
 }
 
 // runGasCity serves one provider call.

@@ -66,7 +66,7 @@ type groupShowCmd struct {
 }
 
 func (c *groupShowCmd) Run(a *app) error {
-	s, err := a.open()
+	s, err := a.read()
 	if err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ type groupListCmd struct {
 }
 
 func (c *groupListCmd) Run(a *app) error {
-	s, err := a.open()
+	s, err := a.read()
 	if err != nil {
 		return err
 	}

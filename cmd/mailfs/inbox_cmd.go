@@ -1,10 +1,6 @@
 package main
 
-import (
-	"fmt"
-
-	"github.com/mailfs/mailfs/maildir"
-)
+import "github.com/mailfs/mailfs/maildir"
 
 type inboxCmd struct {
 	Agent    string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose mailbox (or queue:name, channel:name)."`
@@ -16,14 +12,14 @@ type inboxCmd struct {
 }
 
 func (c *inboxCmd) Run(a *app) error {
-	agent, err := needAgent(c.Agent)
+	agent, err := mailbox(c.Agent)
 	if err != nil {
 		return err
 	}
 	if c.Limit < 0 {
-		return fmt.Errorf("--limit must not be negative")
+		return usage("give --limit a whole number, 0 for no limit", "--limit must not be negative")
 	}
-	s, err := a.open()
+	s, err := a.read()
 	if err != nil {
 		return err
 	}

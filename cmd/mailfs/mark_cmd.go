@@ -11,8 +11,11 @@ type idsArgs struct {
 // each calls f for every id, reports each failure, and fails at the end if
 // any did: one bad id does not stop the others.
 func (c *idsArgs) each(a *app, f func(s *maildir.Store, agent, id string) error) error {
-	agent := c.Agent
 	s, err := a.open()
+	if err != nil {
+		return err
+	}
+	agent, err := mailbox(c.Agent)
 	if err != nil {
 		return err
 	}
@@ -26,7 +29,7 @@ func (c *idsArgs) each(a *app, f func(s *maildir.Store, agent, id string) error)
 		}
 	}
 	if failed > 0 {
-		return &exitStatus{code: 1}
+		return &exitStatus{code: exitError}
 	}
 	return nil
 }

@@ -14,11 +14,18 @@ type claimCmd struct {
 }
 
 func (c *claimCmd) Help() string {
-	return `Moves the oldest item waiting in the queue into the agent's mailbox, by
-one rename: among any number of claimants running at once, each item goes to
-exactly one. Prints the item as show does (or as JSON). An empty queue is an
-error (exit status 1), so "while mailfs claim queue:work --as me; do ...;
-done" stops when the work runs out. "mailfs release" puts an item back.`
+	return `Moves the oldest item waiting in the queue into the agent's mailbox and
+records the claim in it (a "claim" key: the queue, the agent, the time).
+Claims are serialised by a lock, and each item goes to exactly one claimant
+however many run at once. Prints the item as show does (or as JSON).
+
+Exit status 1, with nothing on stdout, when the queue is empty; 2 when the
+queue does not exist or anything else fails. So
+
+  while mailfs claim queue:work --as me; do ...; done
+
+stops when the work runs out, and "[ $? -eq 2 ]" after it tells a failure.
+"mailfs release" puts a claimed item back.`
 }
 
 func (c *claimCmd) Run(a *app) error {
@@ -27,6 +34,9 @@ func (c *claimCmd) Run(a *app) error {
 		return err
 	}
 	m, err := s.Claim(c.Queue, c.As)
+	if errors.Is(err, maildir.ErrQueueEmpty) {
+		return &exitStatus{code: exitNothing, msg: err.Error()}
+	}
 	if err != nil {
 		return err
 	}
@@ -39,8 +49,12 @@ type releaseCmd struct {
 }
 
 func (c *releaseCmd) Help() string {
-	return `Moves an item claimed from a work queue back to that queue, unread, for the
-next claimant. Only items that came from a queue can be released.`
+	return `Moves an item that "mailfs claim" took back to the queue it came from,
+unread and without its claim record, for the next claimant. Only such an
+item can be released: a copy delivered to the mailbox directly or by --cc
+is refused, so a job can never be queued twice. The move is one rename
+under the claimants' lock; a release killed part-way leaves the item either
+still claimed or waiting in its queue.`
 }
 
 func (c *releaseCmd) Run(a *app) error {
@@ -48,19 +62,48 @@ func (c *releaseCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.Release(c.Agent, c.ID)
+	box, err := mailbox(c.Agent)
+	if err != nil {
+		return err
+	}
+	_, err = s.Release(box, c.ID)
 	return err
 }
 
 type queueCmd struct {
-	List queueListCmd `cmd:"" help:"List the work queues with their waiting counts."`
-	Show queueShowCmd `cmd:"" help:"List the items waiting in a queue."`
+	Create queueCreateCmd `cmd:"" help:"Create a work queue."`
+	List   queueListCmd   `cmd:"" help:"List the work queues with their waiting counts."`
+	Show   queueShowCmd   `cmd:"" help:"List the items waiting in a queue."`
 }
 
 func (c *queueCmd) Help() string {
 	return `A work queue is a folder, state/queue/<name>/, of messages waiting for a
-claimant: "mailfs send queue:NAME ..." adds one, "mailfs claim queue:NAME
---as AGENT" takes the oldest, "mailfs release" puts one back.`
+claimant: "mailfs queue create NAME" makes one, "mailfs send queue:NAME ..."
+adds an item, "mailfs claim queue:NAME --as AGENT" takes the oldest,
+"mailfs release" puts one back. Sending to or claiming from a queue that
+does not exist is an error, so a typo cannot strand work.`
+}
+
+type queueCreateCmd struct {
+	Names []string `arg:"" name:"name" help:"The queues to create (with or without queue:)."`
+}
+
+func (c *queueCreateCmd) Help() string {
+	return `Creates each queue; one that exists already is left as it is. A name that an
+agent's mailbox, a group or a channel has is refused.`
+}
+
+func (c *queueCreateCmd) Run(a *app) error {
+	s, err := a.open()
+	if err != nil {
+		return err
+	}
+	for _, n := range c.Names {
+		if err := s.CreateQueue(n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type queueListCmd struct {
@@ -68,7 +111,7 @@ type queueListCmd struct {
 }
 
 func (c *queueListCmd) Run(a *app) error {
-	s, err := a.open()
+	s, err := a.read()
 	if err != nil {
 		return err
 	}
@@ -109,7 +152,7 @@ func (c *queueShowCmd) Run(a *app) error {
 	if q.Kind == maildir.KindAgent {
 		q.Kind = maildir.KindQueue // "queue show work" means queue:work
 	} else if q.Kind != maildir.KindQueue {
-		return errors.New("queue show takes a queue")
+		return usage(`"mailfs inbox" lists other folders`, "queue show takes a queue, not %s", q)
 	}
 	return (&inboxCmd{Agent: q.String(), All: true, By: "time", jsonFlag: c.jsonFlag}).Run(a)
 }
@@ -128,9 +171,16 @@ its archive/ after each post and at each full archive sweep.`
 }
 
 type channelCreateCmd struct {
-	Name        string  `arg:"" help:"The channel (with or without channel:)."`
-	RetainCount int     `name:"retain-count" placeholder:"N" help:"Keep at most N posts (0: no limit)."`
-	RetainHours float64 `name:"retain-hours" placeholder:"H" help:"Keep posts at most H hours (0: no limit)."`
+	Name        string   `arg:"" help:"The channel (with or without channel:)."`
+	RetainCount *int     `name:"retain-count" placeholder:"N" help:"Keep at most N posts (0: no limit). Left as it is when not given."`
+	RetainHours *float64 `name:"retain-hours" placeholder:"H" help:"Keep posts at most H hours (0: no limit). Left as it is when not given."`
+}
+
+func (c *channelCreateCmd) Help() string {
+	return `Creates the channel, or changes the limits given and only those: on an
+existing channel, "--retain-count 0" lifts the count limit and keeps the
+age limit. A name that an agent's mailbox, a group or a queue has is
+refused.`
 }
 
 func (c *channelCreateCmd) Run(a *app) error {
@@ -138,7 +188,7 @@ func (c *channelCreateCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	return s.CreateChannel(c.Name, maildir.ChannelConfig{RetainCount: c.RetainCount, RetainHours: c.RetainHours})
+	return s.CreateChannel(c.Name, maildir.ChannelChange{RetainCount: c.RetainCount, RetainHours: c.RetainHours})
 }
 
 type channelListCmd struct {
@@ -146,7 +196,7 @@ type channelListCmd struct {
 }
 
 func (c *channelListCmd) Run(a *app) error {
-	s, err := a.open()
+	s, err := a.read()
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,11 @@ func (c *replyCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	sent, err := s.Reply(c.Agent, c.ID, &maildir.Message{Subject: c.Subject, Body: body, Priority: maildir.Priority(c.Priority)})
+	box, err := mailbox(c.Agent)
+	if err != nil {
+		return err
+	}
+	sent, err := s.Reply(box, c.ID, &maildir.Message{Subject: c.Subject, Body: body, Priority: maildir.Priority(c.Priority)})
 	if perr := printSent(a, sent, c.JSON); err == nil {
 		err = perr
 	}

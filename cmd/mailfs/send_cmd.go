@@ -18,7 +18,7 @@ type sendCmd struct {
 	CC       []string `sep:"," placeholder:"A,B" help:"Also deliver a copy to each of these agents."`
 	Thread   string   `placeholder:"ID" help:"Continue this thread (default: start a new one)."`
 	ReplyTo  string   `name:"reply-to" placeholder:"ID" help:"The id of the message this answers."`
-	Field    []string `placeholder:"KEY=VALUE" help:"Put a \"Key: value\" line at the top of the body (repeatable), as protocol messages do."`
+	Field    []string `sep:"none" placeholder:"KEY=VALUE" help:"Put a \"Key: value\" line at the top of the body (repeatable), as protocol messages do. The value is the rest of the argument, commas and all."`
 	Nudge    bool     `help:"Also nudge each recipient about the message; the nudge is dropped unseen once the message is read."`
 	JSON     bool     `help:"Print each delivered copy as a JSON line instead of its id."`
 }
@@ -37,7 +37,8 @@ retention applies. A bare name that is both an agent and a group, queue or
 channel is refused: write agent:name, @name, queue:name or channel:name.
 
 --field Key=Value builds a protocol body: "Key: value" lines, a blank line,
-then the text of -m (which becomes optional).
+then the text of -m (which becomes optional). Keys may contain spaces
+("Cleanup Status=has_stash"), values anything on one line, commas included.
 
 With --nudge, each recipient also gets a nudge announcing the message. A
 nudge that cannot be queued (the recipient's queue is full) is reported as a
@@ -46,7 +47,7 @@ warning; the exit status stays 0, because the mail was delivered.`
 
 func (c *sendCmd) Run(a *app) error {
 	if c.From == "" {
-		return withHint(fmt.Errorf("no sender given"), "pass --from AGENT, or set MAILFS_AGENT")
+		return usage("pass --from AGENT, or set MAILFS_AGENT", "no sender given")
 	}
 	body, err := c.body(a.in, len(c.Field) > 0)
 	if err != nil {
@@ -57,7 +58,7 @@ func (c *sendCmd) Run(a *app) error {
 		for _, f := range c.Field {
 			k, v, ok := strings.Cut(f, "=")
 			if !ok {
-				return fmt.Errorf("--field %q: write it as KEY=VALUE", f)
+				return usage(`--field "Conflict-Files=a.go, b.go" (the key may contain spaces)`, "--field %q: write it as KEY=VALUE", f)
 			}
 			fields = append(fields, [2]string{k, v})
 		}

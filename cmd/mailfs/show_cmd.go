@@ -9,7 +9,7 @@ import (
 type showCmd struct {
 	Agent string `arg:"" help:"The mailbox (or queue:name, channel:name)."`
 	ID    string `arg:"" help:"The message: its id, its file name, or a unique prefix of the id."`
-	Field string `placeholder:"KEY" help:"Print only the value of the body's \"KEY: value\" line (any case), for scripts routing protocol mail."`
+	Field string `placeholder:"KEY" help:"Print only the value of the body's first \"KEY: value\" line (any case, anywhere in the body), for scripts routing protocol mail; exit 1 if there is none."`
 	jsonFlag
 }
 
@@ -20,11 +20,15 @@ exactly.`
 }
 
 func (c *showCmd) Run(a *app) error {
-	s, err := a.open()
+	s, err := a.read()
 	if err != nil {
 		return err
 	}
-	m, err := s.Get(c.Agent, c.ID)
+	box, err := mailbox(c.Agent)
+	if err != nil {
+		return err
+	}
+	m, err := s.Get(box, c.ID)
 	if err != nil {
 		return err
 	}
@@ -38,7 +42,7 @@ func (c *showCmd) Run(a *app) error {
 func printField(a *app, m *maildir.Message, key string) error {
 	v, ok := m.Field(key)
 	if !ok {
-		return fmt.Errorf("%s has no %q field (the body's \"Key: value\" lines)", m.ID, key)
+		return &exitStatus{code: exitNothing, msg: fmt.Sprintf("%s has no %q field (a \"Key: value\" line of its body)", m.ID, key)}
 	}
 	_, err := fmt.Fprintln(a.out, v)
 	return err
@@ -57,7 +61,11 @@ func (c *readCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.MarkRead(c.Agent, c.ID)
+	box, err := mailbox(c.Agent)
+	if err != nil {
+		return err
+	}
+	m, err := s.MarkRead(box, c.ID)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ Each copy of a message sent to several agents is listed with its mailbox.`
 }
 
 func (c *threadCmd) Run(a *app) error {
-	s, err := a.open()
+	s, err := a.read()
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/mailfs/mailfs/maildir"
@@ -64,13 +65,19 @@ func (c *watchCmd) Run(a *app) error {
 
 func (c *watchCmd) watcher(a *app) (*watch.Watcher, error) {
 	if c.Poll < 0 || c.Grace <= 0 {
-		return nil, errors.New("--poll and --grace must be positive durations")
+		return nil, usage("write durations such as 30s or 10m", "--poll must not be negative and --grace must be positive")
 	}
-	s, err := a.open()
+	s, err := a.read()
 	if err != nil {
 		return nil, err
 	}
-	return &watch.Watcher{Store: s, Agents: c.Agents, All: c.AllAgents, Poll: c.Poll, Grace: c.Grace, Warn: a.warn}, nil
+	boxes := make([]string, len(c.Agents))
+	for i, arg := range c.Agents {
+		if boxes[i], err = mailbox(arg); err != nil {
+			return nil, err
+		}
+	}
+	return &watch.Watcher{Store: s, Agents: boxes, All: c.AllAgents, Poll: c.Poll, Grace: c.Grace, Warn: a.warn}, nil
 }
 
 // run runs --exec for one message.
@@ -100,20 +107,20 @@ type waitCmd struct {
 func (c *waitCmd) Help() string {
 	return `Returns at once, printing the agent's unread messages as inbox does, if it
 has any; otherwise blocks until some arrive. Exit status 0 when mail is
-there, 124 on timeout, 1 on error, so a shell loop can be written:
+there, 124 on timeout, 2 on error, so a shell loop can be written:
 
   while mailfs wait me --timeout 10m; do ...; done`
 }
 
 func (c *waitCmd) Run(a *app) error {
-	agent, err := needAgent(c.Agent)
+	agent, err := mailbox(c.Agent)
 	if err != nil {
 		return err
 	}
 	if c.Timeout < 0 || c.Poll < 0 {
-		return errors.New("--timeout and --poll must be positive durations")
+		return usage("write durations such as 30s or 10m", "--timeout and --poll must not be negative")
 	}
-	s, err := a.open()
+	s, err := a.read()
 	if err != nil {
 		return err
 	}
@@ -132,7 +139,7 @@ func (c *waitCmd) Run(a *app) error {
 		if a.ctx.Err() != nil {
 			return nil // interrupted
 		}
-		return &exitStatus{code: 124, msg: fmt.Sprintf("timeout: no unread mail for %s within %v", agent, c.Timeout)}
+		return &exitStatus{code: exitTimeout, msg: fmt.Sprintf("timeout: no unread mail for %s within %v", strings.TrimPrefix(agent, "agent:"), c.Timeout)}
 	}
 	// Something arrived (or was waiting): show everything unread, as inbox.
 	return (&inboxCmd{Agent: agent, By: "time", jsonFlag: c.jsonFlag}).Run(a)

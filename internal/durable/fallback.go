@@ -51,7 +51,14 @@ func (r *Root) rename(src *Dir, old string, dst *Dir, new string) error {
 		return err
 	}
 	defer unlock()
-	return src.wrap("rename", old, linkRename(src, old, dst, new))
+	if err := unix.Linkat(src.fd, old, dst.fd, new, 0); err != nil {
+		return src.wrap("rename", old, err)
+	}
+	// A crash here leaves one file under both names, never neither.
+	if err := r.step(StepLinked, dst.Join(new)); err != nil {
+		return err
+	}
+	return src.wrap("rename", old, unix.Unlinkat(src.fd, old, 0))
 }
 
 // exchange swaps the names a (a temp) and b in d; both must exist.

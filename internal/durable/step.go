@@ -14,9 +14,13 @@ const (
 	StepRename                     // the rename is done, the directory not yet fsynced
 	StepSyncDir                    // the directory is about to be fsynced
 	StepDone                       // the directory is fsynced: the write is durable
+
+	// StepLinked is reached only in the fallback rename (link, then
+	// unlink): the file has its new name and still its old one.
+	StepLinked
 )
 
-var stepNames = [...]string{"", "create-temp", "write", "fsync", "rename", "fsync-dir", "done"}
+var stepNames = [...]string{"", "create-temp", "write", "fsync", "rename", "fsync-dir", "done", "linked"}
 
 func (s Step) String() string {
 	if s > 0 && int(s) < len(stepNames) {

@@ -30,6 +30,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,9 +50,12 @@ const (
 	Orphan      Kind = "orphan-claim" // a nudge claim whose drainer died
 	Invalid     Kind = "invalid"      // a file that is not a valid message (or nudge, or group)
 	NotRegular  Kind = "not-regular"  // a link, FIFO, socket, device or stray directory
-	Duplicate   Kind = "duplicate"    // the same id in a mailbox and its archive
+	Duplicate   Kind = "duplicate"    // the same id in two folders (mailboxes, archives, queues)
 	Misdirected Kind = "misdirected"  // a "to" that does not match its folder
 	Permissions Kind = "permissions"  // a mode wider than 0600 / 0700
+	Unfinished  Kind = "unfinished"   // a queue item a cut-short claim or release left a claim record (or read) on
+	Dangling    Kind = "dangling"     // a group that names a group that does not exist
+	Neglected   Kind = "neglected"    // a mailbox with unread mail older than the sweep's cut-off
 )
 
 // A Finding is one problem.
@@ -77,7 +82,12 @@ type Options struct {
 	TempAge     time.Duration    // dot-temps older than this are reported; 0: an hour
 	Grace       time.Duration    // invalid files younger than this are let be; 0: a minute
 	OrphanAfter time.Duration    // nudge claims older than this are orphans; 0: nudgeq's default
+	UnreadAfter time.Duration    // unread mail older than this is neglected; 0: 24h, the sweep's default cut-off
 }
+
+// DefaultUnreadAfter is the age past which unread mail is reported, the
+// archive sweep's default cut-off.
+const DefaultUnreadAfter = 24 * time.Hour
 
 // Check checks the root at dir and, with opt.Repair, repairs. It returns
 // every finding, repaired or not; the error is for a root it could not
@@ -106,6 +116,10 @@ func Check(dir string, opt Options) ([]*Finding, error) {
 	if c.opt.OrphanAfter == 0 {
 		c.opt.OrphanAfter = nudgeq.DefaultOrphanAfter
 	}
+	if c.opt.UnreadAfter == 0 {
+		c.opt.UnreadAfter = DefaultUnreadAfter
+	}
+	c.places = map[string][]place{}
 	root, err := r.Open("")
 	if err != nil {
 		return nil, err
@@ -125,6 +139,17 @@ type checker struct {
 	opt   Options
 	now   time.Time
 	found []*Finding
+
+	places map[string][]place // where each message id was seen
+}
+
+// A place is one folder a message id was seen in.
+type place struct {
+	box      maildir.Address
+	archived bool
+	dir      string // the folder, relative to the root
+	st       durable.Stat
+	claimer  string // the agent its claim record names, if any
 }
 
 func (c *checker) report(kind Kind, path, detail string) *Finding {
@@ -174,6 +199,7 @@ func (c *checker) walk() {
 		})
 		parent.Close()
 	}
+	c.duplicates()
 	c.groups()
 	c.nudges()
 }
@@ -199,7 +225,7 @@ func (c *checker) box(b maildir.Address) {
 		return
 	}
 	defer d.Close()
-	active := c.messages(b, d, false)
+	c.messages(b, d, false)
 	a, err := d.Sub(maildir.ArchiveDir)
 	if err != nil {
 		return
@@ -207,30 +233,13 @@ func (c *checker) box(b maildir.Address) {
 	defer a.Close()
 	c.dirMode(a)
 	c.messages(b, a, true)
-	// The same id in both places.
-	for name, st := range active {
-		ast, err := a.Lstat(name)
-		if err != nil {
-			continue
-		}
-		f := c.report(Duplicate, d.Join(name), "the same id is in "+a.Join(name))
-		if st.Dev == ast.Dev && st.Ino == ast.Ino {
-			c.fix(f, "removed the mailbox name: both were one file, an archive move cut short", func() error {
-				if err := d.Remove(name); err != nil {
-					return err
-				}
-				return d.Sync()
-			})
-		} else if c.opt.Repair {
-			f.Action = "not repaired: two different files; decide which to keep"
-		}
-	}
 }
 
-// messages checks the entries of one folder and returns its valid
-// message files.
-func (c *checker) messages(b maildir.Address, d *durable.Dir, archived bool) map[string]durable.Stat {
-	valid := map[string]durable.Stat{}
+// messages checks the entries of one folder, and records where each valid
+// message is.
+func (c *checker) messages(b maildir.Address, d *durable.Dir, archived bool) {
+	var unread int
+	var oldest time.Time
 	d.Each(func(e fs.DirEntry) {
 		name := e.Name()
 		switch {
@@ -245,37 +254,153 @@ func (c *checker) messages(b maildir.Address, d *durable.Dir, archived bool) map
 				return
 			}
 			c.fileMode(d, name, st)
-			if why := c.validMessage(b, d, name); why != "" {
+			m, why := c.validMessage(b, d, name)
+			if why != "" {
 				c.invalid(d, name, st, why)
 				return
 			}
-			valid[name] = st
+			p := place{box: b, archived: archived, dir: d.Path(), st: st}
+			if m.Claim != nil {
+				p.claimer = m.Claim.Agent
+			}
+			id := strings.TrimSuffix(name, ".json")
+			c.places[id] = append(c.places[id], p)
+			if b.Kind == maildir.KindQueue && !archived && (m.Claim != nil || m.Read) && c.now.Sub(st.ModTime) >= c.opt.Grace {
+				f := c.report(Unfinished, d.Join(name), "an item waiting in a queue still has a claim record or read set: a claim or release was cut short")
+				c.fix(f, "dropped the claim record and set read false, under the claimants' lock", func() error {
+					return c.store.Settle(b.String(), id)
+				})
+			}
+			if b.Kind == maildir.KindAgent && !archived && !m.Read {
+				t := m.Timestamp
+				if t.IsZero() {
+					if t, _ = maildir.ParseStamp(name); t.IsZero() {
+						t = st.ModTime
+					}
+				}
+				if c.now.Sub(t) > c.opt.UnreadAfter {
+					unread++
+					if oldest.IsZero() || t.Before(oldest) {
+						oldest = t
+					}
+				}
+			}
 		}
 	})
-	return valid
+	if unread > 0 {
+		c.report(Neglected, d.Path(), fmt.Sprintf("%d unread messages older than %v (the oldest from %s); the sweep keeps them for the agent",
+			unread, c.opt.UnreadAfter, oldest.UTC().Format(time.RFC3339)))
+	}
 }
 
-// validMessage says why name is not a valid message of box b, or "".
-// A valid message whose "to" does not match is reported here too.
-func (c *checker) validMessage(b maildir.Address, d *durable.Dir, name string) string {
+// duplicates reports every id seen in more than one folder. Ids are unique
+// by construction (a send never reuses one, copies get their own), so a
+// second place is a move cut short: on a file system without renameat2's
+// flags a move is a link and an unlink, and a crash between the two leaves
+// one file under two names. Repair finishes such a move, keeping one name:
+// an agent's archive over its mailbox (a sweep was archiving it), an agent
+// over a queue (the claim completes, or the release is undone), and of two
+// agents the one the claim record names. Two different files, or a case
+// those rules do not decide, are reported for a person.
+func (c *checker) duplicates() {
+	for _, id := range slices.Sorted(maps.Keys(c.places)) {
+		ps := c.places[id]
+		if len(ps) < 2 {
+			continue
+		}
+		paths := make([]string, len(ps))
+		same := true
+		for i, p := range ps {
+			paths[i] = p.dir + "/" + id + ".json"
+			same = same && p.st.Dev == ps[0].st.Dev && p.st.Ino == ps[0].st.Ino
+		}
+		f := c.report(Duplicate, paths[0], "the same id is also in "+strings.Join(paths[1:], ", "))
+		if !c.opt.Repair {
+			continue
+		}
+		if !same {
+			f.Action = "not repaired: different files; decide which to keep"
+			continue
+		}
+		keep := keeper(ps)
+		if keep < 0 {
+			f.Action = "not repaired: one file under two names, and nothing says which move it was"
+			continue
+		}
+		c.fix(f, "finished the interrupted move: kept "+paths[keep], func() error {
+			for i, p := range ps {
+				if i == keep {
+					continue
+				}
+				d, err := c.r.Open(p.dir)
+				if err != nil {
+					return err
+				}
+				err = d.Remove(id + ".json")
+				if err == nil {
+					err = d.Sync()
+				}
+				d.Close()
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+}
+
+// keeper picks which of the places of one file to keep, or -1.
+func keeper(ps []place) int {
+	var agents []int
+	for i, p := range ps {
+		if p.box.Kind == maildir.KindAgent {
+			agents = append(agents, i)
+		}
+	}
+	if len(agents) == 0 {
+		return -1
+	}
+	pick := func(name string) int {
+		best := -1
+		for _, i := range agents {
+			if ps[i].box.Name == name && (best < 0 || ps[i].archived) {
+				best = i
+			}
+		}
+		return best
+	}
+	owner := ps[agents[0]].box.Name
+	for _, i := range agents {
+		if ps[i].box.Name != owner {
+			return pick(ps[i].claimer) // -1 when no claim record names one of them
+		}
+	}
+	return pick(owner)
+}
+
+// validMessage parses message name of box b, or says why it is not a
+// valid message. A valid message whose "to" does not match is reported here
+// too.
+func (c *checker) validMessage(b maildir.Address, d *durable.Dir, name string) (*maildir.Message, string) {
 	if !strings.HasSuffix(name, ".json") {
-		return "not a message: the name does not end in .json"
+		return nil, "not a message: the name does not end in .json"
 	}
 	data, _, err := d.ReadFile(name, maildir.MaxSize)
 	if err != nil {
-		return unwrap(err).Error()
+		return nil, unwrap(err).Error()
 	}
 	if len(data) == 0 {
-		return "empty file"
+		return nil, "empty file"
 	}
 	m, err := maildir.Parse(data)
 	if err != nil {
-		return err.Error()
+		return nil, err.Error()
 	}
 	if why := misdirected(b, m); why != "" {
 		c.report(Misdirected, d.Join(name), why)
 	}
-	return ""
+	return m, ""
 }
 
 // misdirected says how m's "to" contradicts box b, or "".
@@ -472,11 +597,29 @@ func (c *checker) groups() {
 			}
 		}
 	})
+	dangling, err := c.store.Dangling()
+	if err != nil {
+		c.report(Invalid, maildir.GroupDir, err.Error())
+	}
+	for _, g := range slices.Sorted(maps.Keys(dangling)) {
+		c.report(Dangling, d.Join(g+".json"), fmt.Sprintf("names %s, which does not exist: every send to @%s fails",
+			strings.Join(dangling[g], ", "), g))
+	}
 }
 
 func (c *checker) channelConfig(d *durable.Dir, name string) {
-	if st, err := d.Lstat(name); err == nil {
-		c.fileMode(d, name, st)
+	st, err := d.Lstat(name)
+	if err != nil {
+		return
+	}
+	c.fileMode(d, name, st)
+	if channel := strings.TrimSuffix(name, ".json"); maildir.ValidAgent(channel) {
+		if _, err := c.store.Channel(channel); err != nil {
+			// Reported, not quarantined: the channel's posts depend on it.
+			c.report(Invalid, d.Join(name), unwrap(err).Error()+"; posts to the channel are refused until it is fixed")
+		}
+	} else {
+		c.report(Invalid, d.Join(name), "not a channel configuration: channels are <name>.json")
 	}
 }
 

@@ -147,6 +147,7 @@ func TestFindingsAndRepairs(t *testing.T) {
 		"invalid runtime/nudge/toast/0000000000000000003-0000000c.json",
 		"invalid state/groups/broken.json",
 		"misdirected " + box + "2020-01-01T00-00-00Z-lost.json",
+		"neglected state/mail/toast",
 		"not-regular " + box + "fifo.json", "not-regular " + box + "link.json", "not-regular " + box + "stray",
 		"orphan-claim runtime/nudge/toast/" + orphan,
 		"permissions " + box + "2020-01-01T00-00-00Z-open.json",
@@ -182,6 +183,7 @@ func TestFindingsAndRepairs(t *testing.T) {
 		"duplicate "+box+"2020-01-01T00-00-00Z-two.json",
 		"invalid state/groups/broken.json",
 		"misdirected "+box+"2020-01-01T00-00-00Z-lost.json",
+		"neglected state/mail/toast",
 		"not-regular "+box+"fifo.json", "not-regular "+box+"link.json", "not-regular "+box+"stray",
 	)
 	if !slices.Equal(unrepaired, wantLeft) {

@@ -1,0 +1,133 @@
+package hook
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/nudgeq"
+)
+
+// DefaultBudget is the time a prompt hook may take when none is given.
+const DefaultBudget = 3 * time.Second
+
+// A Collector gathers an agent's reminder: its unread mail and its
+// nudges. Set the fields before use; a Collector may be used by several
+// goroutines at once.
+type Collector struct {
+	Store  *maildir.Store
+	Nudges *nudgeq.Queue
+	Budget time.Duration // 0 means DefaultBudget
+
+	// claim stands in for Nudges.ClaimContext in tests.
+	claim func(ctx context.Context, agent string) (*nudgeq.Batch, error)
+}
+
+// A Result is one collected reminder. Print Reminder.String(), then call
+// Commit.
+type Result struct {
+	Reminder *nudgeq.Reminder
+	Errs     []error // problems met, each once; the reminder has what could be had
+
+	batch *nudgeq.Batch
+}
+
+// Commit removes the nudges the reminder shows from the queue. Call it
+// only after the reminder has been printed.
+func (r *Result) Commit() error {
+	if r.batch == nil {
+		return nil
+	}
+	err := r.batch.Commit()
+	r.batch = nil
+	return err
+}
+
+// Collect lists agent's unread mail and claims its nudges, at once, and
+// returns what it has when both are done or when the budget (or ctx) runs
+// out, whichever comes first; then Reminder.Partial says why. agent is an
+// agent id (not a group, queue or channel).
+func (c *Collector) Collect(ctx context.Context, agent string) *Result {
+	res := &Result{}
+	agent, err := maildir.ParseAgent(agent) // the reminder names the mailbox one way
+	if err != nil {
+		res.Errs = append(res.Errs, err)
+		return res
+	}
+	res.Reminder = &nudgeq.Reminder{Agent: agent}
+	budget := c.Budget
+	if budget <= 0 {
+		budget = DefaultBudget
+	}
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	report := func(err error) { // once each: mail and nudges often fail alike
+		for _, e := range res.Errs {
+			if e.Error() == err.Error() {
+				return
+			}
+		}
+		res.Errs = append(res.Errs, err)
+	}
+	claim := c.claim
+	if claim == nil {
+		claim = c.Nudges.ClaimContext
+	}
+	type mailResult struct {
+		msgs []*maildir.Message
+		err  error
+	}
+	type claimResult struct {
+		b   *nudgeq.Batch
+		err error
+	}
+	mailc, claimc := make(chan mailResult, 1), make(chan claimResult, 1)
+	box := maildir.Address{Kind: maildir.KindAgent, Name: agent}.Qualified()
+	go func() {
+		msgs, err := c.Store.List(box, maildir.ListOptions{})
+		mailc <- mailResult{msgs, err}
+	}()
+	go func() {
+		b, err := claim(ctx, agent)
+		claimc <- claimResult{b, err}
+	}()
+	claimed := false
+	for pending := 2; pending > 0; {
+		// The budget comes first: once it is spent, results that are
+		// ready too are not waited for.
+		if ctx.Err() != nil {
+			res.Reminder.Partial = fmt.Sprintf("it took longer than its %v budget", budget)
+			if !claimed {
+				// The claim stops at its next nudge now that ctx is done;
+				// what it took will not be shown, so it goes back to the
+				// queue now, not after the orphan timeout.
+				if cl := <-claimc; cl.b != nil {
+					if err := cl.b.Release(); err != nil {
+						report(err)
+					}
+				}
+			}
+			break
+		}
+		select {
+		case m := <-mailc:
+			pending--
+			if m.err != nil {
+				report(m.err)
+			}
+			res.Reminder.Mail = m.msgs
+		case cl := <-claimc:
+			pending--
+			claimed = true
+			if cl.err != nil {
+				report(cl.err)
+				continue
+			}
+			res.batch = cl.b
+			res.Reminder.Nudges, res.Reminder.Refused = cl.b.Nudges, cl.b.Refused
+		case <-ctx.Done():
+		}
+	}
+	return res
+}

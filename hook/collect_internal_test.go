@@ -1,0 +1,86 @@
+package hook
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/nudgeq"
+)
+
+func newTown(t *testing.T) (*maildir.Store, *nudgeq.Queue) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), ".chipset")
+	s, err := maildir.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := nudgeq.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close(); s.Close() })
+	return s, q
+}
+
+// A hook whose budget runs out after the nudges were claimed, but before
+// they could be shown, gives them back at once: the next check sees every
+// one of them, urgent first, without waiting for the orphan timeout.
+func TestNudgesClaimedPastTheBudgetGoBack(t *testing.T) {
+	s, q := newTown(t)
+	for _, p := range []nudgeq.Priority{nudgeq.Normal, nudgeq.Urgent, nudgeq.Normal} {
+		if _, err := q.Enqueue("toast", nudgeq.Nudge{Sender: "mayor", Message: "ping " + string(p), Priority: p}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claimedAll := make(chan struct{})
+	c := &Collector{Store: s, Nudges: q, Budget: 20 * time.Millisecond,
+		// The claim takes everything, then is slow: it returns only once
+		// the budget is spent.
+		claim: func(ctx context.Context, agent string) (*nudgeq.Batch, error) {
+			b, err := q.ClaimContext(context.Background(), agent)
+			close(claimedAll)
+			<-ctx.Done()
+			return b, err
+		}}
+	res := c.Collect(context.Background(), "toast")
+	<-claimedAll
+	if res.Reminder.Partial == "" || len(res.Reminder.Nudges) != 0 {
+		t.Fatalf("partial %q, %d nudges shown; want a partial reminder without nudges", res.Reminder.Partial, len(res.Reminder.Nudges))
+	}
+	if err := res.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := q.Len("toast"); err != nil || n != 3 {
+		t.Fatalf("%d nudges back in the queue (%v), want all 3", n, err)
+	}
+	// The next hook, with time to spare, shows all three.
+	res = (&Collector{Store: s, Nudges: q}).Collect(context.Background(), "toast")
+	if len(res.Reminder.Nudges) != 3 || !strings.Contains(res.Reminder.String(), "ping urgent") {
+		t.Fatalf("the next check shows %d nudges:\n%s", len(res.Reminder.Nudges), res.Reminder)
+	}
+	res.Commit()
+	if n, _ := q.Len("toast"); n != 0 {
+		t.Fatalf("%d nudges left after a committed check", n)
+	}
+}
+
+// An agent's reminder is its own, whatever else shares its name.
+func TestTheAgentIsAlwaysTheAgent(t *testing.T) {
+	s, q := newTown(t)
+	if _, err := s.Send(&maildir.Message{From: "mayor", To: "deacon", Subject: "now", Priority: maildir.Urgent}); err != nil {
+		t.Fatal(err)
+	}
+	// A group of the same name (the command refuses to create one; a hand
+	// edit or an older mailfs can leave it).
+	if err := writeFile(s.Dir(), "state/groups/deacon.json", `{"members": ["mayor"]}`); err != nil {
+		t.Fatal(err)
+	}
+	res := (&Collector{Store: s, Nudges: q}).Collect(context.Background(), "deacon")
+	if len(res.Errs) != 0 || !strings.Contains(res.Reminder.String(), "URGENT") {
+		t.Fatalf("errors %v, reminder:\n%s", res.Errs, res.Reminder)
+	}
+}
