@@ -208,18 +208,27 @@ func (m *Message) set(f field) error {
 }
 
 // stringArray decodes a JSON array of strings; ok is false for anything
-// else, including an array holding another type.
+// else, including an array holding another type. raw comes from a file
+// that json.Valid accepted, so a scan of its elements can trust the syntax.
 func stringArray(raw []byte) (out []string, ok bool) {
-	var raws []json.RawMessage
-	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &raws) != nil {
+	if len(raw) == 0 || raw[0] != '[' {
 		return nil, false
 	}
-	out = make([]string, len(raws))
-	for i, r := range raws {
-		if r[0] != '"' {
+	out = []string{}
+	for i := skipSpace(raw, 1); i < len(raw) && raw[i] != ']'; {
+		if raw[i] != '"' {
 			return nil, false
 		}
-		out[i], _ = unquote(r)
+		end := endOfString(raw, i)
+		s, err := unquote(raw[i:end])
+		if err != nil {
+			return nil, false
+		}
+		out = append(out, s)
+		i = skipSpace(raw, end)
+		if i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+		}
 	}
 	return out, true
 }

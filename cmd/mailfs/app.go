@@ -27,18 +27,19 @@ const (
 	exitOK      = 0   // success; "yes"
 	exitNothing = 1   // "no", or nothing there: check with nothing to say, claim of an empty queue, fsck findings
 	exitError   = 2   // an error: nothing, or only what was reported, was done
-	exitTimeout = 124 // a wait ran out of time (as timeout(1))
 	exitUsage   = 80  // the command line is wrong (kong's status)
+	exitTimeout = 124 // a wait ran out of time (as timeout(1))
 )
 
 // exitHelp is the table as --help and the README print it.
 const exitHelp = `Exit status, the same for every command:
   0    success, or "yes"
-  1    "no", or nothing there (check with nothing to say, claim of an empty
-       queue, wait --timeout 0 with no mail, fsck with findings)
-  2    an error (nothing was done, or only what was reported)
-  124  timeout (wait --timeout, with no mail in time)
-  80   usage error (a wrong flag or argument)`
+  1    "no", or nothing there: check with nothing to say, claim of an
+       empty queue, show --field of a field the message lacks, fsck with
+       findings
+  2    an error: nothing was done, or only what was reported
+  80   usage error: a wrong flag or argument, a missing agent or sender
+  124  timeout: wait --timeout with no mail in time`
 
 // run parses args and runs one command, returning the exit status.
 func run(ctx context.Context, args []string, io stdio) (code int) {

@@ -15,8 +15,11 @@ type demoCmd struct {
 func (c *demoCmd) Help() string {
 	return `Runs a real mailfs session in a fresh scratch root, printing each command
 and its output: a mayor assigns work to two polecats, they read it and
-reply, and the mayor follows the thread. Nothing outside the scratch root is
-touched, and it is removed afterwards unless --keep is given.`
+reply, and the mayor follows the thread; two polecats race for the items of
+a work queue; an urgent nudge reaches a prompt hook; a watcher wakes the
+moment mail lands; the archive sweep moves old read mail and keeps unread
+work. Nothing outside the scratch root is touched, and it is removed
+afterwards unless --keep is given.`
 }
 
 func (c *demoCmd) Run(a *app) error {
@@ -28,7 +31,7 @@ func (c *demoCmd) Run(a *app) error {
 		defer os.RemoveAll(dir)
 	}
 	d := &demo{a: a, root: filepath.Join(dir, ".chipset")}
-	d.say("mailfs demo: a mayor hands out work, two polecats answer, the mayor follows the thread.")
+	d.say("mailfs demo: a mayor hands out work, polecats answer and race for queued work, hooks and watchers hear of it.")
 	d.say("Each command below really runs, against a scratch root:")
 	fmt.Fprintf(a.out, "$ export MAILFS_ROOT=%s\n", d.root)
 	d.run("init")
@@ -50,6 +53,11 @@ func (c *demoCmd) Run(a *app) error {
 	d.run("inbox", "mayor")
 	d.run("thread", toastWork)
 	d.run("agents")
+
+	d.queues()
+	d.nudges()
+	d.watcher()
+	d.sweep()
 
 	d.say("A message is a plain file: scripts can read it, drop new ones, and git can commit them.")
 	if d.err == nil {

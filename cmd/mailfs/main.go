@@ -59,3 +59,6 @@ func main() {
 	stop()
 	os.Exit(code)
 }
+
+// Help is the paragraph "mailfs --help" prints after the summary.
+func (c *cli) Help() string { return exitHelp }

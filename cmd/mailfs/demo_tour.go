@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/watch"
+)
+
+// The later scenes of the demo: each runs real commands (in-process) or
+// the real packages against the scratch root.
+
+// queues shows two polecats racing for the items of a work queue.
+func (d *demo) queues() {
+	d.say("A work queue: the mayor queues four items; two polecats race to claim them, concurrently.")
+	d.run("queue", "create", "work")
+	for i, title := range []string{"flaky build", "release notes", "docs typo", "bump deps"} {
+		d.quiet("send", "queue:work", "--from", "mayor", "--type", "work_assignment",
+			"-s", fmt.Sprintf("WORK gt-%d: %s", 201+i, title), "--field", fmt.Sprintf("Issue=gt-%d", 201+i))
+	}
+	d.run("queue", "list")
+	if d.err != nil {
+		return
+	}
+	type claim struct{ who, subject string }
+	var (
+		mu   sync.Mutex
+		got  []claim
+		wg   sync.WaitGroup
+		fail error
+	)
+	for _, polecat := range []string{"toast", "nux"} {
+		wg.Go(func() {
+			for {
+				var out strings.Builder
+				code := run(d.a.ctx, []string{"--root", d.root, "claim", "queue:work", "--as", polecat, "--json"},
+					stdio{in: strings.NewReader(""), out: &out, err: &strings.Builder{}})
+				if code == exitNothing {
+					return // the queue is empty
+				}
+				var m struct{ Subject string }
+				if err := json.Unmarshal([]byte(out.String()), &m); code != 0 || err != nil {
+					mu.Lock()
+					fail = fmt.Errorf("demo: claim by %s failed with status %d", polecat, code)
+					mu.Unlock()
+					return
+				}
+				mu.Lock()
+				got = append(got, claim{polecat, m.Subject})
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if fail != nil {
+		d.err = fail
+		return
+	}
+	fmt.Fprintln(d.a.out, "$ while mailfs claim queue:work --as toast --json; do …; done   # and nux, at the same time")
+	slices.SortFunc(got, func(a, b claim) int { return strings.Compare(a.subject, b.subject) })
+	for _, c := range got {
+		fmt.Fprintf(d.a.out, "  %-5s claimed %s\n", c.who, c.subject)
+	}
+	fmt.Fprintf(d.a.out, "  %d items, %d claims: each went to exactly one polecat.\n", 4, len(got))
+	d.say("A claimed item records its claim; only such an item can be released back to its queue.")
+	id := d.quiet("inbox", "nux", "--json", "--limit", "1")
+	if id = jsonID(id); id != "" {
+		d.run("show", "nux", id, "--field", "Issue")
+		d.run("release", "nux", id)
+		d.run("queue", "list")
+	}
+}
+
+// nudges shows an urgent nudge reaching an agent's prompt hook.
+func (d *demo) nudges() {
+	d.say("A nudge is an ephemeral poke. The refinery nudges toast; toast's prompt hook injects it, once.")
+	d.run("nudge", "toast", "MERGE_FAILED gt-201: rebase onto main", "--from", "refinery", "--priority", "urgent")
+	d.run("check", "toast", "--inject")
+	d.run("check", "toast", "--inject")
+}
+
+// watcher shows a watcher woken by a send.
+func (d *demo) watcher() {
+	d.say("A watcher wakes the moment mail lands (inotify, with a polling fallback).")
+	if d.err != nil {
+		return
+	}
+	s, err := maildir.Open(d.root)
+	if err != nil {
+		d.err = err
+		return
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(d.a.ctx, 10*time.Second)
+	defer cancel()
+	w := &watch.Watcher{Store: s, Agents: []string{"agent:refinery"}}
+	events, err := w.Watch(ctx)
+	if err != nil {
+		d.err = err
+		return
+	}
+	fmt.Fprintln(d.a.out, "$ mailfs watch refinery &")
+	start := time.Now()
+	d.run("send", "refinery", "--from", "toast", "--type", "merge_notification",
+		"-s", "MERGE_READY toast", "--field", "Branch=polecat/toast/gt-201", "--field", "Verified=clean git state, issue closed")
+	select {
+	case ev, ok := <-events:
+		if !ok {
+			d.err = fmt.Errorf("demo: the watcher stopped without an event")
+			return
+		}
+		fmt.Fprintf(d.a.out, "  watcher: %s %s from %s: %s  (%v after the send began)\n", ev.Agent, ev.ID,
+			ev.Message.From, ev.Message.Subject, time.Since(start).Round(100*time.Microsecond))
+	case <-ctx.Done():
+		d.err = fmt.Errorf("demo: the watcher did not wake within 10s")
+	}
+}
+
+// sweep shows the archive sweep moving old read mail and keeping unread
+// work.
+func (d *demo) sweep() {
+	d.say("Two days pass. The sweep moves old read mail to archive/ and keeps unread work where the agent sees it.")
+	if d.err != nil {
+		return
+	}
+	old := time.Now().Add(-48 * time.Hour)
+	box := filepath.Join(d.root, "state", "mail", "nux")
+	for _, f := range []struct{ name, content string }{
+		{maildir.NewID(old, "mayor") + ".json", `{"from": "mayor", "to": "nux", "subject": "WORK gt-90: done long ago", "read": true}`},
+		{maildir.NewID(old.Add(time.Second), "mayor") + ".json", `{"from": "mayor", "to": "nux", "subject": "WORK gt-91: still to do", "read": false}`},
+	} {
+		if err := os.WriteFile(filepath.Join(box, f.name), []byte(f.content+"\n"), 0o600); err != nil {
+			d.err = err
+			return
+		}
+	}
+	fmt.Fprintln(d.a.out, "$ # (two messages from two days ago: one read, one not)")
+	d.run("archive")
+	d.run("inbox", "nux")
+	d.run("agents")
+}
+
+// quiet runs a command without printing it, and returns its output.
+func (d *demo) quiet(args ...string) string {
+	if d.err != nil {
+		return ""
+	}
+	var out strings.Builder
+	if code := run(d.a.ctx, append([]string{"--root", d.root}, args...), stdio{in: strings.NewReader(""), out: &out, err: d.a.err}); code != 0 {
+		d.err = fmt.Errorf("demo step %q failed with status %d", strings.Join(args, " "), code)
+	}
+	return strings.TrimSpace(out.String())
+}
+
+// jsonID returns the "id" of the first --json line.
+func jsonID(lines string) string {
+	var m struct{ ID string }
+	line, _, _ := strings.Cut(lines, "\n")
+	if json.Unmarshal([]byte(line), &m) != nil {
+		return ""
+	}
+	return m.ID
+}
