@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"time"
 
 	"github.com/mailfs/mailfs/maildir"
@@ -174,7 +173,7 @@ func (sw *Sweeper) sweepOne(ctx context.Context, rep *Report, agent string, limi
 				return err // the mailbox, not this file: fail the mailbox
 			}
 			if err != nil {
-				rep.Skipped = append(rep.Skipped, &Skip{Path: pathOf(a, e.ID), Err: unwrap(err)})
+				rep.Skipped = append(rep.Skipped, &Skip{Path: pathOf(a, e.ID), Err: maildir.Reason(err)})
 				continue
 			}
 			if m.Archived {
@@ -213,7 +212,7 @@ func (sw *Sweeper) sweepOne(ctx context.Context, rep *Report, agent string, limi
 		case errors.Is(err, maildir.ErrNotFound):
 			// deleted meanwhile, or archived by another sweeper: not ours
 		default:
-			rep.Skipped = append(rep.Skipped, &Skip{Path: pathOf(a, ids[i]), Err: unwrap(err)})
+			rep.Skipped = append(rep.Skipped, &Skip{Path: pathOf(a, ids[i]), Err: maildir.Reason(err)})
 		}
 	}
 	return nil
@@ -259,11 +258,3 @@ func fileProblem(err error) bool {
 
 func pathOf(a maildir.Address, id string) string { return a.Dir(false) + "/" + id + ".json" }
 
-// unwrap drops the *fs.PathError around err: a Skip already names the file.
-func unwrap(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}

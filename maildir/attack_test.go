@@ -189,3 +189,38 @@ func TestRealDiskFull(t *testing.T) {
 	}
 	t.Logf("the disk filled after %d messages: %v", len(acked), full)
 }
+
+// A groups folder that is a symbolic link, even to a folder inside the
+// root, is no groups folder: a bare name that only a file behind the link
+// bears is still the agent's.
+func TestExistsNeverFollowsALink(t *testing.T) {
+	ts := newStore(t)
+	ts.write(t, "state/elsewhere/deacon.json", `{"members": ["mayor"]}`)
+	if err := os.Symlink("elsewhere", ts.path("state/groups")); err != nil {
+		t.Fatal(err)
+	}
+	a, err := ts.Resolve("deacon")
+	if err != nil || a.Kind != maildir.KindAgent {
+		t.Fatalf("Resolve(deacon) = %v, %v; want the agent: the group behind the link does not exist", a, err)
+	}
+}
+
+// ReadFile hands on a message's bytes only from a regular file reached
+// without following a link: "watch --exec" reads through it.
+func TestReadFileRefusesALink(t *testing.T) {
+	ts := newStore(t)
+	outside := filepath.Join(t.TempDir(), "secret.json")
+	os.WriteFile(outside, []byte(`{"from": "x", "subject": "secret"}`), 0o600)
+	m := ts.send(t, "mayor", "toast", "hello")
+	if data, err := ts.ReadFile("toast", m.ID); err != nil || !strings.Contains(string(data), `"subject": "hello"`) {
+		t.Fatalf("ReadFile = %q, %v", data, err)
+	}
+	os.Remove(ts.path(m.Path))
+	if err := os.Symlink(outside, ts.path(m.Path)); err != nil {
+		t.Fatal(err)
+	}
+	data, err := ts.ReadFile("toast", m.ID)
+	if err == nil || strings.Contains(string(data), "secret") {
+		t.Fatalf("ReadFile of a link = %q, %v; want an error and nothing read", data, err)
+	}
+}

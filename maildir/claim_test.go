@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/mailfs/mailfs/internal/durable"
-	"github.com/mailfs/mailfs/internal/fsck"
+	"github.com/mailfs/mailfs/fsck"
 	"github.com/mailfs/mailfs/maildir"
 )
 

@@ -124,7 +124,7 @@ func (s *Store) Claim(queue, agent string) (*Message, error) {
 		case errors.Is(err, fs.ErrNotExist), errors.Is(err, durable.ErrChanged):
 			continue // deleted or rewritten under us: not this one
 		case err != nil && isFileError(err):
-			s.warn(src.Join(name), unwrapPath(err))
+			s.warn(src.Join(name), Reason(err))
 			continue
 		case err != nil:
 			return nil, err

@@ -197,7 +197,7 @@ func (s *Store) readFolder(b Address, archived bool, keep func(*Message) bool) (
 			case errors.Is(err, fs.ErrNotExist):
 				// moved or deleted since the listing: not ours to report
 			case err != nil:
-				s.warn(d.Join(part[i]), unwrapPath(err))
+				s.warn(d.Join(part[i]), Reason(err))
 			case keep(m):
 				kept = append(kept, m)
 			}
@@ -301,9 +301,10 @@ func (s *Store) loadFields(d *durable.Dir, b Address, archived bool, name string
 	return m, fields, data, nil
 }
 
-// unwrapPath drops the *fs.PathError around err: a SkipError already names
-// the file.
-func unwrapPath(err error) error {
+// Reason returns err without the [*fs.PathError] around it, for a report
+// that names the file itself (a [SkipError], an fsck finding, a sweep's
+// skip): "not a message", not "read state/…/x.json: not a message".
+func Reason(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
@@ -435,4 +436,35 @@ func describeType(m fs.FileMode) string {
 		return "a device"
 	}
 	return "not a regular file"
+}
+
+// ReadFile returns the bytes of message id in the folder at addr (not its
+// archive; the exact id, never a prefix), exactly as they are on disk, for
+// callers that hand the file on, such as "watch --exec". It reads through
+// the root's confined walk: a symbolic link, a FIFO or a file over
+// [MaxSize] is refused, never followed or waited on.
+func (s *Store) ReadFile(addr, id string) ([]byte, error) {
+	b, err := s.box(addr)
+	if err != nil {
+		return nil, err
+	}
+	if id, err = ParseID(id); err != nil {
+		return nil, err
+	}
+	d, err := s.openFolder(b, false)
+	if d == nil {
+		if err == nil {
+			err = notFound(b, id)
+		}
+		return nil, err
+	}
+	defer d.Close()
+	data, _, err := d.ReadFile(id+".json", MaxSize)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, notFound(b, id)
+	case errors.Is(err, durable.ErrTooLarge):
+		return nil, &fs.PathError{Op: "read", Path: d.Join(id + ".json"), Err: ErrTooLarge}
+	}
+	return data, err
 }

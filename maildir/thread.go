@@ -10,11 +10,9 @@ import (
 	"github.com/mailfs/mailfs/internal/durable"
 )
 
-// Reply answers message id in agent's mailbox (or its archive): r goes from
-// agent to the original sender, in the original's thread, with ReplyTo set
-// to its id. agent must be an agent: queues and channels do not reply. An empty Subject becomes "Re: " and the original subject; an
-// empty Type becomes "reply". r.Body, r.Priority and r.Extra are the
-// caller's. It returns the delivered copies, as [Store.Send] does.
+// Reply answers message id in agent's mailbox (or its archive): r goes
+// from agent to the original's sender, as [Store.ReplyTo] builds it. agent
+// must be an agent: queues and channels do not reply.
 func (s *Store) Reply(agent, id string, r *Message) ([]*Message, error) {
 	b, err := s.box(agent)
 	if err != nil {
@@ -23,10 +21,23 @@ func (s *Store) Reply(agent, id string, r *Message) ([]*Message, error) {
 	if b.Kind != KindAgent {
 		return nil, fmt.Errorf("%w: %q is %s; only an agent replies (claim the item into a mailbox first)", ErrWrongKind, agent, article(b.Kind))
 	}
-	orig, err := s.Get(agent, id)
+	orig, err := s.Get(b.Qualified(), id)
 	if err != nil {
 		return nil, err
 	}
+	reply := *r
+	reply.From = b.Name
+	return s.ReplyTo(orig, &reply)
+}
+
+// ReplyTo sends r as the answer to orig: to orig's sender, in orig's
+// thread, with ReplyTo set to orig's id. r.From is the sender; left empty,
+// it is the agent whose mailbox holds orig. An empty Subject becomes "Re: "
+// and the original's; an empty Type becomes "reply"; r.Body, r.Priority,
+// r.CC and r.Extra are the caller's. It returns the delivered copies, as
+// [Store.Send] does. Every entry point that replies (the command line, Gas
+// City, hooks) builds the reply here.
+func (s *Store) ReplyTo(orig *Message, r *Message) ([]*Message, error) {
 	if orig.From == "" {
 		return nil, fmt.Errorf("%w: %s has no sender to reply to", ErrInvalidMessage, orig.Path)
 	}
@@ -34,9 +45,14 @@ func (s *Store) Reply(agent, id string, r *Message) ([]*Message, error) {
 		return nil, fmt.Errorf("%w: %s cannot be answered: its sender %q is not an agent address", ErrInvalidMessage, orig.Path, orig.From)
 	}
 	reply := *r
-	reply.From = orig.Agent
-	reply.To = "agent:" + orig.From // the sender, even if a group bears its name
-	reply.CC = nil
+	if reply.From == "" {
+		b, err := ParseMailbox(orig.Agent)
+		if err != nil || b.Kind != KindAgent {
+			return nil, fmt.Errorf("%w: %s is in %s: say who replies", ErrWrongKind, orig.ID, orig.Agent)
+		}
+		reply.From = b.Name
+	}
+	reply.To = Address{Kind: KindAgent, Name: orig.From}.Qualified() // the sender, even if a group bears its name
 	reply.Thread = orig.Thread
 	if reply.Thread == "" {
 		reply.Thread = orig.ID

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"os"
 	"path"
@@ -363,7 +362,7 @@ func (st *state) check(b *box, name string, initial bool) {
 	case errors.Is(err, maildir.ErrNotMessage):
 		if !b.warned[id] {
 			b.warned[id] = true
-			st.warn(&maildir.SkipError{Path: b.addr.Dir(false) + "/" + name, Err: unwrapPath(err)})
+			st.warn(&maildir.SkipError{Path: b.addr.Dir(false) + "/" + name, Err: maildir.Reason(err)})
 		}
 	case err != nil:
 		if _, ok := b.pending[id]; !ok {
@@ -390,7 +389,7 @@ func (st *state) retryPending() {
 				b.warned[id] = true
 				_, err := st.w.Store.Load(b.addr.Qualified(), id)
 				st.warn(fmt.Errorf("skipping %s/%s.json until it changes: still not a message after %v: %w",
-					b.addr.Dir(false), id, st.grace, unwrapPath(err)))
+					b.addr.Dir(false), id, st.grace, maildir.Reason(err)))
 			}
 		}
 	}
@@ -417,10 +416,3 @@ func (st *state) flush(ctx context.Context) bool {
 	return true
 }
 
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}

@@ -7,7 +7,7 @@ package main
 import (
 	"os"
 
-	"github.com/mailfs/mailfs/internal/gascity"
+	"github.com/mailfs/mailfs/gascity"
 )
 
 func main() { os.Exit(gascity.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }

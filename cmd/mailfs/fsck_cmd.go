@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/mailfs/mailfs/internal/fsck"
+	"github.com/mailfs/mailfs/fsck"
 )
 
 type fsckCmd struct {

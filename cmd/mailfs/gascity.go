@@ -3,12 +3,12 @@ package main
 import (
 	"fmt"
 
-	"github.com/mailfs/mailfs/internal/gascity"
+	"github.com/mailfs/mailfs/gascity"
 )
 
 // "mailfs gascity <op> [arg]", and the binary when it is called
 // mailfs-gascity, serve Gas City's exec mail protocol: see package
-// internal/gascity.
+// gascity.
 
 // gascityCmd documents the mode in --help; calls with an op never reach
 // kong (see run).

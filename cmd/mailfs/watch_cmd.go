@@ -83,7 +83,14 @@ func (c *watchCmd) watcher(a *app) (*watch.Watcher, error) {
 // run runs --exec for one message.
 func (c *watchCmd) run(a *app, ev watch.Event) {
 	path := filepath.Join(a.store.Dir(), filepath.FromSlash(ev.Path))
-	data, err := os.ReadFile(path)
+	// The file's bytes, read again through the root's confined walk: a
+	// message swapped for a symlink since the event is refused, not
+	// followed out of the root.
+	box, err := maildir.ParseMailbox(ev.Agent)
+	var data []byte
+	if err == nil {
+		data, err = a.store.ReadFile(box.Qualified(), ev.ID)
+	}
 	if err != nil {
 		a.warn(fmt.Errorf("--exec for %s: %w", ev.ID, err))
 		return

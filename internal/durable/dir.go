@@ -54,7 +54,6 @@ var (
 // A Root is an open directory tree. It is safe for concurrent use.
 type Root struct {
 	path    string
-	os      *os.Root
 	dir     *Dir
 	fault   func(Step, string) error
 	forced  bool        // fallbacks forced, by a test
@@ -64,33 +63,22 @@ type Root struct {
 // OpenRoot opens the directory at path. The path itself may contain
 // symbolic links; nothing below it is followed.
 func OpenRoot(path string) (*Root, error) {
-	or, err := os.OpenRoot(path)
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, err
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
-	f, err := or.Open(".")
-	if err != nil {
-		or.Close()
-		return nil, err
-	}
-	r := &Root{path: path, os: or}
-	r.dir = &Dir{root: r, f: f, fd: int(f.Fd())}
+	r := &Root{path: path}
+	r.dir = &Dir{root: r, f: os.NewFile(uintptr(fd), path), fd: fd}
 	return r, nil
 }
 
 // Close releases the root's descriptors. Dirs opened from it stay usable
 // until they are closed themselves.
-func (r *Root) Close() error {
-	err := r.dir.Close()
-	return errors.Join(err, r.os.Close())
-}
+func (r *Root) Close() error { return r.dir.Close() }
 
 // Path returns the path the root was opened with.
 func (r *Root) Path() string { return r.path }
 
-// OS returns the root as an [os.Root], for callers that want an [fs.FS]
-// (os.Root.FS) or the standard library's confined operations.
-func (r *Root) OS() *os.Root { return r.os }
 
 // Open opens the directory at rel, a slash-separated path relative to the
 // root ("" or "." is the root itself). A missing element is reported with an
@@ -490,12 +478,25 @@ func (d *Dir) Exchange(name string, data []byte, check func(old []byte) bool) er
 
 // Replace durably writes name with data, replacing any file of that name.
 // It is for files whose last writer should win, such as configuration; mail
-// never goes through it. The temp is kept in d, as [renameio] is told to.
+// never goes through it. It is the durable write with a plain rename(2) at
+// its heart, relative to d's descriptor like every other operation: a dot-
+// temp in d, fsync, rename over name, fsync d.
 func (d *Dir) Replace(name string, data []byte) error {
 	if !ValidName(name) {
 		return d.err("replace", name, ErrBadName)
 	}
-	return d.replace(name, data)
+	tmp, err := d.writeTemp(name, data, true)
+	if err != nil {
+		return err
+	}
+	if err := unix.Renameat(d.fd, tmp, d.fd, name); err != nil {
+		d.unlink(tmp)
+		return d.err("rename", name, err)
+	}
+	if err := d.root.step(StepRename, d.Join(name)); err != nil {
+		return err
+	}
+	return d.Sync()
 }
 
 // Move renames name in d to newname in dst without replacing anything. An

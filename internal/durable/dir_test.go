@@ -277,3 +277,28 @@ func TestFaultAtEveryStepLeavesNothingVisible(t *testing.T) {
 		})
 	}
 }
+
+// Replace writes into the directory its handle was opened on, through that
+// descriptor: a directory swapped for a symbolic link afterwards (here one
+// that stays inside the root, which os.Root would follow) is never written
+// through.
+func TestReplaceNeverFollowsASwappedDirectory(t *testing.T) {
+	r, dir := openRoot(t)
+	d := mkdir(t, r, "state/groups")
+	mkdir(t, r, "state/elsewhere")
+	if err := os.Rename(filepath.Join(dir, "state/groups"), filepath.Join(dir, "state/moved")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("elsewhere", filepath.Join(dir, "state/groups")); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Replace("g.json", []byte("{}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(t, filepath.Join(dir, "state/elsewhere")); len(got) != 0 {
+		t.Fatalf("Replace wrote through the symlink: %v", got)
+	}
+	if got := names(t, filepath.Join(dir, "state/moved")); len(got) != 1 || got[0] != "g.json" {
+		t.Fatalf("the directory the handle names holds %v, want g.json", got)
+	}
+}

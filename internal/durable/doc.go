@@ -13,8 +13,7 @@
 // same way but swaps it in with RENAME_EXCHANGE, which fails when the
 // target has gone: a rewrite never brings back a file that another process
 // moved or deleted meanwhile. [Dir.Replace] is for small configuration files
-// where replacing is the point; it uses github.com/google/renameio/v2 with
-// the temp kept in the target directory, then fsyncs the directory.
+// where replacing is the point: the same steps with a plain rename(2).
 //
 // The rename gives atomicity: a reader sees the old state or the new one,
 // never a partial file. The fsync of the file before the rename, and of the

@@ -388,7 +388,7 @@ func (c *checker) validMessage(b maildir.Address, d *durable.Dir, name string) (
 	}
 	data, _, err := d.ReadFile(name, maildir.MaxSize)
 	if err != nil {
-		return nil, unwrap(err).Error()
+		return nil, maildir.Reason(err).Error()
 	}
 	if len(data) == 0 {
 		return nil, "empty file"
@@ -564,7 +564,7 @@ func (c *checker) nudgeFolder(d *durable.Dir, nudges bool) {
 				_, err = nudgeq.Parse(data)
 			}
 			if err != nil {
-				c.invalid(d, name, st, unwrap(err).Error())
+				c.invalid(d, name, st, maildir.Reason(err).Error())
 			}
 		}
 	})
@@ -616,7 +616,7 @@ func (c *checker) channelConfig(d *durable.Dir, name string) {
 	if channel := strings.TrimSuffix(name, ".json"); maildir.ValidAgent(channel) {
 		if _, err := c.store.Channel(channel); err != nil {
 			// Reported, not quarantined: the channel's posts depend on it.
-			c.report(Invalid, d.Join(name), unwrap(err).Error()+"; posts to the channel are refused until it is fixed")
+			c.report(Invalid, d.Join(name), maildir.Reason(err).Error()+"; posts to the channel are refused until it is fixed")
 		}
 	} else {
 		c.report(Invalid, d.Join(name), "not a channel configuration: channels are <name>.json")
@@ -662,10 +662,3 @@ func typeOf(t fs.FileMode) string {
 	return "not a regular file"
 }
 
-func unwrap(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}

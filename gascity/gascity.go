@@ -216,19 +216,7 @@ func gcReply(c *gcCall) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	subject := in.Subject
-	if subject == "" {
-		subject = orig.Subject
-		if !strings.HasPrefix(strings.ToLower(subject), "re:") {
-			subject = "Re: " + subject
-		}
-	}
-	thread := orig.Thread
-	if thread == "" {
-		thread = orig.ID
-	}
-	sent, err := c.store.Send(&maildir.Message{From: in.From, To: "agent:" + orig.From, Subject: subject, Body: in.Body,
-		Type: "reply", Thread: thread, ReplyTo: orig.ID})
+	sent, err := c.store.ReplyTo(orig, &maildir.Message{From: in.From, Subject: in.Subject, Body: in.Body})
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailfs/mailfs/internal/fsck"
+	"github.com/mailfs/mailfs/fsck"
 	"github.com/mailfs/mailfs/maildir"
 )
 
