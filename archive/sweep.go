@@ -257,4 +257,3 @@ func fileProblem(err error) bool {
 }
 
 func pathOf(a maildir.Address, id string) string { return a.Dir(false) + "/" + id + ".json" }
-

@@ -661,4 +661,3 @@ func typeOf(t fs.FileMode) string {
 	}
 	return "not a regular file"
 }
-

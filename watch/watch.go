@@ -415,4 +415,3 @@ func (st *state) flush(ctx context.Context) bool {
 	}
 	return true
 }
-

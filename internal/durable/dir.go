@@ -79,7 +79,6 @@ func (r *Root) Close() error { return r.dir.Close() }
 // Path returns the path the root was opened with.
 func (r *Root) Path() string { return r.path }
 
-
 // Open opens the directory at rel, a slash-separated path relative to the
 // root ("" or "." is the root itself). A missing element is reported with an
 // error matching [fs.ErrNotExist]; an element that is not a real directory
