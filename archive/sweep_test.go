@@ -414,3 +414,33 @@ func TestLoopReportsAnInterruptedSweep(t *testing.T) {
 		t.Fatalf("%d reports, want both sweeps reported", len(reports))
 	}
 }
+
+// A full sweep applies every channel's retention, whether or not mailboxes
+// exist (it once decided from the list of mailboxes it had just filled in,
+// and so ran retention only in a root without any).
+func TestFullSweepAppliesChannelRetentionBesideMailboxes(t *testing.T) {
+	f := newFixture(t)
+	f.stamped("toast", time.Hour) // a mailbox exists
+	hours := 1.0
+	if err := f.store.CreateChannel("merges", maildir.ChannelChange{RetainHours: &hours}); err != nil {
+		t.Fatal(err)
+	}
+	old := maildir.NewID(now.Add(-48*time.Hour), "refinery")
+	f.put("state/channel/merges/"+old+".json", `{"from":"refinery","subject":"MERGED long ago"}`, time.Time{})
+	rep, err := f.sweeper().Sweep(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.exists("state/channel/merges/archive/" + old + ".json") {
+		t.Fatalf("the full sweep left the old post; it moved %v", rep.Moved)
+	}
+	// A sweep of named mailboxes leaves channels alone.
+	young := maildir.NewID(now.Add(-48*time.Hour), "refinery2")
+	f.put("state/channel/merges/"+young+".json", `{"from":"refinery","subject":"MERGED long ago too"}`, time.Time{})
+	if _, err := f.sweeper().Sweep(context.Background(), "toast"); err != nil {
+		t.Fatal(err)
+	}
+	if !f.exists("state/channel/merges/" + young + ".json") {
+		t.Fatal("a sweep of one mailbox applied channel retention")
+	}
+}

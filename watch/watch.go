@@ -56,6 +56,10 @@ type Watcher struct {
 	// and watch errors the watcher recovers from. It is called from the
 	// watcher's goroutine.
 	Warn func(error)
+
+	// between, for tests, runs after the watches are added and before the
+	// first scan: what it delivers must be reported.
+	between func()
 }
 
 // Watch starts watching and returns the channel of events, which is closed
@@ -93,6 +97,9 @@ func (w *Watcher) Watch(ctx context.Context) (<-chan Event, error) {
 			fsw.Close()
 			return nil, err
 		}
+	}
+	if w.between != nil {
+		w.between()
 	}
 	st.scanAll(true)
 	go st.run(ctx)
