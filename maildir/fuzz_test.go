@@ -1,6 +1,7 @@
 package maildir_test
 
 import (
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,24 +10,30 @@ import (
 	"github.com/mailfs/mailfs/maildir"
 )
 
-// FuzzParseAgent: whatever ParseAgent accepts is one safe path element that
-// stays in the mail tree, within the documented alphabet, and round-trips.
+// FuzzParseAgent checks ParseAgent both ways against the rule as SPEC §2
+// writes it (agentRule, written here independently): it accepts exactly
+// what the rule accepts, with the same result, and what it accepts is one
+// safe path element inside the mail tree that round-trips.
 func FuzzParseAgent(f *testing.F) {
-	for _, s := range []string{"toast", "Gastown/Witness", "mayor/", "..", "../x", "/abs", "a//b", "a\x00b", "\u212Aelvin", strings.Repeat("x", 65)} {
+	for _, s := range []string{"toast", "Gastown/Witness", "mayor/", "..", "../x", "/abs", "a//b", "a\x00b", "\u212Aelvin",
+		strings.Repeat("x", 65), strings.Repeat("x", 64), "-x", ".x", "a/.", "a/", "a//", "a b", "É", "x\x7f"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		name, err := maildir.ParseAgent(s)
-		if err != nil {
-			return
-		}
-		if len(name) < 1 || len(name) > maildir.MaxAgentLen || name[0] == '.' || name[0] == '-' {
-			t.Fatalf("ParseAgent(%q) = %q", s, name)
-		}
-		for _, c := range []byte(name) {
-			if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
-				t.Fatalf("ParseAgent(%q) = %q: byte %q", s, name, c)
+		want, ok := agentRule(s)
+		switch {
+		case ok && err != nil:
+			t.Fatalf("ParseAgent(%q) refused what the rule accepts as %q: %v", s, want, err)
+		case !ok && err == nil:
+			t.Fatalf("ParseAgent(%q) = %q, which the rule refuses", s, name)
+		case !ok:
+			if !errors.Is(err, maildir.ErrInvalidAddress) {
+				t.Fatalf("ParseAgent(%q) refused with %v, not ErrInvalidAddress", s, err)
 			}
+			return
+		case name != want:
+			t.Fatalf("ParseAgent(%q) = %q, the rule gives %q", s, name, want)
 		}
 		root := "/r/.chipset"
 		p := filepath.Join(root, maildir.MailDir, name)
@@ -41,6 +48,40 @@ func FuzzParseAgent(f *testing.F) {
 			t.Fatalf("ParseAddress(%q).Name = %q, ParseAgent gives %q", s, a.Name, name)
 		}
 	})
+}
+
+// agentRule is SPEC §2's rule for agent ids, written as plainly as it
+// reads: drop one trailing "/", refuse an absolute path, empty elements,
+// "." and "..", join the elements with "."; the result is 1-64 bytes of
+// a-z 0-9 . _ - (ASCII capitals folded to lower case), not starting with
+// "." or "-"; control characters anywhere are refused.
+func agentRule(s string) (string, bool) {
+	if s == "" || strings.HasPrefix(s, "/") {
+		return "", false
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return "", false
+		}
+	}
+	elems := strings.Split(strings.TrimSuffix(s, "/"), "/")
+	for _, e := range elems {
+		if e == "" || e == "." || e == ".." {
+			return "", false
+		}
+	}
+	id := []byte(strings.Join(elems, "."))
+	if len(id) < 1 || len(id) > maildir.MaxAgentLen || id[0] == '.' || id[0] == '-' {
+		return "", false
+	}
+	for i, c := range id {
+		if 'A' <= c && c <= 'Z' {
+			id[i] = c + 'a' - 'A'
+		} else if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return "", false
+		}
+	}
+	return string(id), true
 }
 
 // FuzzParseStamp: a stamp is read only from the exact layouts, and reads
