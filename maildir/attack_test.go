@@ -3,7 +3,6 @@
 package maildir_test
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 
 	"github.com/mailfs/mailfs/maildir"
@@ -140,55 +138,6 @@ func TestSymlinkedFoldersAreRefused(t *testing.T) {
 	}
 }
 
-// A real ENOSPC, on a small tmpfs: every acknowledged message is whole, and
-// no failed send leaves anything visible. It needs the right to mount.
-func TestRealDiskFull(t *testing.T) {
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
-		t.Skipf("cannot mount a small tmpfs here (%v): this test needs root or a user namespace", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, 0) })
-	s, err := maildir.Open(filepath.Join(dir, ".chipset"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	var acked []string
-	var full error
-	body := strings.Repeat("x", 900)
-	for i := 0; i < 1000 && full == nil; i++ {
-		sent, err := s.Send(&maildir.Message{From: "m", To: "toast", Subject: fmt.Sprint(i), Body: body})
-		if err != nil {
-			full = err
-			break
-		}
-		acked = append(acked, sent[0].ID)
-	}
-	if !errors.Is(full, syscall.ENOSPC) {
-		t.Fatalf("never filled the disk; last error %v", full)
-	}
-	box := filepath.Join(dir, ".chipset", "state", "mail", "toast")
-	ents, _ := os.ReadDir(box)
-	visible := 0
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), ".") {
-			t.Errorf("a failed send left %s", e.Name())
-			continue
-		}
-		visible++
-		data, err := os.ReadFile(filepath.Join(box, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := maildir.Parse(data); err != nil {
-			t.Errorf("%s is half-written: %v", e.Name(), err)
-		}
-	}
-	if visible != len(acked) {
-		t.Fatalf("%d messages visible, %d acknowledged", visible, len(acked))
-	}
-	t.Logf("the disk filled after %d messages: %v", len(acked), full)
-}
 
 // A groups folder that is a symbolic link, even to a folder inside the
 // root, is no groups folder: a bare name that only a file behind the link

@@ -259,10 +259,11 @@ func (d *Dir) Lock() (unlock func(), err error) {
 // Sync fsyncs the directory, making the renames, creations and removals
 // done in it durable.
 func (d *Dir) Sync() error {
-	if err := d.root.step(StepSyncDir, d.path); err != nil {
-		return err
+	err := d.root.step(StepSyncDir, d.path)
+	if err == nil {
+		err = unix.Fsync(d.fd)
 	}
-	if err := unix.Fsync(d.fd); err != nil {
+	if err != nil {
 		return d.err("fsync", "", err)
 	}
 	return nil
@@ -412,12 +413,12 @@ func (d *Dir) create(name string, data []byte, durable bool) error {
 	if err != nil {
 		return err
 	}
+	if err := d.root.step(StepRename, d.Join(name)); err != nil {
+		d.unlink(tmp)
+		return d.err("rename", name, err)
+	}
 	if err := d.root.rename(d, tmp, d, name); err != nil {
 		d.unlink(tmp)
-		return err
-	}
-	if err := d.root.step(StepRename, d.Join(name)); err != nil {
-		d.unlink(name)
 		return err
 	}
 	if !durable {
@@ -447,6 +448,10 @@ func (d *Dir) Exchange(name string, data []byte, check func(old []byte) bool) er
 	if err != nil {
 		return err
 	}
+	if err := d.root.step(StepRename, d.Join(name)); err != nil {
+		d.unlink(tmp)
+		return d.err("exchange", name, err)
+	}
 	if err := d.root.exchange(d, tmp, name); err != nil {
 		d.unlink(tmp)
 		return err
@@ -464,9 +469,6 @@ func (d *Dir) Exchange(name string, data []byte, check func(old []byte) bool) er
 			}
 			return d.err("exchange", name, ErrChanged)
 		}
-	}
-	if err := d.root.step(StepRename, d.Join(name)); err != nil {
-		return err
 	}
 	if err := d.Sync(); err != nil {
 		return err
@@ -488,12 +490,13 @@ func (d *Dir) Replace(name string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := unix.Renameat(d.fd, tmp, d.fd, name); err != nil {
+	err = d.root.step(StepRename, d.Join(name))
+	if err == nil {
+		err = unix.Renameat(d.fd, tmp, d.fd, name)
+	}
+	if err != nil {
 		d.unlink(tmp)
 		return d.err("rename", name, err)
-	}
-	if err := d.root.step(StepRename, d.Join(name)); err != nil {
-		return err
 	}
 	return d.Sync()
 }
@@ -510,10 +513,10 @@ func (d *Dir) Move(name string, dst *Dir, newname string) error {
 	if !ValidName(newname) {
 		return dst.err("rename", newname, ErrBadName)
 	}
-	if err := d.root.rename(d, name, dst, newname); err != nil {
-		return err
+	if err := d.root.step(StepRename, dst.Join(newname)); err != nil {
+		return d.err("rename", name, err)
 	}
-	return d.root.step(StepRename, dst.Join(newname))
+	return d.root.rename(d, name, dst, newname)
 }
 
 // Remove removes the file name. It does not sync.
@@ -548,6 +551,9 @@ func (d *Dir) writeTemp(target string, data []byte, sync bool) (string, error) {
 		fd  int
 		err error
 	)
+	if err := d.root.step(StepCreateTemp, d.Join(target)); err != nil {
+		return "", d.err("create", target, err)
+	}
 	for range 100 {
 		tmp = fmt.Sprintf("%s%016x%s", TempPrefix, rand.Uint64(), TempSuffix)
 		fd, err = unix.Openat(d.fd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(Perm))
@@ -563,11 +569,11 @@ func (d *Dir) writeTemp(target string, data []byte, sync bool) (string, error) {
 		d.unlink(tmp)
 		return "", d.err(op, target, err)
 	}
-	if err := d.root.step(StepCreateTemp, d.Join(target)); err != nil {
-		return fail("create", err)
-	}
 	if err := unix.Fchmod(fd, uint32(Perm)); err != nil {
 		return fail("chmod", err)
+	}
+	if err := d.root.step(StepWrite, d.Join(target)); err != nil {
+		return fail("write", err)
 	}
 	for n := 0; n < len(data); {
 		m, err := unix.Write(fd, data[n:])
@@ -579,14 +585,12 @@ func (d *Dir) writeTemp(target string, data []byte, sync bool) (string, error) {
 		}
 		n += m
 	}
-	if err := d.root.step(StepWrite, d.Join(target)); err != nil {
-		return fail("write", err)
-	}
 	if sync {
-		if err := unix.Fsync(fd); err != nil {
-			return fail("fsync", err)
+		err := d.root.step(StepSync, d.Join(target))
+		if err == nil {
+			err = unix.Fsync(fd)
 		}
-		if err := d.root.step(StepSync, d.Join(target)); err != nil {
+		if err != nil {
 			return fail("fsync", err)
 		}
 	}

@@ -5,18 +5,21 @@ package durable
 // A Step is a point in a durable write, named for fault-injection tests.
 type Step int
 
-// The steps of a write, in order. A fault at a step acts as if the system
-// call just before it had failed, or as if the process had died there.
+// The steps of a write, in order. A fault at a step stands in for the
+// system call that step makes: an error from it fails the write exactly as
+// that call's error would, and the call is not made; a process killed there
+// leaves the tree as it was just before the call.
 const (
-	StepCreateTemp Step = iota + 1 // the dot-temp exists, empty
-	StepWrite                      // the temp holds the data, not yet fsynced
-	StepSync                       // the temp is fsynced, not yet renamed
-	StepRename                     // the rename is done, the directory not yet fsynced
-	StepSyncDir                    // the directory is about to be fsynced
-	StepDone                       // the directory is fsynced: the write is durable
+	StepCreateTemp Step = iota + 1 // open the dot-temp (nothing exists yet)
+	StepWrite                      // write the data (the temp exists, empty)
+	StepSync                       // fsync the temp (it holds the data)
+	StepRename                     // the rename, exchange or move (the temp is durable)
+	StepSyncDir                    // fsync the directory (the name is in place)
+	StepDone                       // nothing: the write is durable and about to return
 
 	// StepLinked is reached only in the fallback rename (link, then
-	// unlink): the file has its new name and still its old one.
+	// unlink), in place of the unlink: the file has its new name and still
+	// its old one.
 	StepLinked
 )
 
