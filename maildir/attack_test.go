@@ -138,7 +138,6 @@ func TestSymlinkedFoldersAreRefused(t *testing.T) {
 	}
 }
 
-
 // A groups folder that is a symbolic link, even to a folder inside the
 // root, is no groups folder: a bare name that only a file behind the link
 // bears is still the agent's.
