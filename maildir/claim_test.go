@@ -133,22 +133,22 @@ var claimOps = map[string]struct {
 // itself with SIGKILL at the $N-th fault point (every step of every
 // durable write and move it reaches), in fallback mode if $FALLBACK is set.
 func childNth() {
-	s, err := maildir.Open(os.Getenv("ROOT"))
-	if err != nil {
-		os.Exit(1)
-	}
-	if os.Getenv("FALLBACK") != "" {
-		maildir.ForceFallback(s)
-	}
 	n, _ := strconv.Atoi(os.Getenv("N"))
 	calls := 0
-	maildir.SetFault(s, func(durable.Step, string) error {
+	opts := []durable.Option{durable.WithFault(func(durable.Step, string) error {
 		if calls++; calls == n {
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			select {} // the signal is on its way
 		}
 		return nil
-	})
+	})}
+	if os.Getenv("FALLBACK") != "" {
+		opts = append(opts, durable.WithFallback())
+	}
+	s, err := maildir.OpenWith(os.Getenv("ROOT"), opts...)
+	if err != nil {
+		os.Exit(1)
+	}
 	if err := claimOps[os.Getenv("OP")].run(s, os.Getenv("ID")); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -171,12 +171,11 @@ func killEveryStep(t *testing.T, name string, fallback bool) {
 	ts := newStore(t)
 	id := op.setup(t, ts.Store)
 	points := 0
-	maildir.SetFault(ts.Store, func(durable.Step, string) error { points++; return nil })
+	opts := []durable.Option{durable.WithFault(func(durable.Step, string) error { points++; return nil })}
 	if fallback {
-		maildir.ForceFallback(ts.Store)
+		opts = append(opts, durable.WithFallback())
 	}
-	ts.Close() // the seams are installed when the root is opened
-	if err := op.run(ts.Store, id); err != nil {
+	if err := op.run(ts.reopen(t, opts...).Store, id); err != nil {
 		t.Fatal(err)
 	}
 	if points < 3 {

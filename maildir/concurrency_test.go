@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailfs/mailfs/internal/durable"
 	"github.com/mailfs/mailfs/maildir"
 )
 
@@ -111,9 +112,7 @@ func checkMailbox(t *testing.T, ts *testStore, agent string, want []string, n in
 func renameModes(t *testing.T, test func(t *testing.T, ts *testStore)) {
 	t.Run("renameat2", func(t *testing.T) { test(t, newStore(t)) })
 	t.Run("fallback", func(t *testing.T) {
-		ts := newStore(t)
-		maildir.ForceFallback(ts.Store)
-		test(t, ts)
+		test(t, newStore(t, durable.WithFallback()))
 	})
 }
 

@@ -4,9 +4,7 @@ import "github.com/mailfs/mailfs/internal/durable"
 
 // Test seams, compiled only into this package's tests.
 
-// SetFault makes every write under s call f at each step (durable.Step).
-func SetFault(s *Store, f func(durable.Step, string) error) { s.root.SetFault(f) }
-
-// ForceFallback makes s use the rename fallbacks of file systems without
-// renameat2's flags.
-func ForceFallback(s *Store) { s.root.SetFallback(true) }
+// OpenWith opens the store at dir with durable's test seams: a fault at
+// every step of every write (durable.WithFault), or the rename fallbacks of
+// file systems without renameat2's flags (durable.WithFallback).
+func OpenWith(dir string, opts ...durable.Option) (*Store, error) { return open(dir, opts...) }

@@ -175,16 +175,14 @@ func TestFaultMatrixErrors(t *testing.T) {
 					ts := newStore(t)
 					op.setup(t, ts.Store)
 					calls := map[durable.Step]int{}
-					maildir.SetFault(ts.Store, func(s durable.Step, path string) error {
+					faulty := ts.reopen(t, durable.WithFault(func(s durable.Step, path string) error {
 						calls[s]++
 						if s == step {
 							return inj
 						}
 						return nil
-					})
-					// A fault is installed on the root when it is opened.
-					ts.Close()
-					err := op.run(ts.Store)
+					}))
+					err := op.run(faulty.Store)
 					if calls[step] == 0 {
 						t.Fatalf("the operation never reached %v: this case tests nothing", step)
 					}
@@ -204,18 +202,17 @@ func TestFaultMatrixErrors(t *testing.T) {
 // TestMain's "fault" child: run $OP on $ROOT and kill itself with SIGKILL
 // at $STEP.
 func childFault() {
-	s, err := maildir.Open(os.Getenv("ROOT"))
-	if err != nil {
-		os.Exit(1)
-	}
 	step := os.Getenv("STEP")
-	maildir.SetFault(s, func(st durable.Step, path string) error {
+	s, err := maildir.OpenWith(os.Getenv("ROOT"), durable.WithFault(func(st durable.Step, path string) error {
 		if st.String() == step {
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			select {} // the signal is on its way
 		}
 		return nil
-	})
+	}))
+	if err != nil {
+		os.Exit(1)
+	}
 	for _, op := range faultOps {
 		if op.name == os.Getenv("OP") {
 			if err := op.run(s); err != nil {

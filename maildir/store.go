@@ -48,8 +48,11 @@ type Store struct {
 
 // Open returns the store rooted at dir (the ".chipset" directory itself).
 // dir need not exist yet.
-func Open(dir string) (*Store, error) {
-	r, err := chipset.New(dir)
+func Open(dir string) (*Store, error) { return open(dir) }
+
+// open is Open with durable's test seams (see export_test.go).
+func open(dir string, opts ...durable.Option) (*Store, error) {
+	r, err := chipset.New(dir, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailfs/mailfs/internal/durable"
 	"github.com/mailfs/mailfs/maildir"
 )
 
@@ -26,10 +27,22 @@ type testStore struct {
 	warns []error
 }
 
-func newStore(t testing.TB) *testStore {
+func newStore(t testing.TB, opts ...durable.Option) *testStore {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), ".chipset")
-	s, err := maildir.Open(dir)
+	return openStore(t, filepath.Join(t.TempDir(), ".chipset"), opts...)
+}
+
+// reopen opens another Store on ts's root, with durable's test seams opts:
+// a test prepares a tree with ts, then runs the operation under test with
+// faults installed.
+func (ts *testStore) reopen(t testing.TB, opts ...durable.Option) *testStore {
+	t.Helper()
+	return openStore(t, ts.dir, opts...)
+}
+
+func openStore(t testing.TB, dir string, opts ...durable.Option) *testStore {
+	t.Helper()
+	s, err := maildir.OpenWith(dir, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

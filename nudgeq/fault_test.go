@@ -25,15 +25,14 @@ func TestEnqueueFaults(t *testing.T) {
 	for _, step := range []durable.Step{durable.StepCreateTemp, durable.StepWrite, durable.StepRename} {
 		for _, inj := range injected {
 			t.Run(fmt.Sprintf("%v/%v", step, inj), func(t *testing.T) {
-				f := newFixture(t)
 				reached := false
-				nudgeq.SetFault(f.q, func(s durable.Step, _ string) error {
+				f := newFixture(t, durable.WithFault(func(s durable.Step, _ string) error {
 					if s == step {
 						reached = true
 						return inj
 					}
 					return nil
-				})
+				}))
 				_, err := f.q.Enqueue("a", nudgeq.Nudge{Sender: "m", Message: "x"}, 0)
 				if !reached || !errors.Is(err, inj) {
 					t.Fatalf("reached %v, got %v; want %v", reached, err, inj)
@@ -46,8 +45,8 @@ func TestEnqueueFaults(t *testing.T) {
 	}
 }
 
-// A fault while claiming: the nudge is not shown now, and comes back after
-// the orphan timeout, once.
+// A claim rename that fails: that nudge is not shown now, stays queued, and
+// the next drain shows it, once; the others are shown at once.
 func TestDrainFaults(t *testing.T) {
 	for _, inj := range injected {
 		t.Run(inj.Error(), func(t *testing.T) {
@@ -56,14 +55,13 @@ func TestDrainFaults(t *testing.T) {
 				f.enqueue(t, "a", fmt.Sprint(i))
 			}
 			failed := false
-			nudgeq.SetFault(f.q, func(s durable.Step, _ string) error {
+			f.reopen(t, durable.WithFault(func(s durable.Step, _ string) error {
 				if s == durable.StepRename && !failed {
 					failed = true
-					return inj // the claim rename of the first nudge "fails" after happening
+					return inj // in place of the first nudge's claim rename
 				}
 				return nil
-			})
-			f.q.Close() // the fault is installed when the root is opened
+			}))
 			seen := map[string]int{}
 			drain := func() {
 				b, err := f.q.Drain("a")
@@ -78,7 +76,9 @@ func TestDrainFaults(t *testing.T) {
 			if !failed {
 				t.Fatal("the claim never reached the fault")
 			}
-			f.advance(nudgeq.DefaultOrphanAfter)
+			if n, _ := f.q.Len("a"); len(seen) != 2 || n != 1 {
+				t.Fatalf("after the failed claim: shown %v, %d still queued; want 2 shown, 1 queued", seen, n)
+			}
 			drain()
 			checkOnce(t, seen, 3)
 		})
@@ -87,17 +87,16 @@ func TestDrainFaults(t *testing.T) {
 
 // childEnqueue queues one nudge on $ROOT, killing itself at $STEP.
 func childEnqueue() {
-	q, err := nudgeq.Open(os.Getenv("ROOT"))
-	if err != nil {
-		os.Exit(1)
-	}
-	nudgeq.SetFault(q, func(s durable.Step, _ string) error {
+	q, err := nudgeq.OpenWith(os.Getenv("ROOT"), durable.WithFault(func(s durable.Step, _ string) error {
 		if s.String() == os.Getenv("STEP") {
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			select {}
 		}
 		return nil
-	})
+	}))
+	if err != nil {
+		os.Exit(1)
+	}
 	if _, err := q.Enqueue("a", nudgeq.Nudge{Sender: "m", Message: "the one"}, 0); err != nil {
 		os.Exit(1)
 	}

@@ -81,8 +81,11 @@ type Queue struct {
 
 // Open returns the queues under the root dir (the ".chipset" directory),
 // which need not exist yet. Set the fields before the Queue is used.
-func Open(dir string) (*Queue, error) {
-	r, err := chipset.New(dir)
+func Open(dir string) (*Queue, error) { return open(dir) }
+
+// open is Open with durable's test seams (see export_test.go).
+func open(dir string, opts ...durable.Option) (*Queue, error) {
+	r, err := chipset.New(dir, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailfs/mailfs/internal/durable"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/nudgeq"
 )
@@ -70,10 +71,17 @@ type fixture struct {
 	warns []error
 }
 
-func newFixture(t testing.TB) *fixture {
+func newFixture(t testing.TB, opts ...durable.Option) *fixture {
 	t.Helper()
 	f := &fixture{dir: filepath.Join(t.TempDir(), ".chipset"), clock: t0}
-	q, err := nudgeq.Open(f.dir)
+	f.reopen(t, opts...)
+	return f
+}
+
+// reopen opens the queues again, with durable's test seams opts.
+func (f *fixture) reopen(t testing.TB, opts ...durable.Option) {
+	t.Helper()
+	q, err := nudgeq.OpenWith(f.dir, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +89,6 @@ func newFixture(t testing.TB) *fixture {
 	q.Warn = func(err error) { f.mu.Lock(); f.warns = append(f.warns, err); f.mu.Unlock() }
 	t.Cleanup(func() { q.Close() })
 	f.q = q
-	return f
 }
 
 func (f *fixture) advance(d time.Duration) { f.mu.Lock(); f.clock = f.clock.Add(d); f.mu.Unlock() }
@@ -421,8 +428,7 @@ func putNudges(t testing.TB, f *fixture, agent string, n int, at time.Time) map[
 func TestConcurrentDrainersGoroutines(t *testing.T) {
 	t.Run("renameat2", func(t *testing.T) { concurrentDrainers(t, newFixture(t)) })
 	t.Run("fallback", func(t *testing.T) {
-		f := newFixture(t)
-		nudgeq.ForceFallback(f.q) // link and unlink, as where renameat2's flags are refused
+		f := newFixture(t, durable.WithFallback()) // link and unlink, as where renameat2's flags are refused
 		concurrentDrainers(t, f)
 	})
 }

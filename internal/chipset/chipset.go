@@ -28,27 +28,22 @@ const Gitignore = `# Written by mailfs. Commit state/; never runtime/ or in-flig
 type Root struct {
 	path string
 
-	mu       sync.Mutex
-	root     *durable.Root
-	checked  bool // the .gitignore is known to exist
-	fault    func(durable.Step, string) error
-	fallback bool
+	opts []durable.Option // how the durable root is opened, each time
+
+	mu      sync.Mutex
+	root    *durable.Root
+	checked bool // the .gitignore is known to exist
 }
 
-// SetFault and SetFallback pass durable's test seams on to the root when
-// it is opened; for tests in this module. Call them before r is used.
-func (r *Root) SetFault(f func(durable.Step, string) error) { r.fault = f }
-
-// SetFallback forces durable's rename fallbacks; see SetFault.
-func (r *Root) SetFallback(on bool) { r.fallback = on }
-
-// New returns the root at dir, made absolute. dir need not exist.
-func New(dir string) (*Root, error) {
+// New returns the root at dir, made absolute. dir need not exist. opts
+// are durable's test seams, given to the durable root whenever it is
+// opened.
+func New(dir string, opts ...durable.Option) (*Root, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
-	return &Root{path: abs}, nil
+	return &Root{path: abs, opts: opts}, nil
 }
 
 // Path returns the absolute path of the root.
@@ -62,15 +57,13 @@ func (r *Root) Open(create bool) (*durable.Root, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.root == nil {
-		root, err := durable.OpenRoot(r.path)
+		root, err := durable.OpenRoot(r.path, r.opts...)
 		if errors.Is(err, fs.ErrNotExist) && create {
 			root, err = r.create()
 		}
 		if err != nil {
 			return nil, err
 		}
-		durable.SetFault(root, r.fault)
-		durable.SetFallback(root, r.fallback)
 		r.root = root
 	}
 	if create && !r.checked {
@@ -129,7 +122,7 @@ func (r *Root) create() (*durable.Root, error) {
 			return nil, err
 		}
 	}
-	return durable.OpenRoot(r.path)
+	return durable.OpenRoot(r.path, r.opts...)
 }
 
 func ensureGitignore(r *durable.Root) error {

@@ -62,12 +62,15 @@ type Root struct {
 
 // OpenRoot opens the directory at path. The path itself may contain
 // symbolic links; nothing below it is followed.
-func OpenRoot(path string) (*Root, error) {
+func OpenRoot(path string, opts ...Option) (*Root, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	r := &Root{path: path}
+	for _, o := range opts {
+		o(r)
+	}
 	r.dir = &Dir{root: r, f: os.NewFile(uintptr(fd), path), fd: fd}
 	return r, nil
 }

@@ -15,10 +15,10 @@ import (
 	"github.com/mailfs/mailfs/internal/durable"
 )
 
-func openRoot(t *testing.T) (*durable.Root, string) {
+func openRoot(t *testing.T, opts ...durable.Option) (*durable.Root, string) {
 	t.Helper()
 	dir := t.TempDir()
-	r, err := durable.OpenRoot(dir)
+	r, err := durable.OpenRoot(dir, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,15 +259,14 @@ func TestWalkRefusesSymlinks(t *testing.T) {
 func TestFaultAtEveryStepLeavesNothingVisible(t *testing.T) {
 	for step := durable.StepCreateTemp; step < durable.StepDone; step++ {
 		t.Run(step.String(), func(t *testing.T) {
-			r, dir := openRoot(t)
-			d := mkdir(t, r, "box")
 			boom := errors.New("injected")
-			durable.SetFault(r, func(s durable.Step, path string) error {
+			r, dir := openRoot(t, durable.WithFault(func(s durable.Step, path string) error {
 				if s == step {
 					return boom
 				}
 				return nil
-			})
+			}))
+			d := mkdir(t, r, "box")
 			if err := d.Create("m.json", []byte("x")); !errors.Is(err, boom) {
 				t.Fatalf("Create = %v, want the injected error", err)
 			}

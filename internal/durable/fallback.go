@@ -33,10 +33,6 @@ const SwapPrefix = ".mailfs-swap."
 // or because the file system refused the flags once.
 func (r *Root) usesFallback() bool { return r.forced || r.refused.Load() }
 
-// SetFallback forces (or stops forcing) the fallbacks on r, for tests in
-// this module. Call it before r is used.
-func SetFallback(r *Root, on bool) { r.forced = on }
-
 // rename moves old in src to new in dst, never replacing new.
 func (r *Root) rename(src *Dir, old string, dst *Dir, new string) error {
 	if !r.usesFallback() {

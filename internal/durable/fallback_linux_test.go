@@ -16,8 +16,7 @@ import (
 // In fallback mode a rewrite moves the file aside for an instant. A lookup
 // that arrives then must wait for the rewrite, not report the file gone.
 func TestLookupWaitsForAFallbackRewrite(t *testing.T) {
-	r, dir := openRoot(t)
-	durable.SetFallback(r, true)
+	r, dir := openRoot(t, durable.WithFallback())
 	d := mkdir(t, r, "box")
 	if err := d.Create("m.json", []byte("old")); err != nil {
 		t.Fatal(err)

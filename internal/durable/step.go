@@ -32,11 +32,18 @@ func (s Step) String() string {
 	return "step?"
 }
 
-// SetFault installs f, called at each step of every write under r with the
-// root-relative path being written; an error it returns fails the write at
-// that point. It exists for tests in this module (the package is internal)
-// and must be called before r is used.
-func SetFault(r *Root, f func(step Step, path string) error) { r.fault = f }
+// An Option configures a [Root] as [OpenRoot] opens it. The options are
+// test seams, for tests in this module (the package is internal).
+type Option func(*Root)
+
+// WithFault makes every write under the root call f at each step, with the
+// root-relative path being written; an error f returns stands in for that
+// step's system call.
+func WithFault(f func(step Step, path string) error) Option { return func(r *Root) { r.fault = f } }
+
+// WithFallback forces the rename fallbacks of file systems that refuse
+// renameat2's flags (see [Root.rename]).
+func WithFallback() Option { return func(r *Root) { r.forced = true } }
 
 func (r *Root) step(s Step, path string) error {
 	if r.fault == nil {
