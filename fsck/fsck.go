@@ -240,15 +240,15 @@ func (c *checker) box(b maildir.Address) {
 func (c *checker) messages(b maildir.Address, d *durable.Dir, archived bool) {
 	var unread int
 	var oldest time.Time
-	d.Each(func(e fs.DirEntry) {
-		name := e.Name()
+	// maildir's walker and its one rule for what an entry is.
+	maildir.EachEntry(d, func(name string, typ fs.FileMode, class maildir.EntryClass, why error) {
 		switch {
-		case strings.HasPrefix(name, "."):
+		case class == maildir.Hidden:
 			c.dotFile(d, name)
-		case e.IsDir() && !archived && (name == maildir.ArchiveDir || name == maildir.QuarantineDir):
-		case !e.Type().IsRegular():
-			c.report(NotRegular, d.Join(name), "never read as a message: "+typeOf(e.Type()))
-		default:
+		case class == maildir.OwnFolder:
+		case !typ.IsRegular():
+			c.report(NotRegular, d.Join(name), "never read as a message: "+typeOf(typ))
+		default: // a candidate, or a regular file not named *.json (invalid, below)
 			st, err := d.Lstat(name)
 			if err != nil {
 				return
@@ -383,8 +383,8 @@ func keeper(ps []place) int {
 // valid message. A valid message whose "to" does not match is reported here
 // too.
 func (c *checker) validMessage(b maildir.Address, d *durable.Dir, name string) (*maildir.Message, string) {
-	if !strings.HasSuffix(name, ".json") {
-		return nil, "not a message: the name does not end in .json"
+	if class, why := maildir.Classify(name, 0, false); class == maildir.NotMessage {
+		return nil, why.Error()
 	}
 	data, _, err := d.ReadFile(name, maildir.MaxSize)
 	if err != nil {

@@ -42,7 +42,7 @@ func (s *Store) Entries(addr string, archived bool) (entries []Entry, skipped []
 		return nil, nil, err
 	}
 	defer d.Close()
-	err = s.eachEntry(d, func(name string, why error) {
+	err = eachEntry(d, func(name string, why error) {
 		if why != nil {
 			skipped = append(skipped, &SkipError{Path: d.Join(name), Err: why})
 			return
@@ -77,33 +77,23 @@ func (s *Store) move(addr string, ids []string, toArchive bool) ([]error, error)
 	if err != nil {
 		return nil, err
 	}
-	src, err := s.openFolder(b, !toArchive)
+	f, err := s.openFolders(b, true, nil)
 	if err != nil {
 		return nil, err
 	}
-	if src != nil {
-		defer src.Close()
-	}
+	defer f.Close()
 	errs := make([]error, len(ids))
 	names := make([]string, 0, len(ids))
 	index := make([]int, 0, len(ids))
 	for i, id := range ids {
-		// Exact ids, as a sweep gives, need one lstat in the open folder.
-		if pid, err := ParseID(id); err == nil && src != nil {
-			if st, err := src.Lstat(pid + ".json"); err == nil && st.Mode.IsRegular() {
-				names = append(names, pid+".json")
-				index = append(index, i)
-				continue
-			}
-		}
-		d, name, archived, err := s.locate(b, id)
+		// Exact ids, as a sweep gives, cost one lstat in the open folder.
+		dir, name, err := f.find(id, false)
 		switch {
 		case err != nil:
 			errs[i] = err
-		case archived == toArchive:
-			d.Close() // already where it should be
+		case (dir == 1) == toArchive:
+			// already where it should be
 		default:
-			d.Close()
 			names = append(names, name)
 			index = append(index, i)
 		}
@@ -177,14 +167,10 @@ func syncBoth(src, dst *durable.Dir) error {
 
 // eachEntry calls f for every directory entry of d that is not a dot-file
 // or a known folder, with why set when it cannot be a message.
-func (s *Store) eachEntry(d *durable.Dir, f func(name string, why error)) error {
-	return d.Each(func(e fs.DirEntry) {
-		name := e.Name()
-		if strings.HasPrefix(name, ".") {
-			return
-		}
-		if !ownFolder(name, e.Type(), d.Path()) {
-			f(name, notMessage(name, e.Type()))
+func eachEntry(d *durable.Dir, f func(name string, why error)) error {
+	return EachEntry(d, func(name string, _ fs.FileMode, class EntryClass, why error) {
+		if class == Candidate || class == NotMessage {
+			f(name, why)
 		}
 	})
 }

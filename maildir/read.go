@@ -235,31 +235,13 @@ func parallel(n int, f func(int)) {
 // passed over in silence; anything else that cannot be a message is
 // reported to Warn when warn is true.
 func (s *Store) eachName(d *durable.Dir, warn bool, f func(name string)) error {
-	return s.eachEntry(d, func(name string, why error) {
+	return eachEntry(d, func(name string, why error) {
 		if why == nil {
 			f(name)
 		} else if warn {
 			s.warn(d.Join(name), why)
 		}
 	})
-}
-
-// ownFolder reports whether the entry is a folder mailfs keeps inside a
-// box (its archive or quarantine), which readers pass over in silence.
-func ownFolder(name string, typ fs.FileMode, path string) bool {
-	return typ.IsDir() && !strings.HasSuffix(path, "/"+ArchiveDir) && (name == ArchiveDir || name == QuarantineDir)
-}
-
-// notMessage says why the directory entry name (of type typ) cannot be a
-// message, or returns nil if it may be one.
-func notMessage(name string, typ fs.FileMode) error {
-	switch {
-	case !strings.HasSuffix(name, ".json"):
-		return fmt.Errorf("%w (the name does not end in .json)", ErrNotMessage)
-	case !typ.IsRegular():
-		return durable.ErrNotRegular
-	}
-	return nil
 }
 
 // load reads and parses one message file of box b.
@@ -312,130 +294,41 @@ func Reason(err error) error {
 	return err
 }
 
-func notFound(b Address, id string) error {
-	return &fs.PathError{Op: "find", Path: b.Dir(false) + "/" + id, Err: ErrNotFound}
-}
-
-// locate finds message id in box b: the exact id (or file name) in its
-// folder, then in its archive, then a unique prefix in either. It returns
-// the open folder, which the caller closes.
-func (s *Store) locate(b Address, id string) (*durable.Dir, string, bool, error) {
-	id, err := ParseID(id)
-	if err != nil {
-		return nil, "", false, err
-	}
-	// Each folder is opened once: the exact name, then a prefix, is looked
-	// for through the same handles; the one returned stays open.
-	var dirs [2]*durable.Dir // the mailbox, its archive; nil if absent
-	keep := -1
-	defer func() {
-		for i, d := range dirs {
-			if d != nil && i != keep {
-				d.Close()
-			}
-		}
-	}()
-	for i := range dirs {
-		if dirs[i], err = s.openFolder(b, i == 1); err != nil {
-			return nil, "", false, err
-		}
-	}
-	name := id + ".json"
-	for i, d := range dirs {
-		if d == nil {
-			continue
-		}
-		st, err := d.Lstat(name)
-		switch {
-		case err != nil:
-		case st.Mode.IsRegular():
-			keep = i
-			return d, name, i == 1, nil
-		case !st.Mode.IsDir():
-			// Named exactly, but never read as a message: say so, rather
-			// than "not found" for a file the user can see.
-			return nil, "", false, &fs.PathError{Op: "read", Path: d.Join(name), Err: fmt.Errorf("%w: it is %s", ErrNotMessage, describeType(st.Mode))}
-		}
-	}
-	type match struct {
-		name string
-		dir  int
-	}
-	var matches []match
-	seen := map[string]bool{}
-	for i, d := range dirs {
-		if d == nil {
-			continue
-		}
-		err := s.eachName(d, false, func(n string) {
-			if strings.HasPrefix(n, id) && !seen[n] {
-				seen[n] = true // an id both active and archived counts once
-				matches = append(matches, match{n, i})
-			}
-		})
-		if err != nil {
-			return nil, "", false, err
-		}
-	}
-	switch len(matches) {
-	case 0:
-		return nil, "", false, notFound(b, id)
-	case 1:
-		keep = matches[0].dir
-		return dirs[keep], matches[0].name, keep == 1, nil
-	}
-	c := make([]string, len(matches))
-	for i, m := range matches {
-		c[i] = strings.TrimSuffix(m.name, ".json")
-	}
-	slices.Sort(c)
-	return nil, "", false, &AmbiguousError{ID: id, Candidates: c}
-}
-
 // Load reads the message whose id is exactly id from the folder at addr:
 // not its archive, and never by prefix. It is for callers that know the
 // file name, such as watchers. A file that is not there gives
 // [ErrNotFound]; one that is not a message gives an error wrapping
 // [ErrInvalidMessage], [ErrTooLarge] or [ErrNotMessage].
 func (s *Store) Load(addr, id string) (*Message, error) {
-	b, err := s.box(addr)
+	b, d, name, err := s.exact(addr, id)
 	if err != nil {
 		return nil, err
 	}
-	if id, err = ParseID(id); err != nil {
-		return nil, err
-	}
-	d, err := s.openFolder(b, false)
-	if d == nil {
-		if err == nil {
-			err = notFound(b, id)
-		}
-		return nil, err
-	}
 	defer d.Close()
-	m, err := s.load(d, b, false, id+".json")
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	m, err := s.load(d, b, false, name)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, notFound(b, id)
-	case errors.Is(err, durable.ErrNotRegular):
-		return nil, &fs.PathError{Op: "read", Path: d.Join(id + ".json"), Err: fmt.Errorf("%w (%v)", ErrNotMessage, durable.ErrNotRegular)}
 	}
 	return m, err
 }
 
-// describeType names a file type for an error message.
-func describeType(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link (links are never followed)"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
+// exact resolves the exact id in the folder at addr (not its archive) and
+// returns the box, the open folder (the caller closes it) and the name.
+func (s *Store) exact(addr, id string) (Address, *durable.Dir, string, error) {
+	b, err := s.box(addr)
+	if err != nil {
+		return b, nil, "", err
 	}
-	return "not a regular file"
+	f, err := s.openFolders(b, false, nil)
+	if err != nil {
+		return b, nil, "", err
+	}
+	defer f.Close()
+	i, name, err := f.find(id, true)
+	if err != nil {
+		return b, nil, "", err
+	}
+	return b, f.take(i), name, nil
 }
 
 // ReadFile returns the bytes of message id in the folder at addr (not its
@@ -444,27 +337,17 @@ func describeType(m fs.FileMode) string {
 // the root's confined walk: a symbolic link, a FIFO or a file over
 // [MaxSize] is refused, never followed or waited on.
 func (s *Store) ReadFile(addr, id string) ([]byte, error) {
-	b, err := s.box(addr)
+	b, d, name, err := s.exact(addr, id)
 	if err != nil {
 		return nil, err
 	}
-	if id, err = ParseID(id); err != nil {
-		return nil, err
-	}
-	d, err := s.openFolder(b, false)
-	if d == nil {
-		if err == nil {
-			err = notFound(b, id)
-		}
-		return nil, err
-	}
 	defer d.Close()
-	data, _, err := d.ReadFile(id+".json", MaxSize)
+	data, _, err := d.ReadFile(name, MaxSize)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, notFound(b, id)
 	case errors.Is(err, durable.ErrTooLarge):
-		return nil, &fs.PathError{Op: "read", Path: d.Join(id + ".json"), Err: ErrTooLarge}
+		return nil, &fs.PathError{Op: "read", Path: d.Join(name), Err: ErrTooLarge}
 	}
 	return data, err
 }

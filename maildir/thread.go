@@ -103,7 +103,7 @@ func (s *Store) Find(id string) (*Message, error) {
 		if parent == nil {
 			continue
 		}
-		m, err := s.getExact(a, id, parent)
+		m, err := s.findExact(a, id, parent)
 		if err != nil {
 			return nil, err
 		}
@@ -113,7 +113,7 @@ func (s *Store) Find(id string) (*Message, error) {
 	}
 	if len(found) == 0 {
 		for _, a := range boxes {
-			m, err := s.Get(a.String(), id)
+			m, err := s.Get(a.Qualified(), id)
 			if errors.Is(err, ErrNotFound) {
 				continue
 			}
@@ -136,41 +136,22 @@ func (s *Store) Find(id string) (*Message, error) {
 	return nil, &AmbiguousError{ID: id, Candidates: c}
 }
 
-// getExact returns the message whose id is exactly id in box b or its
-// archive, or nil. parent, if not nil, is b's parent folder, already open:
-// a search over many boxes opens it once.
-func (s *Store) getExact(b Address, id string, parent *durable.Dir) (*Message, error) {
-	id, err := ParseID(id)
+// findExact returns the message whose id is exactly id in box b or its
+// archive, or nil. parent is b's parent folder, already open.
+func (s *Store) findExact(b Address, id string, parent *durable.Dir) (*Message, error) {
+	f, err := s.openFolders(b, true, parent)
 	if err != nil {
 		return nil, err
 	}
-	var d *durable.Dir
-	if parent != nil {
-		d, err = parent.Sub(path.Base(b.Dir(false)))
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-	} else {
-		d, err = s.openFolder(b, false)
+	defer f.Close()
+	i, name, err := f.find(id, true)
+	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrNotMessage) {
+		return nil, nil
 	}
-	if d == nil || err != nil {
+	if err != nil {
 		return nil, err
 	}
-	defer d.Close()
-	name := id + ".json"
-	archived := false
-	if _, err := d.Lstat(name); err != nil {
-		a, err := d.Sub(ArchiveDir)
-		if err != nil {
-			return nil, nil
-		}
-		defer a.Close()
-		if _, err := a.Lstat(name); err != nil {
-			return nil, nil
-		}
-		d, archived = a, true
-	}
-	m, err := s.load(d, b, archived, name)
+	m, err := s.load(f.dirs[i], b, i == 1, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
