@@ -247,7 +247,7 @@ func (c *checker) messages(b maildir.Address, d *durable.Dir, archived bool) {
 			c.dotFile(d, name)
 		case class == maildir.OwnFolder:
 		case !typ.IsRegular():
-			c.report(NotRegular, d.Join(name), "never read as a message: "+typeOf(typ))
+			c.report(NotRegular, d.Join(name), "never read as a message: "+maildir.TypeName(typ))
 		default: // a candidate, or a regular file not named *.json (invalid, below)
 			st, err := d.Lstat(name)
 			if err != nil {
@@ -498,7 +498,7 @@ func (c *checker) dotFile(d *durable.Dir, name string) {
 		return
 	}
 	if !st.Mode.IsRegular() {
-		c.report(NotRegular, d.Join(name), "a hidden "+typeOf(st.Mode.Type()))
+		c.report(NotRegular, d.Join(name), "a hidden "+maildir.TypeName(st.Mode.Type()))
 		return
 	}
 	f := c.report(Temp, d.Join(name), fmt.Sprintf("a temp file %v old", c.now.Sub(st.ModTime).Round(time.Minute)))
@@ -542,7 +542,7 @@ func (c *checker) nudgeFolder(d *durable.Dir, nudges bool) {
 			c.dotFile(d, name)
 		case e.IsDir() && (name == "refused" || name == maildir.QuarantineDir):
 		case !e.Type().IsRegular():
-			c.report(NotRegular, d.Join(name), "never read as a nudge: "+typeOf(e.Type()))
+			c.report(NotRegular, d.Join(name), "never read as a nudge: "+maildir.TypeName(e.Type()))
 		default:
 			st, err := d.Lstat(name)
 			if err != nil {
@@ -583,7 +583,7 @@ func (c *checker) groups() {
 		case strings.HasPrefix(name, "."):
 			c.dotFile(d, name)
 		case !e.Type().IsRegular():
-			c.report(NotRegular, d.Join(name), "never read as a group: "+typeOf(e.Type()))
+			c.report(NotRegular, d.Join(name), "never read as a group: "+maildir.TypeName(e.Type()))
 		default:
 			st, err := d.Lstat(name)
 			if err != nil {
@@ -644,20 +644,4 @@ func (c *checker) fileMode(d *durable.Dir, name string, st durable.Stat) {
 	}
 	f := c.report(Permissions, d.Join(name), fmt.Sprintf("mode %v, wider than %v", st.Mode.Perm(), durable.Perm))
 	c.fix(f, "set to "+durable.Perm.String(), func() error { return d.Chmod(name, durable.Perm) })
-}
-
-func typeOf(t fs.FileMode) string {
-	switch {
-	case t&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case t&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case t&fs.ModeSocket != 0:
-		return "a socket"
-	case t&fs.ModeDevice != 0:
-		return "a device"
-	case t.IsDir():
-		return "a directory"
-	}
-	return "not a regular file"
 }

@@ -87,7 +87,7 @@ func (f *folders) find(id string, exact bool) (int, string, error) {
 		case st.Mode.IsRegular():
 			return i, name, nil
 		case !st.Mode.IsDir():
-			return 0, "", &fs.PathError{Op: "read", Path: d.Join(name), Err: fmt.Errorf("%w: it is %s", ErrNotMessage, describeType(st.Mode))}
+			return 0, "", &fs.PathError{Op: "read", Path: d.Join(name), Err: fmt.Errorf("%w: it is %s", ErrNotMessage, TypeName(st.Mode))}
 		}
 	}
 	if exact {
@@ -147,17 +147,20 @@ func notFound(b Address, id string) error {
 	return &fs.PathError{Op: "find", Path: b.Dir(false) + "/" + id, Err: ErrNotFound}
 }
 
-// describeType names a file type for an error message.
-func describeType(m fs.FileMode) string {
+// TypeName names a file type that is not a regular file, for messages:
+// "a symbolic link", "a FIFO", "a directory", ….
+func TypeName(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeSymlink != 0:
-		return "a symbolic link (links are never followed)"
+		return "a symbolic link"
 	case m&fs.ModeNamedPipe != 0:
 		return "a FIFO"
 	case m&fs.ModeSocket != 0:
 		return "a socket"
 	case m&fs.ModeDevice != 0:
 		return "a device"
+	case m.IsDir():
+		return "a directory"
 	}
 	return "not a regular file"
 }

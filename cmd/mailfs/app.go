@@ -145,6 +145,21 @@ func (a *app) read() (*maildir.Store, error) {
 	return s, err
 }
 
+// openBox opens the store, as read does for a reading command or as open
+// does otherwise, and resolves arg as the mailbox a command acts on (see
+// mailbox).
+func (a *app) openBox(arg string, reading bool) (*maildir.Store, string, error) {
+	box, err := mailbox(arg)
+	if err != nil {
+		return nil, "", err
+	}
+	s, err := a.open()
+	if reading {
+		s, err = a.read()
+	}
+	return s, box, err
+}
+
 // nudges returns the nudge queues of the same root. Drains consult the
 // store, to drop nudges about mail already read.
 func (a *app) nudges() (*nudgeq.Queue, error) {

@@ -139,11 +139,7 @@ replaces a file. A message already in the mailbox is not an error.`
 }
 
 func (c *restoreCmd) Run(a *app) error {
-	s, err := a.open()
-	if err != nil {
-		return err
-	}
-	box, err := mailbox(c.Agent)
+	s, box, err := a.openBox(c.Agent, false)
 	if err != nil {
 		return err
 	}

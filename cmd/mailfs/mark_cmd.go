@@ -11,11 +11,7 @@ type idsArgs struct {
 // each calls f for every id, reports each failure, and fails at the end if
 // any did: one bad id does not stop the others.
 func (c *idsArgs) each(a *app, f func(s *maildir.Store, agent, id string) error) error {
-	s, err := a.open()
-	if err != nil {
-		return err
-	}
-	agent, err := mailbox(c.Agent)
+	s, agent, err := a.openBox(c.Agent, false)
 	if err != nil {
 		return err
 	}

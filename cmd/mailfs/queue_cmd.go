@@ -58,11 +58,7 @@ still claimed or waiting in its queue.`
 }
 
 func (c *releaseCmd) Run(a *app) error {
-	s, err := a.open()
-	if err != nil {
-		return err
-	}
-	box, err := mailbox(c.Agent)
+	s, box, err := a.openBox(c.Agent, false)
 	if err != nil {
 		return err
 	}

@@ -21,11 +21,7 @@ func (c *replyCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	s, err := a.open()
-	if err != nil {
-		return err
-	}
-	box, err := mailbox(c.Agent)
+	s, box, err := a.openBox(c.Agent, false)
 	if err != nil {
 		return err
 	}

@@ -20,11 +20,7 @@ exactly.`
 }
 
 func (c *showCmd) Run(a *app) error {
-	s, err := a.read()
-	if err != nil {
-		return err
-	}
-	box, err := mailbox(c.Agent)
+	s, box, err := a.openBox(c.Agent, true)
 	if err != nil {
 		return err
 	}
@@ -57,11 +53,7 @@ func (c *readCmd) Help() string {
 }
 
 func (c *readCmd) Run(a *app) error {
-	s, err := a.open()
-	if err != nil {
-		return err
-	}
-	box, err := mailbox(c.Agent)
+	s, box, err := a.openBox(c.Agent, false)
 	if err != nil {
 		return err
 	}
