@@ -505,3 +505,29 @@ func (q *Queue) Drain(agent string) (*Batch, error) {
 	}
 	return b, b.Commit()
 }
+
+// Announce queues, for the recipient of each delivered copy in sent (as
+// [maildir.Store.Send] returns them), a nudge that names the message: from
+// its sender, urgent for urgent mail, dropped unseen once the message is
+// read (its MailID). Copies in a queue or a channel have no one to nudge and
+// are passed over. It returns one error per copy that could not be
+// announced (a full queue gives a [*FullError]): the mail itself was
+// delivered, so the caller reports these as warnings.
+func (q *Queue) Announce(sent []*maildir.Message) []error {
+	var errs []error
+	for _, m := range sent {
+		box, err := maildir.ParseMailbox(m.Agent)
+		if err != nil || box.Kind != maildir.KindAgent {
+			continue
+		}
+		p := Normal
+		if m.Priority == maildir.Urgent {
+			p = Urgent
+		}
+		text := fmt.Sprintf("new mail from %s: %s (mailfs read %s %s)", m.From, m.Subject, box.Name, m.ID)
+		if _, err := q.Enqueue(box.Name, Nudge{Sender: m.From, Message: text, Priority: p, MailID: m.ID}, 0); err != nil {
+			errs = append(errs, fmt.Errorf("%s was not nudged: %w", box.Name, err))
+		}
+	}
+	return errs
+}

@@ -552,3 +552,33 @@ func TestKilledDrainerLosesNothing(t *testing.T) {
 		t.Fatalf("left behind: %q", left)
 	}
 }
+
+// Announce nudges the recipient of each delivered copy, urgent for urgent
+// mail, naming the message; a queue's copy has no one to nudge.
+func TestAnnounce(t *testing.T) {
+	f := newFixture(t)
+	s, err := maildir.Open(f.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.CreateQueue("work")
+	sent, err := s.Send(&maildir.Message{From: "mayor", To: "toast", CC: []string{"queue:work"}, Subject: "WORK gt-1", Priority: maildir.Urgent})
+	if err != nil || len(sent) != 2 {
+		t.Fatalf("send: %v, %v", sent, err)
+	}
+	if errs := f.q.Announce(sent); len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	b, err := f.q.Drain("toast")
+	if err != nil || len(b.Nudges) != 1 {
+		t.Fatalf("drained %v, %v; want one nudge", b, err)
+	}
+	n := b.Nudges[0]
+	if n.Priority != nudgeq.Urgent || n.MailID != sent[0].ID || n.Sender != "mayor" || !strings.Contains(n.Message, "WORK gt-1") {
+		t.Fatalf("nudge %+v", n)
+	}
+	if names, _ := os.ReadDir(filepath.Join(f.dir, "runtime", "nudge")); len(names) != 1 {
+		t.Fatalf("nudge queues %v: only toast's should exist", names)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/mailfs/mailfs/maildir"
-	"github.com/mailfs/mailfs/nudgeq"
 )
 
 type sendCmd struct {
@@ -85,22 +84,16 @@ func (c *sendCmd) Run(a *app) error {
 	return err
 }
 
-// nudgeAbout queues a nudge for the recipient of each delivered copy.
+// nudgeAbout announces each delivered copy to its recipient with a nudge;
+// a nudge that cannot be queued is a warning, since the mail went out.
 func nudgeAbout(a *app, sent []*maildir.Message) {
 	q, err := a.nudges()
 	if err != nil {
 		a.warn(err)
 		return
 	}
-	for _, m := range sent {
-		p := nudgeq.Normal
-		if m.Priority == maildir.Urgent {
-			p = nudgeq.Urgent
-		}
-		text := fmt.Sprintf("new mail from %s: %s (mailfs read %s %s)", m.From, m.Subject, m.Agent, m.ID)
-		if _, err := q.Enqueue(m.Agent, nudgeq.Nudge{Sender: m.From, Message: text, Priority: p, MailID: m.ID}, 0); err != nil {
-			a.warn(fmt.Errorf("%s was not nudged: %w", m.Agent, err))
-		}
+	for _, err := range q.Announce(sent) {
+		a.warn(err)
 	}
 }
 
