@@ -21,7 +21,7 @@ func ExampleSweeper_Sweep() {
 	for _, read := range []bool{true, false} {
 		sent, _ := s.Send(&maildir.Message{From: "mayor", To: "toast", Subject: fmt.Sprint("read: ", read)})
 		if read {
-			s.MarkRead("toast", sent[0].ID)
+			s.MarkRead(mbox("toast"), sent[0].ID)
 		}
 	}
 	// Two days later:

@@ -49,8 +49,8 @@ type Report struct {
 
 // Moved is a message a sweep moved.
 type Moved struct {
-	Agent string `json:"agent"`
-	ID    string `json:"id"`
+	Box maildir.Address `json:"agent"` // the mailbox, or the channel
+	ID  string          `json:"id"`
 }
 
 // A Skip is an entry a sweep left in place: a file that is not a message,
@@ -67,11 +67,17 @@ func (s *Skip) Unwrap() error { return s.Err }
 // Failed is a mailbox a sweep could not sweep, such as one whose archive
 // is a file rather than a folder. Other mailboxes are swept regardless.
 type Failed struct {
-	Agent string
-	Err   error
+	Box maildir.Address // the mailbox, or the channel
+	Err error
 }
 
-func (f *Failed) Error() string { return "mailbox " + f.Agent + ": " + f.Err.Error() }
+func (f *Failed) Error() string {
+	what := "mailbox"
+	if f.Box.Kind != maildir.KindAgent {
+		what = f.Box.Kind.String()
+	}
+	return what + " " + f.Box.Name + ": " + f.Err.Error()
+}
 func (f *Failed) Unwrap() error { return f.Err }
 
 // ErrBadAge is returned for a negative cut-off.
@@ -112,7 +118,7 @@ func (sw *Sweeper) Sweep(ctx context.Context, agents ...string) (*Report, error)
 			if ctx.Err() != nil {
 				return rep, ctx.Err()
 			}
-			f := &Failed{Agent: agent, Err: err}
+			f := &Failed{Box: maildir.Address{Kind: maildir.KindAgent, Name: agent}, Err: err}
 			rep.Failed = append(rep.Failed, f)
 			failed = append(failed, f)
 		}
@@ -126,12 +132,12 @@ func (sw *Sweeper) Sweep(ctx context.Context, agents ...string) (*Report, error)
 			failed = append(failed, err)
 		}
 		for _, c := range channels {
-			moved, err := sw.Store.Retain("channel:" + c)
+			moved, err := sw.Store.Retain(maildir.Address{Kind: maildir.KindChannel, Name: c})
 			for _, id := range moved {
-				rep.Moved = append(rep.Moved, Moved{Agent: "channel:" + c, ID: id})
+				rep.Moved = append(rep.Moved, Moved{Box: maildir.Address{Kind: maildir.KindChannel, Name: c}, ID: id})
 			}
 			if err != nil {
-				f := &Failed{Agent: "channel:" + c, Err: err}
+				f := &Failed{Box: maildir.Address{Kind: maildir.KindChannel, Name: c}, Err: err}
 				rep.Failed = append(rep.Failed, f)
 				failed = append(failed, f)
 			}
@@ -143,12 +149,11 @@ func (sw *Sweeper) Sweep(ctx context.Context, agents ...string) (*Report, error)
 // sweepOne moves agent's messages stamped before limit.
 func (sw *Sweeper) sweepOne(ctx context.Context, rep *Report, agent string, limit time.Time) error {
 	s := sw.Store
-	a, err := maildir.ParseAddress(agent)
+	a, err := maildir.ParseMailbox(agent) // a mailbox, whatever groups or queues share its name
 	if err != nil {
 		return err
 	}
-	agent = a.Qualified() // a mailbox, whatever groups or queues share its name
-	entries, skipped, err := s.Entries(agent, false)
+	entries, skipped, err := s.Entries(a, false)
 	if err != nil {
 		return err
 	}
@@ -165,7 +170,7 @@ func (sw *Sweeper) sweepOne(ctx context.Context, rep *Report, agent string, limi
 			continue // young (or future): decided from the name alone
 		}
 		if t.IsZero() || !sw.IncludeUnread {
-			m, err := s.Get(agent, e.ID)
+			m, err := s.Get(a, e.ID)
 			if errors.Is(err, maildir.ErrNotFound) || err == nil && m.ID != e.ID {
 				continue // moved or deleted meanwhile
 			}
@@ -197,18 +202,18 @@ func (sw *Sweeper) sweepOne(ctx context.Context, rep *Report, agent string, limi
 	}
 	if sw.DryRun {
 		for _, id := range ids {
-			rep.Moved = append(rep.Moved, Moved{Agent: a.Name, ID: id})
+			rep.Moved = append(rep.Moved, Moved{Box: a, ID: id})
 		}
 		return nil
 	}
-	errs, err := s.Archive(agent, ids)
+	errs, err := s.Archive(a, ids)
 	if err != nil {
 		return err
 	}
 	for i, err := range errs {
 		switch {
 		case err == nil:
-			rep.Moved = append(rep.Moved, Moved{Agent: a.Name, ID: ids[i]})
+			rep.Moved = append(rep.Moved, Moved{Box: a, ID: ids[i]})
 		case errors.Is(err, maildir.ErrNotFound):
 			// deleted meanwhile, or archived by another sweeper: not ours
 		default:

@@ -77,7 +77,7 @@ func (f *fixture) exists(rel string) bool {
 func movedIDs(rep *archive.Report) []string {
 	var ids []string
 	for _, m := range rep.Moved {
-		ids = append(ids, m.Agent+"/"+m.ID)
+		ids = append(ids, m.Box.Name+"/"+m.ID)
 	}
 	slices.Sort(ids)
 	return ids
@@ -208,7 +208,7 @@ func TestSweepGoesOnPastABrokenMailbox(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "mailbox broken") || !strings.Contains(err.Error(), "not a directory") {
 		t.Fatalf("error %v, want one naming the broken mailbox", err)
 	}
-	if got := movedIDs(rep); !slices.Equal(got, []string{"fine/" + ok}) || len(rep.Failed) != 1 || rep.Failed[0].Agent != "broken" {
+	if got := movedIDs(rep); !slices.Equal(got, []string{"fine/" + ok}) || len(rep.Failed) != 1 || rep.Failed[0].Box.Name != "broken" {
 		t.Fatalf("moved %v failed %v", got, rep.Failed)
 	}
 }
@@ -230,21 +230,21 @@ func TestExplicitArchiveAndRestore(t *testing.T) {
 	}
 	id := sent[0].ID
 	for range 2 { // archiving an archived message is not an error
-		if errs, err := f.store.Archive("a", []string{id}); err != nil || errs[0] != nil {
+		if errs, err := f.store.Archive(mbox("a"), []string{id}); err != nil || errs[0] != nil {
 			t.Fatalf("Archive: %v %v", errs, err)
 		}
 	}
-	archived, err := f.store.List("a", maildir.ListOptions{Archived: true, All: true})
+	archived, err := f.store.List(mbox("a"), maildir.ListOptions{Archived: true, All: true})
 	if err != nil || len(archived) != 1 || !archived[0].Archived {
 		t.Fatalf("archive lists %v, %v", archived, err)
 	}
-	if m, err := f.store.Get("a", id); err != nil || !m.Archived {
+	if m, err := f.store.Get(mbox("a"), id); err != nil || !m.Archived {
 		t.Fatalf("Get of an archived message: %v, %v", m, err)
 	}
-	if errs, _ := f.store.Archive("a", []string{"nope"}); !errors.Is(errs[0], maildir.ErrNotFound) {
+	if errs, _ := f.store.Archive(mbox("a"), []string{"nope"}); !errors.Is(errs[0], maildir.ErrNotFound) {
 		t.Fatalf("unknown id: %v", errs[0])
 	}
-	if errs, err := f.store.Restore("a", []string{id}); err != nil || errs[0] != nil {
+	if errs, err := f.store.Restore(mbox("a"), []string{id}); err != nil || errs[0] != nil {
 		t.Fatalf("Restore: %v %v", errs, err)
 	}
 	if !f.exists("state/mail/a/"+id+".json") || f.exists("state/mail/a/archive/"+id+".json") {
@@ -252,13 +252,13 @@ func TestExplicitArchiveAndRestore(t *testing.T) {
 	}
 	// A restore that would replace a message in the mailbox is refused.
 	f.put("state/mail/a/archive/"+id+".json", `{"from":"other"}`, time.Time{})
-	errs, err := f.store.Restore("a", []string{"state/mail/a/archive/" + id})
+	errs, err := f.store.Restore(mbox("a"), []string{"state/mail/a/archive/" + id})
 	if err == nil && errs[0] == nil {
 		t.Fatal("a path was taken for an id")
 	}
 	os.Remove(f.path("state/mail/a/" + id + ".json"))
 	f.put("state/mail/a/"+id+".json", `{"from":"new"}`, time.Time{})
-	if errs, _ := f.store.Archive("a", []string{id}); !errors.Is(errs[0], maildir.ErrClash) {
+	if errs, _ := f.store.Archive(mbox("a"), []string{id}); !errors.Is(errs[0], maildir.ErrClash) {
 		t.Fatalf("archive onto an archived id: %v", errs[0])
 	}
 }
@@ -278,7 +278,7 @@ func TestSweepersRacingASender(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			sent = append(sent, m[0].Agent+"/"+m[0].ID)
+			sent = append(sent, m[0].Box.String()+"/"+m[0].ID)
 		}
 	})
 	sweeps := make([]int, 2)
@@ -303,12 +303,12 @@ func TestSweepersRacingASender(t *testing.T) {
 	seen := map[string]int{}
 	for a := range 3 {
 		for _, archived := range []bool{false, true} {
-			msgs, err := f.store.List(fmt.Sprintf("a%d", a), maildir.ListOptions{All: true, Archived: archived})
+			msgs, err := f.store.List(mbox(fmt.Sprintf("a%d", a)), maildir.ListOptions{All: true, Archived: archived})
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, m := range msgs {
-				seen[m.Agent+"/"+m.ID]++
+				seen[m.Box.String()+"/"+m.ID]++
 			}
 		}
 	}
@@ -337,10 +337,10 @@ func TestMarkReadRacingArchive(t *testing.T) {
 		id := m[0].ID
 		var wg sync.WaitGroup
 		var markErr, archErr error
-		wg.Go(func() { _, markErr = f.store.MarkRead("a", id) })
+		wg.Go(func() { _, markErr = f.store.MarkRead(mbox("a"), id) })
 		wg.Go(func() {
 			var errs []error
-			errs, archErr = f.store.Archive("a", []string{id})
+			errs, archErr = f.store.Archive(mbox("a"), []string{id})
 			archErr = errors.Join(archErr, errs[0])
 		})
 		wg.Wait()
@@ -351,7 +351,7 @@ func TestMarkReadRacingArchive(t *testing.T) {
 		if active || !archived {
 			t.Fatalf("%s: in mailbox %v, in archive %v", id, active, archived)
 		}
-		got, err := f.store.Get("a", id)
+		got, err := f.store.Get(mbox("a"), id)
 		if err != nil || !got.Read {
 			t.Fatalf("the mark was lost: %v %v", got, err)
 		}

@@ -268,7 +268,7 @@ func (c *checker) messages(b maildir.Address, d *durable.Dir, archived bool) {
 			if b.Kind == maildir.KindQueue && !archived && (m.Claim != nil || m.Read) && c.now.Sub(st.ModTime) >= c.opt.Grace {
 				f := c.report(Unfinished, d.Join(name), "an item waiting in a queue still has a claim record or read set: a claim or release was cut short")
 				c.fix(f, "dropped the claim record and set read false, under the claimants' lock", func() error {
-					return c.store.Settle(b.String(), id)
+					return c.store.Settle(b, id)
 				})
 			}
 			if b.Kind == maildir.KindAgent && !archived && !m.Read {

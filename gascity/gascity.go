@@ -149,9 +149,9 @@ var gcOps = map[string]gcOp{
 
 // recipient maps a Gas City recipient (human, rig/name, binding.name, a
 // session id) to a mailbox, SPEC §2.
-func (c *gcCall) recipient() (string, error) {
+func (c *gcCall) recipient() (maildir.Address, error) {
 	agent, err := maildir.ParseAgent(c.arg)
-	return "agent:" + agent, err
+	return maildir.Address{Kind: maildir.KindAgent, Name: agent}, err
 }
 
 // find resolves the message id, which arrives without a mailbox.
@@ -200,7 +200,7 @@ func gcSend(c *gcCall) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sent, err := c.store.Send(&maildir.Message{From: in.From, To: to, Subject: in.Subject, Body: in.Body})
+	sent, err := c.store.Send(&maildir.Message{From: in.From, To: to.Qualified(), Subject: in.Subject, Body: in.Body})
 	if err != nil {
 		return nil, err
 	}
@@ -310,11 +310,5 @@ func gcCount(c *gcCall) (any, error) {
 	}{n.Total, n.Unread}, err
 }
 
-// box is the qualified address of the folder m sits in.
-func box(m *maildir.Message) string {
-	a, err := maildir.ParseAddress(m.Agent)
-	if err != nil {
-		return m.Agent
-	}
-	return a.Qualified()
-}
+// box is the folder m sits in.
+func box(m *maildir.Message) maildir.Address { return m.Box }

@@ -83,7 +83,7 @@ func (c *Collector) Collect(ctx context.Context, agent string) *Result {
 		err error
 	}
 	mailc, claimc := make(chan mailResult, 1), make(chan claimResult, 1)
-	box := maildir.Address{Kind: maildir.KindAgent, Name: agent}.Qualified()
+	box := maildir.Address{Kind: maildir.KindAgent, Name: agent}
 	go func() {
 		msgs, err := c.Store.List(box, maildir.ListOptions{})
 		mailc <- mailResult{msgs, err}

@@ -135,8 +135,6 @@ const (
 type Address struct {
 	Kind Kind
 	Name string
-
-	explicit bool // written with a prefix, so it cannot be ambiguous
 }
 
 // String returns the address in its canonical written form: "toast",
@@ -151,6 +149,19 @@ func (a Address) String() string {
 		return "channel:" + a.Name
 	}
 	return a.Name
+}
+
+// MarshalText writes the address as String does, so that JSON shows it as
+// it is written on the command line.
+func (a Address) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
+
+// UnmarshalText parses an address as [ParseMailbox] does.
+func (a *Address) UnmarshalText(b []byte) error {
+	p, err := ParseMailbox(string(b))
+	if err == nil {
+		*a = p
+	}
+	return err
 }
 
 // Qualified returns the address written so that it cannot be mistaken for
@@ -190,6 +201,13 @@ func (a Address) Dir(archived bool) string {
 // syntax; [Store.Resolve] also refuses a bare name that could mean two
 // things.
 func ParseAddress(s string) (Address, error) {
+	a, _, err := parseAddress(s)
+	return a, err
+}
+
+// parseAddress is ParseAddress that also says whether the address was
+// written with a prefix (and so cannot be ambiguous).
+func parseAddress(s string) (a Address, explicit bool, err error) {
 	kind, name, explicit := KindAgent, s, false
 	for _, p := range []struct {
 		prefix string
@@ -203,11 +221,11 @@ func ParseAddress(s string) (Address, error) {
 	canon, why := canonical(name)
 	if why != "" {
 		if kind != KindAgent {
-			return Address{}, &NameError{Kind: kind, Name: s, Why: why}
+			return Address{}, false, &NameError{Kind: kind, Name: s, Why: why}
 		}
-		return Address{}, fmt.Errorf("%w %q: %s", ErrInvalidAddress, s, why)
+		return Address{}, false, fmt.Errorf("%w %q: %s", ErrInvalidAddress, s, why)
 	}
-	return Address{Kind: kind, Name: canon, explicit: explicit}, nil
+	return Address{Kind: kind, Name: canon}, explicit, nil
 }
 
 // ParseMailbox parses an address given to a command that acts on one
@@ -215,13 +233,7 @@ func ParseAddress(s string) (Address, error) {
 // of that name, never a group, queue or channel that shares it, so an
 // agent's own commands cannot be captured by a group named after it.
 // Prefixed addresses parse as [ParseAddress] parses them.
-func ParseMailbox(s string) (Address, error) {
-	a, err := ParseAddress(s)
-	if err == nil && a.Kind == KindAgent {
-		a.explicit = true
-	}
-	return a, err
-}
+func ParseMailbox(s string) (Address, error) { return ParseAddress(s) }
 
 // String names the kind, as error messages say it.
 func (k Kind) String() string {
@@ -240,7 +252,7 @@ func (k Kind) String() string {
 // written with or without its prefix, or an error wrapping
 // [ErrInvalidName].
 func parseName(kind Kind, s string) (string, error) {
-	a, err := ParseAddress(s)
+	a, explicit, err := parseAddress(s)
 	if err != nil && kind != KindAgent && !errors.Is(err, ErrInvalidName) {
 		// A bare name that is not a valid agent id: say it as a name of kind.
 		_, why := canonical(s)
@@ -249,7 +261,7 @@ func parseName(kind Kind, s string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if a.explicit && a.Kind != kind {
+	if explicit && a.Kind != kind {
 		return "", fmt.Errorf("%w: %q is %s, not a %s", ErrWrongKind, s, article(a.Kind), kind)
 	}
 	return a.Name, nil

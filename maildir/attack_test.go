@@ -67,7 +67,7 @@ func TestMailboxFlippedToASymlink(t *testing.T) {
 	}
 	wg.Go(func() {
 		for !stop.Load() {
-			msgs, _ := ts.List("toast", maildir.ListOptions{All: true})
+			msgs, _ := ts.List(mbox("toast"), maildir.ListOptions{All: true})
 			for _, m := range msgs {
 				if m.Subject == "planted" {
 					t.Error("a reader followed the symlink out of the root")
@@ -104,10 +104,10 @@ func TestHardLinkToOutsideIsNeverWrittenThrough(t *testing.T) {
 	if err := os.Link(outside, ts.path("state/mail/toast/linked.json")); err != nil {
 		t.Skip("cannot hard-link across these directories:", err)
 	}
-	if _, err := ts.MarkRead("toast", "linked"); err != nil {
+	if _, err := ts.MarkRead(mbox("toast"), "linked"); err != nil {
 		t.Fatal(err)
 	}
-	if err := ts.Delete("toast", "linked"); err != nil {
+	if err := ts.Delete(mbox("toast"), "linked"); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(outside); string(b) != orig {
@@ -121,7 +121,7 @@ func TestSymlinkedFoldersAreRefused(t *testing.T) {
 	m := ts.send(t, "m", "toast", "s")
 	outside := t.TempDir()
 	os.Symlink(outside, ts.path("state/mail/toast/archive"))
-	if errs, err := ts.Archive("toast", []string{m.ID}); err == nil && errs[0] == nil {
+	if errs, err := ts.Archive(mbox("toast"), []string{m.ID}); err == nil && errs[0] == nil {
 		t.Fatal("archived into a symlink")
 	}
 	for _, rel := range []string{maildir.GroupDir, maildir.QueueDir} {
@@ -160,14 +160,14 @@ func TestReadFileRefusesALink(t *testing.T) {
 	outside := filepath.Join(t.TempDir(), "secret.json")
 	os.WriteFile(outside, []byte(`{"from": "x", "subject": "secret"}`), 0o600)
 	m := ts.send(t, "mayor", "toast", "hello")
-	if data, err := ts.ReadFile("toast", m.ID); err != nil || !strings.Contains(string(data), `"subject": "hello"`) {
+	if data, err := ts.ReadFile(mbox("toast"), m.ID); err != nil || !strings.Contains(string(data), `"subject": "hello"`) {
 		t.Fatalf("ReadFile = %q, %v", data, err)
 	}
 	os.Remove(ts.path(m.Path))
 	if err := os.Symlink(outside, ts.path(m.Path)); err != nil {
 		t.Fatal(err)
 	}
-	data, err := ts.ReadFile("toast", m.ID)
+	data, err := ts.ReadFile(mbox("toast"), m.ID)
 	if err == nil || strings.Contains(string(data), "secret") {
 		t.Fatalf("ReadFile of a link = %q, %v; want an error and nothing read", data, err)
 	}

@@ -91,7 +91,7 @@ func BenchmarkList10k(b *testing.B) {
 	fillMailbox(b, ts, "toast", n)
 	b.Run("mailfs", func(b *testing.B) {
 		for b.Loop() {
-			msgs, err := ts.List("toast", maildir.ListOptions{All: true})
+			msgs, err := ts.List(mbox("toast"), maildir.ListOptions{All: true})
 			if err != nil || len(msgs) != n {
 				b.Fatal(len(msgs), err)
 			}
@@ -150,7 +150,7 @@ func BenchmarkCount100k(b *testing.B) {
 		}
 	}()
 	for b.Loop() {
-		c, err := ts.Count("toast")
+		c, err := ts.Count(mbox("toast"))
 		if err != nil || c.Total != n || c.Unread != n/2 {
 			b.Fatal(c, err)
 		}

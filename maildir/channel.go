@@ -133,31 +133,27 @@ func readChannel(d *durable.Dir, name string) (ChannelConfig, error) {
 // Channels returns the names of the channels, sorted.
 func (s *Store) Channels() ([]string, error) { return s.names(KindChannel) }
 
-// Retain applies the retention of channel addr ("channel:name"): the oldest
+// Retain applies the retention of channel b: the oldest
 // posts beyond its count, and the posts older than its age, move into its
 // archive/ folder. It returns the ids it moved. Retention racing posts and
 // other retention runs loses nothing: each move is a rename that never
 // replaces a file, and a post another run moved first is simply skipped.
-func (s *Store) Retain(addr string) ([]string, error) {
-	b, err := s.Resolve(addr)
-	if err == nil && b.Kind != KindChannel {
-		err = fmt.Errorf("%w: %q is %s; retention applies to channels", ErrWrongKind, addr, article(b.Kind))
-	}
-	if err != nil {
-		return nil, err
+func (s *Store) Retain(b Address) ([]string, error) {
+	if b.Kind != KindChannel {
+		return nil, fmt.Errorf("%w: %s is %s; retention applies to channels", ErrWrongKind, b, article(b.Kind))
 	}
 	cfg, err := s.Channel(b.Name)
 	if err != nil || cfg.RetainCount == 0 && cfg.RetainHours == 0 {
 		return nil, err
 	}
-	entries, _, err := s.Entries(b.String(), false)
+	entries, _, err := s.Entries(b, false)
 	if err != nil {
 		return nil, err
 	}
 	// Oldest first: by stamp, unstamped (script) posts by their time.
 	when := func(e Entry) time.Time {
 		if e.Stamp.IsZero() {
-			if m, err := s.Load(b.String(), e.ID); err == nil {
+			if m, err := s.Load(b, e.ID); err == nil {
 				return m.Timestamp
 			}
 		}

@@ -34,24 +34,24 @@ func TestReleaseRefusesWhatWasNotClaimed(t *testing.T) {
 	}
 	var cc *maildir.Message
 	for _, m := range sent {
-		if m.Agent == "toast" {
+		if m.Box.String() == "toast" {
 			cc = m
 		}
 	}
-	if _, err := ts.Release("toast", cc.ID); !errors.Is(err, maildir.ErrNotClaimed) {
+	if _, err := ts.Release(mbox("toast"), cc.ID); !errors.Is(err, maildir.ErrNotClaimed) {
 		t.Fatalf("release of a CC copy: %v, want ErrNotClaimed", err)
 	}
-	if waiting, _, _ := ts.Entries("queue:jobs", false); len(waiting) != 1 {
+	if waiting, _, _ := ts.Entries(mbox("queue:jobs"), false); len(waiting) != 1 {
 		t.Fatalf("%d items in the queue after a refused release, want 1", len(waiting))
 	}
-	if _, err := ts.Get("toast", cc.ID); err != nil {
+	if _, err := ts.Get(mbox("toast"), cc.ID); err != nil {
 		t.Fatalf("the CC copy moved: %v", err)
 	}
 	// One claimant gets the one job; the second finds the queue empty.
-	if _, err := ts.Claim("queue:jobs", "nux"); err != nil {
+	if _, err := ts.Claim(mbox("queue:jobs"), mbox("nux")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ts.Claim("queue:jobs", "slit"); !errors.Is(err, maildir.ErrQueueEmpty) {
+	if _, err := ts.Claim(mbox("queue:jobs"), mbox("slit")); !errors.Is(err, maildir.ErrQueueEmpty) {
 		t.Fatalf("second claim: %v, want ErrQueueEmpty", err)
 	}
 }
@@ -60,7 +60,7 @@ func TestClaimRecordsAndReleaseClears(t *testing.T) {
 	ts := newStore(t)
 	ts.CreateQueue("work")
 	item := sendTo(t, ts, "queue:work")[0]
-	m, err := ts.Claim("queue:work", "toast")
+	m, err := ts.Claim(mbox("queue:work"), mbox("toast"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,14 +71,14 @@ func TestClaimRecordsAndReleaseClears(t *testing.T) {
 	if !strings.Contains(raw, `"claim": {`) || !strings.Contains(raw, `"agent": "toast"`) {
 		t.Fatalf("the file does not show the claim:\n%s", raw)
 	}
-	if _, err := ts.MarkRead("toast", item.ID); err != nil {
+	if _, err := ts.MarkRead(mbox("toast"), item.ID); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ts.Release("toast", item.ID)
+	back, err := ts.Release(mbox("toast"), item.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Claim != nil || back.Read || back.Agent != "queue:work" {
+	if back.Claim != nil || back.Read || back.Box.String() != "queue:work" {
 		t.Fatalf("released %+v", back)
 	}
 	raw = ts.read(t, "state/queue/work/"+item.ID+".json")
@@ -103,7 +103,7 @@ var claimOps = map[string]struct {
 			return sent[0].ID
 		},
 		run: func(s *maildir.Store, id string) error {
-			_, err := s.Claim("queue:work", "toast")
+			_, err := s.Claim(mbox("queue:work"), mbox("toast"))
 			return err
 		},
 	},
@@ -114,16 +114,16 @@ var claimOps = map[string]struct {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Claim("queue:work", "toast"); err != nil {
+			if _, err := s.Claim(mbox("queue:work"), mbox("toast")); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.MarkRead("toast", sent[0].ID); err != nil {
+			if _, err := s.MarkRead(mbox("toast"), sent[0].ID); err != nil {
 				t.Fatal(err)
 			}
 			return sent[0].ID
 		},
 		run: func(s *maildir.Store, id string) error {
-			_, err := s.Release("toast", id)
+			_, err := s.Release(mbox("toast"), id)
 			return err
 		},
 	},
@@ -228,7 +228,7 @@ func checkOnePlace(t *testing.T, ts *testStore, op, id string, n int, acked bool
 			t.Fatalf("point %d: two different files for one item", n)
 		}
 		// Never handed out twice: a claim passes it over.
-		if m, err := ts.Claim("queue:work", "nux"); !errors.Is(err, maildir.ErrQueueEmpty) {
+		if m, err := ts.Claim(mbox("queue:work"), mbox("nux")); !errors.Is(err, maildir.ErrQueueEmpty) {
 			t.Fatalf("point %d: an item under two names was claimed again: %+v, %v", n, m, err)
 		}
 		if w := ts.warnings(); len(w) != 1 || !errors.Is(w[0], maildir.ErrUnfinishedMove) {
@@ -248,7 +248,7 @@ func checkOnePlace(t *testing.T, ts *testStore, op, id string, n int, acked bool
 	}
 	if inBox {
 		// Still (or now) claimed: with its record, as the claimant saw it.
-		m, err := ts.Get("agent:toast", id)
+		m, err := ts.Get(mbox("agent:toast"), id)
 		if err != nil || m.Claim == nil || m.Claim.Agent != "toast" {
 			t.Fatalf("point %d: the item in the mailbox has no claim record: %+v, %v", n, m, err)
 		}
@@ -259,10 +259,10 @@ func checkOnePlace(t *testing.T, ts *testStore, op, id string, n int, acked bool
 	}
 	// Waiting in the queue: listed as waiting, and the next claimant gets
 	// it unread, with its own record.
-	if waiting, err := ts.List("queue:work", maildir.ListOptions{}); err != nil || len(waiting) != 1 {
+	if waiting, err := ts.List(mbox("queue:work"), maildir.ListOptions{}); err != nil || len(waiting) != 1 {
 		t.Fatalf("point %d: the queue lists %d items, %v", n, len(waiting), err)
 	}
-	m, err := ts.Claim("queue:work", "nux")
+	m, err := ts.Claim(mbox("queue:work"), mbox("nux"))
 	if err != nil || m.ID != id || m.Read || m.Claim == nil || m.Claim.Agent != "nux" {
 		t.Fatalf("point %d: the next claim got %+v, %v", n, m, err)
 	}

@@ -201,7 +201,7 @@ func TestSameNanosecondSendersNeverOverwrite(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	msgs, err := ts.List("toast", maildir.ListOptions{All: true})
+	msgs, err := ts.List(mbox("toast"), maildir.ListOptions{All: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,8 +276,8 @@ func markRacingDelete(t *testing.T, ts *testStore) {
 				id := m[0].ID
 				var markErr, delErr error
 				var race sync.WaitGroup
-				race.Go(func() { _, markErr = ts.MarkRead(agent, id) })
-				race.Go(func() { delErr = ts.Delete(agent, id) })
+				race.Go(func() { _, markErr = ts.MarkRead(mbox(agent), id) })
+				race.Go(func() { delErr = ts.Delete(mbox(agent), id) })
 				race.Wait()
 				if delErr != nil {
 					t.Errorf("delete: %v", delErr)
@@ -308,9 +308,9 @@ func TestMarkReadRacingArchiveMove(t *testing.T) {
 			m := ts.send(t, "a", "b", "s")
 			var wg sync.WaitGroup
 			var markErr, archErr error
-			wg.Go(func() { _, markErr = ts.MarkRead("b", m.ID) })
+			wg.Go(func() { _, markErr = ts.MarkRead(mbox("b"), m.ID) })
 			wg.Go(func() {
-				errs, err := ts.Archive("b", []string{m.ID})
+				errs, err := ts.Archive(mbox("b"), []string{m.ID})
 				archErr = errors.Join(append(errs, err)...)
 			})
 			wg.Wait()
@@ -318,7 +318,7 @@ func TestMarkReadRacingArchiveMove(t *testing.T) {
 				t.Fatalf("mark %v, archive %v", markErr, archErr)
 			}
 			_, inBox := os.Lstat(ts.path(m.Path))
-			got, err := ts.Get("b", m.ID)
+			got, err := ts.Get(mbox("b"), m.ID)
 			if inBox == nil || err != nil || !got.Archived || !got.Read {
 				t.Fatalf("%s: still in the mailbox %v, got %+v, %v", m.ID, inBox == nil, got, err)
 			}

@@ -14,8 +14,12 @@
 //	<root>/state/groups/<name>.json               groups ([Store.Expand])
 //
 // An [Address] names where mail goes: an agent, a group ("@name"), a work
-// queue ("queue:name") or a channel ("channel:name"); [Store.Resolve]
-// refuses a bare name that could mean two of them.
+// queue ("queue:name") or a channel ("channel:name"). Written addresses are
+// resolved once, at the edge: [Store.Resolve] (a bare name means the one
+// thing of that name that exists) or [ParseMailbox] (a bare name is the
+// agent). Every method that reads or changes a folder takes the resulting
+// Address value, checks it (so a hand-built one cannot lead outside the
+// tree), and gives each message its folder as [Message.Box].
 //
 // An agent id is one path element ([ParseAgent]). A message id is its file
 // name without ".json"; mailfs names files "<stamp>-<from>.json", with a

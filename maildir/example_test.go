@@ -23,13 +23,13 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	unread, _ := s.List("gastown/toast", maildir.ListOptions{})
-	fmt.Println(len(unread), "unread for", sent[0].Agent+":", unread[0].Subject)
+	unread, _ := s.List(mbox("gastown/toast"), maildir.ListOptions{})
+	fmt.Println(len(unread), "unread for", sent[0].Box.String()+":", unread[0].Subject)
 
-	m, _ := s.MarkRead("gastown.toast", sent[0].ID)
+	m, _ := s.MarkRead(mbox("gastown.toast"), sent[0].ID)
 	fmt.Println("read:", m.Read)
 
-	reply, _ := s.Reply("gastown/toast", m.ID, &maildir.Message{Body: "fixed"})
+	reply, _ := s.Reply(mbox("gastown/toast"), m.ID, &maildir.Message{Body: "fixed"})
 	fmt.Println(reply[0].To, reply[0].Subject, reply[0].Thread == m.Thread)
 	// Output:
 	// 1 unread for gastown.toast: WORK gt-101
@@ -50,13 +50,13 @@ func ExampleStore_Claim() {
 	}
 	s.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "WORK gt-7"})
 
-	item, _ := s.Claim("queue:work", "nux")
-	fmt.Println(item.Agent, "claimed", item.Subject, "from", item.Claim.Queue)
-	if _, err := s.Claim("queue:work", "toast"); err != nil {
+	item, _ := s.Claim(mbox("queue:work"), mbox("nux"))
+	fmt.Println(item.Box.String(), "claimed", item.Subject, "from", item.Claim.Queue)
+	if _, err := s.Claim(mbox("queue:work"), mbox("toast")); err != nil {
 		fmt.Println(err)
 	}
-	back, _ := s.Release("nux", item.ID)
-	fmt.Println("released to", back.Agent, "read:", back.Read)
+	back, _ := s.Release(mbox("nux"), item.ID)
+	fmt.Println("released to", back.Box.String(), "read:", back.Read)
 	// Output:
 	// nux claimed WORK gt-7 from queue:work
 	// queue empty: nothing waits in queue:work

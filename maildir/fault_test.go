@@ -105,7 +105,7 @@ var faultOps = []faultOp{
 			}
 		},
 		run: func(s *maildir.Store) error {
-			_, err := s.MarkRead("toast", "2")
+			_, err := s.MarkRead(mbox("toast"), "2")
 			return err
 		},
 		check: func(t *testing.T, ts *testStore, acked bool) {
@@ -127,7 +127,7 @@ var faultOps = []faultOp{
 			}
 		},
 		run: func(s *maildir.Store) error {
-			errs, err := s.Archive("toast", []string{"2"})
+			errs, err := s.Archive(mbox("toast"), []string{"2"})
 			return errors.Join(append(errs, err)...)
 		},
 		check: func(t *testing.T, ts *testStore, acked bool) {
@@ -152,7 +152,7 @@ var faultOps = []faultOp{
 			}
 		},
 		run: func(s *maildir.Store) error {
-			_, err := s.Claim("queue:work", "toast")
+			_, err := s.Claim(mbox("queue:work"), mbox("toast"))
 			return err
 		},
 		check: func(t *testing.T, ts *testStore, acked bool) {

@@ -372,11 +372,11 @@ func (s *Store) expandWith(g *Group, stack []string, override map[string]*Group)
 			}
 			for _, a := range agents {
 				if ok, _ := path.Match(m, a); ok {
-					add(Address{Kind: KindAgent, Name: a, explicit: true})
+					add(Address{Kind: KindAgent, Name: a})
 				}
 			}
 		default:
-			add(Address{Kind: KindAgent, Name: m, explicit: true})
+			add(Address{Kind: KindAgent, Name: m})
 		}
 	}
 	return out, nil

@@ -12,7 +12,7 @@ import (
 // or changed under it.
 const maxRewrites = 16
 
-// MarkRead sets "read" to true on message id at addr (or in its archive)
+// MarkRead sets "read" to true on message id in box b (or in its archive)
 // and returns the message as it now is. id is resolved as [Store.Get] does.
 //
 // The rewrite is atomic and keeps every other key's value byte for byte. It
@@ -21,14 +21,13 @@ const maxRewrites = 16
 // file was archived meanwhile, the mark follows it there; if it was deleted,
 // MarkRead returns [ErrNotFound]. A message that is already read is not
 // written at all.
-func (s *Store) MarkRead(addr, id string) (*Message, error) { return s.setRead(addr, id, true) }
+func (s *Store) MarkRead(b Address, id string) (*Message, error) { return s.setRead(b, id, true) }
 
 // MarkUnread sets "read" to false, as [Store.MarkRead] sets it to true.
-func (s *Store) MarkUnread(addr, id string) (*Message, error) { return s.setRead(addr, id, false) }
+func (s *Store) MarkUnread(b Address, id string) (*Message, error) { return s.setRead(b, id, false) }
 
-func (s *Store) setRead(addr, id string, read bool) (*Message, error) {
-	b, err := s.box(addr)
-	if err != nil {
+func (s *Store) setRead(b Address, id string, read bool) (*Message, error) {
+	if err := s.check(b); err != nil {
 		return nil, err
 	}
 	for range maxRewrites {
@@ -57,11 +56,10 @@ func (s *Store) rewriteRead(d *durable.Dir, b Address, archived bool, name strin
 	})
 }
 
-// Delete removes message id from the folder at addr (or its archive) and
+// Delete removes message id from the folder of b (or its archive) and
 // makes the removal durable. id is resolved as [Store.Get] does.
-func (s *Store) Delete(addr, id string) error {
-	b, err := s.box(addr)
-	if err != nil {
+func (s *Store) Delete(b Address, id string) error {
+	if err := s.check(b); err != nil {
 		return err
 	}
 	d, name, _, err := s.locate(b, id)

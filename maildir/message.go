@@ -55,13 +55,13 @@ func (p Priority) Rank() int {
 // file name's stamp, else the file's mtime.
 //
 // ID is stable: it is the file name without ".json", in every mailbox the
-// message is copied to and in the archive. Agent, Path and Archived say
-// where the copy was when it was read; another process may move it later.
+// message is copied to and in the archive. Box, Path and Archived say where
+// the copy was when it was read; another process may move it later.
 type Message struct {
-	ID       string `json:"-"`
-	Agent    string `json:"-"` // the mailbox this copy sits in
-	Path     string `json:"-"` // relative to the root, "/"-separated
-	Archived bool   `json:"-"`
+	ID       string  `json:"-"`
+	Box      Address `json:"-"` // the folder this copy sits in: a mailbox, a queue, a channel
+	Path     string  `json:"-"` // relative to the root, "/"-separated
+	Archived bool    `json:"-"`
 
 	From      string
 	To        string
@@ -280,7 +280,7 @@ func (m *Message) AppendJSONLine(b []byte) []byte {
 	b = append(b, `{"id":`...)
 	b = appendString(b, m.ID)
 	b = append(b, `,"agent":`...)
-	b = appendString(b, m.Agent)
+	b = appendString(b, m.Box.String())
 	b = append(b, `,"path":`...)
 	b = appendString(b, m.Path)
 	obj := compactObject(nil, m.fields())

@@ -22,19 +22,18 @@ var (
 
 // An Entry is a message file found by listing a folder, before it is opened.
 type Entry struct {
-	Agent    string
+	Box      Address // the folder it is in
 	ID       string
 	Archived bool
 	Stamp    time.Time // from the file name; zero when the name carries none
 }
 
-// Entries lists the message files at addr, or in its archive, without
+// Entries lists the message files of box b, or in its archive, without
 // opening any of them: it reads the directory only. Entries that cannot be
 // messages are returned in skipped (not reported to Warn); dot-files and
 // the archive and quarantine folders are left out in silence.
-func (s *Store) Entries(addr string, archived bool) (entries []Entry, skipped []*SkipError, err error) {
-	b, err := s.box(addr)
-	if err != nil {
+func (s *Store) Entries(b Address, archived bool) (entries []Entry, skipped []*SkipError, err error) {
+	if err := s.check(b); err != nil {
 		return nil, nil, err
 	}
 	d, err := s.openFolder(b, archived)
@@ -48,12 +47,12 @@ func (s *Store) Entries(addr string, archived bool) (entries []Entry, skipped []
 			return
 		}
 		t, _ := ParseStamp(name)
-		entries = append(entries, Entry{Agent: b.String(), ID: strings.TrimSuffix(name, ".json"), Archived: archived, Stamp: t})
+		entries = append(entries, Entry{Box: b, ID: strings.TrimSuffix(name, ".json"), Archived: archived, Stamp: t})
 	})
 	return entries, skipped, err
 }
 
-// Archive moves messages from the folder at addr into its archive folder,
+// Archive moves messages from the folder of b into its archive folder,
 // under the same names, and returns one error per id (nil when the message
 // was moved or was already archived). Each move is a rename that never
 // replaces a file: a clash gives [ErrClash] and leaves both files where
@@ -61,20 +60,19 @@ func (s *Store) Entries(addr string, archived bool) (entries []Entry, skipped []
 // Archive returns. The error returned alone is for the mailbox as a whole
 // (for example an "archive" that is not a directory), and then nothing was
 // moved. ids are resolved as [Store.Get] does.
-func (s *Store) Archive(addr string, ids []string) ([]error, error) {
-	return s.move(addr, ids, true)
+func (s *Store) Archive(b Address, ids []string) ([]error, error) {
+	return s.move(b, ids, true)
 }
 
-// Restore moves archived messages back into the folder at addr, as
+// Restore moves archived messages back into the folder of b, as
 // [Store.Archive] moves them out; a message that is already there is not
 // an error.
-func (s *Store) Restore(addr string, ids []string) ([]error, error) {
-	return s.move(addr, ids, false)
+func (s *Store) Restore(b Address, ids []string) ([]error, error) {
+	return s.move(b, ids, false)
 }
 
-func (s *Store) move(addr string, ids []string, toArchive bool) ([]error, error) {
-	b, err := s.box(addr)
-	if err != nil {
+func (s *Store) move(b Address, ids []string, toArchive bool) ([]error, error) {
+	if err := s.check(b); err != nil {
 		return nil, err
 	}
 	f, err := s.openFolders(b, true, nil)

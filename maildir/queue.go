@@ -69,20 +69,18 @@ func (s *Store) CreateQueue(name string) error {
 // on a file system without renameat2's flags) is not handed out: it is
 // reported to Warn with [ErrUnfinishedMove] for fsck to finish. A queue
 // that does not exist gives [ErrNoQueue]; an empty one [ErrQueueEmpty].
-func (s *Store) Claim(queue, agent string) (*Message, error) {
-	q, err := s.Resolve(queue)
-	if err == nil && q.Kind != KindQueue {
-		err = fmt.Errorf("%w: %q is %s; claim from a work queue, queue:NAME", ErrWrongKind, queue, article(q.Kind))
+func (s *Store) Claim(q, a Address) (*Message, error) {
+	if q.Kind != KindQueue {
+		return nil, fmt.Errorf("%w: %s is %s; claim from a work queue, queue:NAME", ErrWrongKind, q, article(q.Kind))
 	}
-	if err != nil {
+	if a.Kind != KindAgent {
+		return nil, fmt.Errorf("%w: %s is %s; a claim goes into an agent's mailbox", ErrWrongKind, a, article(a.Kind))
+	}
+	if err := s.check(a); err != nil {
 		return nil, err
 	}
-	a, err := ParseMailbox(agent)
-	if err == nil && a.Kind != KindAgent {
-		err = fmt.Errorf("%w: %q is %s; a claim goes into an agent's mailbox", ErrWrongKind, agent, article(a.Kind))
-	}
-	if err != nil {
-		return nil, err
+	if !ValidAgent(q.Name) {
+		return nil, &NameError{Kind: q.Kind, Name: q.Name, Why: "not a canonical name"}
 	}
 	parent, src, err := s.openQueue(q)
 	if err != nil {
@@ -150,7 +148,7 @@ func (s *Store) Claim(queue, agent string) (*Message, error) {
 		if err := syncBoth(src, dst); err != nil {
 			return nil, err
 		}
-		m.Agent, m.Path = a.String(), dst.Join(name)
+		m.Box, m.Path = a, dst.Join(name)
 		return m, nil
 	}
 	return nil, fmt.Errorf("%w: nothing waits in %s", ErrQueueEmpty, q)
@@ -206,12 +204,11 @@ func (s *Store) stampClaim(d *durable.Dir, q Address, name string, agent Address
 // killed at any point leaves it either still claimed (in the mailbox, as it
 // was) or waiting in the queue: an item in a queue always counts as
 // waiting, and the next claim rewrites what a cut-short release left.
-func (s *Store) Release(agent, id string) (*Message, error) {
-	a, err := ParseMailbox(agent)
-	if err == nil && a.Kind != KindAgent {
-		err = fmt.Errorf("%w: %q is %s; release from the mailbox that claimed the item", ErrWrongKind, agent, article(a.Kind))
+func (s *Store) Release(a Address, id string) (*Message, error) {
+	if a.Kind != KindAgent {
+		return nil, fmt.Errorf("%w: %s is %s; release from the mailbox that claimed the item", ErrWrongKind, a, article(a.Kind))
 	}
-	if err != nil {
+	if err := s.check(a); err != nil {
 		return nil, err
 	}
 	d, name, archived, err := s.locate(a, id)
@@ -265,15 +262,15 @@ func (s *Store) Release(agent, id string) (*Message, error) {
 // part-way leaves (an item in a queue always counts as waiting, so this
 // changes what the file says, not what it means). It holds the claimants'
 // lock, so it never touches an item a live claim is moving.
-func (s *Store) Settle(queue, id string) error {
-	q, err := s.Resolve(queue)
-	if err == nil && q.Kind != KindQueue {
-		err = fmt.Errorf("%w: %q is %s, not a queue", ErrWrongKind, queue, article(q.Kind))
+func (s *Store) Settle(q Address, id string) error {
+	if q.Kind != KindQueue {
+		return fmt.Errorf("%w: %s is %s, not a queue", ErrWrongKind, q, article(q.Kind))
 	}
-	if err != nil {
+	if err := s.check(q); err != nil {
 		return err
 	}
-	if id, err = ParseID(id); err != nil {
+	id, err := ParseID(id)
+	if err != nil {
 		return err
 	}
 	parent, d, err := s.openQueue(q)

@@ -26,14 +26,13 @@ type ListOptions struct {
 	Limit      int  // at most this many, after ordering; 0 means no limit
 }
 
-// List returns the messages at addr (an agent's mailbox, a queue or a
+// List returns the messages in box b (an agent's mailbox, a queue or a
 // channel), oldest first: the unread ones, or all of them with opt.All.
 // A channel's posts are all listed: "read" means nothing for a broadcast.
 // A folder that does not exist is empty. Files that are not messages are
 // reported to [Store.Warn] and skipped.
-func (s *Store) List(addr string, opt ListOptions) ([]*Message, error) {
-	b, err := s.box(addr)
-	if err != nil {
+func (s *Store) List(b Address, opt ListOptions) ([]*Message, error) {
+	if err := s.check(b); err != nil {
 		return nil, err
 	}
 	// Everything in a queue waits for a claimant, whatever its "read" key
@@ -64,12 +63,11 @@ func sortByTime(msgs []*Message) {
 	})
 }
 
-// Get returns the message id from the folder at addr or its archive. id
+// Get returns the message id from the folder of b or its archive. id
 // may be the id, the file name, or a unique prefix of the id; a prefix that
 // matches several messages gives an [*AmbiguousError]. Get changes nothing.
-func (s *Store) Get(addr, id string) (*Message, error) {
-	b, err := s.box(addr)
-	if err != nil {
+func (s *Store) Get(b Address, id string) (*Message, error) {
+	if err := s.check(b); err != nil {
 		return nil, err
 	}
 	d, name, archived, err := s.locate(b, id)
@@ -91,7 +89,7 @@ const NeglectedAfter = 24 * time.Hour
 
 // Counts is what [Store.Count] reports for one mailbox.
 type Counts struct {
-	Agent        string    `json:"agent"`
+	Box          Address   `json:"agent"`
 	Total        int       `json:"total"`                  // messages in the mailbox, read or not
 	Unread       int       `json:"unread"`                 // of those, the unread ones
 	Archived     int       `json:"archived"`               // files in its archive folder
@@ -99,16 +97,15 @@ type Counts struct {
 	OldestUnread time.Time `json:"oldest_unread,omitzero"` // the time of the oldest unread message
 }
 
-// Count counts the messages at addr. It reads one batch of files at a
+// Count counts the messages in box b. It reads one batch of files at a
 // time, so its memory does not grow with the size of the folder.
-func (s *Store) Count(addr string) (Counts, error) {
-	b, err := s.box(addr)
-	if err != nil {
+func (s *Store) Count(b Address) (Counts, error) {
+	if err := s.check(b); err != nil {
 		return Counts{}, err
 	}
-	c := Counts{Agent: b.String()}
+	c := Counts{Box: b}
 	cutoff := s.now().Add(-NeglectedAfter)
-	_, err = s.readFolder(b, false, func(m *Message) bool {
+	_, err := s.readFolder(b, false, func(m *Message) bool {
 		c.Total++
 		if !m.Read {
 			c.Unread++
@@ -270,7 +267,7 @@ func (s *Store) loadFields(d *durable.Dir, b Address, archived bool, name string
 		return nil, nil, nil, &fs.PathError{Op: "parse", Path: d.Join(name), Err: err}
 	}
 	m.ID = strings.TrimSuffix(name, ".json")
-	m.Agent = b.String()
+	m.Box = b
 	m.Path = d.Join(name)
 	m.Archived = archived
 	if m.Timestamp.IsZero() {
@@ -294,13 +291,13 @@ func Reason(err error) error {
 	return err
 }
 
-// Load reads the message whose id is exactly id from the folder at addr:
+// Load reads the message whose id is exactly id from the folder of b:
 // not its archive, and never by prefix. It is for callers that know the
 // file name, such as watchers. A file that is not there gives
 // [ErrNotFound]; one that is not a message gives an error wrapping
 // [ErrInvalidMessage], [ErrTooLarge] or [ErrNotMessage].
-func (s *Store) Load(addr, id string) (*Message, error) {
-	b, d, name, err := s.exact(addr, id)
+func (s *Store) Load(b Address, id string) (*Message, error) {
+	d, name, err := s.exact(b, id)
 	if err != nil {
 		return nil, err
 	}
@@ -312,32 +309,31 @@ func (s *Store) Load(addr, id string) (*Message, error) {
 	return m, err
 }
 
-// exact resolves the exact id in the folder at addr (not its archive) and
-// returns the box, the open folder (the caller closes it) and the name.
-func (s *Store) exact(addr, id string) (Address, *durable.Dir, string, error) {
-	b, err := s.box(addr)
-	if err != nil {
-		return b, nil, "", err
+// exact resolves the exact id in the folder of b (not its archive) and
+// returns the open folder (the caller closes it) and the name.
+func (s *Store) exact(b Address, id string) (*durable.Dir, string, error) {
+	if err := s.check(b); err != nil {
+		return nil, "", err
 	}
 	f, err := s.openFolders(b, false, nil)
 	if err != nil {
-		return b, nil, "", err
+		return nil, "", err
 	}
 	defer f.Close()
 	i, name, err := f.find(id, true)
 	if err != nil {
-		return b, nil, "", err
+		return nil, "", err
 	}
-	return b, f.take(i), name, nil
+	return f.take(i), name, nil
 }
 
-// ReadFile returns the bytes of message id in the folder at addr (not its
+// ReadFile returns the bytes of message id in the folder of b (not its
 // archive; the exact id, never a prefix), exactly as they are on disk, for
 // callers that hand the file on, such as "watch --exec". It reads through
 // the root's confined walk: a symbolic link, a FIFO or a file over
 // [MaxSize] is refused, never followed or waited on.
-func (s *Store) ReadFile(addr, id string) ([]byte, error) {
-	b, d, name, err := s.exact(addr, id)
+func (s *Store) ReadFile(b Address, id string) ([]byte, error) {
+	d, name, err := s.exact(b, id)
 	if err != nil {
 		return nil, err
 	}

@@ -96,7 +96,7 @@ func BenchmarkClaim10k(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("mailfs/%d", claimants), func(b *testing.B) {
 			run(b, func(ts *testStore, agent string) bool {
-				_, err := ts.Claim("queue:work", agent)
+				_, err := ts.Claim(mbox("queue:work"), mbox(agent))
 				if err != nil && !errors.Is(err, maildir.ErrQueueEmpty) {
 					b.Error(err)
 				}

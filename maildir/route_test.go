@@ -29,7 +29,7 @@ func sendTo(t testing.TB, ts *testStore, to string, cc ...string) []*maildir.Mes
 func agentsOf(msgs []*maildir.Message) []string {
 	var out []string
 	for _, m := range msgs {
-		out = append(out, m.Agent)
+		out = append(out, m.Box.String())
 	}
 	slices.Sort(out)
 	return out
@@ -56,7 +56,7 @@ func TestGroups(t *testing.T) {
 	}
 	for _, m := range sent {
 		if m.To != "@town" || !slices.Equal(m.CC, []string{"witness", "@polecats"}) || m.Thread != sent[0].ID {
-			t.Fatalf("copy in %s: to %q cc %v thread %q", m.Agent, m.To, m.CC, m.Thread)
+			t.Fatalf("copy in %s: to %q cc %v thread %q", m.Box.String(), m.To, m.CC, m.Thread)
 		}
 	}
 	if all, _ := ts.Expand("@all"); len(all) != 5 {
@@ -128,7 +128,7 @@ func TestAmbiguousBareNames(t *testing.T) {
 	ts := newStore(t)
 	// A bare name means the one thing of that name that exists.
 	ts.CreateGroup("work", []string{"toast"})
-	if sent := sendTo(t, ts, "work"); len(sent) != 1 || sent[0].Agent != "toast" || sent[0].To != "@work" {
+	if sent := sendTo(t, ts, "work"); len(sent) != 1 || sent[0].Box.String() != "toast" || sent[0].To != "@work" {
 		t.Fatalf("the bare name of the only thing called work went to %+v", sent[0])
 	}
 	// Two things of one name can only be had by hand (the commands refuse
@@ -138,13 +138,19 @@ func TestAmbiguousBareNames(t *testing.T) {
 	if !errors.Is(err, maildir.ErrAmbiguousAddress) || !strings.Contains(err.Error(), "@work or queue:work") {
 		t.Fatalf("bare name of a group and a queue: %v", err)
 	}
-	if sent := sendTo(t, ts, "agent:work"); sent[0].Agent != "work" || sent[0].To != "work" {
-		t.Fatalf("agent:work went to %s", sent[0].Agent)
+	if sent := sendTo(t, ts, "agent:work"); sent[0].Box.String() != "work" || sent[0].To != "work" {
+		t.Fatalf("agent:work went to %s", sent[0].Box.String())
 	}
-	if _, err := ts.List("work", maildir.ListOptions{}); !errors.Is(err, maildir.ErrAmbiguousAddress) {
-		t.Fatalf("reading a bare ambiguous name: %v", err)
+	if _, err := ts.Resolve("work"); !errors.Is(err, maildir.ErrAmbiguousAddress) {
+		t.Fatalf("resolving a bare ambiguous name: %v", err)
 	}
-	if _, err := ts.List("@work", maildir.ListOptions{}); !errors.Is(err, maildir.ErrWrongKind) {
+	// An Address built by hand is checked too: no name leads outside.
+	for _, bad := range []maildir.Address{{Kind: maildir.KindAgent, Name: "../x"}, {Kind: maildir.KindAgent, Name: "Toast"}, {Kind: maildir.KindQueue, Name: ""}} {
+		if _, err := ts.List(bad, maildir.ListOptions{}); !errors.Is(err, maildir.ErrInvalidAddress) && !errors.Is(err, maildir.ErrInvalidName) {
+			t.Fatalf("List(%+v) = %v, want an invalid name", bad, err)
+		}
+	}
+	if _, err := ts.List(mbox("@work"), maildir.ListOptions{}); !errors.Is(err, maildir.ErrWrongKind) {
 		t.Fatalf("listing a group: %v", err)
 	}
 }
@@ -165,31 +171,31 @@ func TestWorkQueue(t *testing.T) {
 	if _, err := os.Stat(ts.path("state/queue/work/" + items[0] + ".json")); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ts.Claim("queue:work", "Gastown/Toast")
-	if err != nil || got.ID != items[0] || got.Agent != "gastown.toast" || got.To != "queue:work" {
+	got, err := ts.Claim(mbox("queue:work"), mbox("Gastown/Toast"))
+	if err != nil || got.ID != items[0] || got.Box.String() != "gastown.toast" || got.To != "queue:work" {
 		t.Fatalf("Claim = %+v, %v; want the oldest item in gastown.toast", got, err)
 	}
-	ts.MarkRead("gastown.toast", got.ID)
-	back, err := ts.Release("gastown/toast", got.ID)
-	if err != nil || back.Agent != "queue:work" || back.Read {
+	ts.MarkRead(mbox("gastown.toast"), got.ID)
+	back, err := ts.Release(mbox("gastown/toast"), got.ID)
+	if err != nil || back.Box.String() != "queue:work" || back.Read {
 		t.Fatalf("Release = %+v, %v; want it back in the queue, unread", back, err)
 	}
 	for range 3 {
-		if _, err := ts.Claim("queue:work", "nux"); err != nil {
+		if _, err := ts.Claim(mbox("queue:work"), mbox("nux")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := ts.Claim("queue:work", "nux"); !errors.Is(err, maildir.ErrQueueEmpty) {
+	if _, err := ts.Claim(mbox("queue:work"), mbox("nux")); !errors.Is(err, maildir.ErrQueueEmpty) {
 		t.Fatalf("claim from an empty queue: %v", err)
 	}
-	if _, err := ts.Claim("queue:never", "nux"); !errors.Is(err, maildir.ErrNoQueue) {
+	if _, err := ts.Claim(mbox("queue:never"), mbox("nux")); !errors.Is(err, maildir.ErrNoQueue) {
 		t.Fatalf("claim from a missing queue: %v", err)
 	}
 	direct := sendTo(t, ts, "nux")[0]
-	if _, err := ts.Release("nux", direct.ID); !errors.Is(err, maildir.ErrNotClaimed) {
+	if _, err := ts.Release(mbox("nux"), direct.ID); !errors.Is(err, maildir.ErrNotClaimed) {
 		t.Fatalf("release of direct mail: %v", err)
 	}
-	if _, err := ts.Claim("nux", "toast"); !errors.Is(err, maildir.ErrWrongKind) {
+	if _, err := ts.Claim(mbox("nux"), mbox("toast")); !errors.Is(err, maildir.ErrWrongKind) {
 		t.Fatalf("claim from a mailbox: %v", err)
 	}
 	if qs, _ := ts.Queues(); !slices.Equal(qs, []string{"work"}) {
@@ -217,7 +223,7 @@ func where(t *testing.T, ts *testStore, boxes []string) map[string]int {
 	t.Helper()
 	seen := map[string]int{}
 	for _, b := range boxes {
-		msgs, err := ts.List(b, maildir.ListOptions{All: true})
+		msgs, err := ts.List(mbox(b), maildir.ListOptions{All: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,7 +254,7 @@ func claimersRacing(t *testing.T, ts *testStore) {
 		boxes = append(boxes, agent)
 		wg.Go(func() {
 			for {
-				_, err := ts.Claim("queue:work", agent)
+				_, err := ts.Claim(mbox("queue:work"), mbox(agent))
 				if errors.Is(err, maildir.ErrQueueEmpty) {
 					return
 				}
@@ -261,7 +267,7 @@ func claimersRacing(t *testing.T, ts *testStore) {
 	}
 	wg.Wait()
 	checkEachOnce(t, where(t, ts, append(boxes, "queue:work")), 2000)
-	if left, _, _ := ts.Entries("queue:work", false); len(left) != 0 {
+	if left, _, _ := ts.Entries(mbox("queue:work"), false); len(left) != 0 {
 		t.Fatalf("%d items left in the queue", len(left))
 	}
 }
@@ -274,7 +280,7 @@ func childClaim() {
 		os.Exit(1)
 	}
 	for {
-		m, err := s.Claim(os.Getenv("QUEUE"), os.Getenv("AGENT"))
+		m, err := s.Claim(mbox(os.Getenv("QUEUE")), mbox(os.Getenv("AGENT")))
 		if errors.Is(err, maildir.ErrQueueEmpty) {
 			os.Exit(0)
 		}
@@ -343,7 +349,7 @@ func TestKilledClaimerLosesNothing(t *testing.T) {
 	seen := where(t, ts, boxes)
 	checkEachOnce(t, seen, 300)
 	for _, b := range boxes[1:] {
-		n, _ := ts.Count(b)
+		n, _ := ts.Count(mbox(b))
 		claimed += n.Total
 	}
 	if claimed < 20 {
@@ -368,18 +374,18 @@ func TestChannels(t *testing.T) {
 		}
 		posts = append(posts, m[0].ID)
 	}
-	kept, _ := ts.List("channel:merges", maildir.ListOptions{}) // all posts, read or not
+	kept, _ := ts.List(mbox("channel:merges"), maildir.ListOptions{}) // all posts, read or not
 	if got := ids(kept); !slices.Equal(got, posts[2:]) {
 		t.Fatalf("channel keeps %v, want the newest 3", got)
 	}
-	old, _ := ts.List("channel:merges", maildir.ListOptions{Archived: true, All: true})
+	old, _ := ts.List(mbox("channel:merges"), maildir.ListOptions{Archived: true, All: true})
 	if got := ids(old); !slices.Equal(got, posts[:2]) {
 		t.Fatalf("channel archive holds %v", got)
 	}
 	// By age: a post older than the limit moves at the next retention run.
 	ts.CreateChannel("merges", maildir.ChannelChange{RetainHours: ptr(1.0)})
 	ts.write(t, "state/channel/merges/2020-01-01T00-00-00Z-old.json", `{"from":"x"}`)
-	if moved, err := ts.Retain("channel:merges"); err != nil || !slices.Equal(moved, []string{"2020-01-01T00-00-00Z-old"}) {
+	if moved, err := ts.Retain(mbox("channel:merges")); err != nil || !slices.Equal(moved, []string{"2020-01-01T00-00-00Z-old"}) {
 		t.Fatalf("Retain = %v, %v", moved, err)
 	}
 	if cs, _ := ts.Channels(); !slices.Equal(cs, []string{"merges"}) {
@@ -403,14 +409,14 @@ func TestRetentionRacingPosts(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	ts.Retain("channel:c") // settle: the last racing runs may each have seen 6
-	live, _ := ts.List("channel:c", maildir.ListOptions{})
+	ts.Retain(mbox("channel:c")) // settle: the last racing runs may each have seen 6
+	live, _ := ts.List(mbox("channel:c"), maildir.ListOptions{})
 	if len(live) != 5 {
 		t.Fatalf("%d live posts, want 5", len(live))
 	}
 	seen := map[string]int{}
 	for _, archived := range []bool{false, true} {
-		msgs, _ := ts.List("channel:c", maildir.ListOptions{All: true, Archived: archived})
+		msgs, _ := ts.List(mbox("channel:c"), maildir.ListOptions{All: true, Archived: archived})
 		for _, m := range msgs {
 			seen[m.Subject]++
 		}

@@ -20,7 +20,7 @@ const maxSuffix = 10000
 const fanOut = 8
 
 // Send delivers m to m.To and to each address in m.CC, and returns the
-// delivered copies with their ID, Agent and Path set.
+// delivered copies with their ID, Box and Path set.
 //
 // An address may be an agent, a group ("@name": one copy per member, the
 // sender left out), a work queue ("queue:name": one item for a claimant) or
@@ -83,7 +83,7 @@ func (s *Store) Send(m *Message) ([]*Message, error) {
 		if m != nil {
 			sent = append(sent, m)
 			if rcpts[i].Kind == KindChannel {
-				if _, err := s.Retain(rcpts[i].String()); err != nil {
+				if _, err := s.Retain(rcpts[i]); err != nil {
 					errs[i] = fmt.Errorf("posted, but applying the retention of %s failed: %w", rcpts[i], err)
 				}
 			}
@@ -96,7 +96,7 @@ func (s *Store) Send(m *Message) ([]*Message, error) {
 // order, each once.
 func (s *Store) prepare(m *Message) (*Message, []Address, error) {
 	c := *m
-	c.ID, c.Agent, c.Path, c.Archived, c.Read, c.Claim = "", "", "", false, false, nil
+	c.ID, c.Box, c.Path, c.Archived, c.Read, c.Claim = "", Address{}, "", false, false, nil
 	if c.From == "" {
 		return nil, nil, fmt.Errorf("%w: no sender (set From)", ErrInvalidMessage)
 	}
@@ -224,7 +224,7 @@ func (s *Store) deliver(r *durable.Root, b Address, m *Message, ownThread bool) 
 		if err != nil {
 			return err
 		}
-		m.Agent, m.Path = b.String(), d.Join(id+".json")
+		m.Box, m.Path = b, d.Join(id+".json")
 		return nil
 	}
 	return fmt.Errorf("no free id after %s-%d in %s", base, maxSuffix, b.Dir(false))

@@ -123,20 +123,20 @@ var ErrAmbiguousAddress = errors.New("ambiguous address")
 // name exist; the error says how to write each. Prefixed addresses are
 // taken as written. Every command that takes an address resolves it here.
 func (s *Store) Resolve(addr string) (Address, error) {
-	a, err := ParseAddress(addr)
-	if err != nil || a.explicit {
+	a, explicit, err := parseAddress(addr)
+	if err != nil || explicit {
 		return a, err
 	}
 	var found []Address
 	for _, k := range []Kind{KindAgent, KindGroup, KindQueue, KindChannel} {
-		b := Address{Kind: k, Name: a.Name, explicit: true}
+		b := Address{Kind: k, Name: a.Name}
 		if s.exists(b) {
 			found = append(found, b)
 		}
 	}
 	switch len(found) {
 	case 0:
-		return Address{Kind: KindAgent, Name: a.Name, explicit: true}, nil
+		return Address{Kind: KindAgent, Name: a.Name}, nil
 	case 1:
 		return found[0], nil
 	}
@@ -191,7 +191,7 @@ func (s *Store) exists(a Address) bool {
 func (s *Store) taken(kind Kind, name string) error {
 	var found []Address
 	for _, k := range []Kind{KindAgent, KindGroup, KindQueue, KindChannel} {
-		if b := (Address{Kind: k, Name: name, explicit: true}); k != kind && s.exists(b) {
+		if b := (Address{Kind: k, Name: name}); k != kind && s.exists(b) {
 			found = append(found, b)
 		}
 	}
@@ -201,18 +201,28 @@ func (s *Store) taken(kind Kind, name string) error {
 	return fmt.Errorf("%w: a %s cannot be called %q: %s exists already", ErrNameTaken, kind, name, describe(found))
 }
 
-// box resolves addr to a folder of messages: an agent, a queue or a
-// channel, not a group.
-func (s *Store) box(addr string) (Address, error) {
-	a, err := s.Resolve(addr)
-	switch {
-	case err != nil:
-	case a.Kind == KindGroup:
-		err = fmt.Errorf("%w %q: a group holds no messages; name one of its members", ErrWrongKind, addr)
-	case a.Kind == KindQueue || a.Kind == KindChannel:
-		err = s.mustExist(a)
+// check validates b, an address given to a method that reads or changes a
+// folder of messages: a valid name (an Address built by hand is checked
+// too, so no name can lead outside the mail tree), a kind that holds
+// messages (not a group), and, for a queue or a channel, one that exists.
+// Addresses are resolved once, at the edge ([Store.Resolve],
+// [ParseMailbox]); check touches the disk only for queues and channels.
+func (s *Store) check(b Address) error {
+	if !ValidAgent(b.Name) {
+		if b.Kind == KindAgent {
+			return fmt.Errorf("%w %q: not a canonical agent id (see ParseAgent)", ErrInvalidAddress, b.Name)
+		}
+		return &NameError{Kind: b.Kind, Name: b.Name, Why: "not a canonical name"}
 	}
-	return a, err
+	switch b.Kind {
+	case KindAgent:
+		return nil
+	case KindGroup:
+		return fmt.Errorf("%w %s: a group holds no messages; name one of its members", ErrWrongKind, b)
+	case KindQueue, KindChannel:
+		return s.mustExist(b)
+	}
+	return fmt.Errorf("%w: unknown kind %d", ErrWrongKind, b.Kind)
 }
 
 // mustExist returns nil if the queue or channel a exists, else an error

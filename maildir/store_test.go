@@ -117,8 +117,8 @@ func TestSendWritesTheSpecFormat(t *testing.T) {
 	}
 	m := sent[0]
 	const id = "2026-03-05T10-30-00.123456789Z-mayor"
-	if m.ID != id || m.Agent != "gastown.toast" || m.Path != "state/mail/gastown.toast/"+id+".json" {
-		t.Fatalf("sent %q to %q at %q", m.ID, m.Agent, m.Path)
+	if m.ID != id || m.Box.String() != "gastown.toast" || m.Path != "state/mail/gastown.toast/"+id+".json" {
+		t.Fatalf("sent %q to %q at %q", m.ID, m.Box.String(), m.Path)
 	}
 	want := `{
   "body": "Branch: fix\n\nGo.",
@@ -172,7 +172,7 @@ func TestPermissionsIgnoreUmask(t *testing.T) {
 			t.Errorf("%q: mode %v, want %v", rel, fi.Mode().Perm(), want)
 		}
 	}
-	if _, err := ts.MarkRead("b", m.ID); err != nil {
+	if _, err := ts.MarkRead(mbox("b"), m.ID); err != nil {
 		t.Fatal(err)
 	}
 	if fi, _ := os.Stat(ts.path(m.Path)); fi.Mode().Perm() != 0o600 {
@@ -206,14 +206,14 @@ func TestInitAndGitignore(t *testing.T) {
 
 func TestReadersOnAMissingRoot(t *testing.T) {
 	ts := newStore(t)
-	msgs, err := ts.List("nobody", maildir.ListOptions{All: true})
+	msgs, err := ts.List(mbox("nobody"), maildir.ListOptions{All: true})
 	if err != nil || len(msgs) != 0 {
 		t.Fatalf("List = %v, %v", msgs, err)
 	}
-	if c, err := ts.Count("nobody"); err != nil || c.Total != 0 {
+	if c, err := ts.Count(mbox("nobody")); err != nil || c.Total != 0 {
 		t.Fatalf("Count = %+v, %v", c, err)
 	}
-	if _, err := ts.Get("nobody", "x"); !errors.Is(err, maildir.ErrNotFound) {
+	if _, err := ts.Get(mbox("nobody"), "x"); !errors.Is(err, maildir.ErrNotFound) {
 		t.Fatalf("Get = %v", err)
 	}
 	if _, err := os.Stat(ts.dir); !errors.Is(err, fs.ErrNotExist) {
@@ -234,22 +234,22 @@ func TestListOrderFilterLimit(t *testing.T) {
 		}
 		sent = append(sent, s[0])
 	}
-	if _, err := ts.MarkRead("w", sent[2].ID); err != nil {
+	if _, err := ts.MarkRead(mbox("w"), sent[2].ID); err != nil {
 		t.Fatal(err)
 	}
-	all, _ := ts.List("w", maildir.ListOptions{All: true})
+	all, _ := ts.List(mbox("w"), maildir.ListOptions{All: true})
 	if got, want := ids(all), ids(sent); !slices.Equal(got, want) {
 		t.Fatalf("all, oldest first: %v\nwant %v", got, want)
 	}
-	unread, _ := ts.List("w", maildir.ListOptions{})
+	unread, _ := ts.List(mbox("w"), maildir.ListOptions{})
 	if got, want := ids(unread), ids(slices.Delete(slices.Clone(sent), 2, 3)); !slices.Equal(got, want) {
 		t.Fatalf("unread: %v\nwant %v", got, want)
 	}
-	byPri, _ := ts.List("w", maildir.ListOptions{All: true, ByPriority: true})
+	byPri, _ := ts.List(mbox("w"), maildir.ListOptions{All: true, ByPriority: true})
 	if got, want := ids(byPri), ids([]*maildir.Message{sent[1], sent[4], sent[3], sent[2], sent[0]}); !slices.Equal(got, want) {
 		t.Fatalf("by priority: %v\nwant %v", got, want)
 	}
-	limited, _ := ts.List("w", maildir.ListOptions{All: true, Limit: 2})
+	limited, _ := ts.List(mbox("w"), maildir.ListOptions{All: true, Limit: 2})
 	if got, want := ids(limited), ids(sent[:2]); !slices.Equal(got, want) {
 		t.Fatalf("limit 2: %v\nwant %v", got, want)
 	}
@@ -291,7 +291,7 @@ func TestSymlinkedMailboxIsRefused(t *testing.T) {
 		t.Fatal("Send into a symlinked mailbox succeeded")
 	}
 	os.WriteFile(filepath.Join(outside, "planted.json"), []byte(`{"from":"x","subject":"leak"}`), 0o600)
-	if msgs, err := ts.List("evil", maildir.ListOptions{All: true}); err == nil || len(msgs) != 0 {
+	if msgs, err := ts.List(mbox("evil"), maildir.ListOptions{All: true}); err == nil || len(msgs) != 0 {
 		t.Fatalf("List through the symlink = %v, %v; want an error", msgs, err)
 	}
 	if ents, _ := os.ReadDir(outside); len(ents) != 1 {
@@ -325,7 +325,7 @@ func TestReadersSkipWhatIsNotAMessage(t *testing.T) {
 	syscall.Mkfifo(ts.path(box+"fifo.json"), 0o600)
 	ts.warnings()
 
-	msgs, err := ts.List("b", maildir.ListOptions{All: true})
+	msgs, err := ts.List(mbox("b"), maildir.ListOptions{All: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +354,7 @@ func TestReadersSkipWhatIsNotAMessage(t *testing.T) {
 			t.Errorf("%s was changed", name)
 		}
 	}
-	if c, _ := ts.Count("b"); c.Total != 1 || c.Unread != 1 {
+	if c, _ := ts.Count(mbox("b")); c.Total != 1 || c.Unread != 1 {
 		t.Errorf("Count = %+v, want 1 total, 1 unread", c)
 	}
 }
@@ -368,7 +368,7 @@ func TestScriptWrittenFiles(t *testing.T) {
 	old := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
 	os.Chtimes(ts.path("state/mail/b/odd name.json"), old, old)
 
-	msgs, err := ts.List("b", maildir.ListOptions{})
+	msgs, err := ts.List(mbox("b"), maildir.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +387,7 @@ func TestScriptWrittenFiles(t *testing.T) {
 	}
 
 	// Mark read: only "read" changes; every other value keeps its bytes.
-	if _, err := ts.MarkRead("b", cron.ID); err != nil {
+	if _, err := ts.MarkRead(mbox("b"), cron.ID); err != nil {
 		t.Fatal(err)
 	}
 	got := ts.read(t, cron.Path)
@@ -416,27 +416,27 @@ func TestMarkWritesNothingWhenAlreadyInState(t *testing.T) {
 	m := ts.send(t, "a", "b", "s")
 	st1, _ := os.Stat(ts.path(m.Path))
 	ino := func(fi os.FileInfo) uint64 { return fi.Sys().(*syscall.Stat_t).Ino }
-	if _, err := ts.MarkUnread("b", m.ID); err != nil {
+	if _, err := ts.MarkUnread(mbox("b"), m.ID); err != nil {
 		t.Fatal(err)
 	}
 	st2, _ := os.Stat(ts.path(m.Path))
 	if ino(st1) != ino(st2) {
 		t.Fatal("marking an unread message unread rewrote it")
 	}
-	if _, err := ts.MarkRead("b", m.ID); err != nil {
+	if _, err := ts.MarkRead(mbox("b"), m.ID); err != nil {
 		t.Fatal(err)
 	}
 	st3, _ := os.Stat(ts.path(m.Path))
 	if ino(st3) == ino(st2) {
 		t.Fatal("mark-read did not rewrite the file")
 	}
-	if _, err := ts.MarkRead("b", m.ID); err != nil {
+	if _, err := ts.MarkRead(mbox("b"), m.ID); err != nil {
 		t.Fatal(err)
 	}
 	if st4, _ := os.Stat(ts.path(m.Path)); ino(st4) != ino(st3) {
 		t.Fatal("marking a read message read rewrote it")
 	}
-	if got, _ := ts.Get("b", m.ID); !got.Read {
+	if got, _ := ts.Get(mbox("b"), m.ID); !got.Read {
 		t.Fatal("message not read")
 	}
 }
@@ -447,7 +447,7 @@ func TestMarkFollowsAnArchivedMessage(t *testing.T) {
 	os.MkdirAll(ts.path("state/mail/b/archive"), 0o700)
 	archived := "state/mail/b/archive/" + m.ID + ".json"
 	os.Rename(ts.path(m.Path), ts.path(archived))
-	got, err := ts.MarkRead("b", m.ID)
+	got, err := ts.MarkRead(mbox("b"), m.ID)
 	if err != nil || !got.Archived || !got.Read {
 		t.Fatalf("MarkRead = %+v, %v", got, err)
 	}
@@ -465,11 +465,11 @@ func TestIDResolution(t *testing.T) {
 	b := ts.send(t, "x", "b", "second")
 
 	for _, id := range []string{a.ID, a.ID + ".json", "2026-01-01T00"} {
-		if got, err := ts.Get("b", id); err != nil || got.ID != a.ID {
+		if got, err := ts.Get(mbox("b"), id); err != nil || got.ID != a.ID {
 			t.Errorf("Get(%q) = %v, %v", id, got, err)
 		}
 	}
-	_, err := ts.Get("b", "2026-01-01T0")
+	_, err := ts.Get(mbox("b"), "2026-01-01T0")
 	var amb *maildir.AmbiguousError
 	if !errors.As(err, &amb) || !errors.Is(err, maildir.ErrAmbiguous) || !slices.Equal(amb.Candidates, []string{a.ID, b.ID}) {
 		t.Fatalf("ambiguous prefix: %v", err)
@@ -477,10 +477,10 @@ func TestIDResolution(t *testing.T) {
 	if !strings.Contains(err.Error(), a.ID) || !strings.Contains(err.Error(), b.ID) {
 		t.Errorf("error does not name the candidates: %v", err)
 	}
-	if _, err := ts.Get("b", "2027"); !errors.Is(err, maildir.ErrNotFound) {
+	if _, err := ts.Get(mbox("b"), "2027"); !errors.Is(err, maildir.ErrNotFound) {
 		t.Errorf("unknown id: %v", err)
 	}
-	if _, err := ts.Get("b", "../../x"); !errors.Is(err, maildir.ErrInvalidID) {
+	if _, err := ts.Get(mbox("b"), "../../x"); !errors.Is(err, maildir.ErrInvalidID) {
 		t.Errorf("traversal id: %v", err)
 	}
 }
@@ -488,13 +488,13 @@ func TestIDResolution(t *testing.T) {
 func TestDelete(t *testing.T) {
 	ts := newStore(t)
 	m := ts.send(t, "a", "b", "s")
-	if err := ts.Delete("b", m.ID); err != nil {
+	if err := ts.Delete(mbox("b"), m.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(ts.path(m.Path)); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatal("still there")
 	}
-	if err := ts.Delete("b", m.ID); !errors.Is(err, maildir.ErrNotFound) {
+	if err := ts.Delete(mbox("b"), m.ID); !errors.Is(err, maildir.ErrNotFound) {
 		t.Fatalf("second delete: %v", err)
 	}
 }
@@ -515,10 +515,10 @@ func TestCCAndThreads(t *testing.T) {
 		}
 		seen[c.ID] = true
 		if c.Thread != sent[0].ID || !slices.Equal(c.CC, []string{"nux", "witness"}) || c.To != "toast" {
-			t.Errorf("copy in %s: thread %q cc %v to %q", c.Agent, c.Thread, c.CC, c.To)
+			t.Errorf("copy in %s: thread %q cc %v to %q", c.Box, c.Thread, c.CC, c.To)
 		}
 	}
-	r1, err := ts.Reply("nux", sent[1].ID, &maildir.Message{Body: "on it"})
+	r1, err := ts.Reply(mbox("nux"), sent[1].ID, &maildir.Message{Body: "on it"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -527,7 +527,7 @@ func TestCCAndThreads(t *testing.T) {
 		reply.Subject != "Re: plan" || reply.Type != "reply" {
 		t.Fatalf("reply = %+v", reply)
 	}
-	r2, _ := ts.Reply("mayor", reply.ID, &maildir.Message{Body: "thanks"})
+	r2, _ := ts.Reply(mbox("mayor"), reply.ID, &maildir.Message{Body: "thanks"})
 	if r2[0].Subject != "Re: plan" {
 		t.Errorf("Re: doubled: %q", r2[0].Subject)
 	}
@@ -556,17 +556,17 @@ func TestCountAndAgents(t *testing.T) {
 		ts.send(t, "a", "b", "s"+string(rune('0'+i)))
 	}
 	m := ts.send(t, "a", "c", "x")
-	ts.MarkRead("c", m.ID)
+	ts.MarkRead(mbox("c"), m.ID)
 	ts.write(t, "state/mail/b/archive/old.json", `{}`)
 	ts.write(t, "state/mail/stray.txt", "x")
 	agents, err := ts.Agents()
 	if err != nil || !slices.Equal(agents, []string{"b", "c"}) {
 		t.Fatalf("Agents = %v, %v", agents, err)
 	}
-	if c, _ := ts.Count("b"); c.OldestUnread.IsZero() || c != (maildir.Counts{Agent: "b", Total: 3, Unread: 3, Archived: 1, OldestUnread: c.OldestUnread}) {
+	if c, _ := ts.Count(mbox("b")); c.OldestUnread.IsZero() || c != (maildir.Counts{Box: mbox("b"), Total: 3, Unread: 3, Archived: 1, OldestUnread: c.OldestUnread}) {
 		t.Errorf("Count(b) = %+v", c)
 	}
-	if c, _ := ts.Count("c"); c != (maildir.Counts{Agent: "c", Total: 1, Unread: 0}) {
+	if c, _ := ts.Count(mbox("c")); c != (maildir.Counts{Box: mbox("c"), Total: 1, Unread: 0}) {
 		t.Errorf("Count(c) = %+v", c)
 	}
 	if w := ts.warnings(); len(w) != 1 || !strings.Contains(w[0].Error(), "stray.txt") {

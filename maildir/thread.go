@@ -13,15 +13,11 @@ import (
 // Reply answers message id in agent's mailbox (or its archive): r goes
 // from agent to the original's sender, as [Store.ReplyTo] builds it. agent
 // must be an agent: queues and channels do not reply.
-func (s *Store) Reply(agent, id string, r *Message) ([]*Message, error) {
-	b, err := s.box(agent)
-	if err != nil {
-		return nil, err
-	}
+func (s *Store) Reply(b Address, id string, r *Message) ([]*Message, error) {
 	if b.Kind != KindAgent {
-		return nil, fmt.Errorf("%w: %q is %s; only an agent replies (claim the item into a mailbox first)", ErrWrongKind, agent, article(b.Kind))
+		return nil, fmt.Errorf("%w: %s is %s; only an agent replies (claim the item into a mailbox first)", ErrWrongKind, b, article(b.Kind))
 	}
-	orig, err := s.Get(b.Qualified(), id)
+	orig, err := s.Get(b, id)
 	if err != nil {
 		return nil, err
 	}
@@ -46,11 +42,10 @@ func (s *Store) ReplyTo(orig *Message, r *Message) ([]*Message, error) {
 	}
 	reply := *r
 	if reply.From == "" {
-		b, err := ParseMailbox(orig.Agent)
-		if err != nil || b.Kind != KindAgent {
-			return nil, fmt.Errorf("%w: %s is in %s: say who replies", ErrWrongKind, orig.ID, orig.Agent)
+		if orig.Box.Kind != KindAgent {
+			return nil, fmt.Errorf("%w: %s is in %s: say who replies", ErrWrongKind, orig.ID, orig.Box)
 		}
-		reply.From = b.Name
+		reply.From = orig.Box.Name
 	}
 	reply.To = Address{Kind: KindAgent, Name: orig.From}.Qualified() // the sender, even if a group bears its name
 	reply.Thread = orig.Thread
@@ -113,7 +108,7 @@ func (s *Store) Find(id string) (*Message, error) {
 	}
 	if len(found) == 0 {
 		for _, a := range boxes {
-			m, err := s.Get(a.Qualified(), id)
+			m, err := s.Get(a, id)
 			if errors.Is(err, ErrNotFound) {
 				continue
 			}
@@ -131,7 +126,7 @@ func (s *Store) Find(id string) (*Message, error) {
 	}
 	c := make([]string, len(found))
 	for i, m := range found {
-		c[i] = m.Agent + "/" + m.ID
+		c[i] = m.Box.String() + "/" + m.ID
 	}
 	return nil, &AmbiguousError{ID: id, Candidates: c}
 }
@@ -205,7 +200,7 @@ func (s *Store) boxes() ([]Address, error) {
 	}
 	var out []Address
 	for _, a := range agents {
-		out = append(out, Address{Kind: KindAgent, Name: a, explicit: true})
+		out = append(out, Address{Kind: KindAgent, Name: a})
 	}
 	for _, kind := range []Kind{KindQueue, KindChannel} {
 		names, err := s.names(kind)
@@ -213,7 +208,7 @@ func (s *Store) boxes() ([]Address, error) {
 			return nil, err
 		}
 		for _, n := range names {
-			out = append(out, Address{Kind: kind, Name: n, explicit: true})
+			out = append(out, Address{Kind: kind, Name: n})
 		}
 	}
 	return out, nil

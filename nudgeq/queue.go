@@ -439,7 +439,7 @@ func (q *Queue) stale(agent string, n *Nudge) bool {
 	if n.MailID == "" || q.Mail == nil {
 		return false
 	}
-	m, err := q.Mail.Get("agent:"+agent, n.MailID)
+	m, err := q.Mail.Get(maildir.Address{Kind: maildir.KindAgent, Name: agent}, n.MailID)
 	return errors.Is(err, maildir.ErrNotFound) || err == nil && m.Read
 }
 
@@ -516,8 +516,8 @@ func (q *Queue) Drain(agent string) (*Batch, error) {
 func (q *Queue) Announce(sent []*maildir.Message) []error {
 	var errs []error
 	for _, m := range sent {
-		box, err := maildir.ParseMailbox(m.Agent)
-		if err != nil || box.Kind != maildir.KindAgent {
+		box := m.Box
+		if box.Kind != maildir.KindAgent {
 			continue
 		}
 		p := Normal

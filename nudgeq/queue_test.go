@@ -353,8 +353,8 @@ func TestStaleMailNudgesAreDropped(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s.MarkRead("a", ids[1])
-	s.Delete("a", ids[2])
+	s.MarkRead(mbox("a"), ids[1])
+	s.Delete(mbox("a"), ids[2])
 	b, err := f.q.Drain("a")
 	if err != nil {
 		t.Fatal(err)

@@ -19,12 +19,12 @@ func ExampleWatcher_Watch() {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	events, err := (&watch.Watcher{Store: s, Agents: []string{"refinery"}}).Watch(ctx)
+	events, err := (&watch.Watcher{Store: s, Boxes: []maildir.Address{mbox("refinery")}}).Watch(ctx)
 	if err != nil {
 		panic(err)
 	}
 	s.Send(&maildir.Message{From: "witness", To: "refinery", Subject: "MERGE_READY nux"})
 	ev := <-events
-	fmt.Println(ev.Agent, ev.Message.Subject)
+	fmt.Println(ev.Box.String(), ev.Message.Subject)
 	// Output: refinery MERGE_READY nux
 }

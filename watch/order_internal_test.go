@@ -24,7 +24,7 @@ func TestMailBetweenWatchesAndScanIsReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	var between *maildir.Message
-	w := &Watcher{Store: s, Agents: []string{"agent:toast"},
+	w := &Watcher{Store: s, Boxes: []maildir.Address{{Kind: maildir.KindAgent, Name: "toast"}},
 		between: func() {
 			sent, err := s.Send(&maildir.Message{From: "mayor", To: "toast", Subject: "in between"})
 			if err != nil {

@@ -34,7 +34,7 @@ func childWatch() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	w := &watch.Watcher{Store: s, Agents: []string{os.Getenv("AGENT")}, Warn: func(err error) {
+	w := &watch.Watcher{Store: s, Boxes: []maildir.Address{mbox(os.Getenv("AGENT"))}, Warn: func(err error) {
 		if strings.Contains(err.Error(), "overflowed") {
 			fmt.Fprintln(os.Stderr, "overflow")
 		}

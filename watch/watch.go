@@ -27,7 +27,7 @@ const DefaultPoll = time.Second
 
 // An Event is a new message in a watched mailbox (or queue, or channel).
 type Event struct {
-	Agent   string // the address of the folder: "toast", "queue:work", "channel:merges"
+	Box     maildir.Address // the folder: an agent's mailbox, a queue, a channel
 	ID      string
 	Path    string // relative to the root, "/"-separated
 	Message *maildir.Message
@@ -37,9 +37,9 @@ type Event struct {
 type Watcher struct {
 	Store *maildir.Store
 
-	// Agents are the addresses to watch: agents' mailboxes, "queue:name"
-	// and "channel:name". They need not exist yet.
-	Agents []string
+	// Boxes are the folders to watch: agents' mailboxes, queues and
+	// channels (not groups). They need not exist yet.
+	Boxes []maildir.Address
 
 	// All watches every mailbox, those created later included.
 	All bool
@@ -74,13 +74,12 @@ func (w *Watcher) Watch(ctx context.Context) (<-chan Event, error) {
 		watched: map[string]bool{},
 		grace:   cmp.Or(w.Grace, DefaultGrace),
 	}
-	for _, a := range w.Agents {
-		addr, err := w.Store.Resolve(a)
-		if err == nil && addr.Kind == maildir.KindGroup {
-			err = fmt.Errorf("%w %q: watch a group's members, not the group", maildir.ErrWrongKind, a)
-		}
-		if err != nil {
-			return nil, err
+	for _, addr := range w.Boxes {
+		switch {
+		case addr.Kind == maildir.KindGroup:
+			return nil, fmt.Errorf("%w %s: watch a group's members, not the group", maildir.ErrWrongKind, addr)
+		case !maildir.ValidAgent(addr.Name):
+			return nil, fmt.Errorf("%w %q", maildir.ErrInvalidAddress, addr.Name)
 		}
 		st.boxes[addr.Dir(false)] = newBox(addr)
 	}
@@ -335,7 +334,7 @@ func (st *state) scanAll(initial bool) {
 
 // scan looks at every file of a mailbox it has not reported yet.
 func (st *state) scan(b *box, initial bool) {
-	entries, skipped, err := st.w.Store.Entries(b.addr.Qualified(), false)
+	entries, skipped, err := st.w.Store.Entries(b.addr, false)
 	if err != nil {
 		st.warn(fmt.Errorf("watch: %w", err))
 		return
@@ -361,7 +360,7 @@ func (st *state) check(b *box, name string, initial bool) {
 	if b.seen[id] {
 		return
 	}
-	m, err := st.w.Store.Load(b.addr.Qualified(), id)
+	m, err := st.w.Store.Load(b.addr, id)
 	switch {
 	case errors.Is(err, maildir.ErrNotFound):
 		delete(b.pending, id) // gone, or a name that was only passing through
@@ -382,7 +381,7 @@ func (st *state) check(b *box, name string, initial bool) {
 		if initial && m.Read {
 			return // old news: it was there, and read, before we started
 		}
-		st.queue = append(st.queue, Event{Agent: b.addr.String(), ID: id, Path: m.Path, Message: m})
+		st.queue = append(st.queue, Event{Box: b.addr, ID: id, Path: m.Path, Message: m})
 	}
 }
 
@@ -394,7 +393,7 @@ func (st *state) retryPending() {
 			st.check(b, id+".json", false)
 			if _, still := b.pending[id]; still && !b.warned[id] && time.Since(since) >= st.grace {
 				b.warned[id] = true
-				_, err := st.w.Store.Load(b.addr.Qualified(), id)
+				_, err := st.w.Store.Load(b.addr, id)
 				st.warn(fmt.Errorf("skipping %s/%s.json until it changes: still not a message after %v: %w",
 					b.addr.Dir(false), id, st.grace, maildir.Reason(err)))
 			}

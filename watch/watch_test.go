@@ -87,7 +87,7 @@ func (f *fixture) sentinel(t testing.TB, ch <-chan watch.Event, to string) {
 	t.Helper()
 	m := f.send(t, to, "sentinel")
 	if ev := next(t, ch); ev.ID != m.ID {
-		t.Fatalf("expected the sentinel, got %s/%s %q", ev.Agent, ev.ID, ev.Message.Subject)
+		t.Fatalf("expected the sentinel, got %s/%s %q", ev.Box.String(), ev.ID, ev.Message.Subject)
 	}
 }
 
@@ -96,9 +96,9 @@ func TestReportsUnreadAtStartThenNewMail(t *testing.T) {
 		f := newFixture(t)
 		old := f.send(t, "toast", "waiting")
 		read := f.send(t, "toast", "already read")
-		f.store.MarkRead("toast", read.ID)
-		ch := f.watch(t, watch.Watcher{Agents: []string{"Toast"}, Poll: poll})
-		if ev := next(t, ch); ev.ID != old.ID || ev.Agent != "toast" || ev.Message.Subject != "waiting" || ev.Path != old.Path {
+		f.store.MarkRead(mbox("toast"), read.ID)
+		ch := f.watch(t, watch.Watcher{Boxes: []maildir.Address{mbox("Toast")}, Poll: poll})
+		if ev := next(t, ch); ev.ID != old.ID || ev.Box.String() != "toast" || ev.Message.Subject != "waiting" || ev.Path != old.Path {
 			t.Fatalf("first event %+v", ev)
 		}
 		m := f.send(t, "toast", "new")
@@ -121,7 +121,7 @@ func TestSendsDuringStartupAreReportedOnce(t *testing.T) {
 				sent = append(sent, f.send(t, "toast", fmt.Sprint(i)).ID)
 			}
 		}()
-		ch := f.watch(t, watch.Watcher{Agents: []string{"toast"}, Poll: poll})
+		ch := f.watch(t, watch.Watcher{Boxes: []maildir.Address{mbox("toast")}, Poll: poll})
 		<-done
 		got := map[string]int{}
 		for range sent {
@@ -139,7 +139,7 @@ func TestSendsDuringStartupAreReportedOnce(t *testing.T) {
 func TestBurstOfSendersExactlyOnce(t *testing.T) {
 	backends(t, func(t *testing.T, poll time.Duration) {
 		f := newFixture(t)
-		ch := f.watch(t, watch.Watcher{Agents: []string{"toast"}, Poll: poll})
+		ch := f.watch(t, watch.Watcher{Boxes: []maildir.Address{mbox("toast")}, Poll: poll})
 		var wg sync.WaitGroup
 		for g := range 4 {
 			wg.Go(func() {
@@ -165,7 +165,7 @@ func TestScriptWritingInChunksIsReportedOnceWhole(t *testing.T) {
 		f := newFixture(t)
 		f.store.Init()
 		os.MkdirAll(filepath.Join(f.dir, "state/mail/toast"), 0o700)
-		ch := f.watch(t, watch.Watcher{Agents: []string{"toast"}, Poll: poll, Grace: time.Minute})
+		ch := f.watch(t, watch.Watcher{Boxes: []maildir.Address{mbox("toast")}, Poll: poll, Grace: time.Minute})
 		path := filepath.Join(f.dir, "state/mail/toast/2026-01-01T00-00-00Z-cron.json")
 		file, err := os.Create(path)
 		if err != nil {
@@ -198,7 +198,7 @@ func TestMailboxCreatedLater(t *testing.T) {
 			f := newFixture(t) // the root does not even exist yet
 			w := watch.Watcher{Poll: poll, All: all}
 			if !all {
-				w.Agents = []string{"toast"}
+				w.Boxes = []maildir.Address{mbox("toast")}
 			}
 			ch := f.watch(t, w)
 			m := f.send(t, "toast", "first ever")
@@ -211,8 +211,8 @@ func TestMailboxCreatedLater(t *testing.T) {
 			}
 			if all {
 				m := f.send(t, "nux", "a new mailbox")
-				if ev := next(t, ch); ev.ID != m.ID || ev.Agent != "nux" {
-					t.Fatalf("got %s/%s", ev.Agent, ev.ID)
+				if ev := next(t, ch); ev.ID != m.ID || ev.Box.String() != "nux" {
+					t.Fatalf("got %s/%s", ev.Box.String(), ev.ID)
 				}
 			}
 		}
@@ -223,7 +223,7 @@ func TestInvalidFileWarnsOnceThenARewriteIsReported(t *testing.T) {
 	backends(t, func(t *testing.T, poll time.Duration) {
 		f := newFixture(t)
 		f.send(t, "toast", "make the mailbox")
-		ch := f.watch(t, watch.Watcher{Agents: []string{"toast"}, Poll: poll, Grace: 50 * time.Millisecond})
+		ch := f.watch(t, watch.Watcher{Boxes: []maildir.Address{mbox("toast")}, Poll: poll, Grace: 50 * time.Millisecond})
 		next(t, ch)
 		path := filepath.Join(f.dir, "state/mail/toast/broken.json")
 		os.WriteFile(path, []byte(`{"from": "sh", "subject": `), 0o600)
@@ -258,11 +258,11 @@ func TestThousandMailboxes(t *testing.T) {
 			agents = append(agents, fmt.Sprintf("polecat-%04d", i))
 			os.MkdirAll(filepath.Join(f.dir, "state/mail", agents[i]), 0o700)
 		}
-		ch := f.watch(t, watch.Watcher{Agents: agents, Poll: poll})
+		ch := f.watch(t, watch.Watcher{Boxes: boxes(agents), Poll: poll})
 		for _, a := range []string{agents[0], agents[999], agents[500]} {
 			m := f.send(t, a, "hi")
-			if ev := next(t, ch); ev.ID != m.ID || ev.Agent != a {
-				t.Fatalf("got %s/%s", ev.Agent, ev.ID)
+			if ev := next(t, ch); ev.ID != m.ID || ev.Box.String() != a {
+				t.Fatalf("got %s/%s", ev.Box.String(), ev.ID)
 			}
 		}
 	})
@@ -272,7 +272,7 @@ func TestStopsWhenTheContextEnds(t *testing.T) {
 	backends(t, func(t *testing.T, poll time.Duration) {
 		f := newFixture(t)
 		ctx, cancel := context.WithCancel(context.Background())
-		ch, err := (&watch.Watcher{Store: f.store, Agents: []string{"a"}, Poll: poll}).Watch(ctx)
+		ch, err := (&watch.Watcher{Store: f.store, Boxes: []maildir.Address{mbox("a")}, Poll: poll}).Watch(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -294,9 +294,9 @@ func TestWatchesQueuesAndChannels(t *testing.T) {
 		if err := f.store.CreateChannel("merges", maildir.ChannelChange{}); err != nil {
 			t.Fatal(err)
 		}
-		ch := f.watch(t, watch.Watcher{Agents: []string{"channel:merges", "queue:work"}, Poll: poll})
+		ch := f.watch(t, watch.Watcher{Boxes: []maildir.Address{mbox("channel:merges"), mbox("queue:work")}, Poll: poll})
 		post := f.send(t, "channel:merges", "MERGED nux")
-		if ev := next(t, ch); ev.ID != post.ID || ev.Agent != "channel:merges" || ev.Path != "state/channel/merges/"+post.ID+".json" {
+		if ev := next(t, ch); ev.ID != post.ID || ev.Box.String() != "channel:merges" || ev.Path != "state/channel/merges/"+post.ID+".json" {
 			t.Fatalf("got %+v", ev)
 		}
 		// The queue is created after the watch began, and is watched all the same.
@@ -304,10 +304,10 @@ func TestWatchesQueuesAndChannels(t *testing.T) {
 			t.Fatal(err)
 		}
 		item := f.send(t, "queue:work", "WORK gt-1")
-		if ev := next(t, ch); ev.ID != item.ID || ev.Agent != "queue:work" {
+		if ev := next(t, ch); ev.ID != item.ID || ev.Box.String() != "queue:work" {
 			t.Fatalf("got %+v", ev)
 		}
-		if _, err := (&watch.Watcher{Store: f.store, Agents: []string{"@all"}}).Watch(context.Background()); err == nil {
+		if _, err := (&watch.Watcher{Store: f.store, Boxes: []maildir.Address{mbox("@all")}}).Watch(context.Background()); err == nil {
 			t.Fatal("watching a group was accepted")
 		}
 	})

@@ -148,10 +148,10 @@ func (a *app) read() (*maildir.Store, error) {
 // openBox opens the store, as read does for a reading command or as open
 // does otherwise, and resolves arg as the mailbox a command acts on (see
 // mailbox).
-func (a *app) openBox(arg string, reading bool) (*maildir.Store, string, error) {
+func (a *app) openBox(arg string, reading bool) (*maildir.Store, maildir.Address, error) {
 	box, err := mailbox(arg)
 	if err != nil {
-		return nil, "", err
+		return nil, box, err
 	}
 	s, err := a.open()
 	if reading {

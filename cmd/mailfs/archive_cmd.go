@@ -115,7 +115,7 @@ func (c *archiveCmd) print(a *app, rep *archive.Report) {
 			out.Skipped = append(out.Skipped, skipJSON{s.Path, s.Err.Error()})
 		}
 		for _, f := range rep.Failed {
-			out.Failed = append(out.Failed, failedJSON{f.Agent, f.Err.Error()})
+			out.Failed = append(out.Failed, failedJSON{f.Box.String(), f.Err.Error()})
 		}
 		printValue(a.out, out)
 		return
@@ -147,7 +147,7 @@ func (c *restoreCmd) Run(a *app) error {
 }
 
 // eachMoved runs an Archive or Restore and reports each failed id.
-func eachMoved(a *app, move func(string, []string) ([]error, error), agent string, ids []string) error {
+func eachMoved(a *app, move func(maildir.Address, []string) ([]error, error), agent maildir.Address, ids []string) error {
 	errs, err := move(agent, ids)
 	if err != nil {
 		return err

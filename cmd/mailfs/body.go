@@ -61,14 +61,10 @@ func needAgent(agent string) (string, error) {
 // agent, never a group, queue or channel that shares its name; queue:NAME
 // and channel:NAME are taken as written. The result is written so that the
 // store cannot read it another way.
-func mailbox(arg string) (string, error) {
+func mailbox(arg string) (maildir.Address, error) {
 	arg, err := needAgent(arg)
 	if err != nil {
-		return "", err
+		return maildir.Address{}, err
 	}
-	b, err := maildir.ParseMailbox(arg)
-	if err != nil {
-		return "", err
-	}
-	return b.Qualified(), nil
+	return maildir.ParseMailbox(arg)
 }

@@ -34,11 +34,7 @@ func (c *checkCmd) Run(a *app) error {
 		c.inject(a)
 		return nil
 	}
-	box, err := mailbox(c.Agent)
-	if err != nil {
-		return err
-	}
-	agent, err := maildir.ParseMailbox(box)
+	agent, err := mailbox(c.Agent)
 	if err == nil && agent.Kind != maildir.KindAgent {
 		err = usage(`"mailfs inbox" lists a queue or a channel`, "check takes an agent, not %s", agent)
 	}
@@ -49,7 +45,7 @@ func (c *checkCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	mail, err := s.List(box, maildir.ListOptions{})
+	mail, err := s.List(agent, maildir.ListOptions{})
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/mailfs/mailfs/maildir"
 )
 
 type countCmd struct {
@@ -52,7 +54,7 @@ func (c *agentsCmd) Run(a *app) error {
 	}
 	var rows [][]string
 	for _, agent := range agents {
-		n, err := s.Count(agent)
+		n, err := s.Count(maildir.Address{Kind: maildir.KindAgent, Name: agent})
 		if err != nil {
 			return err
 		}

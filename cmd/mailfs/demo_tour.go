@@ -101,7 +101,7 @@ func (d *demo) watcher() {
 	defer s.Close()
 	ctx, cancel := context.WithTimeout(d.a.ctx, 10*time.Second)
 	defer cancel()
-	w := &watch.Watcher{Store: s, Agents: []string{"agent:refinery"}}
+	w := &watch.Watcher{Store: s, Boxes: []maildir.Address{{Kind: maildir.KindAgent, Name: "refinery"}}}
 	events, err := w.Watch(ctx)
 	if err != nil {
 		d.err = err
@@ -117,7 +117,7 @@ func (d *demo) watcher() {
 			d.err = fmt.Errorf("demo: the watcher stopped without an event")
 			return
 		}
-		fmt.Fprintf(d.a.out, "  watcher: %s %s from %s: %s  (%v after the send began)\n", ev.Agent, ev.ID,
+		fmt.Fprintf(d.a.out, "  watcher: %s %s from %s: %s  (%v after the send began)\n", ev.Box, ev.ID,
 			ev.Message.From, ev.Message.Subject, time.Since(start).Round(100*time.Microsecond))
 	case <-ctx.Done():
 		d.err = fmt.Errorf("demo: the watcher did not wake within 10s")

@@ -10,7 +10,7 @@ type idsArgs struct {
 
 // each calls f for every id, reports each failure, and fails at the end if
 // any did: one bad id does not stop the others.
-func (c *idsArgs) each(a *app, f func(s *maildir.Store, agent, id string) error) error {
+func (c *idsArgs) each(a *app, f func(s *maildir.Store, agent maildir.Address, id string) error) error {
 	s, agent, err := a.openBox(c.Agent, false)
 	if err != nil {
 		return err
@@ -40,7 +40,7 @@ is already read is not touched. Messages in the archive can be marked too.`
 }
 
 func (c *markReadCmd) Run(a *app) error {
-	return c.each(a, func(s *maildir.Store, agent, id string) error {
+	return c.each(a, func(s *maildir.Store, agent maildir.Address, id string) error {
 		_, err := s.MarkRead(agent, id)
 		return err
 	})
@@ -51,7 +51,7 @@ type markUnreadCmd struct {
 }
 
 func (c *markUnreadCmd) Run(a *app) error {
-	return c.each(a, func(s *maildir.Store, agent, id string) error {
+	return c.each(a, func(s *maildir.Store, agent maildir.Address, id string) error {
 		_, err := s.MarkUnread(agent, id)
 		return err
 	})
@@ -66,5 +66,5 @@ func (c *deleteCmd) Help() string {
 }
 
 func (c *deleteCmd) Run(a *app) error {
-	return c.each(a, func(s *maildir.Store, agent, id string) error { return s.Delete(agent, id) })
+	return c.each(a, func(s *maildir.Store, agent maildir.Address, id string) error { return s.Delete(agent, id) })
 }

@@ -33,7 +33,15 @@ func (c *claimCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.Claim(c.Queue, c.As)
+	q, err := s.Resolve(c.Queue)
+	if err != nil {
+		return err
+	}
+	as, err := mailbox(c.As)
+	if err != nil {
+		return err
+	}
+	m, err := s.Claim(q, as)
 	if errors.Is(err, maildir.ErrQueueEmpty) {
 		return &exitStatus{code: exitNothing, msg: err.Error()}
 	}
@@ -117,7 +125,7 @@ func (c *queueListCmd) Run(a *app) error {
 	}
 	var rows [][]string
 	for _, n := range names {
-		entries, _, err := s.Entries("queue:"+n, false)
+		entries, _, err := s.Entries(maildir.Address{Kind: maildir.KindQueue, Name: n}, false)
 		if err != nil {
 			return err
 		}
@@ -207,7 +215,7 @@ func (c *channelListCmd) Run(a *app) error {
 			a.exit(err)
 			continue
 		}
-		entries, _, err := s.Entries("channel:"+n, false)
+		entries, _, err := s.Entries(maildir.Address{Kind: maildir.KindChannel, Name: n}, false)
 		if err != nil {
 			return err
 		}

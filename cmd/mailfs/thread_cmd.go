@@ -29,6 +29,6 @@ func (c *threadCmd) Run(a *app) error {
 		if m.Archived {
 			status += ",archived"
 		}
-		return []string{m.ID, m.Agent, m.From, status, m.Subject}
+		return []string{m.ID, m.Box.String(), m.From, status, m.Subject}
 	}))
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/mailfs/mailfs/maildir"
@@ -54,7 +53,7 @@ func (c *watchCmd) Run(a *app) error {
 		case c.JSON:
 			err = printJSON(a.out, []*maildir.Message{ev.Message})
 		default:
-			_, err = fmt.Fprintf(a.out, "%s %s from %s: %s\n", ev.Agent, ev.ID, oneLine(ev.Message.From), oneLine(ev.Message.Subject))
+			_, err = fmt.Fprintf(a.out, "%s %s from %s: %s\n", ev.Box, ev.ID, oneLine(ev.Message.From), oneLine(ev.Message.Subject))
 		}
 		if err != nil {
 			return err
@@ -71,13 +70,13 @@ func (c *watchCmd) watcher(a *app) (*watch.Watcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	boxes := make([]string, len(c.Agents))
+	boxes := make([]maildir.Address, len(c.Agents))
 	for i, arg := range c.Agents {
 		if boxes[i], err = mailbox(arg); err != nil {
 			return nil, err
 		}
 	}
-	return &watch.Watcher{Store: s, Agents: boxes, All: c.AllAgents, Poll: c.Poll, Grace: c.Grace, Warn: a.warn}, nil
+	return &watch.Watcher{Store: s, Boxes: boxes, All: c.AllAgents, Poll: c.Poll, Grace: c.Grace, Warn: a.warn}, nil
 }
 
 // run runs --exec for one message.
@@ -86,11 +85,7 @@ func (c *watchCmd) run(a *app, ev watch.Event) {
 	// The file's bytes, read again through the root's confined walk: a
 	// message swapped for a symlink since the event is refused, not
 	// followed out of the root.
-	box, err := maildir.ParseMailbox(ev.Agent)
-	var data []byte
-	if err == nil {
-		data, err = a.store.ReadFile(box.Qualified(), ev.ID)
-	}
+	data, err := a.store.ReadFile(ev.Box, ev.ID)
 	if err != nil {
 		a.warn(fmt.Errorf("--exec for %s: %w", ev.ID, err))
 		return
@@ -98,7 +93,7 @@ func (c *watchCmd) run(a *app, ev watch.Event) {
 	cmd := exec.Command("sh", "-c", c.Exec)
 	cmd.Stdin = bytes.NewReader(data)
 	cmd.Stdout, cmd.Stderr = a.out, a.err
-	cmd.Env = append(os.Environ(), "MAILFS_ID="+ev.ID, "MAILFS_AGENT="+ev.Agent, "MAILFS_PATH="+path)
+	cmd.Env = append(os.Environ(), "MAILFS_ID="+ev.ID, "MAILFS_AGENT="+ev.Box.String(), "MAILFS_PATH="+path)
 	if err := cmd.Run(); err != nil {
 		a.warn(fmt.Errorf("--exec for %s: %w", ev.ID, err))
 	}
@@ -137,7 +132,7 @@ func (c *waitCmd) Run(a *app) error {
 		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
 		defer cancel()
 	}
-	w := &watch.Watcher{Store: s, Agents: []string{agent}, Poll: c.Poll, Warn: a.warn}
+	w := &watch.Watcher{Store: s, Boxes: []maildir.Address{agent}, Poll: c.Poll, Warn: a.warn}
 	ch, err := w.Watch(ctx)
 	if err != nil {
 		return err
@@ -146,8 +141,8 @@ func (c *waitCmd) Run(a *app) error {
 		if a.ctx.Err() != nil {
 			return nil // interrupted
 		}
-		return &exitStatus{code: exitTimeout, msg: fmt.Sprintf("timeout: no unread mail for %s within %v", strings.TrimPrefix(agent, "agent:"), c.Timeout)}
+		return &exitStatus{code: exitTimeout, msg: fmt.Sprintf("timeout: no unread mail for %s within %v", agent, c.Timeout)}
 	}
 	// Something arrived (or was waiting): show everything unread, as inbox.
-	return (&inboxCmd{Agent: agent, By: "time", jsonFlag: c.jsonFlag}).Run(a)
+	return (&inboxCmd{Agent: agent.String(), By: "time", jsonFlag: c.jsonFlag}).Run(a)
 }

@@ -29,7 +29,7 @@ func TestWatchExecNeverFollowsALink(t *testing.T) {
 	}
 	m := sent[0]
 	c := &watchCmd{Exec: "cat"}
-	ev := watch.Event{Agent: m.Agent, ID: m.ID, Path: m.Path, Message: m}
+	ev := watch.Event{Box: m.Box, ID: m.ID, Path: m.Path, Message: m}
 	c.run(a, ev)
 	if !strings.Contains(out.String(), `"subject": "hello"`) {
 		t.Fatalf("--exec got %q, want the message's bytes", out.String())

@@ -1,0 +1,22 @@
+package watch_test
+
+import "github.com/mailfs/mailfs/maildir"
+
+// mbox parses a written address for a test, as the command line's edge
+// does (a bare name is the agent); it panics on a bad one.
+func mbox(s string) maildir.Address {
+	a, err := maildir.ParseMailbox(s)
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
+
+// boxes parses agent names into their mailboxes.
+func boxes(agents []string) []maildir.Address {
+	out := make([]maildir.Address, len(agents))
+	for i, a := range agents {
+		out[i] = mbox(a)
+	}
+	return out
+}
