@@ -81,7 +81,7 @@ func (f *Failed) Error() string {
 func (f *Failed) Unwrap() error { return f.Err }
 
 // ErrBadAge is returned for a negative cut-off.
-var ErrBadAge = errors.New("the age to archive after must be positive")
+var ErrBadAge = errors.New("archive: the age to archive after must be positive")
 
 // Sweep sweeps the mailboxes of agents, or every mailbox when none is
 // given. It returns the report and, if any mailbox failed, an error joining

@@ -283,7 +283,7 @@ type NameError struct {
 }
 
 func (e *NameError) Error() string {
-	return fmt.Sprintf("invalid %s name %q: %s", e.Kind, e.Name, e.Why)
+	return fmt.Sprintf("maildir: invalid %s name %q: %s", e.Kind, e.Name, e.Why)
 }
 
 // Is makes errors.Is(err, ErrInvalidName) true.

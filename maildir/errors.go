@@ -10,57 +10,57 @@ var (
 	// ErrInvalidAddress is returned, wrapped with the address and the
 	// reason, for an agent name that SPEC §2 refuses. Nothing has been
 	// written when it is returned.
-	ErrInvalidAddress = errors.New("invalid agent name")
+	ErrInvalidAddress = errors.New("maildir: invalid agent name")
 
 	// ErrInvalidName is returned, wrapped with the name and the reason, for
 	// a group, queue or channel name that does not follow the rules of
 	// agent ids. Nothing has been written when it is returned.
-	ErrInvalidName = errors.New("invalid name")
+	ErrInvalidName = errors.New("maildir: invalid name")
 
 	// ErrWrongKind is returned for an address of the wrong kind for the
 	// operation: a group where a folder of messages is needed, a claim from
 	// something that is not a queue, a reply from a queue.
-	ErrWrongKind = errors.New("wrong kind of address")
+	ErrWrongKind = errors.New("maildir: wrong kind of address")
 
 	// ErrNoQueue is returned for a work queue that does not exist: queues
 	// are created with [Store.CreateQueue] before mail is sent to them.
-	ErrNoQueue = errors.New("no such queue")
+	ErrNoQueue = errors.New("maildir: no such queue")
 
 	// ErrNoChannel is returned for a channel that does not exist: channels
 	// are created with [Store.CreateChannel].
-	ErrNoChannel = errors.New("no such channel")
+	ErrNoChannel = errors.New("maildir: no such channel")
 
 	// ErrNoRecipients is returned by [Store.Send] when the addresses expand
 	// to nobody (a group whose only member is the sender, @all with no
 	// mailboxes). Nothing has been written.
-	ErrNoRecipients = errors.New("nobody to deliver to")
+	ErrNoRecipients = errors.New("maildir: nobody to deliver to")
 
 	// ErrNameTaken is returned when a group, queue or channel would take a
 	// name that an agent's mailbox, or another group, queue or channel,
 	// already has: a bare name must keep meaning one thing.
-	ErrNameTaken = errors.New("name already in use")
+	ErrNameTaken = errors.New("maildir: name already in use")
 
 	// ErrInvalidID is returned for a message id that cannot name a file in a
 	// mailbox (empty, starting with ".", containing "/" or NUL).
-	ErrInvalidID = errors.New("invalid message id")
+	ErrInvalidID = errors.New("maildir: invalid message id")
 
 	// ErrNotFound is returned by the methods that take a message id when no
 	// message matches it.
-	ErrNotFound = errors.New("message not found")
+	ErrNotFound = errors.New("maildir: message not found")
 
 	// ErrAmbiguous is matched by an [*AmbiguousError]: an id prefix that
 	// matches more than one message.
-	ErrAmbiguous = errors.New("ambiguous message id")
+	ErrAmbiguous = errors.New("maildir: ambiguous message id")
 
 	// ErrTooLarge is returned by [Store.Send] for a message whose file would
 	// exceed [MaxSize], and reported by readers for such a file.
-	ErrTooLarge = errors.New("message too large")
+	ErrTooLarge = errors.New("maildir: message too large")
 
 	// ErrInvalidMessage is returned by [Store.Send] for a message that
 	// cannot be written (bad priority, multi-line subject, invalid UTF-8,
 	// missing sender) and reported by readers for a file that is not a
 	// message (not one JSON object, duplicate keys, wrong types).
-	ErrInvalidMessage = errors.New("invalid message")
+	ErrInvalidMessage = errors.New("maildir: invalid message")
 )
 
 // An AmbiguousError reports an id prefix that matches several messages.

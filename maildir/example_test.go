@@ -59,7 +59,7 @@ func ExampleStore_Claim() {
 	fmt.Println("released to", back.Box.String(), "read:", back.Read)
 	// Output:
 	// nux claimed WORK gt-7 from queue:work
-	// queue empty: nothing waits in queue:work
+	// maildir: queue empty: nothing waits in queue:work
 	// released to queue:work read: false
 }
 

@@ -16,16 +16,16 @@ const AllGroup = "all"
 
 var (
 	// ErrNoGroup is returned for a group that does not exist.
-	ErrNoGroup = errors.New("no such group")
+	ErrNoGroup = errors.New("maildir: no such group")
 
 	// ErrGroupCycle is returned when a group includes itself, directly or
 	// through other groups.
-	ErrGroupCycle = errors.New("group includes itself")
+	ErrGroupCycle = errors.New("maildir: group includes itself")
 
 	// ErrGroupInUse is returned by [Store.DeleteGroup] for a group that
 	// another group names as a member: deleting it would break sends to
 	// the other.
-	ErrGroupInUse = errors.New("group in use")
+	ErrGroupInUse = errors.New("maildir: group in use")
 )
 
 // A Group is a named list of members (SPEC §8), stored as

@@ -13,11 +13,11 @@ var (
 	// ErrClash is returned by [Store.Archive] and [Store.Restore] for a
 	// message whose id is already taken where it would go. Neither file is
 	// moved or replaced.
-	ErrClash = errors.New("the destination already holds a message with this id")
+	ErrClash = errors.New("maildir: the destination already holds a message with this id")
 
 	// ErrNotMessage is the reason given for a directory entry that cannot be
 	// a message: a name not ending in .json, a directory, a symlink, ….
-	ErrNotMessage = errors.New("not a message")
+	ErrNotMessage = errors.New("maildir: not a message")
 )
 
 // An Entry is a message file found by listing a folder, before it is opened.

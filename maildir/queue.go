@@ -14,19 +14,19 @@ import (
 var (
 	// ErrQueueEmpty is returned by [Store.Claim] when no item waits in a
 	// queue that exists: the "nothing there" answer, not a failure.
-	ErrQueueEmpty = errors.New("queue empty")
+	ErrQueueEmpty = errors.New("maildir: queue empty")
 
 	// ErrNotClaimed is returned by [Store.Release] for a message that no
 	// claim moved out of a work queue (it has no claim record): a copy that
 	// was sent to the agent directly, or by CC, is not the queue's to take
 	// back.
-	ErrNotClaimed = errors.New("not a claimed work-queue item")
+	ErrNotClaimed = errors.New("maildir: not a claimed work-queue item")
 
 	// ErrUnfinishedMove is reported (to [Store.Warn]) for a queue item that
 	// has a second name elsewhere: a move by link and unlink, on a file
 	// system without renameat2's flags, that a crash cut short. Claim does
 	// not hand it out; "mailfs fsck --repair" finishes the move.
-	ErrUnfinishedMove = errors.New("an interrupted move left this file under two names")
+	ErrUnfinishedMove = errors.New("maildir: an interrupted move left this file under two names")
 )
 
 // CreateQueue creates the work queue name (with or without "queue:"). It

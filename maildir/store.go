@@ -114,7 +114,7 @@ func (s *Store) warn(path string, err error) {
 // ErrAmbiguousAddress is returned by [Store.Resolve] for a bare name that
 // names two existing things: an agent's mailbox and a group, queue or
 // channel, or two of those.
-var ErrAmbiguousAddress = errors.New("ambiguous address")
+var ErrAmbiguousAddress = errors.New("maildir: ambiguous address")
 
 // Resolve parses addr as [ParseAddress] does and decides what a bare name
 // means: the one thing of that name that exists (a mailbox, a group, a

@@ -35,7 +35,7 @@ const (
 
 // ErrInvalid is returned for a nudge that cannot be queued, and reported
 // for a queue file that is not a nudge.
-var ErrInvalid = errors.New("invalid nudge")
+var ErrInvalid = errors.New("nudgeq: invalid nudge")
 
 // A Nudge is one queued poke.
 type Nudge struct {

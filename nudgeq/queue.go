@@ -35,7 +35,7 @@ const maxRefusals = 1000
 
 // ErrFull is matched by the [*FullError] that [Queue.Enqueue] returns when
 // the agent's queue already holds [Queue.MaxDepth] nudges.
-var ErrFull = errors.New("nudge queue full")
+var ErrFull = errors.New("nudgeq: nudge queue full")
 
 // A FullError is a refused nudge. Nothing was queued; the recipient will be
 // told at its next drain that nudges were refused.

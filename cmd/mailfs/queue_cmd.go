@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/mailfs/mailfs/maildir"
@@ -43,7 +44,7 @@ func (c *claimCmd) Run(a *app) error {
 	}
 	m, err := s.Claim(q, as)
 	if errors.Is(err, maildir.ErrQueueEmpty) {
-		return &exitStatus{code: exitNothing, msg: err.Error()}
+		return &exitStatus{code: exitNothing, msg: fmt.Sprintf("queue empty: nothing waits in %s", q)}
 	}
 	if err != nil {
 		return err
