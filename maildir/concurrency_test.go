@@ -128,7 +128,10 @@ func concurrentSenders(t *testing.T, ts *testStore) {
 	for g := range senders {
 		wg.Go(func() {
 			for i := range each {
-				// All with the same sender, to make id clashes likely.
+				// One Store, one sender: ids cannot clash (Store.stamp makes
+				// them unique), so this is about concurrent writers in one
+				// folder; TestSameNanosecondSendersNeverOverwrite makes ids
+				// clash on purpose.
 				sent, err := ts.Send(&maildir.Message{From: "mayor", To: "toast", Subject: fmt.Sprintf("%d/%d", g, i)})
 				if err != nil {
 					t.Error(err)
@@ -240,7 +243,8 @@ func TestCrashDuringSend(t *testing.T) {
 			}
 			acked = append(acked, strings.TrimSpace(line))
 		}
-		time.Sleep(time.Duration(rand.IntN(2000)) * time.Microsecond) // a random moment, not a wait for anything
+		// The child sends in a tight loop: having reported a send, it is now
+		// inside the next one, at whatever step the scheduler left it.
 		cmd.Process.Signal(syscall.SIGKILL)
 		// Whatever it reported completely before dying was acknowledged.
 		rest, _ := io.ReadAll(r)

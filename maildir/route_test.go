@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"slices"
@@ -321,8 +320,10 @@ func TestClaimerProcessesRacing(t *testing.T) {
 	checkEachOnce(t, where(t, ts, append(boxes, "queue:work")), 2000)
 }
 
-// A claimer killed at random moments, mid-claim, loses nothing: every item
-// is in the queue or in exactly one mailbox.
+// Claimers killed while claiming in a loop lose nothing: every item is in
+// the queue or in exactly one mailbox. Where in a claim each kill lands is
+// up to the scheduler; TestClaimAndReleaseKilledAtEveryStep kills a claim
+// at each of its steps in turn.
 func TestKilledClaimerLosesNothing(t *testing.T) {
 	ts := newStore(t)
 	putItems(t, ts, "work", 300)
@@ -336,12 +337,12 @@ func TestKilledClaimerLosesNothing(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		// Let it claim one, then kill it somewhere inside a later claim.
+		// Let it claim one: it claims in a tight loop, so it is now inside
+		// the next claim, at whatever step the scheduler left it.
 		line := make([]byte, 64)
 		if _, err := out.Read(line); err != nil {
 			t.Fatalf("kill %d: the claimer claimed nothing: %v", k, err)
 		}
-		time.Sleep(time.Duration(rand.IntN(3000)) * time.Microsecond) // a random moment, not a wait for anything
 		cmd.Process.Signal(syscall.SIGKILL)
 		io.Copy(io.Discard, out)
 		cmd.Wait()
@@ -351,9 +352,6 @@ func TestKilledClaimerLosesNothing(t *testing.T) {
 	for _, b := range boxes[1:] {
 		n, _ := ts.Count(mbox(b))
 		claimed += n.Total
-	}
-	if claimed < 20 {
-		t.Fatalf("only %d items claimed by 20 claimers: the kills did not land mid-claim", claimed)
 	}
 	t.Logf("%d of 300 items claimed before the kills", claimed)
 }
