@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/mailfs/mailfs/maildir"
 )
 
@@ -103,23 +105,45 @@ func BenchmarkClaim10k(b *testing.B) {
 				return err == nil
 			})
 		})
+		// The floor does what a claim does, with plain system calls: take
+		// the queues' lock, list, read the oldest item, write its rewrite
+		// to a temp (fsync) and rename it over the item, fsync the queue,
+		// move the item to the mailbox, fsync both, unlock.
 		b.Run(fmt.Sprintf("floor/%d", claimants), func(b *testing.B) {
 			run(b, func(ts *testStore, agent string) bool {
 				q, box := ts.path("state/queue/work"), ts.path("state/mail/"+agent)
 				os.MkdirAll(box, 0o700)
+				lock, _ := os.Open(filepath.Dir(q))
+				defer lock.Close()
+				unix.Flock(int(lock.Fd()), unix.LOCK_EX)
+				defer unix.Flock(int(lock.Fd()), unix.LOCK_UN)
 				ents, _ := os.ReadDir(q)
 				names := make([]string, 0, len(ents))
 				for _, e := range ents {
 					names = append(names, e.Name())
 				}
 				slices.Sort(names)
+				sync := func(dirs ...string) {
+					for _, d := range dirs {
+						f, _ := os.Open(d)
+						f.Sync()
+						f.Close()
+					}
+				}
 				for _, name := range names {
+					data, err := os.ReadFile(filepath.Join(q, name))
+					if err != nil {
+						continue
+					}
+					tmp := filepath.Join(q, ".tmp-"+name)
+					f, _ := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+					f.Write(append(data, `{"claim":{}}`...))
+					f.Sync()
+					f.Close()
+					os.Rename(tmp, filepath.Join(q, name))
+					sync(q)
 					if os.Rename(filepath.Join(q, name), filepath.Join(box, name)) == nil {
-						for _, d := range []string{box, q} {
-							f, _ := os.Open(d)
-							f.Sync()
-							f.Close()
-						}
+						sync(box, q)
 						return true
 					}
 				}
