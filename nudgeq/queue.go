@@ -531,3 +531,29 @@ func (q *Queue) Announce(sent []*maildir.Message) []error {
 	}
 	return errs
 }
+
+// Keep keeps in the batch only the nudges keep accepts and returns the
+// others to the queue at once, unshown, for a later drain: a hook that
+// shows only urgent nudges leaves the rest for the prompt hook.
+func (b *Batch) Keep(keep func(*Nudge) bool) error {
+	var errs []error
+	var kept []*Nudge
+	for _, n := range b.Nudges {
+		if keep(n) {
+			kept = append(kept, n)
+			continue
+		}
+		name := n.ID + ".json"
+		for i, c := range b.claimed {
+			if orig, _, ok := ParseClaim(c); ok && orig == name {
+				if err := b.dir.Move(c, b.dir, orig); err != nil {
+					errs = append(errs, err)
+				}
+				b.claimed = slices.Delete(b.claimed, i, i+1)
+				break
+			}
+		}
+	}
+	b.Nudges = kept
+	return errors.Join(errs...)
+}

@@ -21,6 +21,7 @@ type cli struct {
 	Inbox      inboxCmd      `cmd:"" help:"List an agent's unread messages, oldest first."`
 	Show       showCmd       `cmd:"" help:"Print one message without changing it."`
 	Read       readCmd       `cmd:"" help:"Print one message and mark it read."`
+	Take       takeCmd       `cmd:"" help:"Print all unread messages with their bodies, then mark them read."`
 	MarkRead   markReadCmd   `cmd:"" name:"mark-read" help:"Mark messages read."`
 	MarkUnread markUnreadCmd `cmd:"" name:"mark-unread" help:"Mark messages unread."`
 	Reply      replyCmd      `cmd:"" help:"Answer a message: to its sender, in its thread."`
@@ -40,6 +41,8 @@ type cli struct {
 	Nudge      nudgeCmd      `cmd:"" help:"Queue a short, ephemeral nudge for an agent."`
 	Drain      drainCmd      `cmd:"" help:"Claim and print an agent's queued nudges."`
 	Check      checkCmd      `cmd:"" help:"Summarise unread mail and nudges, or print them for a prompt hook."`
+	Hook       hookCmd       `cmd:"" help:"Answer an agent runtime's hook event (session-start, prompt-submit, post-tool, stop)."`
+	Handoff    handoffCmd    `cmd:"" help:"Leave a note to your next session."`
 	Fsck       fsckCmd       `cmd:"" help:"Check the whole tree, and repair what is safe to repair."`
 	Gascity    gascityCmd    `cmd:"" help:"Serve Gas City's exec mail protocol (GC_MAIL=exec:mailfs-gascity)."`
 	Demo       demoCmd       `cmd:"" help:"Run a short multi-agent tour in a scratch root."`

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/mailfs/mailfs/hook"
+	"github.com/mailfs/mailfs/maildir"
+)
+
+type takeCmd struct {
+	Agent string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose mailbox (default $MAILFS_AGENT)."`
+	Limit int    `placeholder:"N" help:"Take at most N messages, oldest first (0: all)."`
+	jsonFlag
+}
+
+func (c *takeCmd) Help() string {
+	return `Prints the agent's unread messages with their bodies, oldest first, then
+marks each read: what an agent wants at the top of its loop, in one call.
+Printing comes first and marking after, so a take killed in between shows
+the messages again next time; it never loses one. Exit status 1 when there
+was nothing to take.`
+}
+
+func (c *takeCmd) Run(a *app) error {
+	if c.Limit < 0 {
+		return usage("give --limit a whole number, 0 for no limit", "--limit must not be negative")
+	}
+	s, box, err := a.openBox(c.Agent, false)
+	if err != nil {
+		return err
+	}
+	msgs, err := s.List(box, maildir.ListOptions{Limit: c.Limit})
+	if err != nil {
+		return err
+	}
+	if len(msgs) == 0 {
+		return &exitStatus{code: exitNothing}
+	}
+	for i, m := range msgs {
+		if c.JSON {
+			err = printJSON(a.out, []*maildir.Message{m})
+		} else {
+			if i > 0 {
+				fmt.Fprintln(a.out)
+			}
+			err = printMessage(a.out, m)
+		}
+		if err != nil {
+			return err // not shown, so not marked
+		}
+	}
+	failed := 0
+	for _, m := range msgs {
+		if _, err := s.MarkRead(box, m.ID); err != nil {
+			failed++
+			a.exit(err)
+		}
+	}
+	if failed > 0 {
+		return &exitStatus{code: exitError, msg: fmt.Sprintf("error: %d of %d messages were shown but not marked read", failed, len(msgs))}
+	}
+	return nil
+}
+
+type handoffCmd struct {
+	Agent   string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Who hands off, to its next session (default $MAILFS_AGENT)."`
+	Subject string `short:"s" required:"" placeholder:"TEXT" help:"One line: where things stand."`
+	bodyFlags
+}
+
+func (c *handoffCmd) Help() string {
+	return `Sends mail to yourself for your next session: type "handoff", high
+priority. "mailfs hook session-start" shows unread handoff notes first, in
+full; the archive sweep never moves them while they are unread. Read the
+note (mailfs read) once its work is picked up. Prints the note's id.`
+}
+
+func (c *handoffCmd) Run(a *app) error {
+	agent, err := needAgent(c.Agent)
+	if err != nil {
+		return err
+	}
+	body, err := c.body(a.in, false)
+	if err != nil {
+		return err
+	}
+	s, err := a.open()
+	if err != nil {
+		return err
+	}
+	sent, err := s.Send(&maildir.Message{From: agent, To: maildir.Address{Kind: maildir.KindAgent, Name: agent}.Qualified(),
+		Subject: c.Subject, Body: body, Type: hook.HandoffType, Priority: maildir.High})
+	if perr := printSent(a, sent, false); err == nil {
+		err = perr
+	}
+	return err
+}
