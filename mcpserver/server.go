@@ -1,0 +1,181 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mailfs/mailfs/hook"
+	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/nudgeq"
+)
+
+// Server is an agent's mail as MCP tools. Set the fields, then call
+// [Server.Run] or [Server.MCP].
+type Server struct {
+	Store   *maildir.Store
+	Nudges  *nudgeq.Queue
+	Agent   string // the agent whose mail this is; ids and sends are its own
+	Version string // reported to the client
+}
+
+// Message is a message as the tools return it.
+type Message struct {
+	ID        string   `json:"id"`
+	From      string   `json:"from"`
+	To        string   `json:"to"`
+	CC        []string `json:"cc,omitempty"`
+	Type      string   `json:"type"`
+	Priority  string   `json:"priority"`
+	Subject   string   `json:"subject"`
+	Body      string   `json:"body,omitempty"`
+	Timestamp string   `json:"timestamp"`
+	Read      bool     `json:"read"`
+	Thread    string   `json:"thread,omitempty"`
+	Mailbox   string   `json:"mailbox"`
+}
+
+func toMessage(m *maildir.Message, withBody bool) Message {
+	out := Message{ID: m.ID, From: m.From, To: m.To, CC: m.CC, Type: m.Type, Priority: string(m.Priority),
+		Subject: m.Subject, Timestamp: m.Timestamp.UTC().Format(time.RFC3339Nano), Read: m.Read, Thread: m.Thread, Mailbox: m.Box.String()}
+	if withBody {
+		out.Body = m.Body
+	}
+	return out
+}
+
+type (
+	sendIn struct {
+		To       string   `json:"to" jsonschema:"recipient: an agent (rig/role), @group, queue:NAME or channel:NAME"`
+		Subject  string   `json:"subject" jsonschema:"one line"`
+		Body     string   `json:"body,omitempty"`
+		Priority string   `json:"priority,omitempty" jsonschema:"urgent, high, normal (default) or low"`
+		Type     string   `json:"type,omitempty" jsonschema:"one word, e.g. work_assignment"`
+		CC       []string `json:"cc,omitempty"`
+	}
+	idsOut struct {
+		IDs []string `json:"ids"`
+	}
+	inboxIn struct {
+		All   bool `json:"all,omitempty" jsonschema:"include read messages"`
+		Limit int  `json:"limit,omitempty" jsonschema:"at most this many, oldest first"`
+	}
+	listOut struct {
+		Messages []Message `json:"messages"`
+	}
+	idIn struct {
+		ID string `json:"id" jsonschema:"message id or a unique prefix"`
+	}
+	replyIn struct {
+		ID       string `json:"id" jsonschema:"the message to answer"`
+		Body     string `json:"body"`
+		Subject  string `json:"subject,omitempty" jsonschema:"default: Re: and the original's"`
+		Priority string `json:"priority,omitempty"`
+	}
+	claimIn struct {
+		Queue string `json:"queue" jsonschema:"the work queue, queue:NAME"`
+	}
+	checkOut struct {
+		Reminder string `json:"reminder"`
+	}
+)
+
+// MCP returns the MCP server with the tools registered.
+func (s *Server) MCP() *mcp.Server {
+	if a, err := maildir.ParseAgent(s.Agent); err == nil {
+		s.Agent = a
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "mailfs", Version: s.Version}, nil)
+	me := maildir.Address{Kind: maildir.KindAgent, Name: s.Agent}
+	mcp.AddTool(srv, &mcp.Tool{Name: "send", Description: "Send mail; returns the ids of the copies."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in sendIn) (*mcp.CallToolResult, idsOut, error) {
+			p, err := maildir.ParsePriority(in.Priority)
+			if err != nil {
+				return nil, idsOut{}, err
+			}
+			sent, err := s.Store.Send(&maildir.Message{From: s.Agent, To: in.To, CC: in.CC, Subject: in.Subject, Body: in.Body, Priority: p, Type: in.Type})
+			out := idsOut{IDs: []string{}}
+			for _, m := range sent {
+				out.IDs = append(out.IDs, m.ID)
+			}
+			return nil, out, err
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "inbox", Description: "List my unread mail (all: read too), oldest first, without bodies."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in inboxIn) (*mcp.CallToolResult, listOut, error) {
+			if in.Limit < 0 {
+				return nil, listOut{}, errors.New("limit must not be negative")
+			}
+			msgs, err := s.Store.List(me, maildir.ListOptions{All: in.All, Limit: in.Limit})
+			return nil, list(msgs, false), err
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "read", Description: "Read one of my messages, with its body, and mark it read."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in idIn) (*mcp.CallToolResult, Message, error) {
+			m, err := s.Store.MarkRead(me, in.ID)
+			if err != nil {
+				return nil, Message{}, err
+			}
+			return nil, toMessage(m, true), nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "reply", Description: "Answer one of my messages: to its sender, in its thread."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in replyIn) (*mcp.CallToolResult, idsOut, error) {
+			p, err := maildir.ParsePriority(in.Priority)
+			if err != nil {
+				return nil, idsOut{}, err
+			}
+			sent, err := s.Store.Reply(me, in.ID, &maildir.Message{Subject: in.Subject, Body: in.Body, Priority: p})
+			out := idsOut{IDs: []string{}}
+			for _, m := range sent {
+				out.IDs = append(out.IDs, m.ID)
+			}
+			return nil, out, err
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "thread", Description: "Every message of the conversation of an id, in time order."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in idIn) (*mcp.CallToolResult, listOut, error) {
+			msgs, err := s.Store.Thread(in.ID)
+			return nil, list(msgs, true), err
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "claim", Description: "Take the oldest item of a work queue into my mailbox."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in claimIn) (*mcp.CallToolResult, Message, error) {
+			q, err := s.Store.Resolve(in.Queue)
+			if err != nil {
+				return nil, Message{}, err
+			}
+			m, err := s.Store.Claim(q, me)
+			if err != nil {
+				return nil, Message{}, err
+			}
+			return nil, toMessage(m, true), nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "check", Description: "What needs my attention: unread mail by priority and my nudges (which it consumes)."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, checkOut, error) {
+			res := (&hook.Collector{Store: s.Store, Nudges: s.Nudges}).Collect(ctx, s.Agent)
+			out := checkOut{Reminder: res.Reminder.String()}
+			if out.Reminder == "" {
+				out.Reminder = "Nothing waits: no unread mail, no nudges."
+			}
+			if err := res.Commit(); err != nil {
+				res.Errs = append(res.Errs, err)
+			}
+			return nil, out, errors.Join(res.Errs...)
+		})
+	return srv
+}
+
+func list(msgs []*maildir.Message, withBody bool) listOut {
+	out := listOut{Messages: []Message{}}
+	for _, m := range msgs {
+		out.Messages = append(out.Messages, toMessage(m, withBody))
+	}
+	return out
+}
+
+// Run serves over stdin and stdout until the client goes away or ctx ends.
+func (s *Server) Run(ctx context.Context) error {
+	if _, err := maildir.ParseAgent(s.Agent); err != nil {
+		return fmt.Errorf("mcp: %w", err)
+	}
+	return s.MCP().Run(ctx, &mcp.StdioTransport{})
+}
