@@ -82,6 +82,8 @@ type Answer struct {
 // state is what a handler remembers of one agent between calls, in
 // runtime/hook/<agent>.json (never committed).
 type state struct {
+	LastSeen     time.Time `json:"last_seen"`  // the last hook call, of any event
+	LastEvent    Event     `json:"last_event"` // its event
 	LastPostTool time.Time `json:"last_post_tool"`
 	StopBlocks   int       `json:"stop_blocks"`  // consecutive stops blocked
 	StopBlocked  []string  `json:"stop_blocked"` // ids the last block named
@@ -95,6 +97,39 @@ func (h *Handler) Handle(ctx context.Context, rt Runtime, ev Event, agent string
 	if err != nil {
 		return Answer{Errs: []error{err}}
 	}
+	if !slices.Contains(Events, ev) {
+		return Answer{Errs: []error{fmt.Errorf("hook: unknown event %q (want %s)", ev, eventNames())}}
+	}
+	a := h.handle(ctx, rt, ev, agent, in)
+	h.seen(agent, ev, &a.Errs)
+	// Once each: the mail, the nudges and the state often fail alike.
+	var once []error
+	for _, err := range a.Errs {
+		if !slices.ContainsFunc(once, func(e error) bool { return e.Error() == err.Error() }) {
+			once = append(once, err)
+		}
+	}
+	a.Errs = once
+	return a
+}
+
+// Seen reports when agent's hooks last ran, and for which event: what
+// "mailfs doctor" shows. A zero time means never (or not since the state
+// was lost with runtime/).
+func (h *Handler) Seen(agent string) (time.Time, Event, error) {
+	var errs []error
+	st, _ := h.state(agent, &errs)
+	return st.LastSeen, st.LastEvent, errors.Join(errs...)
+}
+
+// seen records that agent's hook ran for ev.
+func (h *Handler) seen(agent string, ev Event, errs *[]error) {
+	st, save := h.state(agent, errs)
+	st.LastSeen, st.LastEvent = h.now(), ev
+	save(st)
+}
+
+func (h *Handler) handle(ctx context.Context, rt Runtime, ev Event, agent string, in Input) Answer {
 	switch ev {
 	case PromptSubmit:
 		res := h.Collect(ctx, agent)
@@ -329,7 +364,10 @@ func (h *Handler) state(agent string, errs *[]error) (state, func(state)) {
 			return
 		}
 		defer root.Close()
-		r, err := root.Open(true)
+		r, err := root.Open(false) // state is kept only in a town that exists
+		if errors.Is(err, fs.ErrNotExist) {
+			return
+		}
 		if err != nil {
 			*errs = append(*errs, err)
 			return

@@ -105,14 +105,10 @@ func (c *checkCmd) inject(a *app) {
 		a.exit(err)
 		return
 	}
-	res := (&hook.Collector{Store: s, Nudges: q, Budget: c.Budget}).Collect(a.ctx, agent)
-	for _, err := range res.Errs {
-		a.exit(err)
-	}
-	if res.Reminder != nil {
-		fmt.Fprint(a.out, res.Reminder.String())
-	}
-	if err := res.Commit(); err != nil {
+	h := &hook.Handler{Collector: hook.Collector{Store: s, Nudges: q, Budget: c.Budget}}
+	ans := h.Handle(a.ctx, hook.Plain, hook.PromptSubmit, agent, hook.Input{})
+	a.out.Write(ans.Output)
+	for _, err := range ans.Errs {
 		a.exit(err)
 	}
 }

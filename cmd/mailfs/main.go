@@ -44,6 +44,8 @@ type cli struct {
 	Hook       hookCmd       `cmd:"" help:"Answer an agent runtime's hook event (session-start, prompt-submit, post-tool, stop)."`
 	Handoff    handoffCmd    `cmd:"" help:"Leave a note to your next session."`
 	MCP        mcpCmd        `cmd:"" name:"mcp" help:"Serve an agent's mail over the Model Context Protocol (stdio)."`
+	Setup      setupCmd      `cmd:"" help:"Install mailfs's hooks (or MCP server) into an agent runtime's settings."`
+	Doctor     doctorCmd     `cmd:"" help:"Check an agent's mail set-up: root, mailbox, hooks."`
 	Fsck       fsckCmd       `cmd:"" help:"Check the whole tree, and repair what is safe to repair."`
 	Gascity    gascityCmd    `cmd:"" help:"Serve Gas City's exec mail protocol (GC_MAIL=exec:mailfs-gascity)."`
 	Demo       demoCmd       `cmd:"" help:"Run a short multi-agent tour in a scratch root."`
