@@ -1,25 +1,31 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/watch"
 )
 
 type sendCmd struct {
 	To      []string `arg:"" name:"to" help:"Recipients: agents (toast, gastown/witness, agent:toast), groups (@name), work queues (queue:name), channels (channel:name)."`
 	Subject string   `short:"s" required:"" placeholder:"TEXT" help:"One-line subject. Protocol messages put their type first (MERGE_READY nux)."`
 	bodyFlags
-	From     string   `env:"MAILFS_AGENT" placeholder:"AGENT" help:"The sender."`
-	Type     string   `default:"message" help:"A one-word type: work_assignment, completion_report, merge_notification, health_escalation, coordination, reply, handoff, …"`
-	Priority string   `default:"normal" enum:"urgent,high,normal,low" help:"urgent, high, normal or low."`
-	CC       []string `sep:"," placeholder:"A,B" help:"Also deliver a copy to each of these agents."`
-	Thread   string   `placeholder:"ID" help:"Continue this thread (default: start a new one)."`
-	ReplyTo  string   `name:"reply-to" placeholder:"ID" help:"The id of the message this answers."`
-	Field    []string `sep:"none" placeholder:"KEY=VALUE" help:"Put a \"Key: value\" line at the top of the body (repeatable), as protocol messages do. The value is the rest of the argument, commas and all."`
-	Nudge    bool     `help:"Also nudge each recipient about the message; the nudge is dropped unseen once the message is read."`
-	JSON     bool     `help:"Print each delivered copy as a JSON line instead of its id."`
+	From     string        `env:"MAILFS_AGENT" placeholder:"AGENT" help:"The sender."`
+	Type     string        `default:"message" help:"A one-word type: work_assignment, completion_report, merge_notification, health_escalation, coordination, reply, handoff, …"`
+	Priority string        `default:"normal" enum:"urgent,high,normal,low" help:"urgent, high, normal or low."`
+	CC       []string      `sep:"," placeholder:"A,B" help:"Also deliver a copy to each of these agents."`
+	Thread   string        `placeholder:"ID" help:"Continue this thread (default: start a new one)."`
+	ReplyTo  string        `name:"reply-to" placeholder:"ID" help:"The id of the message this answers."`
+	Field    []string      `sep:"none" placeholder:"KEY=VALUE" help:"Put a \"Key: value\" line at the top of the body (repeatable), as protocol messages do. The value is the rest of the argument, commas and all."`
+	Nudge    bool          `help:"Also nudge each recipient about the message; the nudge is dropped unseen once the message is read."`
+	JSON     bool          `help:"Print each delivered copy as a JSON line instead of its id."`
+	WaitFor  string        `name:"wait-for" enum:",read" default:"" placeholder:"read" help:"After sending, block until every copy has been read (receipts as JSON lines with --json)."`
+	Timeout  time.Duration `placeholder:"D" help:"With --wait-for, give up after D: exit status 124."`
 }
 
 func (c *sendCmd) Help() string {
@@ -38,6 +44,11 @@ channel is refused: write agent:name, @name, queue:name or channel:name.
 --field Key=Value builds a protocol body: "Key: value" lines, a blank line,
 then the text of -m (which becomes optional). Keys may contain spaces
 ("Cleanup Status=has_stash"), values anything on one line, commas included.
+
+With --wait-for read, send then blocks until every copy in an agent's
+mailbox has been read (or deleted), watching the mailboxes rather than
+polling; --timeout bounds the wait (exit status 124), and --json adds one
+receipt line per copy: agent, id, read_at.
 
 With --nudge, each recipient also gets a nudge announcing the message. A
 nudge that cannot be queued (the recipient's queue is full) is reported as a
@@ -80,6 +91,40 @@ func (c *sendCmd) Run(a *app) error {
 	}
 	if c.Nudge && err == nil {
 		nudgeAbout(a, sent)
+	}
+	if c.WaitFor == "read" && err == nil {
+		return c.waitRead(a, s, sent)
+	}
+	return err
+}
+
+// waitRead blocks until every copy is read, or the timeout.
+func (c *sendCmd) waitRead(a *app, s *maildir.Store, sent []*maildir.Message) error {
+	ctx := a.ctx
+	if c.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
+		defer cancel()
+	}
+	receipts, err := watch.WaitRead(ctx, s, sent)
+	if c.JSON {
+		for _, r := range receipts {
+			if perr := printValue(a.out, r); perr != nil {
+				return perr
+			}
+		}
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		unread := 0
+		for _, r := range receipts {
+			if r.ReadAt.IsZero() && !r.Gone {
+				unread++
+			}
+		}
+		return &exitStatus{code: exitTimeout, msg: fmt.Sprintf("timeout: %d of %d copies still unread after %v", unread, len(receipts), c.Timeout)}
+	case a.ctx.Err() != nil:
+		return &exitStatus{code: exitError, msg: "error: interrupted before every copy was read"}
 	}
 	return err
 }
