@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/alecthomas/kong"
+	kongcompletion "github.com/jotaen/kong-completion"
+
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/nudgeq"
 )
@@ -73,6 +75,9 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 			panic(r)
 		}
 	}()
+	if os.Getenv("COMP_LINE") != "" { // a shell asking for completions
+		kongcompletion.Register(parser)
+	}
 	a := &app{ctx: ctx, stdio: io}
 	kctx, err := parser.Parse(args)
 	if err != nil {
@@ -298,9 +303,32 @@ func (a *app) usage(err error) int {
 	return 80
 }
 
+// version is the module version and, for a build from a clone, the VCS
+// revision, its time, and whether the tree was modified.
 func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
 	}
-	return "(devel)"
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	set := map[string]string{}
+	for _, s := range bi.Settings {
+		set[s.Key] = s.Value
+	}
+	if rev := set["vcs.revision"]; rev != "" {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		v += " " + set["vcs"] + " " + rev
+		if t := set["vcs.time"]; t != "" {
+			v += " " + t
+		}
+		if set["vcs.modified"] == "true" {
+			v += " (modified)"
+		}
+	}
+	return v + " " + bi.GoVersion
 }

@@ -10,11 +10,14 @@ import (
 	"syscall"
 
 	"github.com/alecthomas/kong"
+	mangokong "github.com/alecthomas/mango-kong"
+	kongcompletion "github.com/jotaen/kong-completion"
 )
 
 type cli struct {
-	Root    string           `help:"The mailfs root, the .chipset directory. Default: the nearest .chipset in the working directory or above it, else ./.chipset." env:"MAILFS_ROOT" placeholder:"DIR" type:"path"`
-	Version kong.VersionFlag `help:"Print the version and exit."`
+	Root    string            `help:"The mailfs root, the .chipset directory. Default: the nearest .chipset in the working directory or above it, else ./.chipset." env:"MAILFS_ROOT" placeholder:"DIR" type:"path"`
+	Version kong.VersionFlag  `help:"Print the version (module version and VCS revision) and exit."`
+	Man     mangokong.ManFlag `help:"Print the man page (roff) and exit: mailfs --man > mailfs.1"`
 
 	Init       initCmd       `cmd:"" help:"Create the mail tree and its .gitignore."`
 	Send       sendCmd       `cmd:"" help:"Deliver a message to one or more agents."`
@@ -49,6 +52,8 @@ type cli struct {
 	Fsck       fsckCmd       `cmd:"" help:"Check the whole tree, and repair what is safe to repair."`
 	Gascity    gascityCmd    `cmd:"" help:"Serve Gas City's exec mail protocol (GC_MAIL=exec:mailfs-gascity)."`
 	Demo       demoCmd       `cmd:"" help:"Run a short multi-agent tour in a scratch root."`
+
+	Completion kongcompletion.Completion `cmd:"" help:"Print the shell code that turns on tab completion (bash, zsh, fish)."`
 }
 
 func main() {
