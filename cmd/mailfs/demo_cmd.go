@@ -56,6 +56,7 @@ func (c *demoCmd) Run(a *app) error {
 
 	d.queues()
 	d.nudges()
+	d.hooks()
 	d.watcher()
 	d.sweep()
 

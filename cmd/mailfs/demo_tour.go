@@ -87,6 +87,17 @@ func (d *demo) nudges() {
 	d.run("check", "toast", "--inject")
 }
 
+// hooks shows the agent-loop hooks: a session that starts with its
+// handoff note, and a stop held while urgent mail waits.
+func (d *demo) hooks() {
+	d.say("Agent hooks: nux leaves a handoff for its next session, which starts with it; a stop is held while urgent mail waits.")
+	d.run("handoff", "nux", "-s", "docs half done", "-m", "Next: the install section.")
+	d.run("hook", "session-start", "nux", "--runtime", "plain")
+	d.quiet("send", "nux", "--from", "refinery", "--priority", "urgent", "-s", "MERGE_FAILED gt-203: tests fail", "-m", "See the CI log.")
+	d.run("hook", "stop", "nux")
+	d.quiet("take", "nux")
+}
+
 // watcher shows a watcher woken by a send.
 func (d *demo) watcher() {
 	d.say("A watcher wakes the moment mail lands (inotify, with a polling fallback).")
