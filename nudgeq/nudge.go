@@ -49,11 +49,18 @@ type Nudge struct {
 	// that this nudge announces; the nudge is dropped at drain time once
 	// that message is read or gone.
 	MailID string
+	// DeliverAfter, if set, holds the nudge back until that instant (Gas
+	// Town's deferred reminders); a drain before it leaves the nudge queued.
+	DeliverAfter time.Time
 }
+
+// Deferred reports whether n is held back at now by its DeliverAfter.
+func (n *Nudge) Deferred(now time.Time) bool { return !n.DeliverAfter.IsZero() && now.Before(n.DeliverAfter) }
 
 // wire is the file format: fields in key order, so the JSON keys are sorted.
 type wire struct {
-	ExpiresAt time.Time `json:"expires_at"`
+	DeliverAfter time.Time `json:"deliver_after,omitzero"`
+	ExpiresAt    time.Time `json:"expires_at"`
 	MailID    string    `json:"mail_id,omitempty"`
 	Message   *string   `json:"message"`
 	Priority  Priority  `json:"priority"`
@@ -73,7 +80,7 @@ func (n *Nudge) encode() []byte {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	msg := n.Message
-	w := wire{ExpiresAt: n.ExpiresAt.UTC(), MailID: n.MailID, Message: &msg, Priority: n.Priority, Sender: n.Sender, Timestamp: n.Timestamp.UTC()}
+	w := wire{DeliverAfter: n.DeliverAfter.UTC(), ExpiresAt: n.ExpiresAt.UTC(), MailID: n.MailID, Message: &msg, Priority: n.Priority, Sender: n.Sender, Timestamp: n.Timestamp.UTC()}
 	if err := enc.Encode(w); err != nil {
 		panic(err) // strings and times only
 	}
@@ -81,8 +88,11 @@ func (n *Nudge) encode() []byte {
 }
 
 // Parse decodes a nudge file. It returns an error wrapping [ErrInvalid] for
-// anything but one JSON object with a message, a sender, a known priority
-// and both times.
+// anything but one JSON object with a message, a sender and a timestamp.
+// It reads Gas Town's nudge files too: a priority word other than urgent
+// counts as normal, a missing expires_at is the timestamp plus the default
+// time to live, and deliver_after is honoured; keys it does not know are
+// ignored.
 func Parse(data []byte) (*Nudge, error) {
 	bad := func(why string) (*Nudge, error) { return nil, fmt.Errorf("%w: %s", ErrInvalid, why) }
 	if !utf8.Valid(data) {
@@ -97,13 +107,20 @@ func Parse(data []byte) (*Nudge, error) {
 		return bad("no message")
 	case w.Sender == "":
 		return bad("no sender")
-	case w.Priority != Normal && w.Priority != Urgent:
-		return bad(fmt.Sprintf("unknown priority %q", w.Priority))
-	case w.Timestamp.IsZero() || w.ExpiresAt.IsZero():
-		return bad("no timestamp or expires_at")
+	case w.Timestamp.IsZero():
+		return bad("no timestamp")
+	}
+	if w.Priority != Urgent {
+		w.Priority = Normal
+	}
+	if w.ExpiresAt.IsZero() {
+		w.ExpiresAt = w.Timestamp.Add(DefaultTTL)
+		if w.Priority == Urgent {
+			w.ExpiresAt = w.Timestamp.Add(DefaultUrgentTTL)
+		}
 	}
 	return &Nudge{Sender: w.Sender, Message: *w.Message, Priority: w.Priority,
-		Timestamp: w.Timestamp, ExpiresAt: w.ExpiresAt, MailID: w.MailID}, nil
+		Timestamp: w.Timestamp, ExpiresAt: w.ExpiresAt, MailID: w.MailID, DeliverAfter: w.DeliverAfter}, nil
 }
 
 // check validates a nudge about to be queued and fills in its defaults.

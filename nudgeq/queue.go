@@ -183,28 +183,51 @@ func newName(t time.Time) string {
 }
 
 // isNudgeName reports whether name is a queued nudge's file name.
+// Gas Town writes the same form without zero-padding the nanoseconds, so
+// 1 to 19 digits are accepted.
 func isNudgeName(name string) bool {
-	if len(name) != 19+1+8+len(".json") || !strings.HasSuffix(name, ".json") || name[19] != '-' {
+	stem, ok := strings.CutSuffix(name, ".json")
+	digits, hex, found := strings.Cut(stem, "-")
+	if !ok || !found || len(digits) < 1 || len(digits) > 19 || len(hex) != 8 {
 		return false
 	}
-	for i, c := range name[:28] {
-		if i == 19 {
-			continue
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
 		}
-		if !('0' <= c && c <= '9' || i > 19 && 'a' <= c && c <= 'f') {
+	}
+	for _, c := range hex {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
 			return false
 		}
 	}
 	return true
 }
 
-// ParseClaim splits the name of a claimed nudge file,
-// "<nudge name>.claimed.<claim unixnano>-<rand>", into the nudge's own
-// name and the time it was claimed. ok is false for any other name.
+// queueOrder sorts nudge names first in, first out: by their nanoseconds
+// as numbers (Gas Town's are not zero-padded), then by name.
+func queueOrder(a, b string) int {
+	na, _, _ := strings.Cut(a, "-")
+	nb, _, _ := strings.Cut(b, "-")
+	if c := cmp.Compare(len(na), len(nb)); c != 0 {
+		return c
+	}
+	return strings.Compare(a, b)
+}
+
+// ParseClaim splits the name of a claimed nudge file into the nudge's own
+// name and the time it was claimed: mailfs names a claim
+// "<nudge name>.claimed.<claim unixnano>-<rand>". Gas Town's claims,
+// "<nudge name>.claimed.<8 hex>", carry no time: claimedAt is zero, and the
+// claim's time is the file's mtime, by Gas Town's own rule. ok is false for
+// any other name.
 func ParseClaim(name string) (nudge string, claimedAt time.Time, ok bool) {
 	nudge, rest, found := strings.Cut(name, ".claimed.")
 	if !found || !isNudgeName(nudge) {
 		return "", time.Time{}, false
+	}
+	if len(rest) == 8 && strings.Trim(rest, "0123456789abcdef") == "" {
+		return nudge, time.Time{}, true // Gas Town's
 	}
 	nanos, _, _ := strings.Cut(rest, "-")
 	ns, err := strconv.ParseInt(nanos, 10, 64)
@@ -244,7 +267,7 @@ func list(d *durable.Dir) (*listing, error) {
 	if err != nil {
 		return nil, err
 	}
-	slices.Sort(l.nudges)
+	slices.SortFunc(l.nudges, queueOrder)
 	return l, nil
 }
 
@@ -293,7 +316,7 @@ func (q *Queue) Peek(agent string) ([]*Nudge, error) {
 	var out []*Nudge
 	for _, name := range l.nudges {
 		n, err := q.read(d, name)
-		if err == nil && !n.Expired(now) {
+		if err == nil && !n.Expired(now) && !n.Deferred(now) {
 			out = append(out, n)
 		}
 	}
@@ -401,6 +424,10 @@ func (q *Queue) ClaimContext(ctx context.Context, agent string) (*Batch, error) 
 			continue
 		}
 		n.ID = strings.TrimSuffix(name, ".json")
+		if n.Deferred(now) {
+			d.Move(claim, d, name) // not yet: back in the queue, untouched
+			continue
+		}
 		b.claimed = append(b.claimed, claim)
 		if n.Expired(now) || q.stale(agent, n) {
 			continue
@@ -415,9 +442,16 @@ func (q *Queue) ClaimContext(ctx context.Context, agent string) (*Batch, error) 
 }
 
 // claimFile renames name to a claimed name; false means it was gone.
+// The claim's mtime is set to now as well: Gas Town, draining the same
+// queue, judges a claim by its mtime (which a rename keeps), and must not
+// take a fresh claim of an old nudge for an orphan.
 func claimFile(d *durable.Dir, name string, now time.Time) (string, bool) {
 	claim := fmt.Sprintf("%s.claimed.%019d-%08x", name, now.UnixNano(), rand.Uint32())
-	return claim, d.Move(name, d, claim) == nil
+	if d.Move(name, d, claim) != nil {
+		return claim, false
+	}
+	d.SetTimes(claim, now) // best effort: only a shared queue needs it
+	return claim, true
 }
 
 // returnOrphans puts claims older than OrphanAfter back in the queue, and
@@ -427,6 +461,13 @@ func (q *Queue) returnOrphans(d *durable.Dir, claims []string, now time.Time) bo
 	returned := false
 	for _, c := range claims {
 		orig, at, _ := ParseClaim(c)
+		if at.IsZero() { // Gas Town's claim: its time is the mtime
+			st, err := d.Lstat(c)
+			if err != nil {
+				continue
+			}
+			at = st.ModTime
+		}
 		if now.Sub(at) >= after && d.Move(c, d, orig) == nil {
 			returned = true
 		}

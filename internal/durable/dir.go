@@ -624,3 +624,13 @@ func (d *Dir) err(op, name string, err error) error {
 	}
 	return &fs.PathError{Op: op, Path: path, Err: err}
 }
+
+// SetTimes sets the access and modification times of name, which must not
+// be a symbolic link (the link itself would be changed, never its target).
+func (d *Dir) SetTimes(name string, t time.Time) error {
+	if !ValidName(name) {
+		return d.err("chtimes", name, ErrBadName)
+	}
+	ts := []unix.Timespec{unix.NsecToTimespec(t.UnixNano()), unix.NsecToTimespec(t.UnixNano())}
+	return d.wrap("chtimes", name, unix.UtimesNanoAt(d.fd, name, ts, unix.AT_SYMLINK_NOFOLLOW))
+}
