@@ -55,17 +55,19 @@ type Nudge struct {
 }
 
 // Deferred reports whether n is held back at now by its DeliverAfter.
-func (n *Nudge) Deferred(now time.Time) bool { return !n.DeliverAfter.IsZero() && now.Before(n.DeliverAfter) }
+func (n *Nudge) Deferred(now time.Time) bool {
+	return !n.DeliverAfter.IsZero() && now.Before(n.DeliverAfter)
+}
 
 // wire is the file format: fields in key order, so the JSON keys are sorted.
 type wire struct {
 	DeliverAfter time.Time `json:"deliver_after,omitzero"`
 	ExpiresAt    time.Time `json:"expires_at"`
-	MailID    string    `json:"mail_id,omitempty"`
-	Message   *string   `json:"message"`
-	Priority  Priority  `json:"priority"`
-	Sender    string    `json:"sender"`
-	Timestamp time.Time `json:"timestamp"`
+	MailID       string    `json:"mail_id,omitempty"`
+	Message      *string   `json:"message"`
+	Priority     Priority  `json:"priority"`
+	Sender       string    `json:"sender"`
+	Timestamp    time.Time `json:"timestamp"`
 }
 
 // Expired reports whether n is dropped at now: at its expiry instant or
