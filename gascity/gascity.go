@@ -192,7 +192,7 @@ func list(msgs []*maildir.Message) any {
 }
 
 func gcSend(c *gcCall) (any, error) {
-	to, err := c.recipient()
+	_, err := c.recipient() // validates; the message records c.arg as written
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +200,7 @@ func gcSend(c *gcCall) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sent, err := c.store.Send(&maildir.Message{From: in.From, To: to.Qualified(), Subject: in.Subject, Body: in.Body})
+	sent, err := c.store.Send(&maildir.Message{From: in.From, To: "agent:" + c.arg, Subject: in.Subject, Body: in.Body})
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package maildir
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -16,7 +17,10 @@ const MaxAgentLen = 64
 // Ids are case-insensitive and stored lowercase. Addresses in the Gas Town
 // form "rig/role" are accepted: each "/" becomes "." and one trailing "/" is
 // dropped, so "Gastown/Witness", "gastown.witness" and "gastown/witness/"
-// all name the mailbox "gastown.witness". The result is 1 to 64 bytes of
+// all name the mailbox "gastown.witness". Spellings Gas Town treats as one
+// agent are folded into one mailbox, as its normalizeAddress does:
+// "gastown/polecats/nux" and "gastown/crew/nux" are "gastown.nux", and
+// "gastown/mayor" is the town-level "mayor". The result is 1 to 64 bytes of
 // a-z, 0-9, ".", "_" and "-", not starting with "." or "-": one path
 // element that cannot lead outside the mail tree.
 func ParseAgent(addr string) (string, error) {
@@ -42,7 +46,7 @@ func canonical(addr string) (name, why string) {
 		return "", "absolute paths are not agent names"
 	}
 	s := strings.TrimSuffix(addr, "/")
-	parts := strings.Split(s, "/")
+	parts := fold(strings.Split(s, "/"))
 	for _, p := range parts {
 		switch p {
 		case "":
@@ -72,6 +76,36 @@ func canonical(addr string) (name, why string) {
 		}
 	}
 	return string(b), ""
+}
+
+// fold applies Gas Town's folding of agent addresses (its
+// normalizeAddress) to the "/"-separated elements of one: spellings Gas
+// Town treats as one agent are one mailbox.
+//
+//	rig/polecats/name, rig/crew/name  ->  rig/name
+//	rig/mayor, rig/deacon             ->  mayor, deacon (town-level roles)
+func fold(parts []string) []string {
+	switch {
+	case len(parts) == 3 && (strings.EqualFold(parts[1], "polecats") || strings.EqualFold(parts[1], "crew")):
+		return []string{parts[0], parts[2]}
+	case len(parts) == 2 && (strings.EqualFold(parts[1], "mayor") || strings.EqualFold(parts[1], "deacon")):
+		return parts[1:]
+	}
+	return parts
+}
+
+// Written returns addr as a message records it in "from", "to" and "cc":
+// as the caller wrote it, case and "/" kept, but folded as Gas Town folds
+// agent addresses (see [ParseAgent]) and without a trailing "/". A
+// prefixed address other than "agent:" is returned as it is. It does not
+// validate: use it on an address that parsed.
+func Written(addr string) string {
+	name, ok := strings.CutPrefix(addr, "agent:")
+	if strings.HasPrefix(addr, "@") || strings.HasPrefix(addr, "queue:") || strings.HasPrefix(addr, "channel:") {
+		return addr
+	}
+	_ = ok
+	return strings.Join(fold(strings.Split(strings.TrimSuffix(name, "/"), "/")), "/")
 }
 
 // ValidAgent reports whether name is already a canonical agent id, as
@@ -288,3 +322,60 @@ func (e *NameError) Error() string {
 
 // Is makes errors.Is(err, ErrInvalidName) true.
 func (e *NameError) Is(target error) bool { return target == ErrInvalidName }
+
+// Similar returns the names in among that name could be a slip for: at
+// most two edits away, or the same last element ("toast" and
+// "gastown.toast"), at most three, closest first. A send to a mailbox that
+// did not exist names them, so that a typo does not go unseen.
+func Similar(name string, among []string) []string {
+	type cand struct {
+		name string
+		d    int
+	}
+	var cs []cand
+	last := name[strings.LastIndexByte(name, '.')+1:]
+	for _, a := range among {
+		if a == name {
+			continue
+		}
+		d := editDistance(name, a, 3)
+		if d > 2 && a[strings.LastIndexByte(a, '.')+1:] != last {
+			continue
+		}
+		cs = append(cs, cand{a, d})
+	}
+	slices.SortStableFunc(cs, func(x, y cand) int { return x.d - y.d })
+	var out []string
+	for i, c := range cs {
+		if i == 3 {
+			break
+		}
+		out = append(out, c.name)
+	}
+	return out
+}
+
+// editDistance is the Levenshtein distance of a and b, or limit once it is
+// at least limit.
+func editDistance(a, b string, limit int) int {
+	if d := len(a) - len(b); d >= limit || -d >= limit {
+		return limit
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return min(prev[len(b)], limit)
+}

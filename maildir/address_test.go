@@ -80,3 +80,26 @@ func TestStamps(t *testing.T) {
 		}
 	}
 }
+
+func TestGasTownFolding(t *testing.T) {
+	for in, want := range map[string]string{
+		"gastown/polecats/Toast": "gastown.toast", "gastown/crew/max": "gastown.max", "gastown/Toast": "gastown.toast",
+		"gastown/mayor": "mayor", "gastown/deacon/": "deacon", "mayor/": "mayor", "gastown/refinery": "gastown.refinery",
+		"gastown/polecats": "gastown.polecats", "a/crew/b/c": "a.crew.b.c",
+	} {
+		if got, err := maildir.ParseAgent(in); err != nil || got != want {
+			t.Errorf("ParseAgent(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"gastown/polecats/Toast": "gastown/Toast", "agent:gastown/crew/max": "gastown/max", "mayor/": "mayor",
+		"@reviewers": "@reviewers", "queue:work": "queue:work", "Gastown/Witness": "Gastown/Witness",
+	} {
+		if got := maildir.Written(in); got != want {
+			t.Errorf("Written(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := maildir.Similar("gastown.nuxx", []string{"gastown.nux", "mayor", "nux", "gastown.toast"}); len(got) < 1 || got[0] != "gastown.nux" {
+		t.Errorf("Similar = %v", got)
+	}
+}

@@ -54,7 +54,8 @@ func FuzzParseAgent(f *testing.F) {
 // reads: drop one trailing "/", refuse an absolute path, empty elements,
 // "." and "..", join the elements with "."; the result is 1-64 bytes of
 // a-z 0-9 . _ - (ASCII capitals folded to lower case), not starting with
-// "." or "-"; control characters anywhere are refused.
+// "." or "-"; control characters anywhere are refused; Gas Town's spellings
+// of one agent are folded first.
 func agentRule(s string) (string, bool) {
 	if s == "" || strings.HasPrefix(s, "/") {
 		return "", false
@@ -65,6 +66,14 @@ func agentRule(s string) (string, bool) {
 		}
 	}
 	elems := strings.Split(strings.TrimSuffix(s, "/"), "/")
+	// Gas Town's folding: rig/polecats/name and rig/crew/name are rig/name,
+	// rig/mayor and rig/deacon the town-level roles.
+	switch {
+	case len(elems) == 3 && (strings.EqualFold(elems[1], "polecats") || strings.EqualFold(elems[1], "crew")):
+		elems = []string{elems[0], elems[2]}
+	case len(elems) == 2 && (strings.EqualFold(elems[1], "mayor") || strings.EqualFold(elems[1], "deacon")):
+		elems = elems[1:]
+	}
 	for _, e := range elems {
 		if e == "" || e == "." || e == ".." {
 			return "", false

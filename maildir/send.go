@@ -101,24 +101,26 @@ func (s *Store) prepare(m *Message) (*Message, []Address, error) {
 		return nil, nil, fmt.Errorf("%w: no sender (set From)", ErrInvalidMessage)
 	}
 	var err error
-	if c.From, err = ParseAgent(c.From); err != nil {
+	from, err := ParseAgent(c.From)
+	if err != nil {
 		return nil, nil, err
 	}
+	c.From = Written(c.From) // as the sender wrote it; the mailbox is from
 	to, err := s.Resolve(c.To)
 	if err != nil {
 		return nil, nil, err
 	}
-	c.To = to.String()
+	c.To = writtenAs(m.To, to)
 	written := []Address{to}
 	c.CC = nil
-	for _, a := range m.CC {
-		a, err := s.Resolve(a)
+	for _, cc := range m.CC {
+		a, err := s.Resolve(cc)
 		if err != nil {
 			return nil, nil, err
 		}
 		if !containsAddr(written, a) {
 			written = append(written, a)
-			c.CC = append(c.CC, a.String())
+			c.CC = append(c.CC, writtenAs(cc, a))
 		}
 	}
 	var rcpts []Address
@@ -126,7 +128,7 @@ func (s *Store) prepare(m *Message) (*Message, []Address, error) {
 		boxes := []Address{a}
 		switch a.Kind {
 		case KindGroup:
-			if boxes, err = s.expand(a.Name, c.From); err != nil {
+			if boxes, err = s.expand(a.Name, from); err != nil {
 				return nil, nil, err
 			}
 		case KindQueue:
@@ -165,11 +167,21 @@ func (s *Store) prepare(m *Message) (*Message, []Address, error) {
 	// longest id it could get stands in for the real one.
 	probe := c
 	probe.Timestamp = s.now()
-	probe.Thread = NewID(probe.Timestamp, c.From) + fmt.Sprintf("-%d", maxSuffix)
+	probe.Thread = NewID(probe.Timestamp, from) + fmt.Sprintf("-%d", maxSuffix)
 	if n := len(probe.Encode()); n > MaxSize {
 		return nil, nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, n, MaxSize)
 	}
 	return &c, rcpts, nil
+}
+
+// writtenAs is how a message records address s, which resolved to a: an
+// agent as written (folded), anything else in its canonical written form,
+// so a bare name that meant a group reads "@name" in the file.
+func writtenAs(s string, a Address) string {
+	if a.Kind == KindAgent {
+		return Written(s)
+	}
+	return a.String()
 }
 
 func containsAddr(list []Address, a Address) bool {
@@ -203,7 +215,11 @@ func (s *Store) deliver(r *durable.Root, b Address, m *Message, ownThread bool) 
 		return err
 	}
 	defer d.Close()
-	base := NewID(m.Timestamp, m.From)
+	from, err := ParseAgent(m.From) // ids carry the sender's mailbox name
+	if err != nil {
+		return err
+	}
+	base := NewID(m.Timestamp, from)
 	for n := 1; n <= maxSuffix; n++ {
 		id := base
 		if n > 1 {

@@ -122,13 +122,13 @@ func TestSendWritesTheSpecFormat(t *testing.T) {
 	}
 	want := `{
   "body": "Branch: fix\n\nGo.",
-  "from": "mayor",
+  "from": "Mayor",
   "priority": "high",
   "read": false,
   "subject": "Fix <build> & ship",
   "thread": "` + id + `",
   "timestamp": "2026-03-05T10:30:00.123456789Z",
-  "to": "gastown.toast",
+  "to": "gastown/Toast",
   "type": "work_assignment"
 }
 `

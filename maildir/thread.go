@@ -47,7 +47,8 @@ func (s *Store) ReplyTo(orig *Message, r *Message) ([]*Message, error) {
 		}
 		reply.From = orig.Box.Name
 	}
-	reply.To = Address{Kind: KindAgent, Name: orig.From}.Qualified() // the sender, even if a group bears its name
+	sender, _ := ParseAgent(orig.From)
+	reply.To = Address{Kind: KindAgent, Name: sender}.Qualified() // the sender, even if a group bears its name
 	reply.Thread = orig.Thread
 	if reply.Thread == "" {
 		reply.Thread = orig.ID

@@ -40,7 +40,7 @@ func TestServesTheProtocol(t *testing.T) {
 	if out, code := call("", "inbox", "toast"); code != 0 || out != "" {
 		t.Fatalf("empty inbox: %q, status %d", out, code)
 	}
-	if out, code := call(`{"from":"mayor","subject":"hi","body":"x"}`, "send", "rig/toast"); code != 0 || !strings.Contains(out, `"to":"rig.toast","subject":"hi"`) {
+	if out, code := call(`{"from":"mayor","subject":"hi","body":"x"}`, "send", "rig/toast"); code != 0 || !strings.Contains(out, `"to":"rig/toast","subject":"hi"`) {
 		t.Fatalf("send: %q, status %d", out, code)
 	}
 	if out, code := call("", "count", "rig/toast"); code != 0 || out != `{"total":1,"unread":1}`+"\n" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -80,6 +81,7 @@ func (c *sendCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
+	before, _ := s.Agents()
 	sent, err := s.Send(&maildir.Message{
 		From: c.From, To: c.To[0], CC: append(c.To[1:], c.CC...),
 		Subject: c.Subject, Body: body, Type: c.Type, Priority: maildir.Priority(c.Priority),
@@ -89,6 +91,7 @@ func (c *sendCmd) Run(a *app) error {
 	if perr := printSent(a, sent, c.JSON); err == nil {
 		err = perr
 	}
+	newMailboxes(a, before, sent)
 	if c.Nudge && err == nil {
 		nudgeAbout(a, sent)
 	}
@@ -127,6 +130,23 @@ func (c *sendCmd) waitRead(a *app, s *maildir.Store, sent []*maildir.Message) er
 		return &exitStatus{code: exitError, msg: "error: interrupted before every copy was read"}
 	}
 	return err
+}
+
+// newMailboxes says on stderr which copies went to a mailbox no agent had
+// before, naming close matches: a send creates a mailbox, so a typo would
+// otherwise strand the message where nobody reads it.
+func newMailboxes(a *app, before []string, sent []*maildir.Message) {
+	for _, m := range sent {
+		if m.Box.Kind != maildir.KindAgent || slices.Contains(before, m.Box.Name) {
+			continue
+		}
+		before = append(before, m.Box.Name) // once each
+		hint := ""
+		if similar := maildir.Similar(m.Box.Name, before); len(similar) > 0 {
+			hint = "; did you mean " + strings.Join(similar, " or ") + "?"
+		}
+		a.warn(fmt.Errorf("created the mailbox %s: no agent had it before%s", m.Box.Name, hint))
+	}
 }
 
 // nudgeAbout announces each delivered copy to its recipient with a nudge;
