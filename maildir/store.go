@@ -158,6 +158,10 @@ func describe(list []Address) string {
 	return strings.Join(parts, " and ")
 }
 
+// Exists reports whether the thing a names exists: an agent's mailbox, a
+// group, a queue or a channel.
+func (s *Store) Exists(a Address) bool { return s.exists(a) }
+
 // exists reports whether the thing a names exists: an agent's mailbox, a
 // group's file, a queue's folder or a channel's configuration. It looks
 // through the root's no-follow walk: a symbolic link is not a mailbox.

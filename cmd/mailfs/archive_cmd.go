@@ -9,8 +9,7 @@ import (
 )
 
 type archiveCmd struct {
-	Agent         string        `arg:"" optional:"" help:"Sweep only this mailbox (default: every mailbox)."`
-	IDs           []string      `arg:"" optional:"" name:"id" help:"Archive these messages now, whatever their age, instead of sweeping."`
+	Args          []string      `arg:"" optional:"" name:"agent-or-ids" help:"A mailbox: sweep only it (default: every mailbox). [AGENT] ID…: archive these messages now, whatever their age, instead of sweeping."`
 	OlderThan     time.Duration `name:"older-than" default:"24h" placeholder:"AGE" help:"Archive messages older than this (a Go duration: 36h, 90m)."`
 	Every         time.Duration `placeholder:"INTERVAL" help:"Keep sweeping once per INTERVAL until interrupted, printing a line per sweep."`
 	DryRun        bool          `name:"dry-run" help:"Report what would move, and move nothing."`
@@ -41,15 +40,21 @@ func (c *archiveCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	if len(c.IDs) > 0 {
+	sweepOne := ""
+	if len(c.Args) == 1 {
+		if b, err := maildir.ParseMailbox(c.Args[0]); err == nil && b.Kind == maildir.KindAgent && s.Exists(b) {
+			sweepOne = c.Args[0] // an existing mailbox: sweep it
+		}
+	}
+	if len(c.Args) > 0 && sweepOne == "" {
 		if c.Every != 0 || c.DryRun || c.IncludeUnread || c.JSON {
 			return usage("name no ids to sweep", "--every, --dry-run, --include-unread and --json apply to a sweep, not to named messages")
 		}
-		box, err := mailbox(c.Agent)
+		ts, err := a.targets(s, c.Args)
 		if err != nil {
 			return err
 		}
-		return eachMoved(a, s.Archive, box, c.IDs)
+		return eachMoved(a, s.Archive, ts)
 	}
 	if c.OlderThan <= 0 {
 		return usage("give a duration such as 24h, 36h or 90m", "--older-than must be positive, not %v", c.OlderThan)
@@ -59,8 +64,8 @@ func (c *archiveCmd) Run(a *app) error {
 	}
 	sw := &archive.Sweeper{Store: s, OlderThan: c.OlderThan, IncludeUnread: c.IncludeUnread, DryRun: c.DryRun}
 	var agents []string
-	if c.Agent != "" {
-		agent, err := maildir.ParseAgent(c.Agent)
+	if sweepOne != "" {
+		agent, err := maildir.ParseAgent(sweepOne)
 		if err != nil {
 			return err
 		}
@@ -129,8 +134,7 @@ func (c *archiveCmd) print(a *app, rep *archive.Report) {
 }
 
 type restoreCmd struct {
-	Agent string   `arg:"" help:"The mailbox."`
-	IDs   []string `arg:"" name:"id" help:"Archived messages: ids, file names, or unique prefixes of ids."`
+	Args []string `arg:"" name:"agent-and-ids" help:"[AGENT] ID…: the mailbox (default $MAILFS_AGENT's, else the one that holds the id) and the archived messages."`
 }
 
 func (c *restoreCmd) Help() string {
@@ -139,23 +143,43 @@ replaces a file. A message already in the mailbox is not an error.`
 }
 
 func (c *restoreCmd) Run(a *app) error {
-	s, box, err := a.openBox(c.Agent, false)
+	s, err := a.open()
 	if err != nil {
 		return err
 	}
-	return eachMoved(a, s.Restore, box, c.IDs)
-}
-
-// eachMoved runs an Archive or Restore and reports each failed id.
-func eachMoved(a *app, move func(maildir.Address, []string) ([]error, error), agent maildir.Address, ids []string) error {
-	errs, err := move(agent, ids)
+	ts, err := a.targets(s, c.Args)
 	if err != nil {
 		return err
+	}
+	return eachMoved(a, s.Restore, ts)
+}
+
+// eachMoved runs an Archive or Restore for the targets, one call per
+// mailbox, and reports each failed id.
+func eachMoved(a *app, move func(maildir.Address, []string) ([]error, error), ts []target) error {
+	var errs []error
+	for len(ts) > 0 {
+		box := ts[0].box
+		var ids []string
+		rest := ts[:0:0]
+		for _, t := range ts {
+			if t.box == box {
+				ids = append(ids, t.id)
+			} else {
+				rest = append(rest, t)
+			}
+		}
+		e, err := move(box, ids)
+		if err != nil {
+			return err
+		}
+		errs = append(errs, e...)
+		ts = rest
 	}
 	failed := 0
 	for _, err := range errs {
 		if err != nil {
-			if failed++; len(ids) == 1 {
+			if failed++; len(errs) == 1 {
 				return err
 			}
 			a.exit(err)

@@ -99,8 +99,10 @@ func (d *demo) run(args ...string) string {
 		quoted[i] = shellQuote(arg)
 	}
 	fmt.Fprintf(d.a.out, "$ mailfs %s\n", strings.Join(quoted, " "))
-	io := stdio{in: strings.NewReader(""), out: &out, err: d.a.err}
+	var errs bytes.Buffer // notes such as "created the mailbox" are not the tour
+	io := stdio{in: strings.NewReader(""), out: &out, err: &errs}
 	if code := run(d.a.ctx, append([]string{"--root", d.root}, args...), io); code != 0 {
+		d.a.err.Write(errs.Bytes())
 		d.err = fmt.Errorf("demo step %q failed with status %d", strings.Join(args, " "), code)
 	}
 	d.a.out.Write(out.Bytes())

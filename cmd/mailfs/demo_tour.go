@@ -165,7 +165,9 @@ func (d *demo) quiet(args ...string) string {
 		return ""
 	}
 	var out strings.Builder
-	if code := run(d.a.ctx, append([]string{"--root", d.root}, args...), stdio{in: strings.NewReader(""), out: &out, err: d.a.err}); code != 0 {
+	var errs strings.Builder
+	if code := run(d.a.ctx, append([]string{"--root", d.root}, args...), stdio{in: strings.NewReader(""), out: &out, err: &errs}); code != 0 {
+		fmt.Fprint(d.a.err, errs.String())
 		d.err = fmt.Errorf("demo step %q failed with status %d", strings.Join(args, " "), code)
 	}
 	return strings.TrimSpace(out.String())

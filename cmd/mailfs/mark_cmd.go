@@ -4,21 +4,24 @@ import "github.com/mailfs/mailfs/maildir"
 
 // idsArgs are the arguments of the commands that act on several messages.
 type idsArgs struct {
-	Agent string   `arg:"" help:"The mailbox (or queue:name, channel:name)."`
-	IDs   []string `arg:"" name:"id" help:"Messages: ids, file names, or unique prefixes of ids."`
+	Args []string `arg:"" name:"agent-and-ids" help:"[AGENT] ID…: the mailbox (or queue:name, channel:name) and the messages (ids, file names, or unique prefixes). The mailbox may be left out: $MAILFS_AGENT's, else the one that holds the id."`
 }
 
-// each calls f for every id, reports each failure, and fails at the end if
-// any did: one bad id does not stop the others.
+// each calls f for every target, reports each failure, and fails at the
+// end if any did: one bad id does not stop the others.
 func (c *idsArgs) each(a *app, f func(s *maildir.Store, agent maildir.Address, id string) error) error {
-	s, agent, err := a.openBox(c.Agent, false)
+	s, err := a.open()
+	if err != nil {
+		return err
+	}
+	ts, err := a.targets(s, c.Args)
 	if err != nil {
 		return err
 	}
 	failed := 0
-	for _, id := range c.IDs {
-		if err := f(s, agent, id); err != nil {
-			if failed++; len(c.IDs) == 1 {
+	for _, t := range ts {
+		if err := f(s, t.box, t.id); err != nil {
+			if failed++; len(ts) == 1 {
 				return err
 			}
 			a.exit(err)

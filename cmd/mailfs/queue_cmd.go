@@ -53,8 +53,7 @@ func (c *claimCmd) Run(a *app) error {
 }
 
 type releaseCmd struct {
-	Agent string `arg:"" help:"The mailbox holding the claimed item."`
-	ID    string `arg:"" help:"The item: its id, file name, or a unique prefix of the id."`
+	Args []string `arg:"" name:"agent-and-id" help:"[AGENT] ID: the mailbox holding the claimed item (default $MAILFS_AGENT's, else the one that holds the id) and the item."`
 }
 
 func (c *releaseCmd) Help() string {
@@ -67,11 +66,18 @@ still claimed or waiting in its queue.`
 }
 
 func (c *releaseCmd) Run(a *app) error {
-	s, box, err := a.openBox(c.Agent, false)
+	s, err := a.open()
 	if err != nil {
 		return err
 	}
-	_, err = s.Release(box, c.ID)
+	ts, err := a.targets(s, c.Args)
+	if err == nil && len(ts) != 1 {
+		err = usage("give [AGENT] ID", "release one item at a time")
+	}
+	if err != nil {
+		return err
+	}
+	_, err = s.Release(ts[0].box, ts[0].id)
 	return err
 }
 

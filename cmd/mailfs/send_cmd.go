@@ -64,18 +64,8 @@ func (c *sendCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	if len(c.Field) > 0 {
-		var fields [][2]string
-		for _, f := range c.Field {
-			k, v, ok := strings.Cut(f, "=")
-			if !ok {
-				return usage(`--field "Conflict-Files=a.go, b.go" (the key may contain spaces)`, "--field %q: write it as KEY=VALUE", f)
-			}
-			fields = append(fields, [2]string{k, v})
-		}
-		if body, err = maildir.FormatBody(fields, body); err != nil {
-			return err
-		}
+	if body, err = protocolBody(c.Field, body); err != nil {
+		return err
 	}
 	s, err := a.open()
 	if err != nil {
@@ -130,6 +120,23 @@ func (c *sendCmd) waitRead(a *app, s *maildir.Store, sent []*maildir.Message) er
 		return &exitStatus{code: exitError, msg: "error: interrupted before every copy was read"}
 	}
 	return err
+}
+
+// protocolBody puts --field KEY=VALUE lines above text, as protocol
+// messages are written; with no fields it is text.
+func protocolBody(flags []string, text string) (string, error) {
+	if len(flags) == 0 {
+		return text, nil
+	}
+	var fields [][2]string
+	for _, f := range flags {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			return "", usage(`--field "Conflict-Files=a.go, b.go" (the key may contain spaces)`, "--field %q: write it as KEY=VALUE", f)
+		}
+		fields = append(fields, [2]string{k, v})
+	}
+	return maildir.FormatBody(fields, text)
 }
 
 // newMailboxes says on stderr which copies went to a mailbox no agent had

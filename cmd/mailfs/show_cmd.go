@@ -7,9 +7,8 @@ import (
 )
 
 type showCmd struct {
-	Agent string `arg:"" help:"The mailbox (or queue:name, channel:name)."`
-	ID    string `arg:"" help:"The message: its id, its file name, or a unique prefix of the id."`
-	Field string `placeholder:"KEY" help:"Print only the value of the body's first \"KEY: value\" line (any case, anywhere in the body), for scripts routing protocol mail; exit 1 if there is none."`
+	Args  []string `arg:"" name:"agent-and-id" help:"[AGENT] ID: the mailbox (or queue:name, channel:name; default $MAILFS_AGENT's, else the one that holds the id) and the message (its id, file name, or a unique prefix)."`
+	Field string   `placeholder:"KEY" help:"Print only the value of the body's first \"KEY: value\" line (any case, anywhere in the body), for scripts routing protocol mail; exit 1 if there is none."`
 	jsonFlag
 }
 
@@ -20,11 +19,15 @@ exactly.`
 }
 
 func (c *showCmd) Run(a *app) error {
-	s, box, err := a.openBox(c.Agent, true)
+	s, err := a.read()
 	if err != nil {
 		return err
 	}
-	m, err := s.Get(box, c.ID)
+	t, err := c.target(a, s)
+	if err != nil {
+		return err
+	}
+	m, err := s.Get(t.box, t.id)
 	if err != nil {
 		return err
 	}
@@ -53,11 +56,15 @@ func (c *readCmd) Help() string {
 }
 
 func (c *readCmd) Run(a *app) error {
-	s, box, err := a.openBox(c.Agent, false)
+	s, err := a.open()
 	if err != nil {
 		return err
 	}
-	m, err := s.MarkRead(box, c.ID)
+	t, err := c.target(a, s)
+	if err != nil {
+		return err
+	}
+	m, err := s.MarkRead(t.box, t.id)
 	if err != nil {
 		return err
 	}
@@ -72,4 +79,19 @@ func printOne(a *app, m *maildir.Message, asJSON bool) error {
 		return printJSON(a.out, []*maildir.Message{m})
 	}
 	return printMessage(a.out, m)
+}
+
+// target resolves the one message show and read take.
+func (c *showCmd) target(a *app, s *maildir.Store) (target, error) {
+	if len(c.Args) > 2 {
+		return target{}, usage("give [AGENT] ID", "one message at a time: %d arguments", len(c.Args))
+	}
+	ts, err := a.targets(s, c.Args)
+	if err != nil {
+		return target{}, err
+	}
+	if len(ts) != 1 {
+		return target{}, usage("give [AGENT] ID", "one message at a time")
+	}
+	return ts[0], nil
 }
