@@ -24,6 +24,9 @@ type ListOptions struct {
 	Archived   bool // the archive folder instead of the mailbox
 	ByPriority bool // urgent first, then high, normal, low; by time within each
 	Limit      int  // at most this many, after ordering; 0 means no limit
+
+	// Match, if not nil, keeps only the messages it matches (see [Filter]).
+	Match *Matcher
 }
 
 // List returns the messages in box b (an agent's mailbox, a queue or a
@@ -39,7 +42,7 @@ func (s *Store) List(b Address, opt ListOptions) ([]*Message, error) {
 	// says (a release cut short may have left it true); "read" means
 	// nothing for a channel's broadcast posts.
 	all := opt.All || b.Kind != KindAgent
-	keep := func(m *Message) bool { return all || !m.Read }
+	keep := func(m *Message) bool { return (all || !m.Read) && (opt.Match == nil || opt.Match.Match(m)) }
 	msgs, err := s.readFolder(b, opt.Archived, keep)
 	if err != nil {
 		return nil, err
@@ -170,6 +173,15 @@ func (s *Store) Agents() ([]string, error) {
 // goroutine). Files that vanish meanwhile are skipped silently; files that
 // are not messages are reported to Warn.
 func (s *Store) readFolder(b Address, archived bool, keep func(*Message) bool) ([]*Message, error) {
+	return s.readFolderIf(b, archived, nil, keep)
+}
+
+// errRuledOut is a file a reader's prefilter ruled out before parsing it.
+var errRuledOut = errors.New("ruled out")
+
+// readFolderIf is readFolder with a prefilter on each file's raw bytes: a
+// file pre rejects is not parsed (nor kept).
+func (s *Store) readFolderIf(b Address, archived bool, pre func([]byte) bool, keep func(*Message) bool) ([]*Message, error) {
 	d, err := s.openFolder(b, archived)
 	if d == nil {
 		return nil, err
@@ -188,10 +200,10 @@ func (s *Store) readFolder(b Address, archived bool, keep func(*Message) bool) (
 	var kept []*Message
 	for lo := 0; lo < len(names); lo += batch {
 		part := names[lo:min(lo+batch, len(names))]
-		parallel(len(part), func(i int) { msgs[i], errs[i] = s.load(d, b, archived, part[i]) })
+		parallel(len(part), func(i int) { msgs[i], errs[i] = s.loadIf(d, b, archived, part[i], pre) })
 		for i, m := range msgs[:len(part)] {
 			switch err := errs[i]; {
-			case errors.Is(err, fs.ErrNotExist):
+			case errors.Is(err, fs.ErrNotExist), err == errRuledOut:
 				// moved or deleted since the listing: not ours to report
 			case err != nil:
 				s.warn(d.Join(part[i]), Reason(err))
@@ -247,11 +259,22 @@ func (s *Store) load(d *durable.Dir, b Address, archived bool, name string) (*Me
 	return m, err
 }
 
+// loadIf loads as load does, unless pre (if not nil) rules the file out
+// from its raw bytes: then errRuledOut.
+func (s *Store) loadIf(d *durable.Dir, b Address, archived bool, name string, pre func([]byte) bool) (*Message, error) {
+	m, _, _, err := s.loadFieldsIf(d, b, archived, name, pre)
+	return m, err
+}
+
 // loadFields reads and parses one message file of box b, returning the
 // message, its top-level fields and the file's bytes. It is the one place
 // that decides what a message file is and fills in the defaults for what a
 // script left out: every reader and every rewrite goes through it.
 func (s *Store) loadFields(d *durable.Dir, b Address, archived bool, name string) (*Message, []field, []byte, error) {
+	return s.loadFieldsIf(d, b, archived, name, nil)
+}
+
+func (s *Store) loadFieldsIf(d *durable.Dir, b Address, archived bool, name string, pre func([]byte) bool) (*Message, []field, []byte, error) {
 	data, st, err := d.ReadFile(name, MaxSize)
 	if errors.Is(err, durable.ErrTooLarge) {
 		return nil, nil, nil, &fs.PathError{Op: "read", Path: d.Join(name), Err: ErrTooLarge}
@@ -261,6 +284,9 @@ func (s *Store) loadFields(d *durable.Dir, b Address, archived bool, name string
 	}
 	if len(data) == 0 {
 		return nil, nil, nil, &fs.PathError{Op: "read", Path: d.Join(name), Err: fmt.Errorf("%w: empty file", ErrInvalidMessage)}
+	}
+	if pre != nil && !pre(data) {
+		return nil, nil, nil, errRuledOut
 	}
 	m, fields, err := decode(data)
 	if err != nil {

@@ -457,3 +457,46 @@ func TestProtocolFields(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Search finds by text, sender (any spelling), type, priority and time,
+// including text a script spelled with \u escapes, which the raw-bytes
+// prefilter must not rule out.
+func TestSearchAndFilters(t *testing.T) {
+	ts := newStore(t)
+	ts.send(t, "gastown/polecats/nux", "toast", "MERGE_READY nux")
+	ts.send(t, "mayor", "toast", "WORK gt-1")
+	ts.write(t, "state/mail/witness/escaped.json", `{"from": "cron", "subject": "the \u004eeedle here"}`)
+	ts.write(t, "state/mail/witness/plain.json", `{"from": "cron", "subject": "nothing to see", "body": "Needle in the body"}`)
+	find := func(f maildir.Filter) []string {
+		t.Helper()
+		m, err := f.Compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ts.Search(m, nil, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var subjects []string
+		for _, g := range got {
+			subjects = append(subjects, g.Subject)
+		}
+		slices.Sort(subjects)
+		return subjects
+	}
+	if got := find(maildir.Filter{Text: "needle"}); !slices.Equal(got, []string{"nothing to see", "the Needle here"}) {
+		t.Fatalf("text search: %q", got)
+	}
+	if got := find(maildir.Filter{From: "gastown/crew/nux"}); !slices.Equal(got, []string{"MERGE_READY nux"}) {
+		t.Fatalf("from, another spelling: %q", got)
+	}
+	if got := find(maildir.Filter{Subject: `^WORK gt-\d+$`, Regexp: true}); !slices.Equal(got, []string{"WORK gt-1"}) {
+		t.Fatalf("regexp: %q", got)
+	}
+	if got := find(maildir.Filter{Since: time.Now().Add(time.Hour)}); len(got) != 0 {
+		t.Fatalf("since the future: %q", got)
+	}
+	if _, err := (maildir.Filter{Subject: "(", Regexp: true}).Compile(); !errors.Is(err, maildir.ErrInvalidMessage) {
+		t.Fatalf("a bad pattern: %v", err)
+	}
+}

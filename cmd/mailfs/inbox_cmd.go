@@ -8,6 +8,7 @@ type inboxCmd struct {
 	Archived bool   `help:"List the archive instead, read and unread."`
 	By       string `default:"time" enum:"time,priority" help:"Order by time (oldest first) or by priority (urgent first, then by time)."`
 	Limit    int    `placeholder:"N" help:"Print at most N messages."`
+	filterFlags
 	jsonFlag
 }
 
@@ -24,7 +25,11 @@ func (c *inboxCmd) Run(a *app) error {
 		return err
 	}
 	all := c.All || c.Archived
-	msgs, err := s.List(agent, maildir.ListOptions{All: all, Archived: c.Archived, ByPriority: c.By == "priority", Limit: c.Limit})
+	m, err := c.matcher("")
+	if err != nil {
+		return err
+	}
+	msgs, err := s.List(agent, maildir.ListOptions{All: all, Archived: c.Archived, ByPriority: c.By == "priority", Limit: c.Limit, Match: m})
 	if err != nil {
 		return err
 	}

@@ -29,6 +29,7 @@ type cli struct {
 	MarkUnread markUnreadCmd `cmd:"" name:"mark-unread" help:"Mark messages unread."`
 	Reply      replyCmd      `cmd:"" help:"Answer a message: to its sender, in its thread."`
 	Thread     threadCmd     `cmd:"" help:"Print every message of a conversation, in all mailboxes and archives."`
+	Search     searchCmd     `cmd:"" help:"Find messages across mailboxes by text, sender, type, priority and time."`
 	Count      countCmd      `cmd:"" help:"Count an agent's messages: total and unread."`
 	Agents     agentsCmd     `cmd:"" help:"List every mailbox with its counts."`
 	Delete     deleteCmd     `cmd:"" help:"Remove messages."`

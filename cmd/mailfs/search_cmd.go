@@ -1,0 +1,96 @@
+package main
+
+import (
+	"time"
+
+	"github.com/mailfs/mailfs/maildir"
+)
+
+// filterFlags are the filters inbox and search share (maildir.Filter).
+type filterFlags struct {
+	From    string `placeholder:"AGENT" help:"Only mail from this agent (any spelling of it)."`
+	Type    string `placeholder:"TYPE" help:"Only mail of this type."`
+	Only    string `name:"priority" placeholder:"P" enum:",urgent,high,normal,low" default:"" help:"Only mail of this priority: urgent, high, normal or low."`
+	Since   string `placeholder:"WHEN" help:"Only mail sent since: a duration ago (2h, 30m) or an RFC 3339 time."`
+	Subject string `placeholder:"TEXT" help:"Only mail whose subject contains TEXT (any case), or matches it with --regexp."`
+	Body    string `placeholder:"TEXT" help:"Only mail whose body contains TEXT (any case), or matches it with --regexp."`
+	Regexp  bool   `help:"TEXT and QUERY are Go regular expressions, not literal text."`
+}
+
+// matcher compiles the flags, and text (search's QUERY), into a matcher;
+// nil when no filter is set.
+func (f *filterFlags) matcher(text string) (*maildir.Matcher, error) {
+	flt := maildir.Filter{From: f.From, Type: f.Type, Priority: maildir.Priority(f.Only), Subject: f.Subject, Body: f.Body, Text: text, Regexp: f.Regexp}
+	if f.Since != "" {
+		if d, err := time.ParseDuration(f.Since); err == nil {
+			flt.Since = time.Now().Add(-d)
+		} else if t, err := time.Parse(time.RFC3339, f.Since); err == nil {
+			flt.Since = t
+		} else {
+			return nil, usage("write --since 2h, 30m or 2026-11-23T10:00:00Z", "--since %q is neither a duration nor an RFC 3339 time", f.Since)
+		}
+	}
+	if flt == (maildir.Filter{Regexp: f.Regexp}) {
+		return nil, nil
+	}
+	return flt.Compile()
+}
+
+type searchCmd struct {
+	Query    string   `arg:"" help:"Text to find in the subject, body or sender (literal, any case; a pattern with --regexp)."`
+	Agents   []string `arg:"" optional:"" name:"agent" help:"The mailboxes to search (default: every mailbox)."`
+	Archived bool     `help:"Search the archives too."`
+	All      bool     `help:"Include read mail (default: all mail is searched; kept for symmetry with inbox)." hidden:""`
+	filterFlags
+	jsonFlag
+}
+
+func (c *searchCmd) Help() string {
+	return `Finds messages across mailboxes (and archives, with --archived), oldest
+first, reading the folders in parallel: read and unread alike. The query is
+literal text matched without regard to case in the subject, the body and
+the sender; --regexp makes it (and --subject, --body) a Go regular
+expression. The other filters narrow it as they narrow inbox. Exit status 1
+when nothing matches.`
+}
+
+func (c *searchCmd) Run(a *app) error {
+	s, err := a.read()
+	if err != nil {
+		return err
+	}
+	m, err := c.matcher(c.Query)
+	if err != nil {
+		return err
+	}
+	if m == nil { // an empty query: every message
+		if m, err = (maildir.Filter{}).Compile(); err != nil {
+			return err
+		}
+	}
+	var boxes []maildir.Address
+	for _, arg := range c.Agents {
+		b, err := mailbox(arg)
+		if err != nil {
+			return err
+		}
+		boxes = append(boxes, b)
+	}
+	msgs, err := s.Search(m, boxes, c.Archived)
+	if err != nil {
+		return err
+	}
+	if len(msgs) == 0 {
+		return &exitStatus{code: exitNothing}
+	}
+	if c.JSON {
+		return printJSON(a.out, msgs)
+	}
+	return table(a.out, []string{"ID", "MAILBOX", "FROM", "STATUS", "SUBJECT"}, messageRows(msgs, func(m *maildir.Message) []string {
+		status := readState(m)
+		if m.Archived {
+			status += ", archived"
+		}
+		return []string{m.ID, m.Box.String(), m.From, status, m.Subject}
+	}))
+}
