@@ -25,6 +25,7 @@ type cli struct {
 	Show       showCmd       `cmd:"" help:"Print one message without changing it."`
 	Read       readCmd       `cmd:"" help:"Print one message and mark it read."`
 	Take       takeCmd       `cmd:"" help:"Print all unread messages with their bodies, then mark them read."`
+	Peek       peekCmd       `cmd:"" help:"Print the oldest unread message without changing it."`
 	MarkRead   markReadCmd   `cmd:"" name:"mark-read" help:"Mark messages read."`
 	MarkUnread markUnreadCmd `cmd:"" name:"mark-unread" help:"Mark messages unread."`
 	Reply      replyCmd      `cmd:"" help:"Answer a message: to its sender, in its thread."`
@@ -33,6 +34,7 @@ type cli struct {
 	Count      countCmd      `cmd:"" help:"Count an agent's messages: total and unread."`
 	Agents     agentsCmd     `cmd:"" help:"List every mailbox with its counts."`
 	Delete     deleteCmd     `cmd:"" help:"Remove messages."`
+	Clear      clearCmd      `cmd:"" help:"Archive every message in a mailbox, read or not."`
 	Archive    archiveCmd    `cmd:"" help:"Sweep old messages into archive/, or archive named ones now."`
 	Restore    restoreCmd    `cmd:"" help:"Move archived messages back into the mailbox."`
 	Watch      watchCmd      `cmd:"" help:"Print each new message the moment it lands."`

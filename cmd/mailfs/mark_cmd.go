@@ -1,6 +1,10 @@
 package main
 
-import "github.com/mailfs/mailfs/maildir"
+import (
+	"os"
+
+	"github.com/mailfs/mailfs/maildir"
+)
 
 // idsArgs are the arguments of the commands that act on several messages.
 type idsArgs struct {
@@ -18,6 +22,21 @@ func (c *idsArgs) each(a *app, f func(s *maildir.Store, agent maildir.Address, i
 	if err != nil {
 		return err
 	}
+	return c.runTargets(a, s, ts, f)
+}
+
+// run applies f to ids in one mailbox.
+func (c *idsArgs) run(a *app, s *maildir.Store, box maildir.Address, ids []string, f func(s *maildir.Store, agent maildir.Address, id string) error) error {
+	ts := make([]target, len(ids))
+	for i, id := range ids {
+		ts[i] = target{box, id}
+	}
+	return c.runTargets(a, s, ts, f)
+}
+
+// runTargets applies f to each target, reporting each failure, and fails at
+// the end if any did.
+func (c *idsArgs) runTargets(a *app, s *maildir.Store, ts []target, f func(s *maildir.Store, agent maildir.Address, id string) error) error {
 	failed := 0
 	for _, t := range ts {
 		if err := f(s, t.box, t.id); err != nil {
@@ -34,7 +53,8 @@ func (c *idsArgs) each(a *app, f func(s *maildir.Store, agent maildir.Address, i
 }
 
 type markReadCmd struct {
-	idsArgs
+	Args []string `arg:"" optional:"" name:"agent-and-ids" help:"[AGENT] ID…: the mailbox (default $MAILFS_AGENT's, else the one that holds the id) and the messages; with --all, just the agent."`
+	All  bool     `help:"Mark every unread message of the agent read (the agent is the argument, or $MAILFS_AGENT)."`
 }
 
 func (c *markReadCmd) Help() string {
@@ -43,10 +63,46 @@ is already read is not touched. Messages in the archive can be marked too.`
 }
 
 func (c *markReadCmd) Run(a *app) error {
-	return c.each(a, func(s *maildir.Store, agent maildir.Address, id string) error {
+	if c.All {
+		if len(c.Args) > 1 {
+			return usage("mark-read --all [AGENT]", "--all takes the agent only, not ids")
+		}
+		agent := ""
+		if len(c.Args) == 1 {
+			agent = c.Args[0]
+		}
+		s, box, err := a.openBox(agentOrEnv(agent), false)
+		if err != nil {
+			return err
+		}
+		msgs, err := s.List(box, maildir.ListOptions{})
+		if err != nil {
+			return err
+		}
+		var ids []string
+		for _, m := range msgs {
+			ids = append(ids, m.ID)
+		}
+		return (&idsArgs{}).run(a, s, box, ids, func(s *maildir.Store, b maildir.Address, id string) error {
+			_, err := s.MarkRead(b, id)
+			return err
+		})
+	}
+	if len(c.Args) == 0 {
+		return usage("mark-read [AGENT] ID…, or mark-read --all [AGENT]", "no message id given")
+	}
+	return (&idsArgs{Args: c.Args}).each(a, func(s *maildir.Store, agent maildir.Address, id string) error {
 		_, err := s.MarkRead(agent, id)
 		return err
 	})
+}
+
+// agentOrEnv is arg, or $MAILFS_AGENT when arg is empty.
+func agentOrEnv(arg string) string {
+	if arg == "" {
+		return os.Getenv("MAILFS_AGENT")
+	}
+	return arg
 }
 
 type markUnreadCmd struct {
