@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -60,8 +61,10 @@ type gcInput struct {
 var errAlreadyArchived = errors.New("already archived")
 
 // Run serves one call, "<op> [arg]", reading stdin and writing stdout and
-// stderr, and returns the exit status. The root is $MAILFS_ROOT, else the
-// nearest .chipset above the working directory.
+// stderr, and returns the exit status. The root is $MAILFS_ROOT; else the
+// town's, from Gas City's own environment (see CityRoot), so that mail never
+// splits by working directory; else the nearest .chipset above the working
+// directory.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	defer func() {
 		if r := recover(); r != nil { // a panic would exit 2, which means "unknown op"
@@ -87,6 +90,9 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return 1
 	}
 	root := os.Getenv("MAILFS_ROOT")
+	if root == "" {
+		root = CityRoot(os.Getenv)
+	}
 	if root == "" {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -312,3 +318,17 @@ func gcCount(c *gcCall) (any, error) {
 
 // box is the folder m sits in.
 func box(m *maildir.Message) maildir.Address { return m.Box }
+
+// CityRoot returns the mailfs root of the Gas City town the environment
+// names, or "": $GC_CITY_PATH (the city's directory), else $GC_CITY when it
+// is an absolute path (it may also be a city's name, which says nothing
+// about where it is). The root is the nearest .chipset in that directory or
+// above it, else <city>/.chipset.
+func CityRoot(getenv func(string) string) string {
+	for _, key := range []string{"GC_CITY_PATH", "GC_CITY"} {
+		if dir := strings.TrimSpace(getenv(key)); filepath.IsAbs(dir) {
+			return maildir.FindRoot(dir)
+		}
+	}
+	return ""
+}
