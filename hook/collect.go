@@ -29,8 +29,16 @@ type Collector struct {
 type Result struct {
 	Reminder *nudgeq.Reminder
 	Errs     []error // problems met, each once; the reminder has what could be had
+	Held     Held    // what do not disturb held back (see SetDND)
 
 	batch *nudgeq.Batch
+}
+
+// Held is what do not disturb held back from a reminder: still delivered,
+// still queued, shown once it is off.
+type Held struct {
+	Mail   int // normal and low unread messages left out
+	Nudges int // normal nudges returned to the queue
 }
 
 // Commit removes the nudges the reminder shows from the queue. Call it
@@ -92,6 +100,7 @@ func (c *Collector) Collect(ctx context.Context, agent string) *Result {
 		b, err := claim(ctx, agent)
 		claimc <- claimResult{b, err}
 	}()
+	defer c.holdBack(res, agent)
 	claimed := false
 	for pending := 2; pending > 0; {
 		// The budget comes first: once it is spent, results that are
@@ -130,4 +139,37 @@ func (c *Collector) Collect(ctx context.Context, agent string) *Result {
 		}
 	}
 	return res
+}
+
+// holdBack applies do not disturb to a collected reminder: normal nudges go
+// back to the queue, normal and low mail is left out, and the reminder says
+// how much it holds.
+func (c *Collector) holdBack(res *Result, agent string) {
+	on, _, err := DND(c.Store, agent)
+	if err != nil {
+		res.Errs = append(res.Errs, err)
+	}
+	if !on || res.Reminder == nil {
+		return
+	}
+	heldNudges := 0
+	if res.batch != nil {
+		before := len(res.batch.Nudges)
+		if err := res.batch.Keep(func(n *nudgeq.Nudge) bool { return n.Priority == nudgeq.Urgent }); err != nil {
+			res.Errs = append(res.Errs, err)
+		}
+		heldNudges = before - len(res.batch.Nudges)
+		res.Reminder.Nudges = res.batch.Nudges
+	}
+	var kept []*maildir.Message
+	heldMail := 0
+	for _, m := range res.Reminder.Mail {
+		if m.Priority == maildir.Urgent || m.Priority == maildir.High {
+			kept = append(kept, m)
+		} else {
+			heldMail++
+		}
+	}
+	res.Reminder.Mail = kept
+	res.Held = Held{Mail: heldMail, Nudges: heldNudges}
 }

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/mailfs/mailfs/hook"
+	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/nudgeq"
+)
+
+type dndCmd struct {
+	Action string `arg:"" enum:"on,off,status" help:"on, off or status."`
+	Agent  string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose (default $MAILFS_AGENT)."`
+}
+
+func (c *dndCmd) Help() string {
+	return `Do not disturb. While it is on, the agent's hooks and "check --inject" hold
+back normal nudges and the reminders of normal and low mail; the mail is
+still delivered and listed by inbox, and the nudges stay queued. Urgent
+nudges and urgent and high-priority mail always get through. "status" says
+whether it is on and what it holds back (exit 1 when it is off). The switch
+is runtime/dnd/<agent>.json, never committed.`
+}
+
+func (c *dndCmd) Run(a *app) error {
+	agent, err := needAgent(c.Agent)
+	if err == nil {
+		agent, err = maildir.ParseAgent(agent)
+	}
+	if err != nil {
+		return err
+	}
+	s, err := a.open()
+	if err != nil {
+		return err
+	}
+	switch c.Action {
+	case "on", "off":
+		return hook.SetDND(s, agent, c.Action == "on", time.Now())
+	}
+	on, since, err := hook.DND(s, agent)
+	if err != nil {
+		return err
+	}
+	if !on {
+		fmt.Fprintf(a.out, "%s: do not disturb is off\n", agent)
+		return &exitStatus{code: exitNothing}
+	}
+	msgs, err := s.List(maildir.Address{Kind: maildir.KindAgent, Name: agent}, maildir.ListOptions{})
+	if err != nil {
+		return err
+	}
+	mail := 0
+	for _, m := range msgs {
+		if m.Priority != maildir.Urgent && m.Priority != maildir.High {
+			mail++
+		}
+	}
+	q, err := a.nudges()
+	if err != nil {
+		return err
+	}
+	queued, err := q.Peek(agent)
+	if err != nil {
+		return err
+	}
+	nudges := 0
+	for _, n := range queued {
+		if n.Priority != nudgeq.Urgent {
+			nudges++
+		}
+	}
+	_, err = fmt.Fprintf(a.out, "%s: do not disturb is on since %s: holding %d normal or low unread messages and %d normal nudges\n",
+		agent, since.UTC().Format(time.RFC3339), mail, nudges)
+	return err
+}
