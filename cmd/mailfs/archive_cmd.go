@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mailfs/mailfs/archive"
+	"github.com/mailfs/mailfs/escalation"
 	"github.com/mailfs/mailfs/maildir"
 )
 
@@ -71,10 +72,14 @@ func (c *archiveCmd) Run(a *app) error {
 		}
 		agents = []string{agent}
 	}
+	desk := &escalation.Desk{Store: s}
 	if c.Every == 0 {
 		rep, err := sw.Sweep(a.ctx, agents...)
 		if rep != nil {
 			c.print(a, rep)
+		}
+		if !c.DryRun {
+			bumpEscalations(a, s.Dir(), desk)
 		}
 		return err
 	}
@@ -83,6 +88,9 @@ func (c *archiveCmd) Run(a *app) error {
 		c.print(a, rep)
 		if err != nil {
 			a.exit(err)
+		}
+		if !c.DryRun {
+			bumpEscalations(a, s.Dir(), desk)
 		}
 	})
 }

@@ -50,6 +50,7 @@ type cli struct {
 	Hook       hookCmd       `cmd:"" help:"Answer an agent runtime's hook event (session-start, prompt-submit, post-tool, stop)."`
 	Handoff    handoffCmd    `cmd:"" help:"Leave a note to your next session."`
 	DND        dndCmd        `cmd:"" name:"dnd" help:"Do not disturb: hold back normal nudges and reminders (on, off, status)."`
+	Escalate   escalateCmd   `cmd:"" help:"Escalate a problem by severity, and list, acknowledge or close escalations."`
 	MCP        mcpCmd        `cmd:"" name:"mcp" help:"Serve an agent's mail over the Model Context Protocol (stdio)."`
 	Setup      setupCmd      `cmd:"" help:"Install mailfs's hooks (or MCP server) into an agent runtime's settings."`
 	Doctor     doctorCmd     `cmd:"" help:"Check an agent's mail set-up: root, mailbox, hooks."`
