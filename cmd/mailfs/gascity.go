@@ -21,8 +21,10 @@ func (c *gascityCmd) Help() string {
 	return `Serves Gas City's exec mail protocol, so that a Gas City town can keep its
 mail in mailfs: set GC_MAIL=exec:/path/to/mailfs-gascity (a link to the
 mailfs binary; the name selects this mode), or point it at a two-line
-script that runs "exec mailfs gascity "$@"". The root comes from
-$MAILFS_ROOT or the usual discovery from the working directory.`
+script that runs "exec mailfs gascity "$@"". The root is $MAILFS_ROOT;
+else the town Gas City names ($GC_CITY_PATH, or $GC_CITY when it is an
+absolute path: the nearest .chipset in or above that directory, else
+<city>/.chipset); else the usual discovery from the working directory.`
 }
 
 func (c *gascityCmd) Run(a *app) error {
