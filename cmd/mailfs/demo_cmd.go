@@ -16,7 +16,8 @@ func (c *demoCmd) Help() string {
 	return `Runs a real mailfs session in a fresh scratch root, printing each command
 and its output: a mayor assigns work to two polecats, they read it and
 reply, and the mayor follows the thread; two polecats race for the items of
-a work queue; an urgent nudge reaches a prompt hook; a watcher wakes the
+a work queue; an urgent nudge reaches a prompt hook; a search spans every
+mailbox and an escalation is raised and acknowledged; a watcher wakes the
 moment mail lands; the archive sweep moves old read mail and keeps unread
 work. Nothing outside the scratch root is touched, and it is removed
 afterwards unless --keep is given.`
@@ -57,6 +58,7 @@ func (c *demoCmd) Run(a *app) error {
 	d.queues()
 	d.nudges()
 	d.hooks()
+	d.town()
 	d.watcher()
 	d.sweep()
 

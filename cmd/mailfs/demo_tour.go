@@ -99,6 +99,17 @@ func (d *demo) hooks() {
 }
 
 // watcher shows a watcher woken by a send.
+func (d *demo) town() {
+	d.say("Gas Town's verbs: search every mailbox at once; raise an escalation, routed by severity; the mayor acknowledges it.")
+	d.run("search", "gt-101", "--archived")
+	d.run("escalate", "--from", "witness", "--severity", "critical", "-s", "refinery down", "-m", "Merges stuck for 20 minutes.")
+	d.run("inbox", "mayor", "--type", "escalation")
+	if id := jsonID(d.quiet("escalate", "list", "--json")); id != "" {
+		d.run("escalate", "ack", id, "--as", "mayor")
+		d.run("escalate", "list")
+	}
+}
+
 func (d *demo) watcher() {
 	d.say("A watcher wakes the moment mail lands (inotify, with a polling fallback).")
 	if d.err != nil {
