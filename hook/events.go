@@ -158,6 +158,7 @@ func eventNames() string {
 // once the answer is built, and bounds its size.
 func (h *Handler) context(rt Runtime, ev Event, res *Result, text string) Answer {
 	a := Answer{Errs: res.Errs}
+	text = fit(res, text, &a.Errs)
 	if text != "" {
 		a.Output = render(rt, ev, bound(text))
 	}
@@ -165,6 +166,33 @@ func (h *Handler) context(rt Runtime, ev Event, res *Result, text string) Answer
 		a.Errs = append(a.Errs, err)
 	}
 	return a
+}
+
+// fit keeps a reminder's nudges within MaxOutput: the nudges that do not
+// fit, the last shown first, go back to the queue for the next prompt, and
+// the reminder says so. A committed nudge is gone, so none may be cut from
+// the text after it is claimed. text is the reminder's text with what
+// comes before it (the handoffs); fit returns it re-rendered.
+func fit(res *Result, text string, errs *[]error) string {
+	r := res.Reminder
+	if len(text) <= MaxOutput || r == nil || len(r.Nudges) == 0 || res.batch == nil {
+		return text
+	}
+	prefix := strings.TrimSuffix(text, r.String())
+	shown := slices.Clone(r.Nudges)
+	slices.SortStableFunc(shown, nudgeq.ShownFirst)
+	back := 0
+	for len(shown) > 0 && len(text) > MaxOutput {
+		shown = shown[:len(shown)-1]
+		back++
+		r.Nudges = shown
+		r.Partial = fmt.Sprintf("%d of your nudges did not fit; they stay queued for your next prompt", back)
+		text = prefix + r.String()
+	}
+	if err := res.batch.Keep(func(n *nudgeq.Nudge) bool { return slices.Contains(shown, n) }); err != nil {
+		*errs = append(*errs, err)
+	}
+	return text
 }
 
 // bound keeps text under MaxOutput, cutting at a line and saying so.

@@ -3,6 +3,7 @@ package hook
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -177,11 +178,43 @@ func must[T any](v T, err error) T {
 
 func TestAnswersAreBounded(t *testing.T) {
 	h, _ := newHandler(t)
+	// Mail lists a handful of messages a tier however much waits.
 	for i := range 400 {
 		send(t, h, strings.Repeat("x", 100)+string(rune('a'+i%26)), maildir.Normal, "")
 	}
 	out := h.Handle(context.Background(), Plain, PromptSubmit, "toast", Input{}).Output
-	if len(out) > MaxOutput || !strings.Contains(string(out), "cut this reminder short") {
-		t.Fatalf("%d bytes, want at most %d and a note that it was cut", len(out), MaxOutput)
+	if len(out) > 2048 || !strings.Contains(string(out), "and 395 more") {
+		t.Fatalf("400 unread messages: %d bytes:\n%s", len(out), out)
+	}
+	// Nudges are shown whole, so long ones meet the byte bound.
+	for i := range 40 {
+		if _, err := h.Nudges.Enqueue("toast", nudgeq.Nudge{Sender: "mayor", Message: fmt.Sprint(i, strings.Repeat(" y", 500))}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Nudges are shown whole, so those that do not fit stay queued for the
+	// next prompt: none is lost to the byte bound.
+	seen := map[string]int{}
+	for prompts := 0; len(seen) < 40; prompts++ {
+		if prompts == 10 {
+			t.Fatalf("after 10 prompts, %d of 40 nudges shown", len(seen))
+		}
+		out = h.Handle(context.Background(), Plain, PromptSubmit, "toast", Input{}).Output
+		if len(out) > MaxOutput {
+			t.Fatalf("%d bytes, want at most %d", len(out), MaxOutput)
+		}
+		if prompts == 0 && !strings.Contains(string(out), "did not fit; they stay queued for your next prompt") {
+			t.Fatalf("the first reminder does not say nudges wait:\n%s", out)
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			if strings.HasPrefix(line, "- [from mayor] ") {
+				seen[strings.Fields(line)[3]]++
+			}
+		}
+	}
+	for n, c := range seen {
+		if c != 1 {
+			t.Errorf("nudge %s shown %d times", n, c)
+		}
 	}
 }

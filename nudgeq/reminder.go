@@ -10,6 +10,14 @@ import (
 	"github.com/mailfs/mailfs/maildir"
 )
 
+// MaxMailLines is how many messages a tier of a reminder lists; the rest
+// are counted, with the command that lists them, so a reminder stays a few
+// hundred bytes however much mail waits.
+const MaxMailLines = 5
+
+// maxSubject is how many characters of a subject or nudge a reminder shows.
+const maxSubject = 120
+
 // A Reminder is what an agent's prompt hook injects into its context
 // (SPEC §7): its unread mail grouped by priority, then its nudges.
 type Reminder struct {
@@ -35,43 +43,44 @@ func (r *Reminder) String() string {
 	tiers := []struct {
 		match func(maildir.Priority) bool
 		intro func(n int) string
+		list  string // the inbox flags that list the whole tier
 	}{
 		{func(p maildir.Priority) bool { return p == maildir.Urgent }, func(n int) string {
 			return fmt.Sprintf("URGENT: you have %s. Stop what you are doing and read %s now (%s):",
 				count(n, "urgent unread message"), them(n), read)
-		}},
+		}, " --priority urgent"},
 		{func(p maildir.Priority) bool { return p == maildir.High }, func(n int) string {
 			return fmt.Sprintf("You have %s. Read %s before you start your next task (%s):",
 				count(n, "high-priority unread message"), them(n), read)
-		}},
+		}, " --priority high"},
 		{func(p maildir.Priority) bool { return p != maildir.Urgent && p != maildir.High }, func(n int) string {
 			return fmt.Sprintf("You have %s (%s):", count(n, "unread message"), read)
-		}},
+		}, ""},
 	}
 	mail := slices.Clone(r.Mail)
 	slices.SortStableFunc(mail, func(a, b *maildir.Message) int { return a.Timestamp.Compare(b.Timestamp) })
 	for _, tier := range tiers {
 		var lines []string
+		n := 0
 		for _, m := range mail {
-			if tier.match(m.Priority) {
-				lines = append(lines, fmt.Sprintf("- %s from %s: %s", safe(m.ID), safe(m.From), safe(m.Subject)))
+			if !tier.match(m.Priority) {
+				continue
+			}
+			if n++; n <= MaxMailLines {
+				lines = append(lines, fmt.Sprintf("- %s from %s: %s", safe(m.ID), safe(m.From), short(safe(m.Subject))))
 			}
 		}
-		if len(lines) > 0 {
-			block(&b, tier.intro(len(lines)), lines)
+		if n > MaxMailLines {
+			lines = append(lines, fmt.Sprintf("… and %d more, oldest first above (mailfs inbox %s%s lists them all).",
+				n-MaxMailLines, r.Agent, tier.list))
+		}
+		if n > 0 {
+			block(&b, tier.intro(n), lines)
 		}
 	}
 	if len(r.Nudges) > 0 || r.Refused != nil {
 		nudges := slices.Clone(r.Nudges)
-		slices.SortStableFunc(nudges, func(a, b *Nudge) int {
-			if a.Priority == b.Priority {
-				return a.Timestamp.Compare(b.Timestamp)
-			}
-			if a.Priority == Urgent {
-				return -1
-			}
-			return 1
-		})
+		slices.SortStableFunc(nudges, ShownFirst)
 		var lines []string
 		for _, n := range nudges {
 			flag := ""
@@ -91,6 +100,18 @@ func (r *Reminder) String() string {
 			safe(r.Partial), r.Agent), nil)
 	}
 	return b.String()
+}
+
+// ShownFirst orders nudges as a reminder shows them: urgent first, then
+// oldest first.
+func ShownFirst(a, b *Nudge) int {
+	if a.Priority == b.Priority {
+		return a.Timestamp.Compare(b.Timestamp)
+	}
+	if a.Priority == Urgent {
+		return -1
+	}
+	return 1
 }
 
 func block(b *strings.Builder, intro string, lines []string) {
@@ -120,6 +141,18 @@ func them(n int) string {
 		return "it"
 	}
 	return "them"
+}
+
+// short cuts s to maxSubject characters, marking the cut.
+func short(s string) string {
+	n := 0
+	for i := range s {
+		if n == maxSubject {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
 }
 
 // safe keeps text from a message on one line and inside its block.

@@ -1,6 +1,7 @@
 package nudgeq_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -62,5 +63,46 @@ func TestReminderSaysNothingWhenThereIsNothing(t *testing.T) {
 	got := (&nudgeq.Reminder{Agent: "toast", Partial: "the 2s budget ran out"}).String()
 	if !strings.Contains(got, "mailfs stopped early: the 2s budget ran out.") || !strings.Contains(got, `run "mailfs inbox toast"`) {
 		t.Fatalf("partial reminder:\n%s", got)
+	}
+}
+
+// However much mail waits, each tier lists a handful of messages, counts
+// the rest and names the command that lists them; subjects are cut.
+func TestReminderIsBounded(t *testing.T) {
+	r := &nudgeq.Reminder{Agent: "toast"}
+	long := strings.Repeat("é", 5000)
+	for i := range 10000 {
+		p := maildir.Normal
+		switch i % 4 {
+		case 0:
+			p = maildir.Urgent
+		case 1:
+			p = maildir.High
+		case 2:
+			p = maildir.Low
+		}
+		r.Mail = append(r.Mail, &maildir.Message{ID: fmt.Sprintf("m%05d", i), From: "mayor", Subject: long,
+			Priority: p, Timestamp: t0.Add(time.Duration(i) * time.Second)})
+	}
+	got := r.String()
+	if len(got) > 6000 { // 15 lines of at most 120 two-byte characters, and the rest
+		t.Fatalf("a reminder of 10,000 messages is %d bytes:\n%s", len(got), got)
+	}
+	for _, want := range []string{
+		"URGENT: you have 2500 urgent unread messages.",
+		"- m00000 from mayor: " + strings.Repeat("é", 120) + "…\n",
+		"- m00016 from mayor: ",
+		"… and 2495 more, oldest first above (mailfs inbox toast --priority urgent lists them all).",
+		"You have 2500 high-priority unread messages.",
+		"… and 2495 more, oldest first above (mailfs inbox toast --priority high lists them all).",
+		"You have 5000 unread messages",
+		"… and 4995 more, oldest first above (mailfs inbox toast lists them all).",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("reminder lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "m00020 ") || strings.Count(got, "\n- ") != 3*nudgeq.MaxMailLines {
+		t.Errorf("more than %d lines a tier:\n%s", nudgeq.MaxMailLines, got)
 	}
 }
