@@ -407,7 +407,8 @@ func (h *Handler) state(agent string, errs *[]error) (state, func(state)) {
 		}
 		defer d.Close()
 		data, _ := json.Marshal(st)
-		if err := d.Replace(name, append(data, '\n')); err != nil {
+		// Advisory, and rewritten by every hook call: atomic, not fsynced.
+		if err := d.ReplaceEphemeral(name, append(data, '\n')); err != nil {
 			*errs = append(*errs, err)
 		}
 	}

@@ -16,15 +16,18 @@ import (
 	"github.com/mailfs/mailfs/maildir"
 )
 
-// buildMailfs builds the real binary once per test run.
+// buildMailfs builds the real binaries, mailfs and mailfs-mcp beside it
+// (which "mailfs mcp" runs), and returns mailfs's path.
 func buildMailfs(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "mailfs")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/mailfs/mailfs/cmd/mailfs")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	dir := t.TempDir()
+	for _, name := range []string{"mailfs", "mailfs-mcp"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "github.com/mailfs/mailfs/cmd/"+name)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
 	}
-	return bin
+	return filepath.Join(dir, "mailfs")
 }
 
 // The SDK's own client spawns the real binary over stdio, as an agent's

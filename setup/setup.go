@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // A Runtime names an agent runtime setup knows.
@@ -53,7 +54,7 @@ func Command(bin string, rt Runtime, event, agent string) string {
 
 // ours matches a command mailfs installed, whatever the binary's path and
 // the agent.
-var ours = regexp.MustCompile(`(^|/)mailfs(-[a-z]+)? (hook|mcp)\b`)
+var ours = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|/)mailfs(-[a-z]+)? (hook|mcp)\b`) })
 
 // Apply returns the configuration file for rt with mailfs installed for
 // agent, bin being the command that runs mailfs. old is the file's content,
@@ -128,7 +129,7 @@ func dropOurs(groups []any) []any {
 		kept := slices.DeleteFunc(slices.Clone(list), func(h any) bool {
 			m, ok := h.(map[string]any)
 			cmd, _ := m["command"].(string)
-			return ok && ours.MatchString(cmd)
+			return ok && ours().MatchString(cmd)
 		})
 		if len(kept) == 0 && len(list) > 0 {
 			continue // the group held only mailfs's hook
@@ -162,7 +163,7 @@ func Installed(rt Runtime, data []byte, agent string) (have, missing []string) {
 		for _, g := range settings.Hooks[ev.runtime] {
 			for _, h := range g.Hooks {
 				f := strings.Fields(h.Command)
-				if ours.MatchString(h.Command) && slices.Contains(f, ev.mailfs) && slices.Contains(f, agent) {
+				if ours().MatchString(h.Command) && slices.Contains(f, ev.mailfs) && slices.Contains(f, agent) {
 					found = true
 				}
 			}

@@ -7,13 +7,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"runtime/debug"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/alecthomas/kong"
 	kongcompletion "github.com/jotaen/kong-completion"
 
+	"github.com/mailfs/mailfs/internal/buildinfo"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/nudgeq"
 )
@@ -59,13 +59,19 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 	}
 	var c cli
 	exited := false
-	parser, err := kong.New(&c,
+	// Kong's model of all commands costs more to build than most commands
+	// take to run; a call that names its command gets a model of just it.
+	grammar, root := any(&c), func() string { return c.Root }
+	if one, ok := onlyCommand(args); ok {
+		grammar, root = one.Interface(), func() string { return one.Elem().FieldByName("Root").String() }
+	}
+	parser, err := kong.New(grammar,
 		kong.Name("mailfs"),
 		kong.Description("Filesystem mail for coding agents: one JSON file per message, no database, no server."),
 		kong.Writers(io.out, io.err),
 		kong.Exit(func(c int) { code, exited = c, true; panic(errExit) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-		kong.Vars{"version": version()},
+		kong.Vars{"version": buildinfo.Version()},
 	)
 	if err != nil {
 		panic(err) // the cli struct is wrong: a programming error
@@ -83,7 +89,7 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 	if err != nil {
 		return a.usage(err)
 	}
-	a.rootFlag = c.Root
+	a.rootFlag = root()
 	defer a.close()
 	return a.exit(kctx.Run(a))
 }
@@ -301,34 +307,4 @@ func (a *app) usage(err error) int {
 	}
 	fmt.Fprintf(a.err, "mailfs: hint: run %q for usage\n", cmd+" --help")
 	return 80
-}
-
-// version is the module version and, for a build from a clone, the VCS
-// revision, its time, and whether the tree was modified.
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "(unknown)"
-	}
-	v := bi.Main.Version
-	if v == "" {
-		v = "(devel)"
-	}
-	set := map[string]string{}
-	for _, s := range bi.Settings {
-		set[s.Key] = s.Value
-	}
-	if rev := set["vcs.revision"]; rev != "" {
-		if len(rev) > 12 {
-			rev = rev[:12]
-		}
-		v += " " + set["vcs"] + " " + rev
-		if t := set["vcs.time"]; t != "" {
-			v += " " + t
-		}
-		if set["vcs.modified"] == "true" {
-			v += " (modified)"
-		}
-	}
-	return v + " " + bi.GoVersion
 }

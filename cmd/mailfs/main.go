@@ -70,7 +70,10 @@ func main() {
 	if isGasCity(args) { // short-lived calls: no signal handling to set up
 		os.Exit(runGasCity(args[1:], io))
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := context.Background(), context.CancelFunc(func() {})
+	if !isBrief(args) { // long-running commands stop cleanly on ^C
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	}
 	code := run(ctx, args, io)
 	stop()
 	os.Exit(code)

@@ -485,11 +485,19 @@ func (d *Dir) Exchange(name string, data []byte, check func(old []byte) bool) er
 // never goes through it. It is the durable write with a plain rename(2) at
 // its heart, relative to d's descriptor like every other operation: a dot-
 // temp in d, fsync, rename over name, fsync d.
-func (d *Dir) Replace(name string, data []byte) error {
+func (d *Dir) Replace(name string, data []byte) error { return d.replace(name, data, true) }
+
+// ReplaceEphemeral writes name as [Dir.Replace] does, atomically, but
+// without the two fsyncs: readers see the old file or the new, never a
+// part, and after a power cut either may be there. It is for runtime state
+// rewritten on hot paths, such as when an agent's hook last ran.
+func (d *Dir) ReplaceEphemeral(name string, data []byte) error { return d.replace(name, data, false) }
+
+func (d *Dir) replace(name string, data []byte, durable bool) error {
 	if !ValidName(name) {
 		return d.err("replace", name, ErrBadName)
 	}
-	tmp, err := d.writeTemp(name, data, true)
+	tmp, err := d.writeTemp(name, data, durable)
 	if err != nil {
 		return err
 	}
@@ -500,6 +508,9 @@ func (d *Dir) Replace(name string, data []byte) error {
 	if err != nil {
 		d.unlink(tmp)
 		return d.err("rename", name, err)
+	}
+	if !durable {
+		return nil
 	}
 	return d.Sync()
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -299,5 +300,37 @@ func TestReplaceNeverFollowsASwappedDirectory(t *testing.T) {
 	}
 	if got := names(t, filepath.Join(dir, "state/moved")); len(got) != 1 || got[0] != "g.json" {
 		t.Fatalf("the directory the handle names holds %v, want g.json", got)
+	}
+}
+
+// ReplaceEphemeral replaces atomically, through a temp in the directory,
+// and never reaches an fsync step; Replace reaches both.
+func TestReplaceEphemeralSkipsOnlyTheSyncs(t *testing.T) {
+	var steps []durable.Step
+	r, dir := openRoot(t, durable.WithFault(func(s durable.Step, path string) error {
+		steps = append(steps, s)
+		return nil
+	}))
+	d := mkdir(t, r, "runtime")
+	for _, s := range []string{"one", "two"} {
+		if err := d.ReplaceEphemeral("seen.json", []byte(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "runtime", "seen.json")); string(got) != "two" {
+		t.Fatalf("got %q, want the last write", got)
+	}
+	if n := names(t, filepath.Join(dir, "runtime")); len(n) != 1 {
+		t.Fatalf("directory holds %q, want the file alone", n)
+	}
+	if slices.Contains(steps, durable.StepSync) || slices.Contains(steps, durable.StepSyncDir) || !slices.Contains(steps, durable.StepRename) {
+		t.Fatalf("ephemeral steps %v: want a rename and no fsync", steps)
+	}
+	steps = nil
+	if err := d.Replace("seen.json", []byte("three")); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(steps, durable.StepSync) || !slices.Contains(steps, durable.StepSyncDir) {
+		t.Fatalf("durable steps %v: want both fsyncs", steps)
 	}
 }

@@ -1,0 +1,82 @@
+// Command mailfs-mcp serves an agent's mail over the Model Context Protocol
+// on stdin and stdout: see package mcpserver. "mailfs mcp" runs it; it is a
+// binary of its own because the MCP SDK (with net/http and its TLS stack)
+// roughly doubles a binary and adds a millisecond to every start, which
+// every hook call of the mailfs binary would otherwise pay.
+//
+//	mailfs-mcp --agent NAME [--root DIR]
+//
+// The agent defaults to $MAILFS_AGENT; the root to $MAILFS_ROOT, else the
+// nearest .chipset in the working directory or above it.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/mailfs/mailfs/internal/buildinfo"
+	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/mcpserver"
+	"github.com/mailfs/mailfs/nudgeq"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run serves on the process's stdin and stdout until the client goes or
+// ctx is done, and returns the exit status (mailfs's table).
+func run(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mailfs-mcp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	agent := fs.String("agent", os.Getenv("MAILFS_AGENT"), "the agent whose mail the tools read and send as ($MAILFS_AGENT)")
+	root := fs.String("root", os.Getenv("MAILFS_ROOT"), "the mailfs root, the .chipset directory ($MAILFS_ROOT)")
+	if err := fs.Parse(args); err != nil {
+		return 80
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "mailfs: error: %v\n", err)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "mailfs: error: unexpected argument %q\n", fs.Arg(0))
+		return 80
+	}
+	if *agent == "" {
+		fmt.Fprintln(stderr, "mailfs: error: no agent: give --agent or set $MAILFS_AGENT")
+		return 80
+	}
+	if *root == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return fail(err)
+		}
+		*root = maildir.FindRoot(wd)
+	}
+	s, err := maildir.Open(*root)
+	if err != nil {
+		return fail(err)
+	}
+	defer s.Close()
+	warn := func(err error) { fmt.Fprintf(stderr, "mailfs: warning: %v\n", err) }
+	s.Warn = warn
+	q, err := nudgeq.Open(s.Dir())
+	if err != nil {
+		return fail(err)
+	}
+	defer q.Close()
+	q.Warn, q.Mail = warn, s
+	srv := &mcpserver.Server{Store: s, Nudges: q, Agent: *agent, Version: buildinfo.Version()}
+	if err := srv.Run(ctx); err != nil && ctx.Err() == nil {
+		return fail(err)
+	}
+	return 0
+}

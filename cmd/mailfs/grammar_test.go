@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/alecthomas/kong"
+)
+
+// Every command kong knows is one onlyCommand can select by the name kong
+// gives it, and the grammar it selects holds exactly that command.
+func TestOnlyCommandNamesEveryCommand(t *testing.T) {
+	parser, err := kong.New(&cli{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(parser.Model.Children) < 30 {
+		t.Fatalf("only %d commands", len(parser.Model.Children))
+	}
+	for _, cmd := range parser.Model.Children {
+		one, ok := onlyCommand([]string{"--root", "/x", cmd.Name, "--help"})
+		if !ok {
+			t.Errorf("%s: not selected", cmd.Name)
+			continue
+		}
+		small, err := kong.New(one.Interface())
+		if err != nil {
+			t.Fatalf("%s: %v", cmd.Name, err)
+		}
+		if len(small.Model.Children) != 1 || small.Model.Children[0].Name != cmd.Name {
+			t.Errorf("%s: the grammar holds %d commands", cmd.Name, len(small.Model.Children))
+		}
+		if got, want := len(small.Model.Flags), len(parser.Model.Flags); got != want {
+			t.Errorf("%s: %d global flags, want %d", cmd.Name, got, want)
+		}
+	}
+	for _, args := range [][]string{nil, {"--help"}, {"--version"}, {"sned"}, {"--root", "/x"}, {"-h", "send"}, {"send", "--man"}} {
+		if _, ok := onlyCommand(args); ok {
+			t.Errorf("%q: selected one command, want the full grammar", args)
+		}
+	}
+}
+
+// A call through the one-command grammar behaves as through the full one:
+// the same output, the same status, the global flags applied.
+func TestOneCommandGrammarBehavesAsTheFull(t *testing.T) {
+	root := t.TempDir() + "/.chipset"
+	call := func(args ...string) (int, string, string) {
+		var out, errs bytes.Buffer
+		code := run(context.Background(), args, stdio{in: strings.NewReader(""), out: &out, err: &errs})
+		return code, out.String(), errs.String()
+	}
+	if code, _, errs := call("--root", root, "send", "toast", "--from", "mayor", "-s", "hi", "-m", "there"); code != 0 {
+		t.Fatalf("send: %d %s", code, errs)
+	}
+	if code, out, _ := call("--root="+root, "inbox", "toast"); code != 0 || !strings.Contains(out, "hi") {
+		t.Fatalf("inbox through --root=: %d %q", code, out)
+	}
+	if code, _, errs := call("--root", root, "inbox", "toast", "--frm", "x"); code != exitUsage || !strings.Contains(errs, `did you mean "--from"`) {
+		t.Fatalf("a mistyped flag: %d %q", code, errs)
+	}
+	if code, out, _ := call("send", "--help"); code != 0 || !strings.Contains(out, "Usage: mailfs send") || !strings.Contains(out, "--root=DIR") {
+		t.Fatalf("send --help: %d %q", code, out)
+	}
+	one, _ := onlyCommand([]string{"inbox"})
+	if reflect.TypeOf(one.Interface()) == reflect.TypeOf(&cli{}) {
+		t.Fatal("the full grammar was selected")
+	}
+}
+
+// Without mailfs-mcp beside it or on $PATH, "mailfs mcp" says how to get
+// it, and fails as an error.
+func TestMCPNeedsItsBinary(t *testing.T) {
+	t.Setenv("PATH", "")
+	var out, errs bytes.Buffer
+	code := run(context.Background(), []string{"--root", t.TempDir(), "mcp", "--agent", "toast"}, stdio{in: strings.NewReader(""), out: &out, err: &errs})
+	if code != exitError || !strings.Contains(errs.String(), `mailfs-mcp, is neither beside this mailfs nor on $PATH: install it with "go install ./cmd/..."`) || out.Len() != 0 {
+		t.Fatalf("status %d, stdout %q, stderr %q", code, out.String(), errs.String())
+	}
+}
+
+func TestBriefCommands(t *testing.T) {
+	for args, want := range map[string]bool{
+		"send toast -m hi":                   true,
+		"--root /x inbox":                    true,
+		"--root=/x hook prompt-submit toast": true,
+		"send toast -m hi --wait-for read":   false,
+		"send toast -m hi --wait-for=read":   false,
+		"watch toast":                        false,
+		"archive --every 1h":                 false,
+		"mcp --agent toast":                  false,
+		"--help":                             false,
+		"":                                   false,
+	} {
+		if got := isBrief(strings.Fields(args)); got != want {
+			t.Errorf("%q: brief %v, want %v", args, got, want)
+		}
+	}
+}
