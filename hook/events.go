@@ -113,8 +113,8 @@ func (h *Handler) Handle(ctx context.Context, rt Runtime, ev Event, agent string
 	return a
 }
 
-// Seen reports when agent's hooks last ran, and for which event: what
-// "mailfs doctor" shows. A zero time means never (or not since the state
+// Seen reports when agent's hooks last ran (to within 30 seconds), and for
+// which event: what "mailfs doctor" shows. A zero time means never (or not since the state
 // was lost with runtime/).
 func (h *Handler) Seen(agent string) (time.Time, Event, error) {
 	var errs []error
@@ -122,10 +122,20 @@ func (h *Handler) Seen(agent string) (time.Time, Event, error) {
 	return st.LastSeen, st.LastEvent, errors.Join(errs...)
 }
 
-// seen records that agent's hook ran for ev.
+// seenEvery is how fresh the record of a hook's last call is kept: a call
+// within this time of the recorded one, for the same event, writes nothing.
+const seenEvery = 30 * time.Second
+
+// seen records that agent's hook ran for ev, at most once per seenEvery
+// for the same event: what doctor shows needs no fresher, and a prompt hook
+// then reads its state and writes nothing.
 func (h *Handler) seen(agent string, ev Event, errs *[]error) {
 	st, save := h.state(agent, errs)
-	st.LastSeen, st.LastEvent = h.now(), ev
+	now := h.now()
+	if st.LastEvent == ev && !st.LastSeen.After(now) && now.Sub(st.LastSeen) < seenEvery {
+		return
+	}
+	st.LastSeen, st.LastEvent = now, ev
 	save(st)
 }
 

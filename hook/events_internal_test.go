@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -217,4 +219,41 @@ func TestAnswersAreBounded(t *testing.T) {
 			t.Errorf("nudge %s shown %d times", n, c)
 		}
 	}
+}
+
+// The record of the last hook call is rewritten only when it is 30 seconds
+// stale or the event differs: a prompt hook in a busy session writes nothing.
+func TestSeenIsKeptFreshCheaply(t *testing.T) {
+	h, now := newHandler(t)
+	send(t, h, "fyi", maildir.Low, "") // a town that exists: state is kept
+	start := *now
+	stateFile := filepath.Join(h.Store.Dir(), StateDir, "toast.json")
+	call := func(ev Event, after time.Duration) {
+		*now = start.Add(after)
+		h.Handle(context.Background(), Plain, ev, "toast", Input{})
+	}
+	seen := func(wantAt time.Duration, wantEv Event) {
+		t.Helper()
+		at, ev, err := h.Seen("toast")
+		if err != nil || !at.Equal(start.Add(wantAt)) || ev != wantEv {
+			t.Fatalf("seen %v %s (%v), want %v %s", at.Sub(start), ev, err, wantAt, wantEv)
+		}
+	}
+	call(PromptSubmit, 0)
+	seen(0, PromptSubmit)
+	before, err := os.Stat(stateFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call(PromptSubmit, 10*time.Second)
+	seen(0, PromptSubmit)
+	if after, _ := os.Stat(stateFile); !os.SameFile(before, after) {
+		t.Fatal("a fresh record was rewritten")
+	}
+	call(PromptSubmit, 31*time.Second)
+	seen(31*time.Second, PromptSubmit)
+	call(SessionStart, 32*time.Second)
+	seen(32*time.Second, SessionStart)
+	call(SessionStart, 20*time.Second) // a clock set back: recorded anew
+	seen(20*time.Second, SessionStart)
 }
