@@ -52,6 +52,9 @@ func (s *Store) CreateQueue(name string) error {
 	return d.Close()
 }
 
+// claimPick is how many of the oldest names one pass over a queue keeps.
+const claimPick = 16
+
 // Claim moves the oldest item waiting in the work queue into agent's
 // mailbox, records the claim in it ([Message.Claim]) and returns it there.
 //
@@ -93,63 +96,90 @@ func (s *Store) Claim(q, a Address) (*Message, error) {
 		return nil, err
 	}
 	defer unlock()
-	var names []string
-	if err := s.eachName(src, false, func(n string) { names = append(names, n) }); err != nil {
-		return nil, err
-	}
-	slices.Sort(names) // stamped names sort oldest first
+	// Stamped names sort oldest first. A claim needs the oldest item that
+	// can be had, not the whole sorted queue: one pass keeps the claimPick
+	// smallest names, allocating nothing for the rest, and only if none of
+	// them can be had does a second pass take the next ones.
+	tried := map[string]bool{}
 	var dst *durable.Dir
 	defer func() {
 		if dst != nil {
 			dst.Close()
 		}
 	}()
-	for _, name := range names {
-		st, err := src.Lstat(name)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			continue // deleted since the listing
-		case err != nil:
-			return nil, err
-		case !st.Mode.IsRegular():
-			continue
-		case st.Nlink > 1:
-			s.warn(src.Join(name), ErrUnfinishedMove)
-			continue
-		}
-		m, err := s.stampClaim(src, q, name, a)
-		switch {
-		case errors.Is(err, fs.ErrNotExist), errors.Is(err, durable.ErrChanged):
-			continue // deleted or rewritten under us: not this one
-		case err != nil && isFileError(err):
-			s.warn(src.Join(name), Reason(err))
-			continue
-		case err != nil:
+	for {
+		var names []string
+		err = src.EachName(func(name []byte, regular bool) {
+			if !regular || len(name) == 0 || name[0] == '.' || !bytes.HasSuffix(name, []byte(".json")) {
+				return
+			}
+			if len(names) == claimPick && string(name) >= names[claimPick-1] || tried[string(name)] {
+				return
+			}
+			n := string(name)
+			i, _ := slices.BinarySearch(names, n)
+			names = slices.Insert(names, i, n)
+			if len(names) > claimPick {
+				names = names[:claimPick]
+			}
+		})
+		if err != nil {
 			return nil, err
 		}
-		if dst == nil {
-			r, err := s.open(true)
-			if err != nil {
+		if len(names) == 0 {
+			break
+		}
+		for _, name := range names {
+			tried[name] = true
+			st, err := src.Lstat(name)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				continue // deleted since the listing
+			case err != nil:
+				return nil, err
+			case !st.Mode.IsRegular():
+				continue
+			case st.Nlink > 1:
+				s.warn(src.Join(name), ErrUnfinishedMove)
+				continue
+			}
+			m, err := s.stampClaim(src, q, name, a)
+			switch {
+			case errors.Is(err, fs.ErrNotExist), errors.Is(err, durable.ErrChanged):
+				continue // deleted or rewritten under us: not this one
+			case err != nil && isFileError(err):
+				s.warn(src.Join(name), Reason(err))
+				continue
+			case err != nil:
 				return nil, err
 			}
-			if dst, err = r.MkdirAll(a.Dir(false)); err != nil {
+			if dst == nil {
+				r, err := s.open(true)
+				if err != nil {
+					return nil, err
+				}
+				if dst, err = r.MkdirAll(a.Dir(false)); err != nil {
+					return nil, err
+				}
+			}
+			switch err := src.Move(name, dst, name); {
+			case errors.Is(err, fs.ErrExist):
+				// The agent already holds a message with this id: leave the
+				// item waiting, say so, and try the next.
+				s.warn(src.Join(name), fmt.Errorf("%w: %s", ErrClash, dst.Join(name)))
+				continue
+			case err != nil:
 				return nil, err
 			}
+			if err := syncBoth(src, dst); err != nil {
+				return nil, err
+			}
+			m.Box, m.Path = a, dst.Join(name)
+			return m, nil
 		}
-		switch err := src.Move(name, dst, name); {
-		case errors.Is(err, fs.ErrExist):
-			// The agent already holds a message with this id: leave the
-			// item waiting, say so, and try the next.
-			s.warn(src.Join(name), fmt.Errorf("%w: %s", ErrClash, dst.Join(name)))
-			continue
-		case err != nil:
-			return nil, err
+		if len(names) < claimPick {
+			break // that pass saw every name left
 		}
-		if err := syncBoth(src, dst); err != nil {
-			return nil, err
-		}
-		m.Box, m.Path = a, dst.Join(name)
-		return m, nil
 	}
 	return nil, fmt.Errorf("%w: nothing waits in %s", ErrQueueEmpty, q)
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -149,6 +150,32 @@ func BenchmarkClaim10k(b *testing.B) {
 				}
 				return false
 			})
+		})
+	}
+}
+
+// BenchmarkClaimDepth times one claim with 10 and with 10,000 items
+// waiting: each claim is followed, off the clock, by a newer item, so the
+// queue keeps its depth. The ratio of the two is what a claim's cost owes
+// to the queue's length.
+func BenchmarkClaimDepth(b *testing.B) {
+	for _, depth := range []int{10, 10000} {
+		b.Run(fmt.Sprint(depth), func(b *testing.B) {
+			ts := newStore(b)
+			putItems(b, ts, "work", depth)
+			dir := ts.path("state/queue/work")
+			next := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ts.Claim(mbox("queue:work"), mbox("polecat")); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				next = next.Add(time.Second)
+				m := &maildir.Message{From: "mayor", To: "queue:work", Subject: "more", Timestamp: next}
+				os.WriteFile(dir+"/"+maildir.NewID(next, "mayor")+".json", m.Encode(), 0o600)
+				b.StartTimer()
+			}
 		})
 	}
 }

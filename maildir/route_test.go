@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -498,5 +499,35 @@ func TestSearchAndFilters(t *testing.T) {
 	}
 	if _, err := (maildir.Filter{Subject: "(", Regexp: true}).Compile(); !errors.Is(err, maildir.ErrInvalidMessage) {
 		t.Fatalf("a bad pattern: %v", err)
+	}
+}
+
+// A claim keeps only the oldest names of each pass over the queue: when
+// more of the oldest items than one pass keeps cannot be had, it looks
+// further, and claims still come oldest first.
+func TestClaimLooksPastManyUnclaimableItems(t *testing.T) {
+	ts := newStore(t)
+	putItems(t, ts, "work", 60)
+	dir := ts.path("state/queue/work")
+	names, _ := os.ReadDir(dir)
+	var warned []string
+	ts.Warn = func(err error) { warned = append(warned, err.Error()) }
+	for _, e := range names[:40] { // the 40 oldest are corrupt
+		os.WriteFile(filepath.Join(dir, e.Name()), []byte("{not json"), 0o600)
+	}
+	for want := 40; want < 60; want++ {
+		m, err := ts.Claim(mbox("queue:work"), mbox("polecat"))
+		if err != nil {
+			t.Fatalf("claim %d: %v", want, err)
+		}
+		if m.Subject != fmt.Sprint(want) {
+			t.Fatalf("claimed item %s, want %d: not oldest first", m.Subject, want)
+		}
+	}
+	if _, err := ts.Claim(mbox("queue:work"), mbox("polecat")); !errors.Is(err, maildir.ErrQueueEmpty) {
+		t.Fatalf("after the last good item: %v, want ErrQueueEmpty", err)
+	}
+	if len(warned) < 40 {
+		t.Fatalf("%d warnings, want one for each corrupt item at least", len(warned))
 	}
 }

@@ -5,7 +5,9 @@ package durable_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -332,5 +334,28 @@ func TestReplaceEphemeralSkipsOnlyTheSyncs(t *testing.T) {
 	}
 	if !slices.Contains(steps, durable.StepSync) || !slices.Contains(steps, durable.StepSyncDir) {
 		t.Fatalf("durable steps %v: want both fsyncs", steps)
+	}
+}
+
+// EachName lists what Each lists, names and types, over several buffers'
+// worth of entries, and may be called again from the start.
+func TestEachNameListsWhatEachLists(t *testing.T) {
+	r, dir := openRoot(t)
+	d := mkdir(t, r, "q")
+	for i := range 3000 { // long names: more than one 32 KiB getdents buffer
+		os.WriteFile(filepath.Join(dir, "q", fmt.Sprintf("2026-01-01T00-00-00.%09dZ-a-rather-long-sender-name.json", i)), nil, 0o600)
+	}
+	os.Mkdir(filepath.Join(dir, "q", "sub"), 0o700)
+	os.Symlink("x", filepath.Join(dir, "q", "link.json"))
+	want := map[string]bool{}
+	d.Each(func(e fs.DirEntry) { want[e.Name()] = e.Type().IsRegular() })
+	for range 2 {
+		got := map[string]bool{}
+		if err := d.EachName(func(name []byte, regular bool) { got[string(name)] = regular }); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 3002 || !maps.Equal(got, want) {
+			t.Fatalf("EachName listed %d entries, Each %d; they differ", len(got), len(want))
+		}
 	}
 }
