@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/mailfs/mailfs/internal/chipset"
 	"github.com/mailfs/mailfs/maildir"
@@ -428,22 +427,5 @@ func (h *Handler) state(agent string, errs *[]error) (state, func(state)) {
 // committed.
 const StateDir = "runtime/hook"
 
-// neutral keeps message text inside its block: "<" and ">" become "‹" and
-// "›", control characters U+FFFD; newlines are kept only when multiline.
-func neutral(s string, multiline bool) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case multiline && (r == '\n' || r == '\t'):
-			return r
-		case r == '\n' || r == '\t':
-			return ' '
-		case r == '<':
-			return '‹'
-		case r == '>':
-			return '›'
-		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
-			return '\uFFFD'
-		}
-		return r
-	}, s)
-}
+// neutral keeps message text inside its block (see nudgeq.Neutral).
+func neutral(s string, multiline bool) string { return nudgeq.Neutral(s, multiline) }

@@ -156,9 +156,16 @@ func short(s string) string {
 }
 
 // safe keeps text from a message on one line and inside its block.
-func safe(s string) string {
+func safe(s string) string { return Neutral(s, false) }
+
+// Neutral keeps message text inside a reminder's block: "<" and ">" become
+// "‹" and "›", control characters U+FFFD; newlines and tabs are kept only
+// when multiline, else they become spaces.
+func Neutral(s string, multiline bool) string {
 	return strings.Map(func(r rune) rune {
 		switch {
+		case multiline && (r == '\n' || r == '\t'):
+			return r
 		case r == '\n' || r == '\t':
 			return ' '
 		case r == '<':
