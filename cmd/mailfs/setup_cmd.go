@@ -94,8 +94,10 @@ type doctorCmd struct {
 
 func (c *doctorCmd) Help() string {
 	return `Says, for one agent, where its root is, what waits in its mailbox, when
-its hooks last ran, and which runtimes in --dir have mailfs set up. Exit
-status 0 when at least one runtime is set up for the agent, 1 when none is.`
+its hooks last ran, whether the MCP server's binary (mailfs-mcp) is
+installed, and which runtimes in --dir have mailfs set up. Exit status 0
+when at least one runtime is set up for the agent (Codex only with
+mailfs-mcp installed), 1 when none is.`
 }
 
 func (c *doctorCmd) Run(a *app) error {
@@ -131,6 +133,12 @@ func (c *doctorCmd) Run(a *app) error {
 	} else {
 		fmt.Fprintf(a.out, "hooks ran: %s at %s (%s ago)\n", ev, seen.UTC().Format(time.RFC3339), time.Since(seen).Round(time.Second))
 	}
+	mcpBin, mcpErr := mcpBinary()
+	if mcpErr != nil {
+		fmt.Fprintf(a.out, "mcp:       mailfs-mcp not found beside mailfs or on $PATH: \"mailfs mcp\" cannot serve (go install ./cmd/... from a clone)\n")
+	} else {
+		fmt.Fprintf(a.out, "mcp:       %s\n", mcpBin)
+	}
 	installed := 0
 	for _, rt := range setup.Runtimes {
 		path := filepath.Join(c.Dir, setup.File(rt))
@@ -141,6 +149,8 @@ func (c *doctorCmd) Run(a *app) error {
 		}
 		have, missing := setup.Installed(rt, data, agent)
 		switch {
+		case len(missing) == 0 && rt == setup.Codex && mcpErr != nil:
+			fmt.Fprintf(a.out, "%-10s %s: set up (%s), but its MCP server, mailfs-mcp, is missing\n", rt+":", path, strings.Join(have, ", "))
 		case len(missing) == 0:
 			installed++
 			fmt.Fprintf(a.out, "%-10s %s: set up (%s)\n", rt+":", path, strings.Join(have, ", "))
