@@ -45,6 +45,10 @@ type Report struct {
 	Kept      int       // old enough, but unread (and IncludeUnread not set): left for the agent
 	Skipped   []*Skip   // entries left where they are, with the reason
 	Failed    []*Failed // mailboxes that could not be swept
+	// Elsewhere lists the mailboxes and channels a full sweep passed over
+	// because another host is their home (SPEC §10): only the home host
+	// moves an object's files.
+	Elsewhere []maildir.Address
 }
 
 // Moved is a message a sweep moved.
@@ -107,7 +111,17 @@ func (sw *Sweeper) Sweep(ctx context.Context, agents ...string) (*Report, error)
 		if err != nil {
 			return nil, err
 		}
-		agents = all
+		for _, a := range all {
+			box := maildir.Address{Kind: maildir.KindAgent, Name: a}
+			switch err := sw.Store.MayChange(box); {
+			case err == nil:
+				agents = append(agents, a)
+			case errors.Is(err, maildir.ErrNotHome):
+				rep.Elsewhere = append(rep.Elsewhere, box)
+			default:
+				return nil, err
+			}
+		}
 	}
 	var failed []error
 	for _, agent := range agents {
@@ -133,6 +147,10 @@ func (sw *Sweeper) Sweep(ctx context.Context, agents ...string) (*Report, error)
 		}
 		for _, c := range channels {
 			moved, err := sw.Store.Retain(maildir.Address{Kind: maildir.KindChannel, Name: c})
+			if errors.Is(err, maildir.ErrNotHome) {
+				rep.Elsewhere = append(rep.Elsewhere, maildir.Address{Kind: maildir.KindChannel, Name: c})
+				continue
+			}
 			for _, id := range moved {
 				rep.Moved = append(rep.Moved, Moved{Box: maildir.Address{Kind: maildir.KindChannel, Name: c}, ID: id})
 			}

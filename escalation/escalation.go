@@ -64,6 +64,9 @@ type Record struct {
 	ClosedBy string    `json:"closed_by,omitempty"`
 	ClosedAt time.Time `json:"closed_at,omitzero"`
 	Reason   string    `json:"reason,omitempty"`
+	// Host is the host that raised it, in a town of named hosts: only it
+	// acknowledges, closes and re-sends the escalation (SPEC §10).
+	Host string `json:"host,omitempty"`
 }
 
 // A Desk is the escalations of one root.
@@ -143,7 +146,8 @@ func (e *Desk) Raise(from, severity, subject, body string) (*Record, []*maildir.
 		return nil, sent, err
 	}
 	now := e.now()
-	r := &Record{ID: sent[0].Thread, Severity: severity, Subject: subject, From: sent[0].From, To: to, Status: "open", SentAt: now, LastSent: now}
+	host, _ := e.Store.LocalHost()
+	r := &Record{ID: sent[0].Thread, Severity: severity, Subject: subject, From: sent[0].From, To: to, Status: "open", SentAt: now, LastSent: now, Host: host}
 	return r, sent, e.edit(r.ID, true, func(old *Record) error { *old = *r; return nil })
 }
 
@@ -252,7 +256,7 @@ func (e *Desk) Bump() ([]*Record, error) {
 			bumped = append(bumped, r)
 			return nil
 		})
-		if err != nil && !errors.Is(err, errUnchanged) {
+		if err != nil && !errors.Is(err, errUnchanged) && !errors.Is(err, maildir.ErrNotHome) {
 			errs = append(errs, err)
 		}
 	}
@@ -297,6 +301,15 @@ func (e *Desk) edit(id string, create bool, change func(*Record) error) error {
 		return err
 	} else if !create {
 		return fmt.Errorf("%w %q", ErrNotFound, id)
+	}
+	if !create && rec.Host != "" {
+		host, err := e.Store.LocalHost()
+		if err != nil {
+			return err
+		}
+		if host != rec.Host {
+			return fmt.Errorf("%w: escalation %s was raised on host %s, and only %s changes its record; ack or close it there", maildir.ErrNotHome, id, rec.Host, rec.Host)
+		}
 	}
 	if err := change(rec); err != nil {
 		return err

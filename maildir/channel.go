@@ -58,8 +58,14 @@ func (s *Store) CreateChannel(name string, ch ChannelChange) error {
 	}
 	defer unlock()
 	cfg, err := readChannel(d, name)
+	created := errors.Is(err, ErrNoChannel)
+	if !created {
+		if err := s.MayChange(Address{Kind: KindChannel, Name: name}); err != nil {
+			return err
+		}
+	}
 	switch {
-	case errors.Is(err, ErrNoChannel):
+	case created:
 		if err := s.taken(KindChannel, name); err != nil {
 			return err
 		}
@@ -78,7 +84,13 @@ func (s *Store) CreateChannel(name string, ch ChannelChange) error {
 	}
 	posts.Close()
 	data, _ := json.MarshalIndent(cfg, "", "  ")
-	return d.Replace(name+".json", append(data, '\n'))
+	if !created {
+		return d.Replace(name+".json", append(data, '\n'))
+	}
+	if err := d.Create(name+".json", append(data, '\n')); err != nil {
+		return err
+	}
+	return s.homeHere(Address{Kind: KindChannel, Name: name})
 }
 
 // Channel returns the retention of channel name. A channel that does not
@@ -144,6 +156,9 @@ func (s *Store) Retain(b Address) ([]string, error) {
 	}
 	cfg, err := s.Channel(b.Name)
 	if err != nil || cfg.RetainCount == 0 && cfg.RetainHours == 0 {
+		return nil, err
+	}
+	if err := s.MayChange(b); err != nil {
 		return nil, err
 	}
 	entries, _, err := s.Entries(b, false)

@@ -237,6 +237,10 @@ func (s *Store) editGroup(name string, create bool, edit func(*Group) error) (*G
 		g = &Group{Name: name}
 	case err != nil:
 		return nil, err
+	default:
+		if err := s.MayChange(Address{Kind: KindGroup, Name: name}); err != nil {
+			return nil, err
+		}
 	}
 	if edit == nil {
 		if by := includedBy(d, name); len(by) > 0 {
@@ -258,7 +262,10 @@ func (s *Store) editGroup(name string, create bool, edit func(*Group) error) (*G
 		g.Members = []string{}
 	}
 	data := encodeObject(setField(fields, "members", marshalValue(g.Members)))
-	return g, d.Replace(groupFile(name), data)
+	if err := d.Replace(groupFile(name), data); err != nil || !create {
+		return g, err
+	}
+	return g, s.homeHere(Address{Kind: KindGroup, Name: name})
 }
 
 // includedBy returns the groups in the groups folder d that name group

@@ -30,6 +30,9 @@ func (s *Store) setRead(b Address, id string, read bool) (*Message, error) {
 	if err := s.check(b); err != nil {
 		return nil, err
 	}
+	if err := s.MayChange(b); err != nil {
+		return nil, err
+	}
 	for range maxRewrites {
 		d, name, archived, err := s.locate(b, id)
 		if err != nil {
@@ -60,6 +63,9 @@ func (s *Store) rewriteRead(d *durable.Dir, b Address, archived bool, name strin
 // makes the removal durable. id is resolved as [Store.Get] does.
 func (s *Store) Delete(b Address, id string) error {
 	if err := s.check(b); err != nil {
+		return err
+	}
+	if err := s.MayChange(b); err != nil {
 		return err
 	}
 	d, name, _, err := s.locate(b, id)

@@ -75,6 +75,9 @@ func (s *Store) move(b Address, ids []string, toArchive bool) ([]error, error) {
 	if err := s.check(b); err != nil {
 		return nil, err
 	}
+	if err := s.MayChange(b); err != nil {
+		return nil, err
+	}
 	f, err := s.openFolders(b, true, nil)
 	if err != nil {
 		return nil, err

@@ -49,7 +49,8 @@ func (s *Store) CreateQueue(name string) error {
 	if err != nil {
 		return err
 	}
-	return d.Close()
+	d.Close()
+	return s.homeHere(Address{Kind: KindQueue, Name: name})
 }
 
 // claimPick is how many of the oldest names one pass over a queue keeps.
@@ -84,6 +85,9 @@ func (s *Store) Claim(q, a Address) (*Message, error) {
 	}
 	if !ValidAgent(q.Name) {
 		return nil, &NameError{Kind: q.Kind, Name: q.Name, Why: "not a canonical name"}
+	}
+	if err := s.MayChange(q); err != nil {
+		return nil, err
 	}
 	parent, src, err := s.openQueue(q)
 	if err != nil {
@@ -194,6 +198,17 @@ func isFileError(err error) bool {
 // returns an error wrapping [ErrNoQueue].
 func (s *Store) openQueue(q Address) (parent, d *durable.Dir, err error) {
 	parent, err = s.root.Dir(QueueDir)
+	if parent == nil && err == nil && s.homed(q) {
+		r, err := s.open(true)
+		if err != nil {
+			return nil, nil, err
+		}
+		if d, err = r.MkdirAll(q.Dir(false)); err != nil {
+			return nil, nil, err
+		}
+		d.Close()
+		return s.openQueue(q)
+	}
 	if parent == nil {
 		if err == nil {
 			err = s.mustExist(q)
@@ -201,6 +216,20 @@ func (s *Store) openQueue(q Address) (parent, d *durable.Dir, err error) {
 		return nil, nil, err
 	}
 	d, err = parent.Sub(q.Name)
+	if errors.Is(err, fs.ErrNotExist) && s.homed(q) {
+		// An empty queue that came through git, which keeps no empty
+		// folders: its home record says it exists.
+		parent.Close()
+		r, err := s.open(true)
+		if err != nil {
+			return nil, nil, err
+		}
+		if d, err = r.MkdirAll(q.Dir(false)); err != nil {
+			return nil, nil, err
+		}
+		d.Close()
+		return s.openQueue(q)
+	}
 	if err != nil {
 		parent.Close()
 		if errors.Is(err, fs.ErrNotExist) {
@@ -241,6 +270,9 @@ func (s *Store) Release(a Address, id string) (*Message, error) {
 	if err := s.check(a); err != nil {
 		return nil, err
 	}
+	if err := s.MayChange(a); err != nil {
+		return nil, err
+	}
 	d, name, archived, err := s.locate(a, id)
 	if err != nil {
 		return nil, err
@@ -256,6 +288,9 @@ func (s *Store) Release(a Address, id string) (*Message, error) {
 	q, err := ParseAddress(m.Claim.Queue)
 	if err == nil && q.Kind != KindQueue {
 		err = fmt.Errorf("%w: %s has a claim record naming %q, which is not a queue", ErrInvalidMessage, m.Path, m.Claim.Queue)
+	}
+	if err == nil {
+		err = s.MayChange(q) // the release rewrites the item in the queue
 	}
 	if err != nil {
 		return nil, err
@@ -297,6 +332,9 @@ func (s *Store) Settle(q Address, id string) error {
 		return fmt.Errorf("%w: %s is %s, not a queue", ErrWrongKind, q, article(q.Kind))
 	}
 	if err := s.check(q); err != nil {
+		return err
+	}
+	if err := s.MayChange(q); err != nil {
 		return err
 	}
 	id, err := ParseID(id)
@@ -361,16 +399,27 @@ func (s *Store) names(kind Kind) ([]string, error) {
 		dir = ChannelDir
 	}
 	d, err := s.root.Dir(dir)
-	if d == nil {
+	if err != nil {
 		return nil, err
 	}
-	defer d.Close()
 	var names []string
-	err = d.Each(func(e fs.DirEntry) {
-		if n := e.Name(); e.IsDir() && !strings.HasPrefix(n, ".") && ValidAgent(n) {
-			names = append(names, n)
+	if d != nil {
+		defer d.Close()
+		err = d.Each(func(e fs.DirEntry) {
+			if n := e.Name(); e.IsDir() && !strings.HasPrefix(n, ".") && ValidAgent(n) {
+				names = append(names, n)
+			}
+		})
+	}
+	if kind == KindQueue {
+		// Empty queues that came through git exist by their home record.
+		homes, _ := s.Homes()
+		for _, h := range homes {
+			if h.Object.Kind == KindQueue && !slices.Contains(names, h.Object.Name) {
+				names = append(names, h.Object.Name)
+			}
 		}
-	})
+	}
 	slices.Sort(names)
 	return names, err
 }

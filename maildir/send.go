@@ -83,7 +83,9 @@ func (s *Store) Send(m *Message) ([]*Message, error) {
 		if m != nil {
 			sent = append(sent, m)
 			if rcpts[i].Kind == KindChannel {
-				if _, err := s.Retain(rcpts[i]); err != nil {
+				if _, err := s.Retain(rcpts[i]); err != nil && !errors.Is(err, ErrNotHome) {
+					// (Elsewhere than its home, a post is an add; the home
+					// host applies the retention.)
 					errs[i] = fmt.Errorf("posted, but applying the retention of %s failed: %w", rcpts[i], err)
 				}
 			}

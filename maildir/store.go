@@ -40,6 +40,11 @@ type Store struct {
 	// before the Store is used.
 	Warn func(error)
 
+	// Host, if not empty, is this host's name for the home rules (SPEC
+	// §10), overriding the one in runtime/host: see [Store.LocalHost].
+	// Set it before the Store is used.
+	Host string
+
 	root *chipset.Root
 
 	mu   sync.Mutex
@@ -177,12 +182,14 @@ func (s *Store) exists(a Address) bool {
 	}
 	d, err := s.root.Dir(parent)
 	if d == nil || err != nil {
-		return false
+		return a.Kind == KindQueue && s.homed(a)
 	}
 	defer d.Close()
 	st, err := d.Lstat(name)
 	if err != nil {
-		return false
+		// git keeps no empty folders: on another host, an empty queue
+		// exists by its home record.
+		return a.Kind == KindQueue && s.homed(a)
 	}
 	if dir {
 		return st.Mode.IsDir()

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 
@@ -61,9 +62,9 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 	exited := false
 	// Kong's model of all commands costs more to build than most commands
 	// take to run; a call that names its command gets a model of just it.
-	grammar, root := any(&c), func() string { return c.Root }
+	grammar := any(&c)
 	if one, ok := onlyCommand(args); ok {
-		grammar, root = one.Interface(), func() string { return one.Elem().FieldByName("Root").String() }
+		grammar = one.Interface()
 	}
 	parser, err := kong.New(grammar,
 		kong.Name("mailfs"),
@@ -89,7 +90,8 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 	if err != nil {
 		return a.usage(err)
 	}
-	a.rootFlag = root()
+	globals := reflect.ValueOf(grammar).Elem()
+	a.rootFlag, a.hostFlag = globals.FieldByName("Root").String(), globals.FieldByName("Host").String()
 	defer a.close()
 	return a.exit(kctx.Run(a))
 }
@@ -114,7 +116,8 @@ type app struct {
 	ctx context.Context
 	stdio
 	rootFlag   string
-	warnedRoot bool // read has warned that the given root does not exist
+	hostFlag   string // --host, $MAILFS_HOST
+	warnedRoot bool   // read has warned that the given root does not exist
 	store      *maildir.Store
 	queue      *nudgeq.Queue
 }
@@ -137,6 +140,7 @@ func (a *app) open() (*maildir.Store, error) {
 		return nil, err
 	}
 	s.Warn = a.warn
+	s.Host = a.hostFlag
 	a.store = s
 	return s, nil
 }

@@ -104,6 +104,7 @@ type sweepJSON struct {
 	KeptUnread int             `json:"kept_unread"`
 	Skipped    []skipJSON      `json:"skipped"`
 	Failed     []failedJSON    `json:"failed"`
+	Elsewhere  []string        `json:"elsewhere,omitempty"` // homed on other hosts: not swept here
 }
 
 type skipJSON struct {
@@ -130,6 +131,9 @@ func (c *archiveCmd) print(a *app, rep *archive.Report) {
 		for _, f := range rep.Failed {
 			out.Failed = append(out.Failed, failedJSON{f.Box.String(), f.Err.Error()})
 		}
+		for _, e := range rep.Elsewhere {
+			out.Elsewhere = append(out.Elsewhere, e.Qualified())
+		}
 		printValue(a.out, out)
 		return
 	}
@@ -137,8 +141,12 @@ func (c *archiveCmd) print(a *app, rep *archive.Report) {
 	if rep.DryRun {
 		verb = "would archive"
 	}
-	fmt.Fprintf(a.out, "%s swept %d mailboxes: %s %d, kept %d unread, skipped %d, failed %d\n",
-		rep.Time.UTC().Format(time.RFC3339), rep.Mailboxes, verb, len(rep.Moved), rep.Kept, len(rep.Skipped), len(rep.Failed))
+	elsewhere := ""
+	if n := len(rep.Elsewhere); n > 0 {
+		elsewhere = fmt.Sprintf(", %d homed on other hosts left to them", n)
+	}
+	fmt.Fprintf(a.out, "%s swept %d mailboxes: %s %d, kept %d unread, skipped %d, failed %d%s\n",
+		rep.Time.UTC().Format(time.RFC3339), rep.Mailboxes, verb, len(rep.Moved), rep.Kept, len(rep.Skipped), len(rep.Failed), elsewhere)
 }
 
 type restoreCmd struct {

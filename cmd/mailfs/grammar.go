@@ -66,9 +66,9 @@ func commandName(f reflect.StructField) string {
 func commandOf(args []string) string {
 	for i := 0; i < len(args); i++ {
 		switch arg := args[i]; {
-		case arg == "--root":
+		case arg == "--root", arg == "--host":
 			i++
-		case strings.HasPrefix(arg, "--root="):
+		case strings.HasPrefix(arg, "--root="), strings.HasPrefix(arg, "--host="):
 		case strings.HasPrefix(arg, "-"):
 			return ""
 		default:

@@ -16,6 +16,7 @@ import (
 
 type cli struct {
 	Root    string            `help:"The mailfs root, the .chipset directory. Default: the nearest .chipset in the working directory or above it, else ./.chipset." env:"MAILFS_ROOT" placeholder:"DIR" type:"path"`
+	Host    string            `help:"This host's name, in a town that spans machines (see \"mailfs host\"). Default: the name in the root's runtime/host." env:"MAILFS_HOST" placeholder:"NAME"`
 	Version kong.VersionFlag  `help:"Print the version (module version and VCS revision) and exit."`
 	Man     mangokong.ManFlag `help:"Print the man page (roff) and exit: mailfs --man > mailfs.1"`
 
@@ -56,6 +57,10 @@ type cli struct {
 	Doctor     doctorCmd     `cmd:"" help:"Check an agent's mail set-up: root, mailbox, hooks."`
 	Fsck       fsckCmd       `cmd:"" help:"Check the whole tree, and repair what is safe to repair."`
 	Gascity    gascityCmd    `cmd:"" help:"Serve Gas City's exec mail protocol (GC_MAIL=exec:mailfs-gascity)."`
+	Sync       syncCmd       `cmd:"" help:"Commit, pull and push the state tree through git, for a town on several machines."`
+	Recall     recallCmd     `cmd:"" help:"Bring back archived mail that sync pruned from the working tree."`
+	HostName   hostCmd       `cmd:"" name:"host" help:"Print or set this host's name, for a town on several machines."`
+	Home       homeCmd       `cmd:"" help:"List, claim or move the home hosts of mailboxes, queues, channels and groups."`
 	Demo       demoCmd       `cmd:"" help:"Run a short multi-agent tour in a scratch root."`
 
 	Completion kongcompletion.Completion `cmd:"" help:"Print the shell code that turns on tab completion (bash, zsh, fish)."`

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mailfs/mailfs/gitsync"
+)
+
+type syncCmd struct {
+	Remote     string        `placeholder:"R" help:"The git remote: a remote's name, or a URL, which becomes \"origin\" the first time. Default origin."`
+	Branch     string        `placeholder:"B" help:"The branch on the remote. Default: the repository's branch, else main."`
+	Every      time.Duration `placeholder:"D" help:"Sync again every D until interrupted, a line per sync (a failed sync is reported and the next one tries again)."`
+	PruneAfter time.Duration `name:"prune-after" default:"720h" placeholder:"AGE" help:"Archived mail of this host's homes older than AGE leaves the working tree (git history keeps it; \"mailfs recall\" brings it back). 0: never."`
+	JSON       bool          `help:"Print each sync's report as one JSON object."`
+}
+
+func (c *syncCmd) Help() string {
+	return `Keeps this host's state tree and the other hosts' alike through git, with
+no server: the repository is the root itself (created by the first sync),
+the remote any ordinary git remote — a bare repository, a forge.
+
+One sync, under a lock per host: fetch; commit the state tree; replay the
+commit on the remote's branch (rebase, exact renames only, uncommitted
+changes stashed and put back); make every file that arrived private
+(0600/0700); check that no message id is in two places; push (again from
+the fetch if another host pushed first).
+
+It cannot conflict, because of homes ("mailfs home"): only an object's
+home host changes its files, any host only adds. The two cases that could
+still meet are settled before the commit: a message name added here and on
+another host is renamed to carry this host's name; a home claimed on two
+hosts goes to the one pushed first. A group or channel created on two hosts
+at once, or anything git stops on, ends the sync with exit status 2 and the
+paths: the repository is put back as it was (every change kept,
+uncommitted) and no conflict marker is ever committed.
+
+Needs a named host (mailfs host NAME) and the git command. To start a town
+on several machines, see "A town on several machines" in the README.`
+}
+
+// syncJSON is the --json form of a sync's report.
+type syncJSON struct {
+	Host       string      `json:"host"`
+	Remote     string      `json:"remote"`
+	Branch     string      `json:"branch"`
+	Committed  int         `json:"committed"`
+	Pulled     int         `json:"pulled"`
+	Pruned     []string    `json:"pruned"`
+	Renamed    [][2]string `json:"renamed"`
+	Yielded    []string    `json:"yielded"`
+	Duplicates []string    `json:"duplicates"`
+	Pushed     bool        `json:"pushed"`
+	Tries      int         `json:"tries"`
+	Seconds    float64     `json:"seconds"`
+	Error      string      `json:"error,omitempty"`
+	Conflicts  []string    `json:"conflicts,omitempty"`
+}
+
+func (c *syncCmd) Run(a *app) error {
+	if c.Every < 0 {
+		return usage("give a duration such as 5m", "--every must be positive, not %v", c.Every)
+	}
+	if c.PruneAfter < 0 {
+		return usage("give an age such as 720h, or 0 for never", "--prune-after must not be negative, not %v", c.PruneAfter)
+	}
+	s, err := a.open()
+	if err != nil {
+		return err
+	}
+	sy := &gitsync.Syncer{Store: s, Remote: c.Remote, Branch: c.Branch, PruneAfter: c.PruneAfter}
+	if c.PruneAfter == 0 {
+		sy.PruneAfter = -1
+	}
+	if f, ok := a.err.(*os.File); ok && isTerminal(f) {
+		sy.Progress = func(step string) { fmt.Fprintf(a.err, "mailfs: %s\n", step) }
+	}
+	if c.Every == 0 {
+		rep, err := sy.Sync(a.ctx)
+		c.print(a, rep, err)
+		return syncErr(err)
+	}
+	tick := time.NewTicker(c.Every)
+	defer tick.Stop()
+	for {
+		rep, err := sy.Sync(a.ctx)
+		if a.ctx.Err() != nil {
+			return nil // interrupted: a clean stop
+		}
+		c.print(a, rep, err)
+		if err != nil && !errors.Is(err, gitsync.ErrConflict) && !errors.Is(err, gitsync.ErrBusy) {
+			a.exit(syncErr(err)) // reported; the next sync tries again
+		}
+		select {
+		case <-a.ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// syncErr gives a conflict its hint.
+func syncErr(err error) error {
+	var ce *gitsync.ConflictError
+	switch {
+	case errors.As(err, &ce):
+		return withHint(err, "nothing was committed or pushed, and every local change is still in the tree; settle the paths named (or see \"mailfs home\"), then sync again")
+	case errors.Is(err, gitsync.ErrNoHost):
+		return withHint(err, "mailfs host NAME, then mailfs home claim AGENT… for the agents that run here")
+	case errors.Is(err, gitsync.ErrNoRemote):
+		return withHint(err, "mailfs sync --remote git@forge:town/mail.git (or a path to a bare repository)")
+	}
+	return err
+}
+
+func (c *syncCmd) print(a *app, rep *gitsync.Report, err error) {
+	if rep == nil {
+		return
+	}
+	if c.JSON {
+		out := syncJSON{Host: rep.Host, Remote: rep.Remote, Branch: rep.Branch, Committed: len(rep.Committed),
+			Pulled: len(rep.Pulled), Pruned: nonNil(rep.Pruned), Renamed: rep.Renamed, Yielded: nonNil(rep.Yielded),
+			Duplicates: nonNil(rep.Duplicates), Pushed: rep.Pushed, Tries: rep.Tries, Seconds: rep.Took.Seconds()}
+		if out.Renamed == nil {
+			out.Renamed = [][2]string{}
+		}
+		if err != nil {
+			out.Error = err.Error()
+			var ce *gitsync.ConflictError
+			if errors.As(err, &ce) {
+				out.Conflicts = ce.Paths
+			}
+		}
+		printValue(a.out, out)
+		return
+	}
+	for _, r := range rep.Renamed {
+		a.warn(fmt.Errorf("renamed %s to %s: another host had added that name", r[0], r[1]))
+	}
+	for _, y := range rep.Yielded {
+		a.warn(fmt.Errorf("dropped %s: another host claimed that home first", y))
+	}
+	for _, d := range rep.Duplicates {
+		a.warn(fmt.Errorf("a message in two places after the pull: %s (mailfs fsck)", d))
+	}
+	if err != nil {
+		return
+	}
+	extra := ""
+	if len(rep.Pruned) > 0 {
+		extra = fmt.Sprintf(", pruned %d archived", len(rep.Pruned))
+	}
+	fmt.Fprintf(a.out, "%s synced %s with %s/%s: committed %d, pulled %d%s, %s (%.2fs)\n",
+		time.Now().UTC().Format(time.RFC3339), rep.Host, rep.Remote, rep.Branch, len(rep.Committed), len(rep.Pulled), extra,
+		strings.TrimSpace(map[bool]string{true: "pushed", false: "nothing to push"}[rep.Pushed]), rep.Took.Seconds())
+}
+
+type recallCmd struct {
+	IDs []string `arg:"" name:"id" help:"Ids of archived messages that sync pruned from the working tree."`
+}
+
+func (c *recallCmd) Help() string {
+	return `"mailfs sync" prunes archived mail older than --prune-after from the working
+tree; git history keeps it. recall finds the commit that removed each id
+and puts the file back into the archive it left, by a write that never
+replaces a file, and prints its path. Any host may recall (it is an add);
+"mailfs show" and "thread" see it again, and the next sync commits it.`
+}
+
+func (c *recallCmd) Run(a *app) error {
+	s, err := a.open()
+	if err != nil {
+		return err
+	}
+	sy := &gitsync.Syncer{Store: s}
+	for _, id := range c.IDs {
+		p, err := sy.Recall(a.ctx, id)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(a.out, p)
+	}
+	return nil
+}

@@ -1,0 +1,244 @@
+package gitsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/mailfs/mailfs/internal/chipset"
+	"github.com/mailfs/mailfs/maildir"
+)
+
+// arrived returns the state paths the pull brought (added or changed
+// since head), and makes private every file git wrote: those, this host's
+// own replayed on top of them, and any it stashed and put back. Git
+// writes what it checks out with the umask's modes.
+func (s *Syncer) arrived(ctx context.Context, g *git, head, upstream string) ([]string, error) {
+	pulled, err := g.changed(ctx, head, upstream)
+	if err != nil {
+		return nil, err
+	}
+	written, err := g.changed(ctx, head, "HEAD")
+	if err != nil {
+		return nil, err
+	}
+	stashed, err := g.paths(ctx, "diff", "--name-only", "-z", "--no-renames", "HEAD", "--", "state")
+	if err != nil {
+		return nil, err
+	}
+	dirs := map[string]bool{}
+	for _, p := range slices.Concat(pulled, written, stashed) {
+		full := filepath.Join(g.dir, filepath.FromSlash(p))
+		if err := chmod(full, 0o600); err != nil {
+			return nil, err
+		}
+		for d := path.Dir(p); d != "." && !dirs[d]; d = path.Dir(d) {
+			dirs[d] = true
+		}
+	}
+	for d := range dirs {
+		if err := chmod(filepath.Join(g.dir, filepath.FromSlash(d)), 0o700); err != nil {
+			return nil, err
+		}
+	}
+	return pulled, nil
+}
+
+// changed returns the state paths added or changed from commit from
+// ("" for none) to commit to.
+func (g *git) changed(ctx context.Context, from, to string) ([]string, error) {
+	if from == "" {
+		return g.paths(ctx, "ls-tree", "-r", "-z", "--name-only", to, "--", "state")
+	}
+	return g.paths(ctx, "diff", "--name-only", "-z", "--no-renames", "--diff-filter=ACMRT", from, to, "--", "state")
+}
+
+// chmod sets a mode on a file or folder git made, never following a link;
+// one that is gone again (an agent moved it) is fine.
+func chmod(p string, mode fs.FileMode) error {
+	st, err := os.Lstat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case st.Mode()&fs.ModeSymlink != 0 || st.Mode().Perm() == mode:
+		return nil
+	}
+	if err := os.Chmod(p, mode); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// duplicates returns the message ids among pulled that are also in
+// another folder (a mailbox, an archive, a queue, a channel), as
+// "id: path, path". It reads folders, never files.
+func duplicates(root string, pulled []string) ([]string, error) {
+	want := map[string]bool{}
+	for _, p := range pulled {
+		if isMessage(p) {
+			want[strings.TrimSuffix(path.Base(p), ".json")] = true
+		}
+	}
+	if len(want) == 0 {
+		return nil, nil
+	}
+	places := map[string][]string{}
+	for _, top := range []string{"state/mail", "state/queue", "state/channel"} {
+		boxes, err := os.ReadDir(filepath.Join(root, top))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range boxes {
+			if !b.IsDir() || strings.HasPrefix(b.Name(), ".") {
+				continue
+			}
+			for _, folder := range []string{top + "/" + b.Name(), top + "/" + b.Name() + "/" + maildir.ArchiveDir} {
+				names, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(folder)))
+				if errors.Is(err, fs.ErrNotExist) {
+					continue
+				}
+				if err != nil {
+					return nil, err
+				}
+				for _, n := range names {
+					if id, ok := strings.CutSuffix(n.Name(), ".json"); ok && want[id] {
+						places[id] = append(places[id], folder+"/"+n.Name())
+					}
+				}
+			}
+		}
+	}
+	var out []string
+	for _, id := range slices.Sorted(maps.Keys(places)) {
+		if ps := places[id]; len(ps) > 1 {
+			out = append(out, id+": "+strings.Join(ps, ", "))
+		}
+	}
+	return out, nil
+}
+
+// prune deletes, from the working tree, archived mail of local homes
+// older than PruneAfter that is committed (at head): the next commit
+// records the deletion, and history keeps the file for Recall.
+func (s *Syncer) prune(ctx context.Context, g *git, head string) ([]string, error) {
+	after := s.PruneAfter
+	if after == 0 {
+		after = DefaultPruneAfter
+	}
+	if after < 0 || head == "" {
+		return nil, nil
+	}
+	tracked, err := g.paths(ctx, "ls-files", "-z", "--",
+		":(glob)state/mail/*/archive/*.json", ":(glob)state/channel/*/archive/*.json")
+	if err != nil {
+		return nil, err
+	}
+	cutoff := s.now().Add(-after)
+	local := map[string]bool{}
+	var pruned []string
+	for _, p := range tracked {
+		parts := strings.Split(p, "/")
+		if len(parts) != 5 {
+			continue
+		}
+		kind := maildir.KindAgent
+		if parts[1] == "channel" {
+			kind = maildir.KindChannel
+		}
+		box := maildir.Address{Kind: kind, Name: parts[2]}
+		key := box.Qualified()
+		mine, seen := local[key]
+		if !seen {
+			mine = maildir.ValidAgent(box.Name) && s.Store.MayChange(box) == nil
+			local[key] = mine
+		}
+		if !mine {
+			continue
+		}
+		name := parts[4]
+		t, ok := maildir.ParseStamp(name)
+		if !ok {
+			st, err := os.Lstat(filepath.Join(g.dir, filepath.FromSlash(p)))
+			if err != nil {
+				continue // gone already
+			}
+			t = st.ModTime()
+		}
+		if !t.Before(cutoff) {
+			continue
+		}
+		if err := s.Store.Delete(box, strings.TrimSuffix(name, ".json")); err != nil && !errors.Is(err, maildir.ErrNotFound) {
+			return pruned, err
+		}
+		pruned = append(pruned, p)
+	}
+	if len(pruned) > 0 {
+		s.step("pruned %d archived messages older than %s from the working tree", len(pruned), after)
+	}
+	return pruned, nil
+}
+
+// ErrNotInHistory is returned by Recall for an id that no commit removed
+// from an archive.
+var ErrNotInHistory = errors.New("gitsync: no pruned message has that id")
+
+// Recall brings back a message that pruning took out of the working tree:
+// the file as it was when it left, into the archive it left, by a write
+// that never replaces a file. It returns the path, relative to the root.
+// A recall is an add: any host may make it.
+func (s *Syncer) Recall(ctx context.Context, id string) (string, error) {
+	id = strings.TrimSuffix(id, ".json")
+	if _, err := maildir.ParseID(id); err != nil {
+		return "", err
+	}
+	bin := s.Git
+	if bin == "" {
+		bin = "git"
+	}
+	host, _ := s.Store.LocalHost()
+	g := &git{dir: s.Store.Dir(), bin: bin, env: environ(host, true)}
+	out, err := g.run(ctx, "log", "--all", "-1", "--format=%H", "--name-only", "--diff-filter=D", "--",
+		":(glob)state/mail/*/archive/"+id+".json", ":(glob)state/channel/*/archive/"+id+".json")
+	if err != nil {
+		return "", err
+	}
+	lines := strings.Fields(out)
+	if len(lines) < 2 {
+		return "", fmt.Errorf("%w: %s", ErrNotInHistory, id)
+	}
+	commit, p := lines[0], lines[1]
+	data, err := g.run(ctx, "show", commit+"^:"+p)
+	if err != nil {
+		return "", err
+	}
+	root, err := chipset.New(s.Store.Dir())
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	r, err := root.Open(true)
+	if err != nil {
+		return "", err
+	}
+	d, err := r.MkdirAll(path.Dir(p))
+	if err != nil {
+		return "", err
+	}
+	defer d.Close()
+	if err := d.Create(path.Base(p), []byte(data)); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", err
+	}
+	return p, nil
+}
