@@ -444,3 +444,41 @@ func TestFullSweepAppliesChannelRetentionBesideMailboxes(t *testing.T) {
 		t.Fatal("a sweep of one mailbox applied channel retention")
 	}
 }
+
+// A full sweep moves only what this host's homes hold: mailboxes and
+// channels homed on other hosts are passed over and listed; naming one
+// is refused with the home host.
+func TestSweepLeavesOtherHostsHomesAlone(t *testing.T) {
+	f := newFixture(t)
+	f.store.Host = "alpha"
+	mine, theirs := f.stamped("mayor", 48*time.Hour), f.stamped("witness", 48*time.Hour)
+	if err := f.store.ClaimHome(mbox("mayor")); err != nil {
+		t.Fatal(err)
+	}
+	beta, err := maildir.Open(f.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer beta.Close()
+	beta.Host = "beta"
+	if err := beta.ClaimHome(mbox("witness")); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := f.sweeper().Sweep(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := movedIDs(rep); !slices.Equal(got, []string{"mayor/" + mine}) {
+		t.Fatalf("moved %v", got)
+	}
+	if len(rep.Elsewhere) != 1 || rep.Elsewhere[0] != mbox("witness") {
+		t.Fatalf("elsewhere %v", rep.Elsewhere)
+	}
+	if !f.exists("state/mail/witness/" + theirs + ".json") {
+		t.Fatal("beta's mail was moved by alpha")
+	}
+	rep, err = f.sweeper().Sweep(context.Background(), "witness")
+	if !errors.Is(err, maildir.ErrNotHome) || len(rep.Moved) != 0 {
+		t.Fatalf("sweeping beta's mailbox by name: %v %v", rep.Moved, err)
+	}
+}

@@ -100,3 +100,39 @@ func TestRaiseBumpAckClose(t *testing.T) {
 		t.Fatalf("ack of nothing: %v", err)
 	}
 }
+
+// In a town of named hosts only the host that raised an escalation acks,
+// closes or re-sends it; the others' bumps pass it over.
+func TestEscalationBelongsToTheHostThatRaisedIt(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".chipset")
+	open := func(host string) *maildir.Store {
+		s, err := maildir.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		s.Host = host
+		return s
+	}
+	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	alpha := &escalation.Desk{Store: open("alpha"), Now: clock}
+	beta := &escalation.Desk{Store: open("beta"), Now: clock}
+	r, _, err := alpha.Raise("nux", "critical", "refinery down", "")
+	if err != nil || r.Host != "alpha" {
+		t.Fatalf("raise: %+v %v", r, err)
+	}
+	now = now.Add(time.Hour)
+	if b, err := beta.Bump(); err != nil || len(b) != 0 {
+		t.Fatalf("beta bumped alpha's escalation: %v %v", b, err)
+	}
+	if _, err := beta.Ack(r.ID, "mayor"); !errors.Is(err, maildir.ErrNotHome) {
+		t.Fatalf("beta acked alpha's escalation: %v", err)
+	}
+	if b, err := alpha.Bump(); err != nil || len(b) != 1 {
+		t.Fatalf("alpha's bump: %v %v", b, err)
+	}
+	if _, err := alpha.Ack(r.ID, "mayor"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -46,7 +46,8 @@ func (s *Syncer) settle(ctx context.Context, g *git, rep *Report, head, upstream
 	for _, p := range mine {
 		added[p] = true
 	}
-	var stuck []string
+	// Decide everything first: a sync that stops changes nothing.
+	var stuck, rename, yield []string
 	for _, p := range theirs {
 		if !added[p] {
 			continue
@@ -59,29 +60,34 @@ func (s *Syncer) settle(ctx context.Context, g *git, rep *Report, head, upstream
 		if err != nil {
 			return err
 		}
-		if strings.TrimSpace(local) == strings.TrimSpace(remote) {
-			continue // the same file: nothing to settle
-		}
 		switch {
+		case strings.TrimSpace(local) == strings.TrimSpace(remote):
+			// the same file: nothing to settle
 		case isMessage(p):
-			to, err := s.rename(p, rep.Host)
-			if err != nil {
-				return err
-			}
-			s.step("renamed %s to %s: another host added that name first", p, to)
-			rep.Renamed = append(rep.Renamed, [2]string{p, to})
+			rename = append(rename, p)
 		case strings.HasPrefix(p, maildir.HomeDir+"/"):
-			if err := os.Remove(filepath.Join(g.dir, filepath.FromSlash(p))); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-			s.step("dropped %s: another host claimed that home first", p)
-			rep.Yielded = append(rep.Yielded, p)
+			yield = append(yield, p)
 		default:
 			stuck = append(stuck, p)
 		}
 	}
 	if len(stuck) > 0 {
 		return &ConflictError{Paths: stuck, Why: "created on this host and on another at once; keep one (delete this host's copy, then sync)"}
+	}
+	for _, p := range rename {
+		to, err := s.rename(p, rep.Host)
+		if err != nil {
+			return err
+		}
+		s.step("renamed %s to %s: another host added that name first", p, to)
+		rep.Renamed = append(rep.Renamed, [2]string{p, to})
+	}
+	for _, p := range yield {
+		if err := os.Remove(filepath.Join(g.dir, filepath.FromSlash(p))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		s.step("dropped %s: another host claimed that home first", p)
+		rep.Yielded = append(rep.Yielded, p)
 	}
 	return nil
 }

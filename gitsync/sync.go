@@ -328,6 +328,11 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 			return false, err
 		}
 		rep.Pulled = append(rep.Pulled, pulled...)
+		// What this host adds to the remote, after the replay dropped what
+		// the remote had already (a .gitignore both hosts wrote, say).
+		if rep.Committed, err = g.paths(ctx, "diff", "--name-only", "-z", "--no-renames", upstream, "HEAD"); err != nil {
+			return false, err
+		}
 		rep.Duplicates, err = duplicates(s.Store.Dir(), pulled)
 		if err != nil {
 			return false, err

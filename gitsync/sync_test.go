@@ -1,0 +1,278 @@
+package gitsync_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mailfs/mailfs/gitsync"
+	"github.com/mailfs/mailfs/maildir"
+)
+
+func agent(name string) maildir.Address { return maildir.Address{Kind: maildir.KindAgent, Name: name} }
+
+// twoHosts is a town of alpha (home of mayor) and beta (home of
+// witness), both synced once.
+func twoHosts(t *testing.T) (*town, *host, *host) {
+	t.Helper()
+	tw := newTown(t, "alpha", "beta")
+	a, b := tw.hosts["alpha"], tw.hosts["beta"]
+	must(t, a.store.ClaimHome(agent("mayor")))
+	a.syncOK(t)
+	must(t, b.store.ClaimHome(agent("witness")))
+	b.syncOK(t)
+	a.syncOK(t)
+	return tw, a, b
+}
+
+func write(t *testing.T, h *host, rel, content string) {
+	t.Helper()
+	p := filepath.Join(h.store.Dir(), filepath.FromSlash(rel))
+	must(t, os.MkdirAll(filepath.Dir(p), 0o700))
+	must(t, os.WriteFile(p, []byte(content), 0o600))
+}
+
+func read(t *testing.T, h *host, rel string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(h.store.Dir(), filepath.FromSlash(rel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// A script on each host drops a file of the same name into one mailbox:
+// the second host to sync renames its own, carrying its name, and both
+// messages survive everywhere.
+func TestSameNameAddedOnTwoHostsIsRenamed(t *testing.T) {
+	_, a, b := twoHosts(t)
+	name := "state/mail/witness/2026-03-05T10-30-00Z-ci.json"
+	write(t, a, name, `{"from":"ci","subject":"from alpha"}`+"\n")
+	write(t, b, name, `{"from":"ci","subject":"from beta"}`+"\n")
+	a.syncOK(t)
+	rep := b.syncOK(t)
+	renamed := "state/mail/witness/2026-03-05T10-30-00Z-ci-beta.json"
+	if !slices.Equal(rep.Renamed, [][2]string{{name, renamed}}) {
+		t.Fatalf("renamed %v", rep.Renamed)
+	}
+	a.syncOK(t)
+	for _, h := range []*host{a, b} {
+		if !strings.Contains(read(t, h, name), "from alpha") || !strings.Contains(read(t, h, renamed), "from beta") {
+			t.Errorf("%s does not have both messages", h.name)
+		}
+	}
+}
+
+// Two hosts claim one home before either syncs: the first to push keeps
+// it, and the other's record yields.
+func TestHomeClaimedOnTwoHostsGoesToTheFirstPushed(t *testing.T) {
+	_, a, b := twoHosts(t)
+	must(t, a.store.ClaimHome(agent("nux")))
+	must(t, b.store.ClaimHome(agent("nux")))
+	a.syncOK(t)
+	rep := b.syncOK(t)
+	if !slices.Equal(rep.Yielded, []string{"state/homes/agent/nux.json"}) {
+		t.Fatalf("yielded %v", rep.Yielded)
+	}
+	if err := b.store.MayChange(agent("nux")); !errors.Is(err, maildir.ErrNotHome) || !strings.Contains(err.Error(), "homed on host alpha") {
+		t.Fatalf("beta after the sync: %v", err)
+	}
+}
+
+// A group created on two hosts at once cannot be settled by a rule: the
+// sync stops before committing anything and names the path; the tree is
+// as it was.
+func TestGroupCreatedOnTwoHostsStopsTheSync(t *testing.T) {
+	_, a, b := twoHosts(t)
+	_, err := a.store.CreateGroup("crew", []string{"mayor"})
+	must(t, err)
+	_, err = b.store.CreateGroup("crew", []string{"witness"})
+	must(t, err)
+	a.syncOK(t)
+	headBefore := gitRun(t, b.store.Dir(), "rev-parse", "HEAD")
+	_, err = b.sync.Sync(context.Background())
+	var ce *gitsync.ConflictError
+	if !errors.As(err, &ce) || !errors.Is(err, gitsync.ErrConflict) || !slices.Contains(ce.Paths, "state/groups/crew.json") {
+		t.Fatalf("sync = %v", err)
+	}
+	if got := gitRun(t, b.store.Dir(), "rev-parse", "HEAD"); got != headBefore {
+		t.Errorf("HEAD moved: %s -> %s", headBefore, got)
+	}
+	if !strings.Contains(read(t, b, "state/groups/crew.json"), "witness") {
+		t.Error("beta's group was changed")
+	}
+	// Settled by a person (beta drops its group): the next sync works.
+	must(t, os.Remove(filepath.Join(b.store.Dir(), "state/groups/crew.json")))
+	must(t, os.Remove(filepath.Join(b.store.Dir(), "state/homes/group/crew.json")))
+	b.syncOK(t)
+	if !strings.Contains(read(t, b, "state/groups/crew.json"), "mayor") {
+		t.Error("alpha's group did not arrive")
+	}
+}
+
+// When git stops anyway (here: a person broke the rules by editing the
+// other host's file by hand, on both hosts), the rebase is aborted, the
+// repository put back with every local change kept uncommitted, and no
+// conflict marker is ever committed or left in a file.
+func TestConflictPutsTheRepositoryBack(t *testing.T) {
+	_, a, b := twoHosts(t)
+	sent, err := a.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "hi"})
+	must(t, err)
+	a.syncOK(t)
+	b.syncOK(t)
+	rel := "state/mail/witness/" + sent[0].ID + ".json"
+	write(t, a, rel, `{"edited":"on alpha"}`+"\n")
+	write(t, b, rel, `{"edited":"on beta"}`+"\n")
+	a.syncOK(t)
+	headBefore := gitRun(t, b.store.Dir(), "rev-parse", "HEAD")
+	_, err = b.sync.Sync(context.Background())
+	var ce *gitsync.ConflictError
+	if !errors.As(err, &ce) || !slices.Contains(ce.Paths, rel) {
+		t.Fatalf("sync = %v", err)
+	}
+	if got := gitRun(t, b.store.Dir(), "rev-parse", "HEAD"); got != headBefore {
+		t.Errorf("HEAD moved: %s -> %s", headBefore, got)
+	}
+	if got := read(t, b, rel); got != `{"edited":"on beta"}`+"\n" {
+		t.Errorf("beta's change is not kept as it was: %q", got)
+	}
+	if st := gitRun(t, b.store.Dir(), "status", "--porcelain"); !strings.Contains(st, " M "+rel) {
+		t.Errorf("the change is not left uncommitted: %q", st)
+	}
+	if _, err := os.Stat(filepath.Join(b.store.Dir(), ".git", "rebase-merge")); !errors.Is(err, os.ErrNotExist) {
+		t.Error("a rebase was left in progress")
+	}
+	if log := gitRun(t, b.store.Dir(), "log", "-p", "--all"); strings.Contains(log, "<<<<<<<") {
+		t.Error("a conflict marker was committed")
+	}
+}
+
+// Agents keep working while a sync runs: a message sent and one marked
+// read between the commit and the rebase are kept (stashed and put back)
+// and end up committed by the next sync, private.
+func TestWritesDuringASyncAreKept(t *testing.T) {
+	_, a, b := twoHosts(t)
+	sent, err := b.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "old"})
+	must(t, err)
+	b.syncOK(t)
+	_, err = a.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "from alpha"})
+	must(t, err)
+	a.syncOK(t)
+	var during []*maildir.Message
+	b.sync.Progress = func(step string) {
+		if strings.HasPrefix(step, "replaying") && during == nil {
+			during, err = b.store.Send(&maildir.Message{From: "nux", To: "witness", Subject: "mid-sync"})
+			must(t, err)
+			_, err = b.store.MarkRead(agent("witness"), sent[0].ID)
+			must(t, err)
+		}
+	}
+	b.syncOK(t)
+	if during == nil {
+		t.Fatal("the sync never replayed a commit")
+	}
+	b.sync.Progress = nil
+	m, err := b.store.Get(agent("witness"), sent[0].ID)
+	if err != nil || !m.Read {
+		t.Fatalf("the mark made during the sync is lost: %v %v", m, err)
+	}
+	if _, err := b.store.Get(agent("witness"), during[0].ID); err != nil {
+		t.Fatalf("the send made during the sync is lost: %v", err)
+	}
+	stateFiles(t, b.store) // modes
+	b.syncOK(t)
+	a.syncOK(t)
+	if m, err := a.store.Get(agent("witness"), sent[0].ID); err != nil || !m.Read {
+		t.Fatalf("alpha does not see the mark: %v %v", m, err)
+	}
+}
+
+// Archived mail older than PruneAfter leaves the working tree of every
+// host (its home prunes, the others pull the deletion); recall brings it
+// back from history on any host.
+func TestPruneAndRecall(t *testing.T) {
+	_, a, b := twoHosts(t)
+	old, err := b.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "old"})
+	must(t, err)
+	young, err := b.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "young"})
+	must(t, err)
+	for _, m := range []*maildir.Message{old[0], young[0]} {
+		_, err := b.store.MarkRead(agent("witness"), m.ID)
+		must(t, err)
+		_, err = b.store.Archive(agent("witness"), []string{m.ID})
+		must(t, err)
+	}
+	b.syncOK(t) // committed first: only committed mail is pruned
+	a.syncOK(t)
+	// Alpha is not the home: it prunes nothing of witness's.
+	a.sync.PruneAfter, a.sync.Now = time.Hour, func() time.Time { return time.Now().Add(48 * time.Hour) }
+	if rep := a.syncOK(t); len(rep.Pruned) != 0 {
+		t.Fatalf("alpha pruned %v", rep.Pruned)
+	}
+	// On beta, "old" is past the age and "young" is not.
+	oldStamp, _ := maildir.ParseStamp(old[0].ID + ".json")
+	b.sync.PruneAfter, b.sync.Now = time.Hour, func() time.Time { return oldStamp.Add(time.Hour + time.Nanosecond) }
+	rep := b.syncOK(t)
+	oldPath := "state/mail/witness/archive/" + old[0].ID + ".json"
+	if !slices.Equal(rep.Pruned, []string{oldPath}) {
+		t.Fatalf("pruned %v", rep.Pruned)
+	}
+	a.syncOK(t)
+	for _, h := range []*host{a, b} {
+		if _, err := os.Stat(filepath.Join(h.store.Dir(), oldPath)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s still has %s", h.name, oldPath)
+		}
+		if _, err := h.store.Get(agent("witness"), young[0].ID); err != nil {
+			t.Errorf("%s lost the young message: %v", h.name, err)
+		}
+	}
+	p, err := a.sync.Recall(context.Background(), old[0].ID)
+	if err != nil || p != oldPath {
+		t.Fatalf("Recall = %q, %v", p, err)
+	}
+	if m, err := a.store.Get(agent("witness"), old[0].ID); err != nil || !m.Archived || m.Subject != "old" {
+		t.Fatalf("recalled message: %v %v", m, err)
+	}
+	if _, err := a.sync.Recall(context.Background(), "2020-01-01T00-00-00Z-nobody"); !errors.Is(err, gitsync.ErrNotInHistory) {
+		t.Fatalf("recall of an unknown id: %v", err)
+	}
+}
+
+// A host with no name does not sync; a repository without a remote says
+// how to give one; a root inside another repository gets its own.
+func TestSyncRefusesWhatItCannotDoSafely(t *testing.T) {
+	needGit(t)
+	dir := t.TempDir()
+	s, err := maildir.Open(filepath.Join(dir, ".chipset"))
+	must(t, err)
+	defer s.Close()
+	sy := &gitsync.Syncer{Store: s}
+	if _, err := sy.Sync(context.Background()); !errors.Is(err, gitsync.ErrNoHost) {
+		t.Fatalf("nameless host: %v", err)
+	}
+	s.Host = "alpha"
+	if _, err := sy.Sync(context.Background()); !errors.Is(err, gitsync.ErrNoRemote) {
+		t.Fatalf("no remote: %v", err)
+	}
+	outer := t.TempDir()
+	gitRun(t, outer, "init", "-q")
+	s2, err := maildir.Open(filepath.Join(outer, "town", ".chipset"))
+	must(t, err)
+	defer s2.Close()
+	must(t, os.MkdirAll(filepath.Join(outer, "town", ".chipset"), 0o700))
+	// A root inside another repository gets a repository of its own.
+	s2.Host = "alpha"
+	sy2 := &gitsync.Syncer{Store: s2, Remote: filepath.Join(dir, "none.git")}
+	gitRun(t, dir, "init", "-q", "--bare", "none.git")
+	if _, err := sy2.Sync(context.Background()); err != nil {
+		t.Fatalf("a root inside another repository: %v", err)
+	}
+	if top := strings.TrimSpace(gitRun(t, s2.Dir(), "rev-parse", "--show-toplevel")); top != s2.Dir() {
+		t.Fatalf("the root's repository is %s", top)
+	}
+}
