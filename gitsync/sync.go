@@ -205,9 +205,15 @@ func (s *Syncer) open(ctx context.Context, host string) (*git, string, string, e
 	if email, _ := g.run(ctx, "config", "user.email"); strings.TrimSpace(email) == "" {
 		g.env = environ(host, false)
 	}
-	// Never guess renames, in any merge this repository does.
+	// Never guess renames, in any merge this repository does. Set once:
+	// reading them back is one git call, setting each is another.
+	have, _ := g.run(ctx, "config", "--local", "--list")
 	for _, kv := range [][2]string{{"merge.renames", "false"}, {"merge.directoryRenames", "false"},
-		{"diff.renames", "false"}, {"core.sharedRepository", "0600"}, {"pull.rebase", "true"}, {"rebase.autoStash", "true"}} {
+		{"diff.renames", "false"}, {"core.sharedRepository", "0600"}, {"pull.rebase", "true"}, {"rebase.autoStash", "true"},
+		{"gc.autoDetach", "false"}} { // no git process outlives the sync
+		if strings.Contains("\n"+have, "\n"+strings.ToLower(kv[0])+"="+kv[1]+"\n") {
+			continue
+		}
 		if _, err := g.run(ctx, "config", kv[0], kv[1]); err != nil {
 			return nil, "", "", err
 		}

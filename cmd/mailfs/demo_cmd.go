@@ -19,7 +19,9 @@ reply, and the mayor follows the thread; two polecats race for the items of
 a work queue; an urgent nudge reaches a prompt hook; a search spans every
 mailbox and an escalation is raised and acknowledged; a watcher wakes the
 moment mail lands; the archive sweep moves old read mail and keeps unread
-work. Nothing outside the scratch root is touched, and it is removed
+work; a second machine joins the town through a git remote, and may send
+but not change the first machine's mailboxes. (That last part needs the
+git command, and is skipped without it.) Nothing outside the scratch root is touched, and it is removed
 afterwards unless --keep is given.`
 }
 
@@ -61,6 +63,7 @@ func (c *demoCmd) Run(a *app) error {
 	d.town()
 	d.watcher()
 	d.sweep()
+	d.hosts(dir)
 
 	d.say("A message is a plain file: scripts can read it, drop new ones, and git can commit them.")
 	if d.err == nil {
@@ -91,7 +94,12 @@ func (d *demo) say(s string) {
 }
 
 // run prints and runs one command, and returns its output trimmed.
-func (d *demo) run(args ...string) string {
+func (d *demo) run(args ...string) string { return d.runAt(d.root, "", 0, args...) }
+
+// runAt runs a command against root, printed with prefix before
+// "mailfs"; it must exit with status want, and a failure's error is
+// shown as part of the tour.
+func (d *demo) runAt(root, prefix string, want int, args ...string) string {
 	if d.err != nil {
 		return ""
 	}
@@ -100,12 +108,14 @@ func (d *demo) run(args ...string) string {
 	for i, arg := range args {
 		quoted[i] = shellQuote(arg)
 	}
-	fmt.Fprintf(d.a.out, "$ mailfs %s\n", strings.Join(quoted, " "))
+	fmt.Fprintf(d.a.out, "$ %smailfs %s\n", prefix, strings.Join(quoted, " "))
 	var errs bytes.Buffer // notes such as "created the mailbox" are not the tour
 	io := stdio{in: strings.NewReader(""), out: &out, err: &errs}
-	if code := run(d.a.ctx, append([]string{"--root", d.root}, args...), io); code != 0 {
+	if code := run(d.a.ctx, append([]string{"--root", root}, args...), io); code != want {
 		d.a.err.Write(errs.Bytes())
-		d.err = fmt.Errorf("demo step %q failed with status %d", strings.Join(args, " "), code)
+		d.err = fmt.Errorf("demo step %q exited with status %d, not %d", strings.Join(args, " "), code, want)
+	} else if want != 0 {
+		d.a.out.Write(errs.Bytes())
 	}
 	d.a.out.Write(out.Bytes())
 	return strings.TrimSpace(out.String())

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -168,6 +169,44 @@ func (d *demo) sweep() {
 	d.run("archive")
 	d.run("inbox", "nux")
 	d.run("agents")
+}
+
+// hosts shows a town on two machines: a second root (another host, here
+// a folder) joins through a bare git remote; it sends to the first
+// host's agents but may not change their mail; sync carries both ways.
+func (d *demo) hosts(scratch string) {
+	d.say("A second machine joins the town: the state tree travels by git (here a bare repository in the scratch folder). Only an object's home host changes its files, so syncs never conflict.")
+	if d.err != nil {
+		return
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		fmt.Fprintln(d.a.out, "(skipped: the git command is not installed)")
+		return
+	}
+	remote := filepath.Join(scratch, "remote.git")
+	fmt.Fprintln(d.a.out, "$ git init --bare $SCRATCH/remote.git")
+	if out, err := exec.CommandContext(d.a.ctx, "git", "init", "-q", "--bare", remote).CombinedOutput(); err != nil {
+		d.err = fmt.Errorf("demo: git init: %v: %s", err, out)
+		return
+	}
+	d.run("host", "alpha")
+	d.run("home", "claim", "--all")
+	d.run("sync", "--remote", remote)
+	beta := filepath.Join(scratch, "beta", ".chipset")
+	if err := os.MkdirAll(filepath.Dir(beta), 0o700); err != nil {
+		d.err = err
+		return
+	}
+	on := "MAILFS_ROOT=$SCRATCH/beta/.chipset "
+	d.runAt(beta, on, 0, "host", "beta")
+	d.runAt(beta, on, 0, "sync", "--remote", remote)
+	d.runAt(beta, on, 0, "home", "claim", "furiosa")
+	sent := d.runAt(beta, on, 0, "send", "toast", "--from", "furiosa", "-s", "hello from the other machine", "-m", "Same town, second host.")
+	d.runAt(beta, on, exitError, "mark-read", "toast", sent)
+	d.runAt(beta, on, 0, "sync")
+	d.run("sync")
+	d.run("inbox", "toast")
+	d.run("home")
 }
 
 // quiet runs a command without printing it, and returns its output.

@@ -1,0 +1,78 @@
+package gitsync_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mailfs/mailfs/maildir"
+)
+
+// BenchmarkSyncCycle is one host's sync cycle — ten new messages
+// committed, the remote fetched, the commit replayed and pushed — with
+// 10k and 100k live files in the tree, against its floor: the same cycle
+// as bare git commands (add, commit, fetch, rebase, push) on the same
+// repository. The new files are written outside the timer.
+func BenchmarkSyncCycle(b *testing.B) {
+	for _, live := range []int{10_000, 100_000} {
+		if live > 10_000 && testing.Short() {
+			continue
+		}
+		tw := newTown(b, "alpha")
+		h := tw.hosts["alpha"]
+		must(b, h.store.ClaimHome(maildir.Address{Kind: maildir.KindAgent, Name: "witness"}))
+		fill(b, h.store.Dir(), live)
+		must(b, os.MkdirAll(filepath.Join(h.store.Dir(), "state/mail/witness"), 0o700))
+		h.syncOK(b)
+		n := 0
+		drop := func(b *testing.B) {
+			b.StopTimer()
+			for range 10 {
+				n++
+				p := filepath.Join(h.store.Dir(), "state/mail/witness", maildir.NewID(time.Unix(1e9, int64(n)), "bench")+".json")
+				must(b, os.WriteFile(p, []byte(`{"from":"bench","subject":"s"}`+"\n"), 0o600))
+			}
+			b.StartTimer()
+		}
+		b.Run(fmt.Sprintf("live=%dk/mailfs", live/1000), func(b *testing.B) {
+			for b.Loop() {
+				drop(b)
+				h.syncOK(b)
+			}
+		})
+		b.Run(fmt.Sprintf("live=%dk/floor", live/1000), func(b *testing.B) {
+			git := func(args ...string) {
+				cmd := exec.Command("git", args...)
+				cmd.Dir = h.store.Dir()
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("git %v: %v\n%s", args, err, out)
+				}
+			}
+			for b.Loop() {
+				drop(b)
+				git("add", "-A")
+				git("commit", "-q", "-m", "floor")
+				git("fetch", "-q", "origin", "+refs/heads/main:refs/remotes/origin/main")
+				git("rebase", "-q", "origin/main")
+				git("push", "-q", "origin", "HEAD:refs/heads/main")
+			}
+		})
+	}
+}
+
+// fill writes n messages into ten mailboxes, as fast as the disk takes
+// them (no fsync: this is set-up).
+func fill(b *testing.B, root string, n int) {
+	b.Helper()
+	for i := range n {
+		dir := filepath.Join(root, "state/mail", fmt.Sprintf("agent%d", i%10))
+		if i < 10 {
+			must(b, os.MkdirAll(dir, 0o700))
+		}
+		p := filepath.Join(dir, maildir.NewID(time.Unix(1e9, int64(i)), "fill")+".json")
+		must(b, os.WriteFile(p, []byte(fmt.Sprintf(`{"from":"fill","subject":"%d"}`+"\n", i)), 0o600))
+	}
+}
