@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/mailfs/mailfs/gitsync"
@@ -153,9 +152,13 @@ func (c *syncCmd) print(a *app, rep *gitsync.Report, err error) {
 	if len(rep.Pruned) > 0 {
 		extra = fmt.Sprintf(", pruned %d archived", len(rep.Pruned))
 	}
+	state := "pushed"
+	if len(rep.Committed) == 0 {
+		state = "nothing to push"
+	}
 	fmt.Fprintf(a.out, "%s synced %s with %s/%s: committed %d, pulled %d%s, %s (%.2fs)\n",
 		time.Now().UTC().Format(time.RFC3339), rep.Host, rep.Remote, rep.Branch, len(rep.Committed), len(rep.Pulled), extra,
-		strings.TrimSpace(map[bool]string{true: "pushed", false: "nothing to push"}[rep.Pushed]), rep.Took.Seconds())
+		state, rep.Took.Seconds())
 }
 
 type recallCmd struct {
