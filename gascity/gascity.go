@@ -107,6 +107,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return 1
 	}
 	defer s.Close()
+	s.Host = os.Getenv("MAILFS_HOST") // else the root's runtime/host
 	s.Warn = func(err error) { fmt.Fprintf(stderr, "mailfs: warning: %v\n", err) }
 	out, err := handler(&gcCall{store: s, arg: arg, stdin: stdin})
 	if err != nil {

@@ -39,6 +39,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	agent := fs.String("agent", os.Getenv("MAILFS_AGENT"), "the agent whose mail the tools read and send as ($MAILFS_AGENT)")
 	root := fs.String("root", os.Getenv("MAILFS_ROOT"), "the mailfs root, the .chipset directory ($MAILFS_ROOT)")
+	host := fs.String("host", os.Getenv("MAILFS_HOST"), "this host's name in a town on several machines ($MAILFS_HOST; default the root's runtime/host)")
 	if err := fs.Parse(args); err != nil {
 		return 80
 	}
@@ -66,6 +67,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return fail(err)
 	}
 	defer s.Close()
+	s.Host = *host
 	warn := func(err error) { fmt.Fprintf(stderr, "mailfs: warning: %v\n", err) }
 	s.Warn = warn
 	q, err := nudgeq.Open(s.Dir())

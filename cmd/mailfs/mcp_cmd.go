@@ -59,6 +59,9 @@ func (c *mcpCmd) Run(a *app) error {
 		return err
 	}
 	args := []string{bin, "--agent", agent, "--root", s.Dir()}
+	if a.hostFlag != "" {
+		args = append(args, "--host", a.hostFlag)
+	}
 	if a.out == os.Stdout && a.in == os.Stdin { // a real process: become the server
 		return syscall.Exec(bin, args, os.Environ())
 	}
