@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/mailfs/mailfs/internal/chipset"
 	"github.com/mailfs/mailfs/maildir"
 )
 
@@ -110,21 +109,12 @@ func isMessage(p string) bool {
 // id with "-<host>" (then "-2", …) appended, by a rename that never
 // replaces a file.
 func (s *Syncer) rename(p, host string) (string, error) {
-	root, err := chipset.New(s.Store.Dir())
-	if err != nil {
-		return "", err
-	}
-	defer root.Close()
-	r, err := root.Open(false)
-	if err != nil {
-		return "", err
-	}
 	dir, name := path.Split(p)
-	d, err := r.Open(strings.TrimSuffix(dir, "/"))
+	d, done, err := s.folder(strings.TrimSuffix(dir, "/"), false)
 	if err != nil {
 		return "", err
 	}
-	defer d.Close()
+	defer done()
 	id := strings.TrimSuffix(name, ".json")
 	for n := 1; n < 1000; n++ {
 		to := id + "-" + host

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/mailfs/mailfs/internal/chipset"
+	"github.com/mailfs/mailfs/internal/durable"
 	"github.com/mailfs/mailfs/maildir"
 )
 
@@ -223,22 +224,37 @@ func (s *Syncer) Recall(ctx context.Context, id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	root, err := chipset.New(s.Store.Dir())
+	d, done, err := s.folder(path.Dir(p), true)
 	if err != nil {
 		return "", err
 	}
-	defer root.Close()
-	r, err := root.Open(true)
-	if err != nil {
-		return "", err
-	}
-	d, err := r.MkdirAll(path.Dir(p))
-	if err != nil {
-		return "", err
-	}
-	defer d.Close()
+	defer done()
 	if err := d.Create(path.Base(p), []byte(data)); err != nil && !errors.Is(err, fs.ErrExist) {
 		return "", err
 	}
 	return p, nil
+}
+
+// folder opens the folder rel below the root (made, with create), with
+// the root's no-follow confinement, and returns the function that closes
+// both.
+func (s *Syncer) folder(rel string, create bool) (*durable.Dir, func(), error) {
+	root, err := chipset.New(s.Store.Dir())
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := root.Open(create)
+	var d *durable.Dir
+	switch {
+	case err != nil:
+	case create:
+		d, err = r.MkdirAll(rel)
+	default:
+		d, err = r.Open(rel)
+	}
+	if err != nil {
+		root.Close()
+		return nil, nil, err
+	}
+	return d, func() { d.Close(); root.Close() }, nil
 }

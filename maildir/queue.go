@@ -199,15 +199,7 @@ func isFileError(err error) bool {
 func (s *Store) openQueue(q Address) (parent, d *durable.Dir, err error) {
 	parent, err = s.root.Dir(QueueDir)
 	if parent == nil && err == nil && s.homed(q) {
-		r, err := s.open(true)
-		if err != nil {
-			return nil, nil, err
-		}
-		if d, err = r.MkdirAll(q.Dir(false)); err != nil {
-			return nil, nil, err
-		}
-		d.Close()
-		return s.openQueue(q)
+		return s.makeQueue(q)
 	}
 	if parent == nil {
 		if err == nil {
@@ -217,18 +209,8 @@ func (s *Store) openQueue(q Address) (parent, d *durable.Dir, err error) {
 	}
 	d, err = parent.Sub(q.Name)
 	if errors.Is(err, fs.ErrNotExist) && s.homed(q) {
-		// An empty queue that came through git, which keeps no empty
-		// folders: its home record says it exists.
 		parent.Close()
-		r, err := s.open(true)
-		if err != nil {
-			return nil, nil, err
-		}
-		if d, err = r.MkdirAll(q.Dir(false)); err != nil {
-			return nil, nil, err
-		}
-		d.Close()
-		return s.openQueue(q)
+		return s.makeQueue(q)
 	}
 	if err != nil {
 		parent.Close()
@@ -238,6 +220,21 @@ func (s *Store) openQueue(q Address) (parent, d *durable.Dir, err error) {
 		return nil, nil, err
 	}
 	return parent, d, nil
+}
+
+// makeQueue makes the folder of an empty queue that came through git,
+// which keeps no empty folders (its home record says it exists), and
+// opens it as openQueue does.
+func (s *Store) makeQueue(q Address) (parent, d *durable.Dir, err error) {
+	r, err := s.open(true)
+	if err != nil {
+		return nil, nil, err
+	}
+	if d, err = r.MkdirAll(q.Dir(false)); err != nil {
+		return nil, nil, err
+	}
+	d.Close()
+	return s.openQueue(q)
 }
 
 // stampClaim rewrites item name in queue folder d with agent's claim record
