@@ -50,7 +50,7 @@ func (e *NotHomeError) Error() string {
 	case e.Home == "":
 		return fmt.Sprintf("%s has no home host, and in a town of named hosts only an object's home may change its files; on the host where it lives run: mailfs home claim %s", obj, obj)
 	case e.Host == "":
-		return fmt.Sprintf("%s is homed on host %s; this host has no name (mailfs host set NAME), and only %s may change its files", obj, e.Home, e.Home)
+		return fmt.Sprintf("%s is homed on host %s; this host has no name (mailfs host NAME), and only %s may change its files", obj, e.Home, e.Home)
 	}
 	return fmt.Sprintf("%s is homed on host %s, and only %s may mark, move, claim or delete its files (this is host %s); send mail instead, or move its home there (mailfs home move %s --to %s, on %s)",
 		obj, e.Home, e.Home, e.Host, obj, e.Host, e.Home)
@@ -214,7 +214,7 @@ func (s *Store) ClaimHome(a Address) error {
 		return err
 	}
 	if host == "" {
-		return fmt.Errorf("%w: this host has no name; run mailfs host set NAME first", ErrNotHome)
+		return fmt.Errorf("%w: this host has no name; run mailfs host NAME first", ErrNotHome)
 	}
 	return s.writeHome(a, host, host, false)
 }

@@ -156,7 +156,7 @@ func TestHomelessObjectsAndNamelessHosts(t *testing.T) {
 		t.Fatalf("claiming again is not an error: %v", err)
 	}
 	if _, err := ts.MarkRead(mbox("witness"), m.ID); !errors.As(err, &nh) || nh.Home != "alpha" || nh.Host != "" ||
-		!strings.Contains(err.Error(), "mailfs host set NAME") {
+		!strings.Contains(err.Error(), "mailfs host NAME") {
 		t.Fatalf("nameless host, homed mailbox: %v", err)
 	}
 	if _, err := alpha.MarkRead(mbox("witness"), m.ID); err != nil {
