@@ -276,3 +276,19 @@ func TestSyncRefusesWhatItCannotDoSafely(t *testing.T) {
 		t.Fatalf("the root's repository is %s", top)
 	}
 }
+
+// A message id that arrives where the same id already is (here a hand-made
+// copy in the archive, added on another host) is reported after the pull.
+func TestSyncReportsAMessageInTwoPlaces(t *testing.T) {
+	_, a, b := twoHosts(t)
+	sent, err := b.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "hi"})
+	must(t, err)
+	b.syncOK(t)
+	a.syncOK(t)
+	write(t, a, "state/mail/witness/archive/"+sent[0].ID+".json", read(t, a, "state/mail/witness/"+sent[0].ID+".json"))
+	a.syncOK(t)
+	rep := b.syncOK(t)
+	if len(rep.Duplicates) != 1 || !strings.HasPrefix(rep.Duplicates[0], sent[0].ID+": ") {
+		t.Fatalf("duplicates %v", rep.Duplicates)
+	}
+}
