@@ -57,6 +57,7 @@ type cli struct {
 	Doctor     doctorCmd     `cmd:"" help:"Check an agent's mail set-up: root, mailbox, hooks."`
 	Fsck       fsckCmd       `cmd:"" help:"Check the whole tree, and repair what is safe to repair."`
 	Gascity    gascityCmd    `cmd:"" help:"Serve Gas City's exec mail protocol (GC_MAIL=exec:mailfs-gascity)."`
+	Serve      serveCmd      `cmd:"" help:"Serve a live web page of the town's mail, for a person (loopback, read only by default)."`
 	Sync       syncCmd       `cmd:"" help:"Commit, pull and push the state tree through git, for a town on several machines."`
 	Recall     recallCmd     `cmd:"" help:"Bring back archived mail that sync pruned from the working tree."`
 	HostName   hostCmd       `cmd:"" name:"host" help:"Print or set this host's name, for a town on several machines."`

@@ -1,0 +1,266 @@
+package webview_test
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// These tests drive headless Chromium against the real server (a
+// "mailfs serve" process) on a scratch town, and send mail with the real
+// command line. Without Chromium they are skipped; .ci/run installs it.
+
+var screenshots = flag.String("screenshots", "", "write the README's screenshots into this folder")
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// mailfsBin builds the mailfs command once for the browser tests.
+func mailfsBin(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "mailfs-webview-test-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "mailfs")
+		out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", binPath, "../cmd/mailfs").CombinedOutput()
+		if err != nil {
+			buildErr = err
+			t.Logf("%s", out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("building mailfs: %v", buildErr)
+	}
+	return binPath
+}
+
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("skipping the browser tests: no Chromium on $PATH (apt install chromium; .ci/run installs it)")
+	return ""
+}
+
+// liveTown is a scratch root served by a real "mailfs serve" process,
+// and a headless browser.
+type liveTown struct {
+	t    *testing.T
+	root string
+	bin  string
+	url  string
+	ctx  context.Context
+}
+
+func newLiveTown(t *testing.T, serveArgs ...string) *liveTown {
+	t.Helper()
+	browser := chromium(t)
+	lt := &liveTown{t: t, root: filepath.Join(t.TempDir(), ".chipset"), bin: mailfsBin(t)}
+	lt.mailfs("init")
+
+	cmd := exec.Command(lt.bin, append([]string{"--root", lt.root, "serve", "--addr", "127.0.0.1:0"}, serveArgs...)...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGINT)
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("mailfs serve after ^C: %v", err)
+		}
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("mailfs serve printed no address: %v", err)
+	}
+	lt.url = strings.TrimRight(strings.TrimSpace(line), "/")
+
+	// The profile is removed after the browser, not by t.TempDir: Chromium
+	// may still be writing it as its process ends.
+	profile, err := os.MkdirTemp("", "mailfs-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true),
+		chromedp.UserDataDir(profile), chromedp.WindowSize(1000, 760))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(alloc)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() {
+		cancelTimeout()
+		cancelCtx()
+		cancelAlloc()
+		for range 3 {
+			if os.RemoveAll(profile) == nil {
+				break
+			}
+		}
+	})
+	lt.ctx = ctx
+	return lt
+}
+
+// mailfs runs the command line against the town and returns its output.
+func (lt *liveTown) mailfs(args ...string) string {
+	lt.t.Helper()
+	out, err := exec.Command(lt.bin, append([]string{"--root", lt.root}, args...)...).Output()
+	if err != nil {
+		lt.t.Fatalf("mailfs %v: %v", args, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func (lt *liveTown) run(actions ...chromedp.Action) {
+	lt.t.Helper()
+	if err := chromedp.Run(lt.ctx, actions...); err != nil {
+		lt.t.Fatal(err)
+	}
+}
+
+func (lt *liveTown) shot(name string) {
+	if *screenshots == "" {
+		return
+	}
+	var png []byte
+	lt.run(chromedp.FullScreenshot(&png, 100))
+	if err := os.WriteFile(filepath.Join(*screenshots, name), png, 0o644); err != nil {
+		lt.t.Fatal(err)
+	}
+}
+
+// The overview shows the right counts, and a message sent from the
+// command line appears without a reload.
+func TestBrowserOverviewIsLive(t *testing.T) {
+	lt := newLiveTown(t)
+	lt.mailfs("send", "toast", "--from", "mayor", "--priority", "urgent", "-s", "MERGE_FAILED gt-201", "-m", "Branch: polecat/toast\n\nRebase onto main.")
+	lt.mailfs("send", "toast", "--from", "mayor", "-s", "WORK gt-202: release notes", "-m", "x")
+	lt.mailfs("send", "nux", "--from", "mayor", "--priority", "high", "-s", "WORK gt-203: docs", "-m", "x")
+	lt.mailfs("queue", "create", "work")
+	lt.mailfs("send", "queue:work", "--from", "mayor", "-s", "WORK gt-204", "-m", "x")
+	lt.mailfs("nudge", "nux", "check your mail", "--from", "witness")
+	lt.mailfs("channel", "create", "merges")
+	lt.mailfs("send", "channel:merges", "--from", "refinery", "-s", "MERGED gt-198 into main", "-m", "x")
+	// Mail a script dropped two days ago, still unread.
+	old := time.Now().Add(-48 * time.Hour).UTC().Format("2006-01-02T15-04-05Z")
+	if err := os.MkdirAll(filepath.Join(lt.root, "state/mail/witness"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(lt.root, "state/mail/witness", old+"-deacon.json"), []byte(`{"from":"deacon","subject":"patrol report"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	var urgent, unread, high, nudges, depth string
+	lt.run(chromedp.Navigate(lt.url+"/"),
+		chromedp.WaitVisible(`#mailboxes`),
+		chromedp.Text(`#box-toast td[data-col=urgent]`, &urgent),
+		chromedp.Text(`#box-toast td[data-col=unread]`, &unread),
+		chromedp.Text(`#box-nux td[data-col=high]`, &high),
+		chromedp.Text(`#box-nux td[data-col=nudges]`, &nudges),
+		chromedp.Text(`#queues td[data-col=depth]`, &depth),
+	)
+	if urgent != "1" || unread != "2" || high != "1" || nudges != "1" || depth != "1" {
+		t.Fatalf("counts: toast urgent %s unread %s, nux high %s nudges %s, queue %s", urgent, unread, high, nudges, depth)
+	}
+	var stale, latest string
+	lt.run(chromedp.Text(`#box-witness`, &stale), chromedp.Text(`#channels`, &latest))
+	if !strings.Contains(stale, "past the sweep's cut-off") || !strings.Contains(latest, "MERGED gt-198 into main") {
+		t.Fatalf("witness row %q; channels %q", stale, latest)
+	}
+	// The feed is up; mark the page, send from the command line, and wait
+	// for the count to change in this same page.
+	lt.run(chromedp.Poll(`document.getElementById("live").textContent === "live"`, nil),
+		chromedp.Evaluate(`window.sameLoad = true`, nil))
+	lt.shot("overview.png")
+	lt.mailfs("send", "toast", "--from", "refinery", "-s", "MERGED gt-199", "-m", "x")
+	var sameLoad bool
+	lt.run(chromedp.Poll(`document.querySelector("#box-toast td[data-col=unread]").textContent === "3"`, nil),
+		chromedp.Evaluate(`window.sameLoad === true`, &sameLoad))
+	if !sameLoad {
+		t.Fatal("the page was reloaded, not updated in place")
+	}
+
+	// The same on a mailbox page: the new subject appears.
+	lt.run(chromedp.Navigate(lt.url+"/box/toast"), chromedp.Poll(`document.getElementById("live").textContent === "live"`, nil))
+	lt.mailfs("send", "toast", "--from", "witness", "-s", "are you stuck?", "-m", "x")
+	lt.run(chromedp.WaitVisible(`//table[@id="messages"]//a[text()="are you stuck?"]`))
+}
+
+// A hostile subject and body stay text in a real browser: no script runs,
+// no element is made from them.
+func TestBrowserHostileTextStaysText(t *testing.T) {
+	lt := newLiveTown(t)
+	id := lt.mailfs("send", "toast", "--from", "mayor", "-s", hostile, "-m", hostile)
+	var pwned, imgs, scripts int
+	var subject, body string
+	check := chromedp.Tasks{
+		chromedp.Evaluate(`window.pwned === undefined ? 0 : 1`, &pwned),
+		chromedp.Evaluate(`document.querySelectorAll("img").length`, &imgs),
+		chromedp.Evaluate(`document.querySelectorAll("script").length`, &scripts),
+	}
+	lt.run(chromedp.Navigate(lt.url+"/box/toast"), chromedp.WaitVisible(`#messages`), check)
+	if pwned != 0 || imgs != 0 || scripts != 1 {
+		t.Fatalf("mailbox page: pwned %d, img %d, script %d", pwned, imgs, scripts)
+	}
+	lt.run(chromedp.Navigate(lt.url+"/msg/toast/"+id), chromedp.WaitVisible(`#body`),
+		chromedp.Text(`#subject`, &subject), chromedp.Text(`#body`, &body), check)
+	if pwned != 0 || imgs != 0 || scripts != 1 || subject != hostile || strings.TrimSpace(body) != hostile {
+		t.Fatalf("message page: pwned %d, img %d, script %d, subject %q, body %q", pwned, imgs, scripts, subject, body)
+	}
+}
+
+// A message composed on the page lands as a file, from the identity the
+// page acts as; a reply from the message page too.
+func TestBrowserComposeLandsAsAFile(t *testing.T) {
+	lt := newLiveTown(t, "--as", "human")
+	id := lt.mailfs("send", "human", "--from", "mayor", "-s", "WORK gt-300: review", "-m", "Issue: gt-300\nBranch: polecat/nux/gt-300\n\nPlease review before the merge.")
+	lt.run(chromedp.Navigate(lt.url+"/msg/human/"+id), chromedp.WaitVisible(`#fields`))
+	lt.shot("message.png")
+	lt.run(chromedp.Navigate(lt.url+"/"),
+		chromedp.SendKeys(`#compose input[name=to]`, "toast"),
+		chromedp.SendKeys(`#compose input[name=subject]`, "from the browser"),
+		chromedp.SendKeys(`#compose textarea[name=body]`, "Typed in a page."),
+		chromedp.Submit(`#compose input[name=subject]`),
+		chromedp.WaitVisible(`//h1[text()="human"]`),
+	)
+	files, _ := filepath.Glob(filepath.Join(lt.root, "state", "mail", "toast", "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("files in toast's mailbox: %v", files)
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil || !strings.Contains(string(data), `"from": "human"`) || !strings.Contains(string(data), `"subject": "from the browser"`) {
+		t.Fatalf("the file: %s %v", data, err)
+	}
+	lt.run(chromedp.Navigate(lt.url+"/msg/human/"+id),
+		chromedp.SendKeys(`#reply textarea[name=body]`, "Looks good."),
+		chromedp.Submit(`#reply textarea[name=body]`),
+		chromedp.WaitVisible(`//h1[text()="human"]`))
+	if out := lt.mailfs("inbox", "mayor"); !strings.Contains(out, "Re: WORK gt-300: review") {
+		t.Fatalf("the reply did not land: %s", out)
+	}
+}

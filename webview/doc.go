@@ -1,0 +1,26 @@
+// Package webview is the overseer's view of a town: a small web server,
+// started by a person when they want to look (mailfs serve), never needed
+// by agents. It shows every mailbox with its unread mail by priority,
+// queues, channels and held nudges, updated live as mail lands; a
+// mailbox, a message, a thread, a search and the archive; and, when
+// started as an identity, lets that identity send, reply, mark read and
+// archive its own mail.
+//
+// It reads and writes through [maildir.Store] only — the same listing,
+// parsing, search and address rules as the command line — and learns of
+// new mail from [watch.Watcher], pushed to the page as server-sent events.
+// The page asks for nothing on a timer.
+//
+// # Security
+//
+// By default it binds to loopback, answers only requests whose Host is a
+// loopback name (so a rebinding DNS name cannot reach it), and is read
+// only. A token ([Server.Token]) makes every request need it: the one
+// way to serve on another address. Every state-changing request needs
+// the token (a hidden form field, or the X-Mailfs-Token header) and must
+// come from the page's own origin (the Origin header, else
+// Sec-Fetch-Site). Message text is only ever put into HTML by
+// html/template, which escapes it, and a Content-Security-Policy allows
+// only the server's own script and style. Every name and id in a URL goes
+// through the store's validation: no URL leads outside the root.
+package webview

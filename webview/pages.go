@@ -1,0 +1,191 @@
+package webview
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/nudgeq"
+)
+
+// The pages, each a template that fills base.html's "content".
+var pageNames = []string{"overview", "mailbox", "message", "thread", "search", "error"}
+
+func parsePages() (map[string]*template.Template, error) {
+	funcs := template.FuncMap{
+		"boxURL": func(box string) string { return "/box/" + url.PathEscape(box) },
+		"msgURL": func(m *maildir.Message) string {
+			return "/msg/" + url.PathEscape(m.Box.String()) + "/" + url.PathEscape(m.ID)
+		},
+		"threadURL": func(id string) string { return "/thread/" + url.PathEscape(id) },
+		"when":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
+		"dateTime":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	}
+	pages := map[string]*template.Template{}
+	for _, name := range pageNames {
+		t, err := template.New("base.html").Funcs(funcs).ParseFS(assets, "templates/base.html", "templates/"+name+".html")
+		if err != nil {
+			return nil, err
+		}
+		pages[name] = t
+	}
+	return pages, nil
+}
+
+// page is what every template gets.
+type page struct {
+	Title string
+	As    string // the identity the page acts as; "" read only
+	Token string // the token a form carries; only when As is set
+	Now   time.Time
+	Data  any
+}
+
+// age says how long ago t was, briefly.
+func (p page) Age(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	d := p.Now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+func (s *Server) render(w http.ResponseWriter, status int, name, title string, data any) {
+	p := page{Title: title, As: s.As, Now: s.now(), Data: data}
+	if s.As != "" {
+		p.Token = s.writeToken
+	}
+	var b bytes.Buffer
+	if err := s.pages[name].ExecuteTemplate(&b, "base.html", p); err != nil {
+		http.Error(w, "rendering the page failed: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(b.Bytes())
+}
+
+// fail shows an error page; its text is escaped like everything else.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, status int, err error) {
+	switch {
+	case errors.Is(err, maildir.ErrNotFound), errors.Is(err, maildir.ErrNoQueue), errors.Is(err, maildir.ErrNoChannel):
+		status = http.StatusNotFound
+	}
+	s.render(w, status, "error", "Error", err.Error())
+}
+
+func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
+	t, err := s.town()
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, err)
+		return
+	}
+	s.render(w, http.StatusOK, "overview", "Town", t)
+}
+
+// box parses the {box} of a URL: an agent, queue:NAME or channel:NAME.
+func box(r *http.Request) (maildir.Address, error) {
+	return maildir.ParseMailbox(r.PathValue("box"))
+}
+
+type mailboxData struct {
+	Box      maildir.Address
+	All      bool
+	Archived bool
+	Messages []*maildir.Message
+	Nudges   []*nudgeq.Nudge
+	Mine     bool // the page acts as this mailbox's agent
+}
+
+func (s *Server) mailbox(w http.ResponseWriter, r *http.Request) {
+	b, err := box(r)
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, err)
+		return
+	}
+	if b.Kind == maildir.KindGroup {
+		s.fail(w, r, http.StatusBadRequest, fmt.Errorf("%s is a group: it holds no messages", b))
+		return
+	}
+	q := r.URL.Query()
+	d := mailboxData{Box: b, All: q.Get("all") != "", Archived: q.Get("archived") != "", Mine: s.As != "" && b == maildir.Address{Kind: maildir.KindAgent, Name: s.As}}
+	d.Messages, err = s.Store.List(b, maildir.ListOptions{All: d.All || d.Archived || b.Kind != maildir.KindAgent, Archived: d.Archived})
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, err)
+		return
+	}
+	if b.Kind == maildir.KindAgent {
+		d.Nudges = heldNudges(s.Nudges, b.Name)
+	}
+	s.render(w, http.StatusOK, "mailbox", b.String(), d)
+}
+
+type messageData struct {
+	M      *maildir.Message
+	Fields [][2]string
+	Mine   bool
+}
+
+func (s *Server) message(w http.ResponseWriter, r *http.Request) {
+	b, err := box(r)
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, err)
+		return
+	}
+	m, err := s.Store.Get(b, r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, err)
+		return
+	}
+	d := messageData{M: m, Fields: m.Fields(), Mine: s.As != "" && b == maildir.Address{Kind: maildir.KindAgent, Name: s.As}}
+	s.render(w, http.StatusOK, "message", m.Subject, d)
+}
+
+func (s *Server) thread(w http.ResponseWriter, r *http.Request) {
+	msgs, err := s.Store.Thread(r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, err)
+		return
+	}
+	s.render(w, http.StatusOK, "thread", "Thread", msgs)
+}
+
+type searchData struct {
+	Q, From, Type, Priority string
+	Archived, Searched      bool
+	Results                 []*maildir.Message
+}
+
+// search is the command line's search: the same filter and engine.
+func (s *Server) search(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	d := searchData{Q: q.Get("q"), From: q.Get("from"), Type: q.Get("type"), Priority: q.Get("priority"), Archived: q.Get("archived") != ""}
+	if strings.TrimSpace(d.Q+d.From+d.Type+d.Priority) != "" {
+		m, err := maildir.Filter{Text: d.Q, From: d.From, Type: d.Type, Priority: maildir.Priority(d.Priority)}.Compile()
+		if err != nil {
+			s.fail(w, r, http.StatusBadRequest, err)
+			return
+		}
+		if d.Results, err = s.Store.Search(m, nil, d.Archived); err != nil {
+			s.fail(w, r, http.StatusBadRequest, err)
+			return
+		}
+		d.Searched = true
+	}
+	s.render(w, http.StatusOK, "search", "Search", d)
+}

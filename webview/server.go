@@ -1,0 +1,279 @@
+package webview
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/nudgeq"
+)
+
+//go:embed templates/*.html static/*
+var assets embed.FS
+
+// DefaultAddr is where Serve listens when no address is given.
+const DefaultAddr = "127.0.0.1:8025"
+
+// Defaults of the overview's marks.
+const (
+	DefaultUnreadAfter = 24 * time.Hour  // the sweep's cut-off
+	DefaultUrgentAfter = 5 * time.Minute // urgent mail unread this long is flagged
+)
+
+var (
+	// ErrNeedsToken is returned by [Listen] for an address other than
+	// loopback without a token.
+	ErrNeedsToken = errors.New("webview: serving beyond loopback needs a token")
+	// ErrBadIdentity is returned by [New] for an identity that is not an
+	// agent id.
+	ErrBadIdentity = errors.New("webview: the identity to act as is not an agent id")
+)
+
+// A Server serves one root's town. Make it with [New].
+type Server struct {
+	Store  *maildir.Store
+	Nudges *nudgeq.Queue // nil: held nudges are not shown
+
+	// As is the identity the page acts as; "" means read only.
+	As string
+	// Token, if set, is needed by every request (a cookie set by visiting
+	// /?token=…, or an Authorization: Bearer header), as well as by every
+	// change. When empty, New makes one that only changes need, and the
+	// pages carry it in their forms.
+	Token string
+	// Loopback answers only requests whose Host is a loopback name: set
+	// it when serving on loopback without a token, against DNS rebinding.
+	Loopback bool
+
+	Now         func() time.Time
+	UnreadAfter time.Duration // 0: DefaultUnreadAfter
+	UrgentAfter time.Duration // 0: DefaultUrgentAfter
+
+	writeToken string
+	pages      map[string]*template.Template
+	hub        *hub
+}
+
+// New returns a server for store. as, if not empty, is the identity the
+// page may act as; token, if not empty, is needed by every request.
+func New(store *maildir.Store, nudges *nudgeq.Queue, as, token string) (*Server, error) {
+	s := &Server{Store: store, Nudges: nudges, Token: token}
+	if as != "" {
+		a, err := maildir.ParseAgent(as)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadIdentity, err)
+		}
+		s.As = a
+	}
+	s.writeToken = token
+	if s.writeToken == "" {
+		s.writeToken = NewToken()
+	}
+	pages, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	s.pages = pages
+	s.hub = newHub()
+	return s, nil
+}
+
+// NewToken returns a fresh random token.
+func NewToken() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func (s *Server) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Server) unreadAfter() time.Duration {
+	if s.UnreadAfter > 0 {
+		return s.UnreadAfter
+	}
+	return DefaultUnreadAfter
+}
+
+func (s *Server) urgentAfter() time.Duration {
+	if s.UrgentAfter > 0 {
+		return s.UrgentAfter
+	}
+	return DefaultUrgentAfter
+}
+
+// Listen opens addr for serving: refused when it is not loopback and no
+// token is required. It reports whether it is loopback.
+func Listen(addr string, token string) (net.Listener, bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, false, err
+	}
+	loop := isLoopbackHost(host)
+	if !loop && token == "" {
+		return nil, false, fmt.Errorf("%w: %s is not a loopback address; give --token SECRET (or --token auto for a generated one)", ErrNeedsToken, addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	return ln, loop, err
+}
+
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// Serve serves on ln until ctx ends, feeding the live updates from a
+// watcher of the whole town.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := s.hub.watch(ctx, s.Store); err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	go func() {
+		<-ctx.Done()
+		shut, done := context.WithTimeout(context.Background(), 2*time.Second)
+		defer done()
+		srv.Shutdown(shut)
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Watch starts the live feed without serving, for a caller that serves
+// Handler itself (tests do).
+func (s *Server) Watch(ctx context.Context) error { return s.hub.watch(ctx, s.Store) }
+
+// Handler returns the server's routes, behind its checks.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	static, _ := fs.Sub(assets, "static")
+	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	mux.HandleFunc("GET /{$}", s.overview)
+	mux.HandleFunc("GET /box/{box}", s.mailbox)
+	mux.HandleFunc("GET /msg/{box}/{id}", s.message)
+	mux.HandleFunc("GET /thread/{id}", s.thread)
+	mux.HandleFunc("GET /search", s.search)
+	mux.HandleFunc("GET /events", s.events)
+	mux.HandleFunc("POST /send", s.change(s.send))
+	mux.HandleFunc("POST /reply/{box}/{id}", s.change(s.reply))
+	mux.HandleFunc("POST /mark-read/{box}/{id}", s.change(s.markRead))
+	mux.HandleFunc("POST /archive/{box}/{id}", s.change(s.archive))
+	return s.guard(mux)
+}
+
+// guard applies the rules every request meets: the Host check on
+// loopback, the token when one is required, and the security headers.
+func (s *Server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("X-Frame-Options", "DENY")
+		if s.Loopback && s.Token == "" {
+			host, _, err := net.SplitHostPort(r.Host)
+			if err != nil {
+				host = r.Host
+			}
+			if !isLoopbackHost(host) {
+				http.Error(w, "mailfs serves loopback names only (localhost, 127.0.0.1, [::1])", http.StatusMisdirectedRequest)
+				return
+			}
+		}
+		if s.Token != "" {
+			if t := r.URL.Query().Get("token"); t != "" && r.Method == http.MethodGet {
+				if !same(t, s.Token) {
+					s.fail(w, r, http.StatusUnauthorized, errors.New("wrong token"))
+					return
+				}
+				http.SetCookie(w, &http.Cookie{Name: "mailfs_token", Value: s.Token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+				q := r.URL.Query()
+				q.Del("token")
+				r.URL.RawQuery = q.Encode()
+				http.Redirect(w, r, r.URL.String(), http.StatusSeeOther)
+				return
+			}
+			if !s.authorized(r) {
+				s.fail(w, r, http.StatusUnauthorized, errors.New("this page needs the token mailfs serve printed: open the address it printed, with ?token=…"))
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) authorized(r *http.Request) bool {
+	if c, err := r.Cookie("mailfs_token"); err == nil && same(c.Value, s.Token) {
+		return true
+	}
+	auth, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && same(auth, s.Token)
+}
+
+func same(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
+
+// change wraps a state-changing handler: an identity to act as, the
+// token, and a request from the page's own origin.
+func (s *Server) change(do func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.As == "" {
+			s.fail(w, r, http.StatusForbidden, errors.New("read only: start mailfs serve --as NAME to act as NAME"))
+			return
+		}
+		if !sameOrigin(r) {
+			s.fail(w, r, http.StatusForbidden, errors.New("refused: the request did not come from this page's origin"))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, 2<<20)
+		tok := r.Header.Get("X-Mailfs-Token")
+		if tok == "" {
+			tok = r.PostFormValue("token")
+		}
+		if !same(tok, s.writeToken) {
+			s.fail(w, r, http.StatusForbidden, errors.New("refused: a change needs the page's token"))
+			return
+		}
+		if err := do(w, r); err != nil {
+			s.fail(w, r, http.StatusBadRequest, err)
+		}
+	}
+}
+
+// sameOrigin reports whether r came from a page of this server: its
+// Origin names this host, else the browser says it is same-origin; a
+// client that sends neither (curl) is no browser, and the token decides.
+func sameOrigin(r *http.Request) bool {
+	if o := r.Header.Get("Origin"); o != "" {
+		u, err := url.Parse(o)
+		return err == nil && u.Host == r.Host && (u.Scheme == "http" || u.Scheme == "https")
+	}
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "", "same-origin", "none":
+		return true
+	}
+	return false
+}

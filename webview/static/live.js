@@ -1,0 +1,47 @@
+// The live feed: the server pushes an event when mail lands; the page
+// fetches itself again and swaps in the new <main>. No text is turned
+// into HTML here: the server rendered (and escaped) all of it.
+(function () {
+  var badge = document.getElementById("live");
+  if (!window.EventSource || !badge) return;
+  function state(on, text) {
+    badge.className = "live " + (on ? "on" : "off");
+    badge.textContent = text;
+  }
+  var pending = false, again = false;
+  function refresh() {
+    if (pending) { again = true; return; }
+    if (document.activeElement && /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName)) {
+      again = true; // do not pull a form from under the person typing
+      return;
+    }
+    pending = true;
+    fetch(location.href, { credentials: "same-origin", cache: "no-store" })
+      .then(function (r) { return r.text(); })
+      .then(function (html) {
+        var doc = new DOMParser().parseFromString(html, "text/html");
+        var fresh = doc.getElementById("main");
+        var main = document.getElementById("main");
+        if (fresh && main) main.replaceWith(document.adoptNode(fresh));
+        document.body.dataset.refreshed = String(Date.now());
+      })
+      .catch(function () {})
+      .finally(function () {
+        pending = false;
+        if (again) { again = false; refresh(); }
+      });
+  }
+  document.addEventListener("focusout", function () { if (again) { again = false; refresh(); } });
+  var dropped = false;
+  var es = new EventSource("/events");
+  es.onopen = function () {
+    state(true, "live");
+    if (dropped) refresh(); // catch up on what landed while the feed was down
+    dropped = false;
+  };
+  es.onerror = function () {
+    dropped = true;
+    state(false, "live feed lost — reconnecting…");
+  };
+  es.addEventListener("mail", refresh);
+})();

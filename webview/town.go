@@ -1,0 +1,135 @@
+package webview
+
+import (
+	"slices"
+	"time"
+
+	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/nudgeq"
+)
+
+// A Town is what the overview shows.
+type Town struct {
+	Now       time.Time
+	Mailboxes []Mailbox
+	Queues    []Queue
+	Channels  []Channel
+}
+
+// A Mailbox is one agent's line of the overview.
+type Mailbox struct {
+	Name                      string
+	Urgent, High, Normal, Low int // unread, by priority
+	Unread, Total             int
+	OldestUnread              time.Time // zero when nothing is unread
+	Stale                     bool      // unread mail older than the sweep's cut-off
+	UrgentWaiting             bool      // urgent mail unread longer than UrgentAfter
+	Nudges                    int       // nudges queued for the agent, not yet drained
+	Home                      string    // its home host, in a town on several machines
+}
+
+// A Queue is one work queue's line.
+type Queue struct {
+	Name   string
+	Depth  int
+	Oldest time.Time // the oldest waiting item's stamp; zero when none is stamped
+}
+
+// A Channel is one channel's line.
+type Channel struct {
+	Name   string
+	Posts  int
+	Latest *maildir.Message // nil when it has no post
+}
+
+// town gathers the overview: every mailbox (its unread mail read and
+// counted by priority), every queue (listed, not read) and channel (its
+// posts listed, the latest read).
+func (s *Server) town() (*Town, error) {
+	st := s.Store
+	t := &Town{Now: s.now()}
+	agents, err := st.Agents()
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range agents {
+		box := maildir.Address{Kind: maildir.KindAgent, Name: a}
+		unread, err := st.List(box, maildir.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		entries, _, err := st.Entries(box, false)
+		if err != nil {
+			return nil, err
+		}
+		mb := Mailbox{Name: a, Unread: len(unread), Total: len(entries)}
+		for _, m := range unread {
+			switch m.Priority {
+			case maildir.Urgent:
+				mb.Urgent++
+				if t.Now.Sub(m.Timestamp) > s.urgentAfter() {
+					mb.UrgentWaiting = true
+				}
+			case maildir.High:
+				mb.High++
+			case maildir.Low:
+				mb.Low++
+			default:
+				mb.Normal++
+			}
+			if mb.OldestUnread.IsZero() || m.Timestamp.Before(mb.OldestUnread) {
+				mb.OldestUnread = m.Timestamp
+			}
+		}
+		mb.Stale = !mb.OldestUnread.IsZero() && t.Now.Sub(mb.OldestUnread) > s.unreadAfter()
+		if s.Nudges != nil {
+			mb.Nudges, _ = s.Nudges.Len(a)
+		}
+		if h, err := st.HomeOf(box); err == nil {
+			mb.Home = h.Host
+		}
+		t.Mailboxes = append(t.Mailboxes, mb)
+	}
+	queues, err := st.Queues()
+	if err != nil {
+		return nil, err
+	}
+	for _, q := range queues {
+		entries, _, err := st.Entries(maildir.Address{Kind: maildir.KindQueue, Name: q}, false)
+		if err != nil {
+			return nil, err
+		}
+		line := Queue{Name: q, Depth: len(entries)}
+		for _, e := range entries {
+			if !e.Stamp.IsZero() && (line.Oldest.IsZero() || e.Stamp.Before(line.Oldest)) {
+				line.Oldest = e.Stamp
+			}
+		}
+		t.Queues = append(t.Queues, line)
+	}
+	channels, err := st.Channels()
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range channels {
+		posts, err := st.List(maildir.Address{Kind: maildir.KindChannel, Name: c}, maildir.ListOptions{All: true})
+		if err != nil {
+			return nil, err
+		}
+		line := Channel{Name: c, Posts: len(posts)}
+		if len(posts) > 0 {
+			line.Latest = posts[len(posts)-1]
+		}
+		t.Channels = append(t.Channels, line)
+	}
+	return t, nil
+}
+
+// heldNudges returns the nudges waiting for agent, oldest first.
+func heldNudges(q *nudgeq.Queue, agent string) []*nudgeq.Nudge {
+	if q == nil {
+		return nil
+	}
+	ns, _ := q.Peek(agent)
+	return slices.Clip(ns)
+}
