@@ -70,6 +70,7 @@ type liveTown struct {
 	bin  string
 	url  string
 	ctx  context.Context
+	stop func() // stops the server
 }
 
 func newLiveTown(t *testing.T, serveArgs ...string) *liveTown {
@@ -78,25 +79,7 @@ func newLiveTown(t *testing.T, serveArgs ...string) *liveTown {
 	lt := &liveTown{t: t, root: filepath.Join(t.TempDir(), ".chipset"), bin: mailfsBin(t)}
 	lt.mailfs("init")
 
-	cmd := exec.Command(lt.bin, append([]string{"--root", lt.root, "serve", "--addr", "127.0.0.1:0"}, serveArgs...)...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGINT)
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("mailfs serve after ^C: %v", err)
-		}
-	})
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("mailfs serve printed no address: %v", err)
-	}
-	lt.url = strings.TrimRight(strings.TrimSpace(line), "/")
+	lt.url = lt.serve("127.0.0.1:0", serveArgs...)
 
 	// The profile is removed after the browser, not by t.TempDir: Chromium
 	// may still be writing it as its process ends.
@@ -124,6 +107,34 @@ func newLiveTown(t *testing.T, serveArgs ...string) *liveTown {
 	})
 	lt.ctx = ctx
 	return lt
+}
+
+// serve starts "mailfs serve" on addr and returns the address it printed;
+// the test's end stops it with ^C, which must be a clean exit.
+func (lt *liveTown) serve(addr string, args ...string) string {
+	t := lt.t
+	t.Helper()
+	cmd := exec.Command(lt.bin, append([]string{"--root", lt.root, "serve", "--addr", addr}, args...)...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lt.stop = func() {
+		cmd.Process.Signal(syscall.SIGINT)
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("mailfs serve after ^C: %v", err)
+		}
+		lt.stop = func() {}
+	}
+	t.Cleanup(func() { lt.stop() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("mailfs serve printed no address: %v", err)
+	}
+	return strings.TrimRight(strings.TrimSpace(line), "/")
 }
 
 // mailfs runs the command line against the town and returns its output.
@@ -263,4 +274,18 @@ func TestBrowserComposeLandsAsAFile(t *testing.T) {
 	if out := lt.mailfs("inbox", "mayor"); !strings.Contains(out, "Re: WORK gt-300: review") {
 		t.Fatalf("the reply did not land: %s", out)
 	}
+}
+
+// The page says when the live feed drops, and picks up what landed while
+// it was down once the server is back.
+func TestBrowserSaysWhenTheFeedDrops(t *testing.T) {
+	lt := newLiveTown(t)
+	lt.mailfs("send", "toast", "--from", "mayor", "-s", "before", "-m", "x")
+	lt.run(chromedp.Navigate(lt.url+"/box/toast"), chromedp.Poll(`document.getElementById("live").textContent === "live"`, nil))
+	lt.stop()
+	lt.run(chromedp.Poll(`document.getElementById("live").textContent.startsWith("live feed lost")`, nil))
+	lt.mailfs("send", "toast", "--from", "mayor", "-s", "while it was down", "-m", "x")
+	lt.serve(strings.TrimPrefix(lt.url, "http://"))
+	lt.run(chromedp.Poll(`document.getElementById("live").textContent === "live"`, nil),
+		chromedp.WaitVisible(`//table[@id="messages"]//a[text()="while it was down"]`))
 }
