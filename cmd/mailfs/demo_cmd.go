@@ -19,7 +19,8 @@ reply, and the mayor follows the thread; two polecats race for the items of
 a work queue; an urgent nudge reaches a prompt hook; a search spans every
 mailbox and an escalation is raised and acknowledged; a watcher wakes the
 moment mail lands; the archive sweep moves old read mail and keeps unread
-work; a second machine joins the town through a git remote, and may send
+work; the overseer's web page serves the town and its live feed hears of
+new mail; a second machine joins the town through a git remote, and may send
 but not change the first machine's mailboxes. (That last part needs the
 git command, and is skipped without it.) Nothing outside the scratch root is touched, and it is removed
 afterwards unless --keep is given.`
@@ -63,6 +64,7 @@ func (c *demoCmd) Run(a *app) error {
 	d.town()
 	d.watcher()
 	d.sweep()
+	d.web()
 	d.hosts(dir)
 
 	d.say("A message is a plain file: scripts can read it, drop new ones, and git can commit them.")
@@ -76,6 +78,7 @@ func (c *demoCmd) Run(a *app) error {
 	}
 	if c.Keep && d.err == nil {
 		d.say("The scratch root is kept: " + d.root)
+		fmt.Fprintf(a.out, "# To look at it in a browser: mailfs --root %s serve --as human\n", d.root)
 	}
 	return d.err
 }

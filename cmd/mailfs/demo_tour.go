@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/watch"
+	"github.com/mailfs/mailfs/webview"
 )
 
 // The later scenes of the demo: each runs real commands (in-process) or
@@ -207,6 +211,90 @@ func (d *demo) hosts(scratch string) {
 	d.run("sync")
 	d.run("inbox", "toast")
 	d.run("home")
+}
+
+// web shows the overseer's page: the server starts, the overview answers,
+// and a message sent meanwhile arrives on the page's live feed.
+func (d *demo) web() {
+	d.say("A person looks at the town in a browser: mailfs serve (loopback, read only unless --as NAME). The page's live feed hears of new mail at once.")
+	if d.err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(d.a.ctx, 10*time.Second)
+	defer cancel()
+	s, err := maildir.Open(d.root)
+	if err != nil {
+		d.err = err
+		return
+	}
+	defer s.Close()
+	srv, err := webview.New(s, nil, "", "")
+	if err != nil {
+		d.err = err
+		return
+	}
+	ln, loop, err := webview.Listen("127.0.0.1:0", "")
+	if err != nil {
+		d.err = err
+		return
+	}
+	srv.Loopback = loop
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	defer func() { cancel(); <-served }()
+	base := "http://" + ln.Addr().String()
+	fmt.Fprintf(d.a.out, "$ mailfs serve &\n%s/\n", base)
+	page, err := httpGet(ctx, base+"/")
+	if err != nil {
+		d.err = err
+		return
+	}
+	fmt.Fprintf(d.a.out, "$ curl -s %s/ | grep -c 'tr id=\"box-'\n%d\n", base, strings.Count(page, `<tr id="box-`))
+	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/events", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		d.err = err
+		return
+	}
+	defer resp.Body.Close()
+	fmt.Fprintf(d.a.out, "$ curl -sN %s/events &\n", base)
+	lines := bufio.NewScanner(resp.Body)
+	lines.Scan() // the feed's first line: it is open
+	id := d.run("send", "mayor", "--from", "witness", "-s", "patrol: all polecats working", "-m", "No one stuck.")
+	if d.err != nil {
+		return
+	}
+	// The feed also carries the unread mail the server's watcher found
+	// when it started; the tour shows the event of this send.
+	event := ""
+	for lines.Scan() {
+		switch line := lines.Text(); {
+		case strings.HasPrefix(line, "event:"):
+			event = line
+		case strings.HasPrefix(line, "data:") && strings.Contains(line, id):
+			fmt.Fprintf(d.a.out, "  %s\n  %s\n", event, line)
+			return
+		}
+	}
+	d.err = fmt.Errorf("demo: the page's live feed ended without the event")
+}
+
+// httpGet fetches url and returns its body.
+func httpGet(ctx context.Context, url string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return string(b), err
 }
 
 // quiet runs a command without printing it, and returns its output.
