@@ -9,10 +9,19 @@
     badge.textContent = text;
   }
   var pending = false, again = false;
+  // writing reports whether the person is in a form field, or has left
+  // text in one: the refresh waits.
+  function writing() {
+    var a = document.activeElement;
+    if (a && /^(INPUT|TEXTAREA|SELECT)$/.test(a.tagName)) return true;
+    var fields = document.querySelectorAll("form.compose textarea, form.compose input:not([type=hidden])");
+    for (var i = 0; i < fields.length; i++) if (fields[i].value.trim() !== "") return true;
+    return false;
+  }
   function refresh() {
     if (pending) { again = true; return; }
-    if (document.activeElement && /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName)) {
-      again = true; // do not pull a form from under the person typing
+    if (writing()) {
+      again = true; // do not pull a form from under the person writing
       return;
     }
     pending = true;
