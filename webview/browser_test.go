@@ -289,3 +289,28 @@ func TestBrowserSaysWhenTheFeedDrops(t *testing.T) {
 	lt.run(chromedp.Poll(`document.getElementById("live").textContent === "live"`, nil),
 		chromedp.WaitVisible(`//table[@id="messages"]//a[text()="while it was down"]`))
 }
+
+// A live update waits while the person has text in a form, so nothing
+// they wrote is swept away; it happens once the form is empty again.
+func TestBrowserLiveWaitsWhileWriting(t *testing.T) {
+	lt := newLiveTown(t, "--as", "human")
+	lt.mailfs("send", "toast", "--from", "mayor", "-s", "one", "-m", "x")
+	lt.run(chromedp.Navigate(lt.url+"/"), chromedp.Poll(`document.getElementById("live").textContent === "live"`, nil),
+		chromedp.SendKeys(`#compose input[name=subject]`, "a draft"),
+		chromedp.Blur(`#compose input[name=subject]`))
+	lt.mailfs("send", "toast", "--from", "mayor", "-s", "two", "-m", "x")
+	var draft, unread string
+	lt.run(chromedp.Poll(`document.body.dataset.deferred === "1"`, nil),
+		chromedp.Value(`#compose input[name=subject]`, &draft),
+		chromedp.Text(`#box-toast td[data-col=unread]`, &unread))
+	if draft != "a draft" || unread != "1" {
+		t.Fatalf("while writing: draft %q, unread %s", draft, unread)
+	}
+	var ok bool
+	lt.run(chromedp.Evaluate(`(function () {
+			var f = document.querySelector("#compose input[name=subject]");
+			f.value = "";
+			return f.dispatchEvent(new Event("input", {bubbles: true}));
+		})()`, &ok),
+		chromedp.Poll(`document.querySelector("#box-toast td[data-col=unread]").textContent === "2"`, nil))
+}

@@ -22,8 +22,10 @@
     if (pending) { again = true; return; }
     if (writing()) {
       again = true; // do not pull a form from under the person writing
+      document.body.dataset.deferred = "1";
       return;
     }
+    delete document.body.dataset.deferred;
     pending = true;
     fetch(location.href, { credentials: "same-origin", cache: "no-store" })
       .then(function (r) { return r.text(); })
@@ -40,7 +42,9 @@
         if (again) { again = false; refresh(); }
       });
   }
-  document.addEventListener("focusout", function () { if (again) { again = false; refresh(); } });
+  function retry() { if (again) { again = false; refresh(); } }
+  document.addEventListener("focusout", function () { setTimeout(retry, 0); });
+  document.addEventListener("input", function (e) { if (e.target.value === "") setTimeout(retry, 0); });
   var dropped = false;
   var es = new EventSource("/events");
   es.onopen = function () {
