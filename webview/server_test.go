@@ -67,10 +67,26 @@ func (tw *town) send(m *maildir.Message) *maildir.Message {
 	return sent[0]
 }
 
-// get fetches path and returns the status and body.
+// get fetches path and returns the status and body. hdr are header
+// names and values ("Host" sets the request's host).
 func (tw *town) get(path string, hdr ...string) (int, string) {
 	tw.t.Helper()
 	req, _ := http.NewRequest("GET", tw.ts.URL+path, nil)
+	return tw.do(req, hdr)
+}
+
+// post submits a form as the page does (Origin set to the server's).
+func (tw *town) post(path string, form url.Values, hdr ...string) (int, string) {
+	tw.t.Helper()
+	req, _ := http.NewRequest("POST", tw.ts.URL+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", tw.ts.URL)
+	return tw.do(req, hdr)
+}
+
+// do sends req, without following redirects.
+func (tw *town) do(req *http.Request, hdr []string) (int, string) {
+	tw.t.Helper()
 	for i := 0; i+1 < len(hdr); i += 2 {
 		if hdr[i] == "Host" {
 			req.Host = hdr[i+1]
@@ -88,24 +104,6 @@ func (tw *town) get(path string, hdr ...string) (int, string) {
 }
 
 var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-
-// post submits a form as the page does (Origin set to the server's).
-func (tw *town) post(path string, form url.Values, hdr ...string) (int, string) {
-	tw.t.Helper()
-	req, _ := http.NewRequest("POST", tw.ts.URL+path, strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Origin", tw.ts.URL)
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := noRedirect.Do(req)
-	if err != nil {
-		tw.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
 
 var tokenRE = regexp.MustCompile(`name="token" value="([0-9a-f]+)"`)
 
