@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"net"
 
 	"github.com/mailfs/mailfs/webview"
 )
@@ -43,12 +45,21 @@ func (c *serveCmd) Run(a *app) error {
 		token = webview.NewToken()
 	}
 	srv, err := webview.New(s, q, c.As, token)
+	if errors.Is(err, webview.ErrBadIdentity) {
+		return usage("--as takes an agent id, such as human", "%v", err)
+	}
 	if err != nil {
 		return err
 	}
 	ln, loopback, err := webview.Listen(c.Addr, token)
-	if err != nil {
-		return withHint(err, "mailfs serve --addr 0.0.0.0:8025 --token auto")
+	var addrErr *net.AddrError
+	switch {
+	case errors.Is(err, webview.ErrNeedsToken):
+		return usage("mailfs serve --addr "+c.Addr+" --token auto", "%v", err)
+	case errors.As(err, &addrErr):
+		return usage("give HOST:PORT, such as 127.0.0.1:8025", "--addr %v", err)
+	case err != nil:
+		return err
 	}
 	srv.Loopback = loopback
 	mode := "read only"
