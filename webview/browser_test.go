@@ -29,7 +29,8 @@ var (
 	buildErr  error
 )
 
-// mailfsBin builds the mailfs command once for the browser tests.
+// mailfsBin builds the mailfs and mailfs-serve commands once for the
+// browser tests, and returns mailfs.
 func mailfsBin(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -38,8 +39,8 @@ func mailfsBin(t *testing.T) string {
 			buildErr = err
 			return
 		}
-		binPath = filepath.Join(dir, "mailfs")
-		out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", binPath, "../cmd/mailfs").CombinedOutput()
+		binPath = filepath.Join(dir, "mailfs") // mailfs serve runs the mailfs-serve beside it
+		out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", dir+"/", "../cmd/mailfs", "../cmd/mailfs-serve").CombinedOutput()
 		if err != nil {
 			buildErr = err
 			t.Logf("%s", out)

@@ -6,18 +6,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/watch"
-	"github.com/mailfs/mailfs/webview"
 )
 
 // The later scenes of the demo: each runs real commands (in-process) or
@@ -220,45 +221,48 @@ func (d *demo) web() {
 	if d.err != nil {
 		return
 	}
+	bin, err := helperBinary("mailfs-serve", "the web view")
+	if err != nil {
+		fmt.Fprintln(d.a.out, "(skipped: the web view is the mailfs-serve binary, and there is none beside this mailfs or on $PATH; CGO_ENABLED=0 go install ./cmd/... installs it)")
+		return
+	}
 	ctx, cancel := context.WithTimeout(d.a.ctx, 10*time.Second)
 	defer cancel()
-	s, err := maildir.Open(d.root)
+	srv := exec.CommandContext(ctx, bin, "--root", d.root, "--addr", "127.0.0.1:0")
+	srv.Cancel = func() error { return srv.Process.Signal(os.Interrupt) }
+	out, err := srv.StdoutPipe()
 	if err != nil {
 		d.err = err
 		return
 	}
-	defer s.Close()
-	srv, err := webview.New(s, nil, "", "")
+	if err := srv.Start(); err != nil {
+		d.err = err
+		return
+	}
+	defer func() { cancel(); srv.Wait() }()
+	first, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		d.err = fmt.Errorf("demo: mailfs-serve printed no address: %w", err)
+		return
+	}
+	addr := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(first), "http://"), "/")
+	fmt.Fprintf(d.a.out, "$ mailfs serve &\nhttp://%s/\n", addr)
+	page, err := get10(ctx, addr, "/")
 	if err != nil {
 		d.err = err
 		return
 	}
-	ln, loop, err := webview.Listen("127.0.0.1:0", "")
+	body, _ := io.ReadAll(page)
+	page.Close()
+	fmt.Fprintf(d.a.out, "$ curl -s http://%s/ | grep -c 'tr id=\"box-'\n%d\n", addr, strings.Count(string(body), `<tr id="box-`))
+	feed, err := get10(ctx, addr, "/events")
 	if err != nil {
 		d.err = err
 		return
 	}
-	srv.Loopback = loop
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	defer func() { cancel(); <-served }()
-	base := "http://" + ln.Addr().String()
-	fmt.Fprintf(d.a.out, "$ mailfs serve &\n%s/\n", base)
-	page, err := httpGet(ctx, base+"/")
-	if err != nil {
-		d.err = err
-		return
-	}
-	fmt.Fprintf(d.a.out, "$ curl -s %s/ | grep -c 'tr id=\"box-'\n%d\n", base, strings.Count(page, `<tr id="box-`))
-	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/events", nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		d.err = err
-		return
-	}
-	defer resp.Body.Close()
-	fmt.Fprintf(d.a.out, "$ curl -sN %s/events &\n", base)
-	lines := bufio.NewScanner(resp.Body)
+	defer feed.Close()
+	fmt.Fprintf(d.a.out, "$ curl -sN http://%s/events &\n", addr)
+	lines := bufio.NewScanner(feed)
 	lines.Scan() // the feed's first line: it is open
 	id := d.run("send", "mayor", "--from", "witness", "-s", "patrol: all polecats working", "-m", "No one stuck.")
 	if d.err != nil {
@@ -279,23 +283,55 @@ func (d *demo) web() {
 	d.err = fmt.Errorf("demo: the page's live feed ended without the event")
 }
 
-// httpGet fetches url and returns its body.
-func httpGet(ctx context.Context, url string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+// get10 asks the server at addr (127.0.0.1:PORT) for path in HTTP/1.0,
+// as plainly as curl -0 would (an HTTP/1.0 answer is the body as is, to
+// the end of the connection), and returns the body of a 200 answer. The
+// demo speaks it over a bare loopback socket so that neither net/http nor
+// net (its resolver and all) is linked into mailfs, whose every start
+// would pay for them; mailfs-serve has them.
+func get10(ctx context.Context, addr, path string) (io.ReadCloser, error) {
+	_, portText, _ := strings.Cut(addr, ":")
+	port, err := strconv.Atoi(portText)
+	if err != nil || !strings.HasPrefix(addr, "127.0.0.1:") {
+		return nil, fmt.Errorf("demo: %q is not a loopback address", addr)
+	}
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	unix.CloseOnExec(fd)
+	if err := unix.Connect(fd, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("demo: connecting to %s: %w", addr, err)
+	}
+	conn := os.NewFile(uintptr(fd), addr)
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	fmt.Fprintf(conn, "GET %s HTTP/1.0\r\nHost: %s\r\n\r\n", path, addr)
+	r := bufio.NewReader(conn)
+	status, err := r.ReadString('\n')
+	if err == nil && !strings.Contains(status, " 200 ") {
+		err = fmt.Errorf("GET %s: %s", path, strings.TrimSpace(status))
+	}
+	for err == nil { // the headers, to the blank line
+		var line string
+		if line, err = r.ReadString('\n'); strings.TrimSpace(line) == "" {
+			break
+		}
+	}
 	if err != nil {
-		return "", err
+		stop()
+		conn.Close()
+		return nil, err
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err == nil && resp.StatusCode != http.StatusOK {
-		err = fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return string(b), err
+	return struct {
+		io.Reader
+		io.Closer
+	}{r, closerFunc(func() error { stop(); return conn.Close() })}, nil
 }
+
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
 
 // quiet runs a command without printing it, and returns its output.
 func (d *demo) quiet(args ...string) string {

@@ -71,14 +71,18 @@ func TestOneCommandGrammarBehavesAsTheFull(t *testing.T) {
 	}
 }
 
-// Without mailfs-mcp beside it or on $PATH, "mailfs mcp" says how to get
-// it, and fails as an error.
-func TestMCPNeedsItsBinary(t *testing.T) {
+// Without its helper binary beside it or on $PATH, "mailfs mcp" and
+// "mailfs serve" say how to get it, and fail as an error.
+func TestHelpersNeedTheirBinaries(t *testing.T) {
 	t.Setenv("PATH", "")
-	var out, errs bytes.Buffer
-	code := run(context.Background(), []string{"--root", t.TempDir(), "mcp", "--agent", "toast"}, stdio{in: strings.NewReader(""), out: &out, err: &errs})
-	if code != exitError || !strings.Contains(errs.String(), `mailfs-mcp, is neither beside this mailfs nor on $PATH: install it with "go install ./cmd/..."`) || out.Len() != 0 {
-		t.Fatalf("status %d, stdout %q, stderr %q", code, out.String(), errs.String())
+	for _, c := range [][]string{{"mcp", "--agent", "toast", "mailfs-mcp"}, {"serve", "mailfs-serve"}} {
+		var out, errs bytes.Buffer
+		args := append([]string{"--root", t.TempDir()}, c[:len(c)-1]...)
+		code := run(context.Background(), args, stdio{in: strings.NewReader(""), out: &out, err: &errs})
+		if code != exitError || !strings.Contains(errs.String(), c[len(c)-1]+`, is neither beside this mailfs nor on $PATH`) ||
+			!strings.Contains(errs.String(), `mailfs: hint: install it with "CGO_ENABLED=0 go install ./cmd/..."`) || out.Len() != 0 {
+			t.Fatalf("%s: status %d, stdout %q, stderr %q", c[0], code, out.String(), errs.String())
+		}
 	}
 }
 

@@ -1,14 +1,5 @@
 package main
 
-import (
-	"errors"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"syscall"
-)
-
 type mcpCmd struct {
 	Agent string `required:"" env:"MAILFS_AGENT" placeholder:"NAME" help:"The agent whose mail the tools read and send as."`
 }
@@ -31,19 +22,7 @@ both) so that the MCP SDK's weight is not on every other command's start.`
 
 // mcpBinary is the server's binary: mailfs-mcp beside the running mailfs,
 // else on $PATH.
-func mcpBinary() (string, error) {
-	if self, err := os.Executable(); err == nil {
-		bin := filepath.Join(filepath.Dir(self), "mailfs-mcp")
-		if st, err := os.Stat(bin); err == nil && st.Mode().IsRegular() {
-			return bin, nil
-		}
-	}
-	bin, err := exec.LookPath("mailfs-mcp")
-	if err != nil {
-		return "", fmt.Errorf("the MCP server, mailfs-mcp, is neither beside this mailfs nor on $PATH: install it with \"go install ./cmd/...\" from a clone of mailfs")
-	}
-	return bin, nil
-}
+func mcpBinary() (string, error) { return helperBinary("mailfs-mcp", "the MCP server") }
 
 func (c *mcpCmd) Run(a *app) error {
 	agent, err := needAgent(c.Agent)
@@ -62,14 +41,5 @@ func (c *mcpCmd) Run(a *app) error {
 	if a.hostFlag != "" {
 		args = append(args, "--host", a.hostFlag)
 	}
-	if a.out == os.Stdout && a.in == os.Stdin { // a real process: become the server
-		return syscall.Exec(bin, args, os.Environ())
-	}
-	cmd := exec.Command(bin, args[1:]...) // in tests, run in-process: serve through a child
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = a.in, a.out, a.err
-	err = cmd.Run()
-	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
-		return &exitStatus{code: ee.ExitCode()}
-	}
-	return err
+	return runHelper(a, bin, args)
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -11,6 +13,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/mailfs/mailfs/webview"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/script from what the commands print")
@@ -18,7 +22,16 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/sc
 func TestMain(m *testing.M) {
 	// mailfs-gascity is the same binary under the name that selects the
 	// Gas City provider mode.
-	testscript.Main(m, map[string]func(){"mailfs": main, "mailfs-gascity": main})
+	// mailfs-serve is the web view's binary, which "mailfs serve" and the
+	// demo run.
+	testscript.Main(m, map[string]func(){"mailfs": main, "mailfs-gascity": main, "mailfs-serve": serveMain})
+}
+
+func serveMain() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := webview.Command(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 // TestScripts runs testdata/script/*.txtar: the command line, end to end,

@@ -1,13 +1,5 @@
 package main
 
-import (
-	"errors"
-	"fmt"
-	"net"
-
-	"github.com/mailfs/mailfs/webview"
-)
-
 type serveCmd struct {
 	Addr  string `default:"127.0.0.1:8025" placeholder:"HOST:PORT" help:"Where to listen. Anything but loopback needs --token."`
 	As    string `placeholder:"NAME" help:"Let the page send, reply, mark read and archive as NAME (its own mail only). Default: read only."`
@@ -28,49 +20,32 @@ Safe by default: it listens on loopback, answers only loopback host names,
 and is read only. --as NAME lets the page act as NAME, and every change
 needs the page's token and must come from the page itself. Any other
 address is refused unless --token requires a token for every request.
-Message text is always shown as text. ^C stops it (exit status 0).`
+Message text is always shown as text. ^C stops it (exit status 0).
+
+The server is the mailfs-serve binary, which this command runs in its
+place: it is installed beside mailfs ("go install ./cmd/..." from a clone
+installs both) so that net/http's weight is not on every other command's
+start.`
 }
 
 func (c *serveCmd) Run(a *app) error {
-	s, err := a.read()
+	bin, err := helperBinary("mailfs-serve", "the web view")
 	if err != nil {
 		return err
 	}
-	q, err := a.nudges()
+	s, err := a.read() // the root as every command finds it, passed on as found
 	if err != nil {
 		return err
 	}
-	token := c.Token
-	if token == "auto" {
-		token = webview.NewToken()
+	args := []string{bin, "--root", s.Dir(), "--addr", c.Addr}
+	if c.As != "" {
+		args = append(args, "--as", c.As)
 	}
-	srv, err := webview.New(s, q, c.As, token)
-	if errors.Is(err, webview.ErrBadIdentity) {
-		return usage("--as takes an agent id, such as human", "%v", err)
+	if c.Token != "" {
+		args = append(args, "--token", c.Token)
 	}
-	if err != nil {
-		return err
+	if a.hostFlag != "" {
+		args = append(args, "--host", a.hostFlag)
 	}
-	ln, loopback, err := webview.Listen(c.Addr, token)
-	var addrErr *net.AddrError
-	switch {
-	case errors.Is(err, webview.ErrNeedsToken):
-		return usage("mailfs serve --addr "+c.Addr+" --token auto", "%v", err)
-	case errors.As(err, &addrErr):
-		return usage("give HOST:PORT, such as 127.0.0.1:8025", "--addr %v", err)
-	case err != nil:
-		return err
-	}
-	srv.Loopback = loopback
-	mode := "read only"
-	if srv.As != "" {
-		mode = "acting as " + srv.As
-	}
-	url := "http://" + ln.Addr().String() + "/"
-	if token != "" {
-		url += "?token=" + token
-	}
-	fmt.Fprintf(a.out, "%s\n", url)
-	fmt.Fprintf(a.err, "mailfs: serving %s (%s); ^C stops it\n", s.Dir(), mode)
-	return srv.Serve(a.ctx, ln)
+	return runHelper(a, bin, args)
 }

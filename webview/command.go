@@ -1,0 +1,98 @@
+package webview
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+
+	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/nudgeq"
+)
+
+// Command is the mailfs-serve program, which "mailfs serve" runs: it
+// parses args, serves until ctx ends and returns the exit status (mailfs's
+// table: 0, 2 for an error, 80 for a usage error). It prints the address
+// to open on stdout, and its notes on stderr.
+//
+//	mailfs-serve [--root DIR] [--host NAME] [--addr HOST:PORT] [--as NAME] [--token SECRET|auto]
+func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mailfs-serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	root := fs.String("root", os.Getenv("MAILFS_ROOT"), "the mailfs root, the .chipset directory ($MAILFS_ROOT; default the nearest .chipset)")
+	host := fs.String("host", os.Getenv("MAILFS_HOST"), "this host's name in a town on several machines ($MAILFS_HOST)")
+	addr := fs.String("addr", DefaultAddr, "where to listen; anything but loopback needs --token")
+	as := fs.String("as", "", "let the page send, reply, mark read and archive as this agent (its own mail only)")
+	token := fs.String("token", "", `require this token for every request; "auto" makes one up`)
+	if err := fs.Parse(args); err != nil {
+		return 80
+	}
+	usage := func(err error, hint string) int {
+		fmt.Fprintf(stderr, "mailfs: error: %v\nmailfs: hint: %s\n", err, hint)
+		return 80
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "mailfs: error: %v\n", err)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		return usage(fmt.Errorf("unexpected argument %q", fs.Arg(0)), "mailfs serve [--addr HOST:PORT] [--as NAME] [--token SECRET|auto]")
+	}
+	if *root == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return fail(err)
+		}
+		*root = maildir.FindRoot(wd)
+	}
+	st, err := maildir.Open(*root)
+	if err != nil {
+		return fail(err)
+	}
+	defer st.Close()
+	st.Host = *host
+	st.Warn = func(err error) { fmt.Fprintf(stderr, "mailfs: warning: %v\n", err) }
+	q, err := nudgeq.Open(st.Dir())
+	if err != nil {
+		return fail(err)
+	}
+	defer q.Close()
+	if *token == "auto" {
+		*token = NewToken()
+	}
+	srv, err := New(st, q, *as, *token)
+	if errors.Is(err, ErrBadIdentity) {
+		return usage(err, "--as takes an agent id, such as human")
+	}
+	if err != nil {
+		return fail(err)
+	}
+	ln, loopback, err := Listen(*addr, *token)
+	var addrErr *net.AddrError
+	switch {
+	case errors.Is(err, ErrNeedsToken):
+		return usage(err, "mailfs serve --addr "+*addr+" --token auto")
+	case errors.As(err, &addrErr):
+		return usage(fmt.Errorf("--addr %w", err), "give HOST:PORT, such as 127.0.0.1:8025")
+	case err != nil:
+		return fail(err)
+	}
+	srv.Loopback = loopback
+	mode := "read only"
+	if srv.As != "" {
+		mode = "acting as " + srv.As
+	}
+	url := "http://" + ln.Addr().String() + "/"
+	if *token != "" {
+		url += "?token=" + *token
+	}
+	fmt.Fprintln(stdout, url)
+	fmt.Fprintf(stderr, "mailfs: serving %s (%s); ^C stops it\n", st.Dir(), mode)
+	if err := srv.Serve(ctx, ln); err != nil {
+		return fail(err)
+	}
+	return 0
+}
