@@ -189,6 +189,9 @@ func (s *Syncer) open(ctx context.Context, host string) (*git, string, string, e
 	}
 	g := &git{dir: dir, bin: bin, env: environ(host, true)}
 	if _, err := os.Lstat(filepath.Join(dir, ".git")); errors.Is(err, os.ErrNotExist) {
+		if s.Remote == "" { // a repository with nowhere to sync to: make none
+			return nil, "", "", fmt.Errorf("%w: %s has no repository yet; give the remote to start one: mailfs sync --remote URL", ErrNoRemote, dir)
+		}
 		branch := s.Branch
 		if branch == "" {
 			branch = "main"

@@ -259,6 +259,9 @@ func TestSyncRefusesWhatItCannotDoSafely(t *testing.T) {
 	if _, err := sy.Sync(context.Background()); !errors.Is(err, gitsync.ErrNoRemote) {
 		t.Fatalf("no remote: %v", err)
 	}
+	if _, err := os.Stat(filepath.Join(s.Dir(), ".git")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a refused sync left a repository behind: %v", err)
+	}
 	outer := t.TempDir()
 	gitRun(t, outer, "init", "-q")
 	s2, err := maildir.Open(filepath.Join(outer, "town", ".chipset"))
