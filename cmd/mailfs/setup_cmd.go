@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -58,13 +59,14 @@ func (c *setupCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	if bytes.Equal(old, data) {
-		fmt.Fprintf(a.err, "mailfs: %s is already set up for %s in %s\n", rt, agent, path)
-		return nil
-	}
 	if c.DryRun {
 		_, err := fmt.Fprint(a.out, setup.Diff(path, old, data))
 		return err
+	}
+	c.home(a, agent)
+	if bytes.Equal(old, data) {
+		fmt.Fprintf(a.err, "mailfs: %s is already set up for %s in %s\n", rt, agent, path)
+		return nil
 	}
 	mode := fs.FileMode(0o644)
 	if st, err := os.Stat(path); err == nil {
@@ -85,6 +87,35 @@ func (c *setupCmd) Run(a *app) error {
 	}
 	fmt.Fprintf(a.err, "mailfs: set up %s for %s in %s%s\n", rt, agent, path, backup)
 	return nil
+}
+
+// home makes this host the agent's home when the host has a name and the
+// agent has no home yet: an agent's home is where it is set up (SPEC §10).
+// A home elsewhere is said, not changed.
+func (c *setupCmd) home(a *app, agent string) {
+	s, err := a.open()
+	if err != nil {
+		a.warn(err)
+		return
+	}
+	host, err := s.LocalHost()
+	if err != nil || host == "" {
+		return
+	}
+	box := maildir.Address{Kind: maildir.KindAgent, Name: agent}
+	h, err := s.HomeOf(box)
+	switch {
+	case err != nil:
+		a.warn(err)
+	case h.Host == "":
+		if err := s.ClaimHome(box); err != nil {
+			a.warn(err)
+			return
+		}
+		fmt.Fprintf(a.err, "mailfs: %s is homed on this host, %s: its mail is marked and archived here\n", agent, host)
+	case h.Host != host:
+		a.warn(fmt.Errorf("%s is homed on host %s, not on this host (%s): its mail is marked and archived there (mailfs home move %s --to %s, on %s)", agent, h.Host, host, agent, host, h.Host))
+	}
 }
 
 type doctorCmd struct {
@@ -133,11 +164,34 @@ func (c *doctorCmd) Run(a *app) error {
 	} else {
 		fmt.Fprintf(a.out, "hooks ran: %s at %s (%s ago)\n", ev, seen.UTC().Format(time.RFC3339), time.Since(seen).Round(time.Second))
 	}
+	host, err := s.LocalHost()
+	if err != nil {
+		return err
+	}
+	home, err := s.HomeOf(maildir.Address{Kind: maildir.KindAgent, Name: agent})
+	if err != nil {
+		return err
+	}
+	switch {
+	case host == "" && home.Host == "":
+		fmt.Fprintf(a.out, "host:      no name: a town on one machine (mailfs host NAME before mailfs sync)\n")
+	case home.Host == host:
+		fmt.Fprintf(a.out, "host:      %s, %s's home\n", host, agent)
+	case home.Host == "":
+		fmt.Fprintf(a.out, "host:      %s; %s has no home yet, so its mail cannot be marked or archived (mailfs home claim %s)\n", host, agent, agent)
+	default:
+		fmt.Fprintf(a.out, "host:      %s; %s's home is %s, where its mail is marked and archived\n", cmp.Or(host, "no name"), agent, home.Host)
+	}
 	mcpBin, mcpErr := mcpBinary()
 	if mcpErr != nil {
 		fmt.Fprintf(a.out, "mcp:       mailfs-mcp not found beside mailfs or on $PATH: \"mailfs mcp\" cannot serve (go install ./cmd/... from a clone)\n")
 	} else {
 		fmt.Fprintf(a.out, "mcp:       %s\n", mcpBin)
+	}
+	if serveBin, err := helperBinary("mailfs-serve", "the web view"); err != nil {
+		fmt.Fprintf(a.out, "serve:     mailfs-serve not found beside mailfs or on $PATH: \"mailfs serve\" cannot serve (go install ./cmd/... from a clone)\n")
+	} else {
+		fmt.Fprintf(a.out, "serve:     %s\n", serveBin)
 	}
 	installed := 0
 	for _, rt := range setup.Runtimes {
