@@ -38,7 +38,9 @@ func (c *setupCmd) Help() string {
 
 It merges with what is there (the user's own hooks and settings are kept),
 replaces only mailfs's own entries, changes nothing when run twice, and
-keeps the old file as <file>.mailfs-backup. "mailfs doctor" checks it.`
+keeps the old file as <file>.mailfs-backup. "mailfs doctor" checks it.
+On a named host (a town on several machines) it also makes this host the
+agent's home, if the agent has none yet.`
 }
 
 func (c *setupCmd) Run(a *app) error {
@@ -125,7 +127,8 @@ type doctorCmd struct {
 
 func (c *doctorCmd) Help() string {
 	return `Says, for one agent, where its root is, what waits in its mailbox, when
-its hooks last ran, whether the MCP server's binary (mailfs-mcp) is
+its hooks last ran, this host's name and the agent's home host, whether
+the MCP server's and the web view's binaries (mailfs-mcp, mailfs-serve) are
 installed, and which runtimes in --dir have mailfs set up. Exit status 0
 when at least one runtime is set up for the agent (Codex only with
 mailfs-mcp installed), 1 when none is.`
