@@ -170,7 +170,7 @@ func (lt *liveTown) shot(name string) {
 // command line appears without a reload.
 func TestBrowserOverviewIsLive(t *testing.T) {
 	lt := newLiveTown(t)
-	lt.mailfs("send", "toast", "--from", "mayor", "--priority", "urgent", "-s", "MERGE_FAILED gt-201", "-m", "Branch: polecat/toast\n\nRebase onto main.")
+	urgentID := lt.mailfs("send", "toast", "--from", "mayor", "--priority", "urgent", "-s", "MERGE_FAILED gt-201", "-m", "Branch: polecat/toast\n\nRebase onto main.")
 	lt.mailfs("send", "toast", "--from", "mayor", "-s", "WORK gt-202: release notes", "-m", "x")
 	lt.mailfs("send", "nux", "--from", "mayor", "--priority", "high", "-s", "WORK gt-203: docs", "-m", "x")
 	lt.mailfs("queue", "create", "work")
@@ -216,6 +216,9 @@ func TestBrowserOverviewIsLive(t *testing.T) {
 	if !sameLoad {
 		t.Fatal("the page was reloaded, not updated in place")
 	}
+	// An agent reads its mail: the count drops, live too.
+	lt.mailfs("mark-read", "toast", urgentID)
+	lt.run(chromedp.Poll(`document.querySelector("#box-toast td[data-col=urgent]").textContent === "0"`, nil))
 
 	// The same on a mailbox page: the new subject appears.
 	lt.run(chromedp.Navigate(lt.url+"/box/toast"), chromedp.Poll(`document.getElementById("live").textContent === "live"`, nil))

@@ -8,8 +8,10 @@
 //
 // It reads and writes through [maildir.Store] only — the same listing,
 // parsing, search and address rules as the command line — and learns of
-// new mail from [watch.Watcher], pushed to the page as server-sent events.
-// The page asks for nothing on a timer.
+// new mail from [watch.Watcher], and of other changes (marks, archives,
+// claims) from its folders' modification times, looked at once a second;
+// both are pushed to the page as server-sent events. The page asks for
+// nothing on a timer.
 //
 // # Security
 //

@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash"
+	"hash/fnv"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -16,6 +20,10 @@ import (
 // page notices a feed that dropped.
 const heartbeat = 15 * time.Second
 
+// DefaultChangeEvery is how often the server looks for changes that are
+// not new mail (see [Server.ChangeEvery]).
+const DefaultChangeEvery = time.Second
+
 // A hub hands the watcher's events to every open page.
 type hub struct {
 	mu      sync.Mutex
@@ -25,8 +33,9 @@ type hub struct {
 
 func newHub() *hub { return &hub{subs: map[chan string]bool{}} }
 
-// watch starts one watcher over every mailbox, queue and channel, once.
-func (h *hub) watch(ctx context.Context, st *maildir.Store) error {
+// watch starts one watcher over every mailbox, queue and channel, and
+// the look for other changes every changeEvery, once.
+func (h *hub) watch(ctx context.Context, st *maildir.Store, changeEvery time.Duration) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.started {
@@ -56,18 +65,69 @@ func (h *hub) watch(ctx context.Context, st *maildir.Store) error {
 	go func() {
 		for ev := range events {
 			data, _ := json.Marshal(map[string]string{"box": ev.Box.String(), "id": ev.ID})
-			h.publish(string(data))
+			h.publish("mail", string(data))
 		}
 	}()
+	go h.changes(ctx, st.Dir(), changeEvery)
 	return nil
 }
 
-func (h *hub) publish(data string) {
+// changes publishes a "change" event when the town's folders changed in a
+// way the watcher does not report — a mark read, an archive, a claim, a
+// delete, a drained nudge: each renames or removes a file, which changes
+// its folder's modification time. It stats folders only, never a file
+// (so an in-place rewrite of a file is seen at the next event or reload).
+func (h *hub) changes(ctx context.Context, root string, every time.Duration) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	last := folderPrint(root)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if now := folderPrint(root); now != last {
+			last = now
+			h.publish("change", "{}")
+		}
+	}
+}
+
+// folderPrint sums up the modification times of the folders of every
+// mailbox (and its archive), queue, channel and nudge queue under root.
+func folderPrint(root string) uint64 {
+	sum := fnv.New64a()
+	for _, top := range []string{maildir.MailDir, maildir.QueueDir, maildir.ChannelDir, "runtime/nudge"} {
+		dir := filepath.Join(root, filepath.FromSlash(top))
+		stamp(sum, dir)
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if !e.IsDir() {
+				continue
+			}
+			stamp(sum, filepath.Join(dir, e.Name()))
+			stamp(sum, filepath.Join(dir, e.Name(), maildir.ArchiveDir))
+		}
+	}
+	return sum.Sum64()
+}
+
+func stamp(h hash.Hash64, path string) {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(h, "%s %d\n", path, st.ModTime().UnixNano())
+}
+
+func (h *hub) publish(event, data string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	msg := "event: " + event + "\ndata: " + data + "\n\n"
 	for c := range h.subs {
 		select {
-		case c <- data:
+		case c <- msg:
 		default: // a slow page: it refetches on the next event anyway
 		}
 	}
@@ -86,7 +146,8 @@ func (h *hub) subscribe() (chan string, func()) {
 }
 
 // events is the live feed: server-sent events, one "mail" event per new
-// message ({"box", "id"}), a comment every heartbeat.
+// message ({"box", "id"}), a "change" event when folders changed otherwise
+// (marks, archives, claims, drains), a comment every heartbeat.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
@@ -106,8 +167,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			return
-		case data := <-c:
-			fmt.Fprintf(w, "event: mail\ndata: %s\n\n", data)
+		case msg := <-c:
+			fmt.Fprint(w, msg)
 		case <-tick.C:
 			fmt.Fprint(w, ": alive\n\n")
 		}

@@ -59,6 +59,9 @@ type Server struct {
 
 	Now         func() time.Time
 	UnreadAfter time.Duration // 0: DefaultUnreadAfter
+	// ChangeEvery is how often the live feed looks for changes that are
+	// not new mail (marks, archives, claims, drains); 0: DefaultChangeEvery.
+	ChangeEvery time.Duration
 	UrgentAfter time.Duration // 0: DefaultUrgentAfter
 
 	writeToken string
@@ -146,7 +149,7 @@ func isLoopbackHost(host string) bool {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if err := s.hub.watch(ctx, s.Store); err != nil {
+	if err := s.Watch(ctx); err != nil {
 		return err
 	}
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
@@ -165,7 +168,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 // Watch starts the live feed without serving, for a caller that serves
 // Handler itself (tests do).
-func (s *Server) Watch(ctx context.Context) error { return s.hub.watch(ctx, s.Store) }
+func (s *Server) Watch(ctx context.Context) error {
+	every := s.ChangeEvery
+	if every <= 0 {
+		every = DefaultChangeEvery
+	}
+	return s.hub.watch(ctx, s.Store, every)
+}
 
 // Handler returns the server's routes, behind its checks.
 func (s *Server) Handler() http.Handler {

@@ -435,11 +435,13 @@ func TestListenBeyondLoopbackNeedsAToken(t *testing.T) {
 	}
 }
 
-// The live feed carries an event for each message that lands.
+// The live feed carries an event for each message that lands, and one
+// when the folders change otherwise (a mark read).
 func TestLiveFeed(t *testing.T) {
 	tw := newTown(t, "", "")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	tw.srv.ChangeEvery = 20 * time.Millisecond
 	if err := tw.srv.Watch(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -457,13 +459,26 @@ func TestLiveFeed(t *testing.T) {
 		t.Fatalf("first line %q", lines.Text())
 	}
 	m := tw.send(&maildir.Message{From: "mayor", To: "toast", Subject: "live"})
-	for lines.Scan() {
-		if line := lines.Text(); strings.HasPrefix(line, "data: ") {
-			if want := `data: {"box":"toast","id":"` + m.ID + `"}`; line != want {
-				t.Fatalf("event %q, want %q", line, want)
+	next := func() (event, data string) {
+		for lines.Scan() {
+			switch line := lines.Text(); {
+			case strings.HasPrefix(line, "event: "):
+				event = line
+			case strings.HasPrefix(line, "data: "):
+				return event, line
 			}
-			return
 		}
+		t.Fatalf("the feed ended: %v", lines.Err())
+		return
 	}
-	t.Fatalf("the feed ended without the event: %v", lines.Err())
+	if ev, data := next(); ev != "event: mail" || data != `data: {"box":"toast","id":"`+m.ID+`"}` {
+		t.Fatalf("event %q %q", ev, data)
+	}
+	// A mark read is no new mail, but it changes the page: a change event.
+	if _, err := tw.store.MarkRead(maildir.Address{Name: "toast"}, m.ID); err != nil {
+		t.Fatal(err)
+	}
+	if ev, _ := next(); ev != "event: change" {
+		t.Fatalf("after a mark read: %q", ev)
+	}
 }

@@ -13,8 +13,9 @@ past the sweep's cut-off, or urgent and unread for five minutes), queue
 depths, channels with their latest post, held nudges; a mailbox, a message
 (protocol fields as a table), a thread across mailboxes and archives, the
 search of the command line, the archive. New mail appears without a reload
-(server-sent events from the watcher); the page says when the live feed
-drops and reconnects. Agents never need it.
+(server-sent events from the watcher), marks, archives and claims within a
+second; the page says when the live feed drops and reconnects. Agents
+never need it.
 
 Safe by default: it listens on loopback, answers only loopback host names,
 and is read only. --as NAME lets the page act as NAME, and every change

@@ -1,4 +1,5 @@
-// The live feed: the server pushes an event when mail lands; the page
+// The live feed: the server pushes an event when mail lands or the town's
+// folders change (a mark, an archive, a claim); the page
 // fetches itself again and swaps in the new <main>. No text is turned
 // into HTML here: the server rendered (and escaped) all of it.
 (function () {
@@ -57,4 +58,5 @@
     state(false, "live feed lost — reconnecting…");
   };
   es.addEventListener("mail", refresh);
+  es.addEventListener("change", refresh);
 })();
