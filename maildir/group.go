@@ -212,11 +212,7 @@ func (s *Store) editGroup(name string, create bool, edit func(*Group) error) (*G
 	if name == AllGroup {
 		return nil, fmt.Errorf("@%s is built in: every mailbox", AllGroup)
 	}
-	r, err := s.open(true)
-	if err != nil {
-		return nil, err
-	}
-	d, err := r.MkdirAll(GroupDir)
+	d, err := s.mkdir(GroupDir)
 	if err != nil {
 		return nil, err
 	}

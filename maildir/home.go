@@ -107,11 +107,7 @@ func (s *Store) SetLocalHost(name string) error {
 	if err != nil {
 		return err
 	}
-	r, err := s.open(true)
-	if err != nil {
-		return err
-	}
-	d, err := r.MkdirAll("runtime")
+	d, err := s.mkdir("runtime")
 	if err != nil {
 		return err
 	}
@@ -242,11 +238,7 @@ func (s *Store) writeHome(a Address, host, to string, replace bool) error {
 		return err
 	}
 	folder, name := homeFile(a)
-	r, err := s.open(true)
-	if err != nil {
-		return err
-	}
-	d, err := r.MkdirAll(folder)
+	d, err := s.mkdir(folder)
 	if err != nil {
 		return err
 	}

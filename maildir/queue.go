@@ -41,11 +41,7 @@ func (s *Store) CreateQueue(name string) error {
 	if err := s.taken(KindQueue, name); err != nil {
 		return err
 	}
-	r, err := s.open(true)
-	if err != nil {
-		return err
-	}
-	d, err := r.MkdirAll(QueueDir + "/" + name)
+	d, err := s.mkdir(QueueDir + "/" + name)
 	if err != nil {
 		return err
 	}
@@ -226,11 +222,7 @@ func (s *Store) openQueue(q Address) (parent, d *durable.Dir, err error) {
 // which keeps no empty folders (its home record says it exists), and
 // opens it as openQueue does.
 func (s *Store) makeQueue(q Address) (parent, d *durable.Dir, err error) {
-	r, err := s.open(true)
-	if err != nil {
-		return nil, nil, err
-	}
-	if d, err = r.MkdirAll(q.Dir(false)); err != nil {
+	if d, err = s.mkdir(q.Dir(false)); err != nil {
 		return nil, nil, err
 	}
 	d.Close()

@@ -90,11 +90,7 @@ func (s *Store) Close() error { return s.root.Close() }
 // Init creates the root, its state/mail directory and its .gitignore. It
 // is idempotent, and never replaces an existing .gitignore.
 func (s *Store) Init() error {
-	r, err := s.open(true)
-	if err != nil {
-		return err
-	}
-	d, err := r.MkdirAll(MailDir)
+	d, err := s.mkdir(MailDir)
 	if err != nil {
 		return err
 	}
@@ -102,6 +98,16 @@ func (s *Store) Init() error {
 }
 
 func (s *Store) open(create bool) (*durable.Root, error) { return s.root.Open(create) }
+
+// mkdir opens the folder rel below the root for writing, making it (and
+// the root, with its .gitignore) if missing.
+func (s *Store) mkdir(rel string) (*durable.Dir, error) {
+	r, err := s.open(true)
+	if err != nil {
+		return nil, err
+	}
+	return r.MkdirAll(rel)
+}
 
 func (s *Store) now() time.Time {
 	if s.Now != nil {
