@@ -150,24 +150,10 @@ func (s *Store) HomeOf(a Address) (Home, error) {
 func (s *Store) Homes() ([]Home, error) {
 	var all []Home
 	for _, k := range []Kind{KindAgent, KindQueue, KindChannel, KindGroup} {
-		d, err := s.root.Dir(HomeDir + "/" + k.String())
+		names, err := s.homedNames(k)
 		if err != nil {
 			return nil, err
 		}
-		if d == nil {
-			continue
-		}
-		var names []string
-		err = d.Each(func(e fs.DirEntry) {
-			if n, ok := strings.CutSuffix(e.Name(), ".json"); ok && e.Type().IsRegular() && ValidAgent(n) {
-				names = append(names, n)
-			}
-		})
-		d.Close()
-		if err != nil {
-			return nil, err
-		}
-		slices.Sort(names)
 		for _, n := range names {
 			h, err := s.HomeOf(Address{Kind: k, Name: n})
 			if err != nil {
@@ -177,6 +163,24 @@ func (s *Store) Homes() ([]Home, error) {
 		}
 	}
 	return all, nil
+}
+
+// homedNames lists the names of kind's objects that have a home record,
+// sorted, reading the folder of records but none of them.
+func (s *Store) homedNames(k Kind) ([]string, error) {
+	d, err := s.root.Dir(HomeDir + "/" + k.String())
+	if d == nil || err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	var names []string
+	err = d.Each(func(e fs.DirEntry) {
+		if n, ok := strings.CutSuffix(e.Name(), ".json"); ok && e.Type().IsRegular() && ValidAgent(n) {
+			names = append(names, n)
+		}
+	})
+	slices.Sort(names)
+	return names, err
 }
 
 // MayChange returns nil when this host may rename, rewrite or delete a's

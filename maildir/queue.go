@@ -402,10 +402,10 @@ func (s *Store) names(kind Kind) ([]string, error) {
 	}
 	if kind == KindQueue {
 		// Empty queues that came through git exist by their home record.
-		homes, _ := s.Homes()
-		for _, h := range homes {
-			if h.Object.Kind == KindQueue && !slices.Contains(names, h.Object.Name) {
-				names = append(names, h.Object.Name)
+		homed, _ := s.homedNames(KindQueue)
+		for _, n := range homed {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
 			}
 		}
 	}
