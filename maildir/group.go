@@ -131,8 +131,12 @@ func readGroup(d *durable.Dir, name string) (*Group, []field, error) {
 
 // Groups returns the names of the groups defined under the root, sorted
 // (@all, built in, is not among them).
-func (s *Store) Groups() ([]string, error) {
-	d, err := s.root.Dir(GroupDir)
+func (s *Store) Groups() ([]string, error) { return s.jsonNames(GroupDir) }
+
+// jsonNames lists the names of the regular <name>.json files in folder
+// (names that are valid ids), sorted, without opening any.
+func (s *Store) jsonNames(folder string) ([]string, error) {
+	d, err := s.root.Dir(folder)
 	if d == nil {
 		return nil, err
 	}

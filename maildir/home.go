@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"slices"
 	"strings"
 	"time"
 )
@@ -167,21 +166,7 @@ func (s *Store) Homes() ([]Home, error) {
 
 // homedNames lists the names of kind's objects that have a home record,
 // sorted, reading the folder of records but none of them.
-func (s *Store) homedNames(k Kind) ([]string, error) {
-	d, err := s.root.Dir(HomeDir + "/" + k.String())
-	if d == nil || err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	var names []string
-	err = d.Each(func(e fs.DirEntry) {
-		if n, ok := strings.CutSuffix(e.Name(), ".json"); ok && e.Type().IsRegular() && ValidAgent(n) {
-			names = append(names, n)
-		}
-	})
-	slices.Sort(names)
-	return names, err
-}
+func (s *Store) homedNames(k Kind) ([]string, error) { return s.jsonNames(HomeDir + "/" + k.String()) }
 
 // MayChange returns nil when this host may rename, rewrite or delete a's
 // files, else an error matching [ErrNotHome] that names the home host.
