@@ -173,3 +173,117 @@ func BenchmarkCount100k(b *testing.B) {
 	<-done
 	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
 }
+
+// BenchmarkUnread10k lists the unread mail of a mailbox of 10,000 read
+// messages — what a prompt hook asks at every prompt — through the folder
+// index (maildir.IndexDir):
+//
+//   - indexed: nothing changed since the last call;
+//   - changed: one unread message moved in before each call and out again
+//     after it (untimed), so that every call lists the folder and checks
+//     the files it knew against their inode and ctime;
+//   - noindex: every file read, as without the index;
+//   - floor-list, floor-stat: the system calls the changed case cannot
+//     avoid, alone: listing the folder (getdents), and that plus an lstat
+//     of every file on as many goroutines as the index uses.
+func BenchmarkUnread10k(b *testing.B) {
+	const n = 10000
+	ts := newStore(b)
+	dir := ts.path("state/mail/toast")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		m := &maildir.Message{From: "mayor", To: "toast", Subject: fmt.Sprintf("WORK gt-%d", i), Body: benchBody,
+			Type: "work_assignment", Priority: maildir.Normal, Timestamp: base.Add(time.Duration(i) * time.Millisecond), Read: true}
+		if err := os.WriteFile(filepath.Join(dir, maildir.NewID(m.Timestamp, m.From)+".json"), m.Encode(), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	spare := filepath.Join(b.TempDir(), "2026-06-01T00-00-00Z-nux.json")
+	if err := os.WriteFile(spare, []byte(`{"from":"nux","read":false,"subject":"new"}`), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	inBox := filepath.Join(dir, filepath.Base(spare))
+	// The steady state is a folder older than the racy window.
+	time.Sleep(maildir.RacyWindow + 100*time.Millisecond)
+	unread := func(b *testing.B, s *maildir.Store, want int) {
+		msgs, err := s.List(toast, maildir.ListOptions{})
+		if err != nil || len(msgs) != want {
+			b.Fatal(len(msgs), err)
+		}
+	}
+	unread(b, ts.Store, 0)
+	b.Run("indexed", func(b *testing.B) {
+		for b.Loop() {
+			unread(b, ts.Store, 0)
+		}
+	})
+	b.Run("changed", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			if err := os.Rename(spare, inBox); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			unread(b, ts.Store, 1)
+			b.StopTimer()
+			if err := os.Rename(inBox, spare); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+	})
+	b.Run("noindex", func(b *testing.B) {
+		s, err := maildir.Open(ts.dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.NoIndex = true
+		for b.Loop() {
+			unread(b, s, 0)
+		}
+	})
+	var names []string
+	b.Run("floor-list", func(b *testing.B) {
+		for b.Loop() {
+			f, err := os.Open(dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			names, err = f.Readdirnames(-1)
+			f.Close()
+			if err != nil || len(names) != n {
+				b.Fatal(len(names), err)
+			}
+		}
+	})
+	b.Run("floor-stat", func(b *testing.B) {
+		workers := runtime.GOMAXPROCS(0) * 2
+		for b.Loop() {
+			f, err := os.Open(dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			names, err = f.Readdirnames(-1)
+			f.Close()
+			if err != nil {
+				b.Fatal(err)
+			}
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			for range workers {
+				wg.Go(func() {
+					for i := int(next.Add(1) - 1); i < len(names); i = int(next.Add(1) - 1) {
+						if _, err := os.Lstat(filepath.Join(dir, names[i])); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+		}
+	})
+}

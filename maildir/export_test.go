@@ -1,6 +1,10 @@
 package maildir
 
-import "github.com/mailfs/mailfs/internal/durable"
+import (
+	"time"
+
+	"github.com/mailfs/mailfs/internal/durable"
+)
 
 // Test seams, compiled only into this package's tests.
 
@@ -8,3 +12,9 @@ import "github.com/mailfs/mailfs/internal/durable"
 // every step of every write (durable.WithFault), or the rename fallbacks of
 // file systems without renameat2's flags (durable.WithFallback).
 func OpenWith(dir string, opts ...durable.Option) (*Store, error) { return open(dir, opts...) }
+
+// SetRacyWindow sets how old a folder's ctime must be for its index to be
+// trusted on the stamp alone (see [RacyWindow]); negative means any age, so
+// that a test can change a folder right after its index was written and
+// check that the change is seen through the stamp, not the racy rule.
+func SetRacyWindow(s *Store, d time.Duration) { s.racy = d }

@@ -43,7 +43,13 @@ func (s *Store) List(b Address, opt ListOptions) ([]*Message, error) {
 	// nothing for a channel's broadcast posts.
 	all := opt.All || b.Kind != KindAgent
 	keep := func(m *Message) bool { return (all || !m.Read) && (opt.Match == nil || opt.Match.Match(m)) }
-	msgs, err := s.readFolder(b, opt.Archived, keep)
+	var msgs []*Message
+	var err error
+	if all || opt.Archived {
+		msgs, err = s.readFolder(b, opt.Archived, keep)
+	} else {
+		msgs, _, err = s.readUnread(b, keep)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +114,7 @@ func (s *Store) Count(b Address) (Counts, error) {
 	}
 	c := Counts{Box: b}
 	cutoff := s.now().Add(-NeglectedAfter)
-	_, err := s.readFolder(b, false, func(m *Message) bool {
+	_, known, err := s.readUnread(b, func(m *Message) bool {
 		c.Total++
 		if !m.Read {
 			c.Unread++
@@ -121,6 +127,7 @@ func (s *Store) Count(b Address) (Counts, error) {
 		}
 		return false
 	})
+	c.Total += known
 	if err != nil {
 		return c, err
 	}
@@ -129,7 +136,7 @@ func (s *Store) Count(b Address) (Counts, error) {
 		return c, err
 	}
 	defer d.Close()
-	err = s.eachName(d, false, func(string) { c.Archived++ })
+	c.Archived, err = s.countNames(d)
 	return c, err
 }
 
@@ -192,28 +199,38 @@ func (s *Store) readFolderIf(b Address, archived bool, pre func([]byte) bool, ke
 		return nil, err
 	}
 	slices.Sort(names)
-	// Batches bound the memory of a caller such as Count that keeps
-	// nothing: at most one batch of messages is alive at a time.
+	var kept []*Message
+	s.loadNames(d, b, archived, names, pre, func(name string, m *Message, _ durable.Stat, err error) {
+		switch {
+		case errors.Is(err, fs.ErrNotExist), err == errRuledOut:
+			// moved or deleted since the listing: not ours to report
+		case err != nil:
+			s.warn(d.Join(name), Reason(err))
+		case keep(m):
+			kept = append(kept, m)
+		}
+	})
+	return kept, nil
+}
+
+// loadNames reads and parses the files names of d, several at a time,
+// and calls each with every outcome (the message and the stat of the file
+// it came from, or the error), in the order of names and from the calling
+// goroutine. Batches bound the memory of a caller that keeps nothing, such
+// as Count: at most one batch of messages is alive at a time.
+func (s *Store) loadNames(d *durable.Dir, b Address, archived bool, names []string, pre func([]byte) bool, each func(name string, m *Message, st durable.Stat, err error)) {
 	const batch = 1024
 	msgs := make([]*Message, min(batch, len(names)))
+	sts := make([]durable.Stat, len(msgs))
 	errs := make([]error, len(msgs))
-	var kept []*Message
 	for lo := 0; lo < len(names); lo += batch {
 		part := names[lo:min(lo+batch, len(names))]
-		parallel(len(part), func(i int) { msgs[i], errs[i] = s.loadIf(d, b, archived, part[i], pre) })
+		parallel(len(part), func(i int) { msgs[i], _, _, sts[i], errs[i] = s.loadStat(d, b, archived, part[i], pre) })
 		for i, m := range msgs[:len(part)] {
-			switch err := errs[i]; {
-			case errors.Is(err, fs.ErrNotExist), err == errRuledOut:
-				// moved or deleted since the listing: not ours to report
-			case err != nil:
-				s.warn(d.Join(part[i]), Reason(err))
-			case keep(m):
-				kept = append(kept, m)
-			}
+			each(part[i], m, sts[i], errs[i])
 		}
 		clear(msgs)
 	}
-	return kept, nil
 }
 
 // parallel calls f(0) … f(n-1), spread over the CPUs when n is large enough
@@ -275,22 +292,29 @@ func (s *Store) loadFields(d *durable.Dir, b Address, archived bool, name string
 }
 
 func (s *Store) loadFieldsIf(d *durable.Dir, b Address, archived bool, name string, pre func([]byte) bool) (*Message, []field, []byte, error) {
+	m, fields, data, _, err := s.loadStat(d, b, archived, name, pre)
+	return m, fields, data, err
+}
+
+// loadStat is loadFieldsIf that also returns the stat of the file whose
+// bytes were parsed, for the folder index.
+func (s *Store) loadStat(d *durable.Dir, b Address, archived bool, name string, pre func([]byte) bool) (*Message, []field, []byte, durable.Stat, error) {
 	data, st, err := d.ReadFile(name, MaxSize)
 	if errors.Is(err, durable.ErrTooLarge) {
-		return nil, nil, nil, &fs.PathError{Op: "read", Path: d.Join(name), Err: ErrTooLarge}
+		return nil, nil, nil, durable.Stat{}, &fs.PathError{Op: "read", Path: d.Join(name), Err: ErrTooLarge}
 	}
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, durable.Stat{}, err
 	}
 	if len(data) == 0 {
-		return nil, nil, nil, &fs.PathError{Op: "read", Path: d.Join(name), Err: fmt.Errorf("%w: empty file", ErrInvalidMessage)}
+		return nil, nil, nil, durable.Stat{}, &fs.PathError{Op: "read", Path: d.Join(name), Err: fmt.Errorf("%w: empty file", ErrInvalidMessage)}
 	}
 	if pre != nil && !pre(data) {
-		return nil, nil, nil, errRuledOut
+		return nil, nil, nil, durable.Stat{}, errRuledOut
 	}
 	m, fields, err := decode(data)
 	if err != nil {
-		return nil, nil, nil, &fs.PathError{Op: "parse", Path: d.Join(name), Err: err}
+		return nil, nil, nil, durable.Stat{}, &fs.PathError{Op: "parse", Path: d.Join(name), Err: err}
 	}
 	m.ID = strings.TrimSuffix(name, ".json")
 	m.Box = b
@@ -303,7 +327,7 @@ func (s *Store) loadFieldsIf(d *durable.Dir, b Address, archived bool, name stri
 			m.Timestamp = st.ModTime.UTC()
 		}
 	}
-	return m, fields, data, nil
+	return m, fields, data, st, nil
 }
 
 // Reason returns err without the [*fs.PathError] around it, for a report

@@ -45,7 +45,14 @@ type Store struct {
 	// Set it before the Store is used.
 	Host string
 
+	// NoIndex turns the folder index (see [IndexDir]) off: every reader
+	// of unread mail then reads every file of the folder. Set it before
+	// the Store is used.
+	NoIndex bool
+
 	root *chipset.Root
+
+	racy time.Duration // RacyWindow when 0; none when negative (tests)
 
 	mu   sync.Mutex
 	last time.Time // the latest stamp given out, see stamp

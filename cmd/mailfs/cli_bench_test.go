@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -24,14 +25,7 @@ import (
 //     nudges: nothing to say.
 func BenchmarkCLI(b *testing.B) {
 	dir := b.TempDir()
-	bins := map[string]string{"mailfs": filepath.Join(dir, "mailfs"), "floor": filepath.Join(dir, "floor")}
-	for name, pkg := range map[string]string{"mailfs": ".", "floor": "./testdata/floor"} {
-		cmd := exec.Command("go", "build", "-o", bins[name], pkg)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("building %s: %v\n%s", pkg, err, out)
-		}
-	}
+	bins := buildCLI(b, dir)
 	root := filepath.Join(dir, ".chipset")
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	ids := map[string][]string{}
@@ -84,4 +78,103 @@ func BenchmarkCLI(b *testing.B) {
 		call(b, 0, func(int) []string { return []string{mailfs, "check", "quiet", "--inject"} })
 	})
 	b.Run("check/floor", func(b *testing.B) { call(b, 0, func(int) []string { return []string{floor, "check", root, "quiet"} }) })
+}
+
+// buildCLI builds mailfs and the floor program into dir, static, and
+// returns their paths by name.
+func buildCLI(b *testing.B, dir string) map[string]string {
+	bins := map[string]string{"mailfs": filepath.Join(dir, "mailfs"), "floor": filepath.Join(dir, "floor")}
+	for name, pkg := range map[string]string{"mailfs": ".", "floor": "./testdata/floor"} {
+		cmd := exec.Command("go", "build", "-o", bins[name], pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("building %s: %v\n%s", pkg, err, out)
+		}
+	}
+	return bins
+}
+
+// BenchmarkHookCost times "check --inject" as a process — what a prompt
+// hook runs — on mailboxes of different sizes, to show that its cost
+// follows what changed, not what is stored (the folder index,
+// maildir.IndexDir):
+//
+//   - empty: a mailbox with nothing in it, the baseline;
+//   - read10k: 10,000 read messages, nothing to say, the index current;
+//   - read10k+1, read10k+100: the same with 1 or 100 new unread messages
+//     moved in before each call (and out again after it, untimed), so
+//     that every call finds the folder changed;
+//   - read10k-noindex: read10k with $MAILFS_INDEX=off, every file read.
+func BenchmarkHookCost(b *testing.B) {
+	dir := b.TempDir()
+	mailfs := buildCLI(b, dir)["mailfs"]
+	root := filepath.Join(dir, ".chipset")
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	write := func(box string, n int, read bool, t0 time.Time) {
+		if err := os.MkdirAll(box, 0o700); err != nil {
+			b.Fatal(err)
+		}
+		for i := range n {
+			m := &maildir.Message{From: "mayor", To: "x", Subject: fmt.Sprintf("WORK gt-%d", i), Body: "Branch: b\n\ndo it",
+				Type: "work_assignment", Priority: maildir.Normal, Timestamp: t0.Add(time.Duration(i) * time.Millisecond), Read: read}
+			if err := os.WriteFile(filepath.Join(box, maildir.NewID(m.Timestamp, "mayor")+".json"), m.Encode(), 0o600); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	mail := filepath.Join(root, "state", "mail")
+	write(filepath.Join(mail, "empty"), 0, false, base)
+	write(filepath.Join(mail, "full"), 10000, true, base)
+	spare := filepath.Join(dir, "spare")
+	write(spare, 100, false, base.Add(time.Hour))
+	spares, err := os.ReadDir(spare)
+	if err != nil {
+		b.Fatal(err)
+	}
+	move := func(n int, from, to string) {
+		for _, e := range spares[:n] {
+			if err := os.Rename(filepath.Join(from, e.Name()), filepath.Join(to, e.Name())); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	// A folder changed less than RacyWindow ago is listed again at each
+	// call (see maildir.RacyWindow); the steady state is an older one.
+	time.Sleep(maildir.RacyWindow + 100*time.Millisecond)
+	check := func(b *testing.B, agent string, env ...string) {
+		cmd := exec.Command(mailfs, "check", agent, "--inject")
+		cmd.Env = append(append(os.Environ(), "MAILFS_ROOT="+root), env...)
+		if out, err := cmd.CombinedOutput(); err != nil || bytes.Contains(out, []byte("error")) {
+			b.Fatalf("%v: %v\n%s", cmd.Args, err, out)
+		}
+	}
+	check(b, "full") // the first call writes the index
+	b.Run("empty", func(b *testing.B) {
+		for b.Loop() {
+			check(b, "empty")
+		}
+	})
+	b.Run("read10k", func(b *testing.B) {
+		for b.Loop() {
+			check(b, "full")
+		}
+	})
+	for _, n := range []int{1, 100} {
+		b.Run(fmt.Sprintf("read10k+%d", n), func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				move(n, spare, filepath.Join(mail, "full"))
+				b.StartTimer()
+				check(b, "full")
+				b.StopTimer()
+				move(n, filepath.Join(mail, "full"), spare)
+				b.StartTimer()
+			}
+		})
+	}
+	b.Run("read10k-noindex", func(b *testing.B) {
+		for b.Loop() {
+			check(b, "full", "MAILFS_INDEX=off")
+		}
+	})
 }

@@ -277,9 +277,13 @@ type Stat struct {
 	Mode    fs.FileMode
 	Size    int64
 	ModTime time.Time
-	Dev     uint64
-	Ino     uint64
-	Nlink   uint64
+	// Ctime is the inode's change time: set by the kernel on every
+	// change to the file (for a directory, every entry added, removed or
+	// renamed), and never by a caller, unlike ModTime.
+	Ctime time.Time
+	Dev   uint64
+	Ino   uint64
+	Nlink uint64
 }
 
 func statOf(st *unix.Stat_t) Stat {
@@ -299,10 +303,12 @@ func statOf(st *unix.Stat_t) Stat {
 		mode |= fs.ModeDevice
 	}
 	sec, nsec := st.Mtim.Unix()
+	csec, cnsec := st.Ctim.Unix()
 	return Stat{
 		Mode:    mode,
 		Size:    st.Size,
 		ModTime: time.Unix(sec, nsec),
+		Ctime:   time.Unix(csec, cnsec),
 		Dev:     uint64(st.Dev),
 		Ino:     uint64(st.Ino),
 		Nlink:   uint64(st.Nlink),
@@ -385,6 +391,46 @@ func (d *Dir) ReadFile(name string, limit int64) ([]byte, Stat, error) {
 		n += m
 	}
 	return buf[:n], s, nil
+}
+
+// Head reads at most n bytes from the start of the regular file name,
+// with the same refusals as [Dir.ReadFile]: for a caller that needs only a
+// file's first part, such as an index's header.
+func (d *Dir) Head(name string, n int) ([]byte, error) {
+	if !ValidName(name) {
+		return nil, d.err("open", name, ErrBadName)
+	}
+	fd, err := openFile(d.fd, name)
+	if err != nil {
+		if err == unix.ELOOP {
+			err = ErrNotRegular
+		}
+		return nil, d.err("open", name, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, d.err("stat", name, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, d.err("open", name, ErrNotRegular)
+	}
+	buf := make([]byte, min(int64(n), st.Size))
+	got := 0
+	for got < len(buf) {
+		m, err := unix.Read(fd, buf[got:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, d.err("read", name, err)
+		}
+		if m == 0 {
+			break
+		}
+		got += m
+	}
+	return buf[:got], nil
 }
 
 func openFile(dirfd int, name string) (int, error) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"io"
+	"io/fs"
 
 	"golang.org/x/sys/unix"
 )
@@ -16,6 +17,45 @@ import (
 // that scan a large directory for a few names. It is not safe for
 // concurrent use on one Dir, nor with [Dir.Each].
 func (d *Dir) EachName(f func(name []byte, regular bool)) error {
+	return d.getdents(func(name []byte, _ uint64, typ byte) {
+		f(name, typ == unix.DT_REG || typ == unix.DT_UNKNOWN)
+	})
+}
+
+// Scan calls f with the name, inode number and type of every entry of the
+// directory, from the first, as [Dir.EachName] does: one getdents(2)
+// buffer, nothing allocated per entry, the name valid only during the
+// call. The type comes from the directory; where the file system does not
+// say, Scan asks with an lstat.
+func (d *Dir) Scan(f func(name []byte, ino uint64, typ fs.FileMode)) error {
+	var st unix.Stat_t
+	return d.getdents(func(name []byte, ino uint64, typ byte) {
+		var mode fs.FileMode
+		switch typ {
+		case unix.DT_REG:
+		case unix.DT_DIR:
+			mode = fs.ModeDir
+		case unix.DT_LNK:
+			mode = fs.ModeSymlink
+		case unix.DT_FIFO:
+			mode = fs.ModeNamedPipe
+		case unix.DT_SOCK:
+			mode = fs.ModeSocket
+		case unix.DT_CHR:
+			mode = fs.ModeDevice | fs.ModeCharDevice
+		case unix.DT_BLK:
+			mode = fs.ModeDevice
+		default:
+			if unix.Fstatat(d.fd, string(name), &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+				return // gone since the listing
+			}
+			mode = statOf(&st).Mode.Type()
+		}
+		f(name, ino, mode)
+	})
+}
+
+func (d *Dir) getdents(f func(name []byte, ino uint64, typ byte)) error {
 	if _, err := unix.Seek(d.fd, 0, io.SeekStart); err != nil {
 		return d.err("seek", "", err)
 	}
@@ -38,7 +78,7 @@ func (d *Dir) EachName(f func(name []byte, regular bool)) error {
 			if reclen < 19 || off+reclen > n {
 				return d.err("getdents", "", unix.EIO)
 			}
-			typ, name := buf[off+18], buf[off+19:off+reclen]
+			ino, typ, name := binary.NativeEndian.Uint64(buf[off:]), buf[off+18], buf[off+19:off+reclen]
 			if i := bytes.IndexByte(name, 0); i >= 0 {
 				name = name[:i]
 			}
@@ -46,7 +86,7 @@ func (d *Dir) EachName(f func(name []byte, regular bool)) error {
 			if string(name) == "." || string(name) == ".." {
 				continue
 			}
-			f(name, typ == unix.DT_REG || typ == unix.DT_UNKNOWN)
+			f(name, ino, typ)
 		}
 	}
 }

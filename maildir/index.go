@@ -1,0 +1,444 @@
+package maildir
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mailfs/mailfs/internal/durable"
+)
+
+// IndexDir holds the folder index: one file per folder of messages
+// recording what the folder held when it was last listed, so that a reader
+// of unread mail reads only the files it must. It is a cache: per host
+// (under runtime/, never committed), rebuilt from the folder whenever it
+// cannot be trusted, and safe to delete at any time.
+//
+// The rule that keeps it from ever showing a stale folder: an index is
+// used as it stands only while the folder's own stat — device, inode,
+// mtime and ctime — is the one recorded before the listing it was built
+// from, and that ctime was more than [RacyWindow] old when it was
+// recorded. Every change made through the directory moves its ctime, and
+// the kernel sets ctime (no caller can put it back): a message sent,
+// marked read or unread (a rewrite is a new file renamed over the old), a
+// script's mv, cp or rename-over, rm, git checkout, reset or pull (git
+// unlinks and recreates what it writes), a restore from the archive, a
+// whole folder replaced. When the stamp differs the folder is listed
+// again — names and inode numbers, one getdents pass, no file opened — and
+// a file is taken as still read only if its name and inode are those the
+// index recorded; everything else is read. A file listed as read is never
+// taken on the index's word if it was not parsed as read from that very
+// inode.
+//
+// What the directory does not show is a file truncated and rewritten in
+// place under its own name (a shell's "> file" onto an existing message,
+// an editor that saves in place): neither the folder's stamp nor the
+// file's inode changes. SPEC §4 has writers write a new file and rename
+// it, and a reader can see such a write half done anyway; to make mailfs
+// look again, change the folder (touch a new file and remove it), delete
+// runtime/index, or run with $MAILFS_INDEX=off.
+const IndexDir = "runtime/index"
+
+// RacyWindow is how old a folder's ctime must be for its index to be
+// trusted on the stamp alone. A file system's clock moves in ticks (a few
+// milliseconds on Linux before 6.13's fine-grained timestamps), so a change
+// made in the same tick as the listing could leave the stamp as it was;
+// a folder changed less than RacyWindow before it was listed is listed
+// again at the next call, as git treats a "racily clean" index entry.
+const RacyWindow = time.Second
+
+const indexMagic = "mailfs-index/1"
+
+// A dirStamp is what identifies one state of a directory.
+type dirStamp struct {
+	dev, ino     uint64
+	mtime, ctime int64
+}
+
+func stampOf(st durable.Stat) dirStamp {
+	return dirStamp{dev: st.Dev, ino: st.Ino, mtime: st.ModTime.UnixNano(), ctime: st.Ctime.UnixNano()}
+}
+
+// A folderIndex is what a folder of messages held when it was listed.
+type folderIndex struct {
+	stamp dirStamp
+	racy  bool // the folder had changed less than RacyWindow before
+
+	count int          // message-file names (every candidate, read or not)
+	load  []string     // candidates a reader must read: unread, or not parsed as a message
+	odd   []oddEntry   // entries that are not message files, reported at each call
+	known []knownEntry // messages parsed as read, with the inode that said so
+}
+
+type oddEntry struct {
+	name string
+	typ  fs.FileMode
+}
+
+type knownEntry struct {
+	name  string
+	ino   uint64
+	ctime int64
+}
+
+// indexName is the file of folder rel in IndexDir: the path with its
+// slashes as "~", which no folder name may hold.
+func indexName(rel string) string { return strings.ReplaceAll(rel, "/", "~") }
+
+// indexOn reports whether s keeps folder indexes.
+func (s *Store) indexOn() bool { return !s.NoIndex }
+
+// usable reports whether ix describes the folder whose stat is st as it
+// stands, without listing it.
+func (ix *folderIndex) usable(st durable.Stat) bool {
+	return ix != nil && !ix.racy && ix.stamp == stampOf(st)
+}
+
+// readIndex returns the index of folder rel, or nil if there is none or
+// it does not decode. With full false, the known section is not decoded
+// (nor read, if the file is large): its names are needed only when the
+// folder changed.
+func (s *Store) readIndex(rel string, full bool) *folderIndex {
+	d, err := s.root.Dir(IndexDir)
+	if d == nil || err != nil {
+		return nil
+	}
+	defer d.Close()
+	name := indexName(rel)
+	data, err := d.Head(name, 16<<10)
+	if err != nil {
+		return nil
+	}
+	h, ok := parseIndexHeader(data)
+	if !ok {
+		return nil
+	}
+	if len(data) < h.end(full) {
+		// Read it whole; it may have been replaced since, so its header
+		// is read again.
+		if data, _, err = d.ReadFile(name, 1<<30); err != nil {
+			return nil
+		}
+		if h, ok = parseIndexHeader(data); !ok || len(data) < h.end(full) {
+			return nil
+		}
+	}
+	return h.decode(data, full)
+}
+
+// An indexHeader is the first line of an index file: the folder's stamp,
+// the counts, and the length and checksum of the two sections that follow
+// it, the head (what a reader needs at every call: the names to read and
+// the entries to report) and the tail (the names known to be read).
+type indexHeader struct {
+	ix               folderIndex
+	start            int // where the head section begins
+	headLen, tailLen int
+	headCRC, tailCRC uint32
+}
+
+func (h *indexHeader) end(full bool) int {
+	if full {
+		return h.start + h.headLen + h.tailLen
+	}
+	return h.start + h.headLen
+}
+
+func parseIndexHeader(data []byte) (*indexHeader, bool) {
+	nl := bytes.IndexByte(data, '\n')
+	if nl < 0 {
+		return nil, false
+	}
+	f := strings.Fields(string(data[:nl]))
+	if len(f) != 11 || f[0] != indexMagic {
+		return nil, false
+	}
+	var n [10]uint64
+	for i := range n {
+		v, err := strconv.ParseUint(f[i+1], 16, 64)
+		if err != nil {
+			return nil, false
+		}
+		n[i] = v
+	}
+	h := &indexHeader{
+		ix: folderIndex{
+			stamp: dirStamp{dev: n[0], ino: n[1], mtime: int64(n[2]), ctime: int64(n[3])},
+			racy:  n[4] != 0,
+			count: int(n[5]),
+		},
+		start:   nl + 1,
+		headLen: int(n[6]),
+		tailLen: int(n[7]),
+		headCRC: uint32(n[8]),
+		tailCRC: uint32(n[9]),
+	}
+	const most = 1 << 30
+	if n[5] > most || n[6] > most || n[7] > most || n[8] > 1<<32-1 || n[9] > 1<<32-1 {
+		return nil, false
+	}
+	return h, true
+}
+
+// decode decodes the sections of data that h describes: the head, and the
+// tail too when full.
+func (h *indexHeader) decode(data []byte, full bool) *folderIndex {
+	ix := h.ix
+	head := data[h.start : h.start+h.headLen]
+	if crc32.ChecksumIEEE(head) != h.headCRC {
+		return nil
+	}
+	for rec := range bytes.SplitSeq(head, []byte{0}) {
+		if len(rec) == 0 {
+			continue
+		}
+		kind, rest, ok := bytes.Cut(rec, []byte{' '})
+		if !ok {
+			return nil
+		}
+		switch string(kind) {
+		case "c":
+			ix.load = append(ix.load, string(rest))
+		case "x":
+			t, name, ok := bytes.Cut(rest, []byte{' '})
+			typ, err := strconv.ParseUint(string(t), 16, 32)
+			if !ok || err != nil {
+				return nil
+			}
+			ix.odd = append(ix.odd, oddEntry{name: string(name), typ: fs.FileMode(typ)})
+		default:
+			return nil
+		}
+	}
+	if !full {
+		return &ix
+	}
+	tail := data[h.start+h.headLen : h.end(true)]
+	if crc32.ChecksumIEEE(tail) != h.tailCRC {
+		return nil
+	}
+	for rec := range bytes.SplitSeq(tail, []byte{0}) {
+		if len(rec) == 0 {
+			continue
+		}
+		i, rest, ok1 := bytes.Cut(rec, []byte{' '})
+		c, name, ok2 := bytes.Cut(rest, []byte{' '})
+		ino, err1 := strconv.ParseUint(string(i), 16, 64)
+		ctime, err2 := strconv.ParseUint(string(c), 16, 64)
+		if !ok1 || !ok2 || err1 != nil || err2 != nil {
+			return nil
+		}
+		ix.known = append(ix.known, knownEntry{name: string(name), ino: ino, ctime: int64(ctime)})
+	}
+	return &ix
+}
+
+func (ix *folderIndex) encode() []byte {
+	var head, tail bytes.Buffer
+	for _, n := range ix.load {
+		head.WriteString("c ")
+		head.WriteString(n)
+		head.WriteByte(0)
+	}
+	for _, o := range ix.odd {
+		fmt.Fprintf(&head, "x %x %s\x00", uint32(o.typ), o.name)
+	}
+	for _, k := range ix.known {
+		tail.WriteString(strconv.FormatUint(k.ino, 16))
+		tail.WriteByte(' ')
+		tail.WriteString(strconv.FormatUint(uint64(k.ctime), 16))
+		tail.WriteByte(' ')
+		tail.WriteString(k.name)
+		tail.WriteByte(0)
+	}
+	racy := 0
+	if ix.racy {
+		racy = 1
+	}
+	var out bytes.Buffer
+	fmt.Fprintf(&out, "%s %x %x %x %x %x %x %x %x %x %x\n", indexMagic,
+		ix.stamp.dev, ix.stamp.ino, uint64(ix.stamp.mtime), uint64(ix.stamp.ctime), racy, ix.count,
+		head.Len(), tail.Len(), crc32.ChecksumIEEE(head.Bytes()), crc32.ChecksumIEEE(tail.Bytes()))
+	out.Write(head.Bytes())
+	out.Write(tail.Bytes())
+	return out.Bytes()
+}
+
+// writeIndex replaces the index of folder rel, atomically and without
+// fsync: a cache, checked on every read, that a crash may only lose. A
+// failure is not reported; the next reader lists the folder.
+func (s *Store) writeIndex(rel string, ix *folderIndex) {
+	d, err := s.mkdir(IndexDir)
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	_ = d.ReplaceEphemeral(indexName(rel), ix.encode())
+}
+
+// racyAt reports whether a folder stat taken at now is too recent to be
+// trusted on its own at the next call.
+func (s *Store) racyAt(st durable.Stat, now time.Time) bool {
+	w := s.racy
+	if w == 0 {
+		w = RacyWindow
+	}
+	return now.Sub(st.Ctime) < w
+}
+
+// readUnread parses every message file of b's folder (not its archive)
+// except those the folder's index knows to be read, and returns the unread
+// messages keep accepts (keep is called with each unread message, in
+// file-name order, from the calling goroutine) and the number of read
+// messages, most of them known from the index without being read.
+// Files that vanish meanwhile are skipped silently; files that are not
+// messages are reported to Warn, at every call, as a full read would.
+func (s *Store) readUnread(b Address, keep func(*Message) bool) ([]*Message, int, error) {
+	if !s.indexOn() {
+		known := 0
+		msgs, err := s.readFolder(b, false, func(m *Message) bool {
+			if m.Read {
+				known++
+				return false
+			}
+			return keep(m)
+		})
+		return msgs, known, err
+	}
+	d, err := s.openFolder(b, false)
+	if d == nil {
+		return nil, 0, err
+	}
+	defer d.Close()
+	st, err := d.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	rel := d.Path()
+	if ix := s.readIndex(rel, false); ix.usable(st) {
+		for _, o := range ix.odd {
+			if _, why := Classify(o.name, o.typ, false); why != nil {
+				s.warn(d.Join(o.name), why)
+			}
+		}
+		var kept []*Message
+		known := ix.count - len(ix.load)
+		s.loadNames(d, b, false, ix.load, nil, func(name string, m *Message, _ durable.Stat, err error) {
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+			case err != nil:
+				s.warn(d.Join(name), Reason(err))
+			case m.Read:
+				known++
+			case keep(m):
+				kept = append(kept, m)
+			}
+		})
+		return kept, known, nil
+	}
+
+	// The folder changed (or has no index): list it, check each file the
+	// old index knew to be read against the inode and ctime it recorded
+	// (an inode number alone can be reused by a file removed and created
+	// again under the same name, as git checkout does), and read the rest.
+	was := map[string]knownEntry{}
+	if old := s.readIndex(rel, true); old != nil {
+		for _, k := range old.known {
+			was[k.name] = k
+		}
+	}
+	now := time.Now()
+	next := &folderIndex{stamp: stampOf(st), racy: s.racyAt(st, now)}
+	var load []string
+	var check []knownEntry
+	err = d.Scan(func(raw []byte, ino uint64, typ fs.FileMode) {
+		class, why := Classify(string(raw), typ, false)
+		switch class {
+		case Candidate:
+			if k, ok := was[string(raw)]; ok && k.ino == ino {
+				check = append(check, k)
+			} else {
+				load = append(load, string(raw))
+			}
+		case NotMessage:
+			name := string(raw)
+			s.warn(d.Join(name), why)
+			next.odd = append(next.odd, oddEntry{name: name, typ: typ})
+		}
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	same := make([]bool, len(check))
+	parallel(len(check), func(i int) {
+		fst, err := d.Lstat(check[i].name)
+		same[i] = err == nil && fst.Ino == check[i].ino && fst.Ctime.UnixNano() == check[i].ctime
+	})
+	for i, k := range check {
+		if same[i] {
+			next.known = append(next.known, k)
+		} else {
+			load = append(load, k.name)
+		}
+	}
+	known := len(next.known)
+	slices.Sort(load)
+	var kept []*Message
+	s.loadNames(d, b, false, load, nil, func(name string, m *Message, fst durable.Stat, err error) {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return // gone since the listing: the folder's stamp moved too
+		case err != nil:
+			s.warn(d.Join(name), Reason(err))
+			next.load = append(next.load, name)
+		case m.Read:
+			known++
+			if s.racyAt(fst, now) {
+				// Changed too recently to vouch for: a file removed and
+				// made again within the clock's tick could have the same
+				// inode and ctime. Read again at the next listing.
+				next.load = append(next.load, name)
+			} else {
+				next.known = append(next.known, knownEntry{name: name, ino: fst.Ino, ctime: fst.Ctime.UnixNano()})
+			}
+		default:
+			next.load = append(next.load, name)
+			if keep(m) {
+				kept = append(kept, m)
+			}
+		}
+	})
+	next.count = len(next.known) + len(next.load)
+	s.writeIndex(rel, next)
+	return kept, known, nil
+}
+
+// countNames counts the message-file names in d (an archive folder), from
+// its index when the folder has not changed since, and keeps the count in
+// the index for the next call.
+func (s *Store) countNames(d *durable.Dir) (int, error) {
+	st, err := d.Stat()
+	if err != nil {
+		return 0, err
+	}
+	rel := d.Path()
+	if s.indexOn() {
+		if ix := s.readIndex(rel, false); ix.usable(st) {
+			return ix.count, nil
+		}
+	}
+	n := 0
+	if err := s.eachName(d, false, func(string) { n++ }); err != nil {
+		return 0, err
+	}
+	if s.indexOn() {
+		s.writeIndex(rel, &folderIndex{stamp: stampOf(st), racy: s.racyAt(st, time.Now()), count: n})
+	}
+	return n, nil
+}

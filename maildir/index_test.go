@@ -1,0 +1,422 @@
+package maildir_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/mailfs/mailfs/maildir"
+)
+
+// The folder index (maildir.IndexDir) must never show a stale folder: these
+// tests build it, change the files behind its back the way each kind of
+// writer does, and compare what the store says with what a store that
+// reads every file (NoIndex) says.
+
+var toast = maildir.Address{Kind: maildir.KindAgent, Name: "toast"}
+
+// indexed returns a store with 40 messages for toast, 30 of them read, and
+// the ids of the read and unread ones. Its index trusts a folder stamp of
+// any age, so a change made right after a listing is seen through the
+// stamp, not through the racy rule.
+func indexed(t *testing.T) (ts *testStore, read, unread []string) {
+	t.Helper()
+	ts = newStore(t)
+	maildir.SetRacyWindow(ts.Store, -1)
+	for i := range 40 {
+		m := ts.send(t, "mayor", "toast", fmt.Sprintf("job %d", i))
+		if i < 30 {
+			if _, err := ts.MarkRead(toast, m.ID); err != nil {
+				t.Fatal(err)
+			}
+			read = append(read, m.ID)
+		} else {
+			unread = append(unread, m.ID)
+		}
+	}
+	return ts, read, unread
+}
+
+// view is what a store says about toast's mailbox: the unread ids, in
+// order, and the counts.
+func view(t *testing.T, s *maildir.Store) string {
+	t.Helper()
+	msgs, err := s.List(toast, maildir.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Count(toast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("unread %v; total %d unread %d archived %d", ids(msgs), c.Total, c.Unread, c.Archived)
+}
+
+// truth is view through a store that reads every file.
+func truth(t *testing.T, ts *testStore) string {
+	t.Helper()
+	s, err := maildir.Open(ts.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.NoIndex = true
+	return view(t, s)
+}
+
+// pastTick waits until the file system's clock has moved past the
+// folder's ctime, so that a change made now gets a different one even on
+// a kernel whose timestamps are coarse (before Linux 6.13). It creates
+// probe files until one has a later ctime: a condition, not a guess.
+func pastTick(t *testing.T, dir string) {
+	t.Helper()
+	var st, pst unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	probe := filepath.Join(t.TempDir(), "probe")
+	for range 100000 {
+		if err := os.WriteFile(probe, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Stat(probe, &pst); err != nil {
+			t.Fatal(err)
+		}
+		if pst.Ctim.Nano() > st.Ctim.Nano() {
+			return
+		}
+	}
+	t.Fatal("the file system's clock never moved")
+}
+
+func messageJSON(from, subject string, read bool) string {
+	return fmt.Sprintf(`{"body":"b","from":%q,"priority":"normal","read":%t,"subject":%q,"timestamp":"2026-01-02T03:04:05Z","to":"toast","type":"coordination"}`+"\n", from, read, subject)
+}
+
+func TestIndexSeesEveryWriter(t *testing.T) {
+	box := func(ts *testStore) string { return ts.path("state/mail/toast") }
+	cases := []struct {
+		name   string
+		before func(t *testing.T, ts *testStore, read, unread []string) // before the index is built
+		change func(t *testing.T, ts *testStore, read, unread []string)
+	}{
+		{name: "mailfs send", change: func(t *testing.T, ts *testStore, _, _ []string) {
+			ts.send(t, "nux", "toast", "new work")
+		}},
+		{name: "mailfs mark-unread", change: func(t *testing.T, ts *testStore, read, _ []string) {
+			if _, err := ts.MarkUnread(toast, read[3]); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "mailfs mark-read", change: func(t *testing.T, ts *testStore, _, unread []string) {
+			if _, err := ts.MarkRead(toast, unread[0]); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "a script's mv of a new file", change: func(t *testing.T, ts *testStore, _, _ []string) {
+			tmp := filepath.Join(t.TempDir(), "x.json")
+			if err := os.WriteFile(tmp, []byte(messageJSON("script", "dropped", false)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(tmp, filepath.Join(box(ts), "2026-01-02T03-04-05Z-script.json")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "a script's rewrite by temp and rename over", change: func(t *testing.T, ts *testStore, read, _ []string) {
+			p := filepath.Join(box(ts), read[5]+".json")
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tmp := filepath.Join(box(ts), ".rewrite")
+			if err := os.WriteFile(tmp, []byte(strings.Replace(string(b), `"read": true`, `"read": false`, 1)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(tmp, p); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "rm of a read message", change: func(t *testing.T, ts *testStore, read, _ []string) {
+			if err := os.Remove(filepath.Join(box(ts), read[0]+".json")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "a file that was not a message becomes one", before: func(t *testing.T, ts *testStore, _, _ []string) {
+			ts.write(t, "state/mail/toast/half.json", `{"from":`)
+		}, change: func(t *testing.T, ts *testStore, _, _ []string) {
+			// In place: the index never vouched for this file, so it
+			// is read at every call.
+			if err := os.WriteFile(filepath.Join(box(ts), "half.json"), []byte(messageJSON("script", "done now", false)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "mailfs restore", before: func(t *testing.T, ts *testStore, _, unread []string) {
+			if _, err := ts.Archive(toast, unread[:2]); err != nil {
+				t.Fatal(err)
+			}
+		}, change: func(t *testing.T, ts *testStore, _, unread []string) {
+			if _, err := ts.Restore(toast, unread[:2]); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "mailfs archive", change: func(t *testing.T, ts *testStore, read, _ []string) {
+			if _, err := ts.Archive(toast, read[:4]); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "the folder replaced whole", change: func(t *testing.T, ts *testStore, _, _ []string) {
+			if err := os.Rename(box(ts), box(ts)+".old"); err != nil {
+				t.Fatal(err)
+			}
+			ts.write(t, "state/mail/toast/2026-01-02T03-04-05Z-nux.json", messageJSON("nux", "fresh start", false))
+		}},
+		{name: "mtime put back", change: func(t *testing.T, ts *testStore, read, _ []string) {
+			fi, err := os.Stat(box(ts))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Remove(filepath.Join(box(ts), read[1]+".json")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chtimes(box(ts), fi.ModTime(), fi.ModTime()); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ts, read, unread := indexed(t)
+			if tc.before != nil {
+				tc.before(t, ts, read, unread)
+			}
+			first := view(t, ts.Store) // builds the index
+			if want := truth(t, ts); first != want {
+				t.Fatalf("before the change:\nindexed %s\ntruth   %s", first, want)
+			}
+			if again := view(t, ts.Store); again != first { // from the index alone
+				t.Fatalf("the index changed the answer:\n%s\n%s", again, first)
+			}
+			pastTick(t, box(ts))
+			tc.change(t, ts, read, unread)
+			want := truth(t, ts)
+			if want == first {
+				t.Fatalf("the change changed nothing: %s", want)
+			}
+			if got := view(t, ts.Store); got != want {
+				t.Fatalf("after the change:\nindexed %s\ntruth   %s", got, want)
+			}
+			if got := view(t, ts.Store); got != want {
+				t.Fatalf("the next call:\nindexed %s\ntruth   %s", got, want)
+			}
+		})
+	}
+}
+
+func TestIndexSeesGitCheckout(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	ts, read, unread := indexed(t)
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = ts.dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	git("add", "-A")
+	git("commit", "-q", "-m", "town")
+	// Mark one read and one unread, index that, then put the committed
+	// state back: git unlinks and recreates the files it writes.
+	if _, err := ts.MarkRead(toast, unread[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.MarkUnread(toast, read[0]); err != nil {
+		t.Fatal(err)
+	}
+	first := view(t, ts.Store)
+	pastTick(t, ts.path("state/mail/toast"))
+	git("checkout", "--", "state")
+	want := truth(t, ts)
+	if want == first {
+		t.Fatalf("the checkout changed nothing: %s", want)
+	}
+	if got := view(t, ts.Store); got != want {
+		t.Fatalf("after git checkout:\nindexed %s\ntruth   %s", got, want)
+	}
+}
+
+// A file the index knows to be read is not opened while the folder is
+// unchanged. The proof is the one change the index cannot see then, a
+// file rewritten in place (the documented limit): the indexed store keeps
+// calling it read until the folder changes, when the listing checks each
+// known file's inode and ctime and sees it. Deleting the index, or
+// NoIndex, shows it at once.
+func TestIndexInPlaceRewrite(t *testing.T) {
+	ts, read, _ := indexed(t)
+	view(t, ts.Store)
+	p := ts.path("state/mail/toast/" + read[7] + ".json")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(strings.Replace(string(b), `"read": true`, `"read": false`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := truth(t, ts)
+	unchanged := view(t, ts.Store)
+	if unchanged == want || strings.Contains(unchanged, read[7]) {
+		t.Fatalf("the indexed store read a file it knew: %s", unchanged)
+	}
+	if err := os.RemoveAll(ts.path(maildir.IndexDir)); err != nil {
+		t.Fatal(err)
+	}
+	if got := view(t, ts.Store); got != want {
+		t.Fatalf("without the index:\nindexed %s\ntruth   %s", got, want)
+	}
+
+	// Once more, and this time the folder changes too.
+	if _, err := ts.MarkRead(toast, read[7]); err != nil {
+		t.Fatal(err)
+	}
+	view(t, ts.Store)
+	b, err = os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pastTick(t, ts.path("state/mail/toast")) // past the file's ctime too: it was renamed in
+	if err := os.WriteFile(p, []byte(strings.Replace(string(b), `"read": true`, `"read": false`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	newer := ts.send(t, "nux", "toast", "more")
+	got, want := view(t, ts.Store), truth(t, ts)
+	if got != want || !strings.Contains(got, read[7]) || !strings.Contains(got, newer.ID) {
+		t.Fatalf("after a send:\nindexed %s\ntruth   %s", got, want)
+	}
+}
+
+// With the real racy rule, nothing changed less than maildir.RacyWindow
+// ago is taken on the index's word: not the folder's stamp, not a file's
+// inode and ctime. Here every file is fresh, so even a rewrite in place
+// (which moves nothing the index can see) is seen at the next call.
+func TestIndexTrustsNothingFresh(t *testing.T) {
+	ts := newStore(t)
+	// An hour, not the default second, so that a slow machine cannot let
+	// the files age past the window during the test.
+	maildir.SetRacyWindow(ts.Store, time.Hour)
+	m := ts.send(t, "mayor", "toast", "fresh")
+	if _, err := ts.MarkRead(toast, m.ID); err != nil {
+		t.Fatal(err)
+	}
+	ts.send(t, "mayor", "toast", "other")
+	first := view(t, ts.Store)
+	p := ts.path("state/mail/toast/" + m.ID + ".json")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(strings.Replace(string(b), `"read": true`, `"read": false`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, want := view(t, ts.Store), truth(t, ts)
+	if want == first || got != want {
+		t.Fatalf("a fresh folder was trusted:\nbefore  %s\nindexed %s\ntruth   %s", first, got, want)
+	}
+}
+
+func TestIndexDamagedIsRebuilt(t *testing.T) {
+	ts, _, _ := indexed(t)
+	want := view(t, ts.Store)
+	dir := ts.path(maildir.IndexDir)
+	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) == 0 {
+		t.Fatalf("no index written: %v", err)
+	}
+	p := filepath.Join(dir, "state~mail~toast")
+	good, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nl := strings.IndexByte(string(good), '\n')
+	damage := map[string][]byte{
+		"empty":          nil,
+		"header only":    good[:nl+1],
+		"cut short":      good[:len(good)/2],
+		"a byte flipped": func() []byte { b := slices.Clone(good); b[len(b)-3] ^= 0x20; return b }(),
+		"head flipped":   func() []byte { b := slices.Clone(good); b[nl+3] ^= 0x01; return b }(),
+		"not an index":   []byte("hello\n"),
+		"huge lengths":   []byte("mailfs-index/1 1 1 1 1 0 ffffffffffff ffffffffff 0 0 0\n"),
+	}
+	for name, data := range damage {
+		t.Run(name, func(t *testing.T) {
+			if err := os.WriteFile(p, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if got := view(t, ts.Store); got != want {
+				t.Fatalf("with a damaged index:\ngot  %s\nwant %s", got, want)
+			}
+			// and the index written in its place serves the next call
+			if got := view(t, ts.Store); got != want {
+				t.Fatalf("the rebuilt index: %s", got)
+			}
+		})
+	}
+}
+
+// Writers race readers that use the index; at every moment a reader's
+// answer must be one the folder had, and at the end it must be the truth.
+// Read messages are only ever marked unread here and never back, so the
+// unread count a reader sees can never go down.
+func TestIndexUnderConcurrentWriters(t *testing.T) {
+	ts, read, _ := indexed(t)
+	maildir.SetRacyWindow(ts.Store, 0) // the real rule
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for _, id := range read {
+			if _, err := ts.MarkUnread(toast, id); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	wg.Go(func() {
+		for i := range 30 {
+			ts.send(t, "nux", "toast", fmt.Sprint("more ", i))
+		}
+	})
+	for range 2 {
+		wg.Go(func() {
+			s, err := maildir.Open(ts.dir)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer s.Close()
+			last := 0
+			for range 60 {
+				c, err := s.Count(toast)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if c.Unread < last || c.Total < 40 {
+					t.Errorf("a reader went back: unread %d after %d, total %d", c.Unread, last, c.Total)
+				}
+				last = c.Unread
+			}
+		})
+	}
+	wg.Wait()
+	if got, want := view(t, ts.Store), truth(t, ts); got != want {
+		t.Fatalf("at the end:\nindexed %s\ntruth   %s", got, want)
+	}
+}
