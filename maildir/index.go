@@ -292,24 +292,55 @@ func (s *Store) racyAt(st durable.Stat, now time.Time) bool {
 	return now.Sub(st.Ctime) < w
 }
 
+// An unreadScan says what [Store.readUnread] does with what it finds.
+type unreadScan struct {
+	keep  func(*Message) bool // called with each unread message; nil keeps them all
+	read  func(name string)   // if not nil, called with each read message's file name
+	quiet bool                // report nothing to Warn
+}
+
+func (u *unreadScan) kept(m *Message) bool { return u.keep == nil || u.keep(m) }
+
 // readUnread parses every message file of b's folder (not its archive)
 // except those the folder's index knows to be read, and returns the unread
-// messages keep accepts (keep is called with each unread message, in
-// file-name order, from the calling goroutine) and the number of read
-// messages, most of them known from the index without being read.
-// Files that vanish meanwhile are skipped silently; files that are not
-// messages are reported to Warn, at every call, as a full read would.
-func (s *Store) readUnread(b Address, keep func(*Message) bool) ([]*Message, int, error) {
+// messages u keeps (in file-name order, called from the calling goroutine)
+// and the number of read messages, most of them known from the index
+// without being read. Files that vanish meanwhile are skipped silently;
+// files that are not messages are reported to Warn, at every call, as a
+// full read would, unless u.quiet.
+func (s *Store) readUnread(b Address, u unreadScan) ([]*Message, int, error) {
+	warn := s.warn
+	if u.quiet {
+		warn = func(string, error) {}
+	}
 	if !s.indexOn() {
 		known := 0
-		msgs, err := s.readFolder(b, false, func(m *Message) bool {
-			if m.Read {
+		d, err := s.openFolder(b, false)
+		if d == nil {
+			return nil, 0, err
+		}
+		defer d.Close()
+		var names []string
+		if err := s.eachName(d, !u.quiet, func(name string) { names = append(names, name) }); err != nil {
+			return nil, 0, err
+		}
+		slices.Sort(names)
+		var kept []*Message
+		s.loadNames(d, b, false, names, nil, func(name string, m *Message, _ durable.Stat, err error) {
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+			case err != nil:
+				warn(d.Join(name), Reason(err))
+			case m.Read:
 				known++
-				return false
+				if u.read != nil {
+					u.read(name)
+				}
+			case u.kept(m):
+				kept = append(kept, m)
 			}
-			return keep(m)
 		})
-		return msgs, known, err
+		return kept, known, nil
 	}
 	d, err := s.openFolder(b, false)
 	if d == nil {
@@ -321,10 +352,15 @@ func (s *Store) readUnread(b Address, keep func(*Message) bool) ([]*Message, int
 		return nil, 0, err
 	}
 	rel := d.Path()
-	if ix := s.readIndex(rel, false); ix.usable(st) {
+	if ix := s.readIndex(rel, u.read != nil); ix.usable(st) {
 		for _, o := range ix.odd {
 			if _, why := Classify(o.name, o.typ, false); why != nil {
-				s.warn(d.Join(o.name), why)
+				warn(d.Join(o.name), why)
+			}
+		}
+		if u.read != nil {
+			for _, k := range ix.known {
+				u.read(k.name)
 			}
 		}
 		var kept []*Message
@@ -333,10 +369,13 @@ func (s *Store) readUnread(b Address, keep func(*Message) bool) ([]*Message, int
 			switch {
 			case errors.Is(err, fs.ErrNotExist):
 			case err != nil:
-				s.warn(d.Join(name), Reason(err))
+				warn(d.Join(name), Reason(err))
 			case m.Read:
 				known++
-			case keep(m):
+				if u.read != nil {
+					u.read(name)
+				}
+			case u.kept(m):
 				kept = append(kept, m)
 			}
 		})
@@ -368,7 +407,7 @@ func (s *Store) readUnread(b Address, keep func(*Message) bool) ([]*Message, int
 			}
 		case NotMessage:
 			name := string(raw)
-			s.warn(d.Join(name), why)
+			warn(d.Join(name), why)
 			next.odd = append(next.odd, oddEntry{name: name, typ: typ})
 		}
 	})
@@ -383,6 +422,9 @@ func (s *Store) readUnread(b Address, keep func(*Message) bool) ([]*Message, int
 	for i, k := range check {
 		if same[i] {
 			next.known = append(next.known, k)
+			if u.read != nil {
+				u.read(k.name)
+			}
 		} else {
 			load = append(load, k.name)
 		}
@@ -395,10 +437,13 @@ func (s *Store) readUnread(b Address, keep func(*Message) bool) ([]*Message, int
 		case errors.Is(err, fs.ErrNotExist):
 			return // gone since the listing: the folder's stamp moved too
 		case err != nil:
-			s.warn(d.Join(name), Reason(err))
+			warn(d.Join(name), Reason(err))
 			next.load = append(next.load, name)
 		case m.Read:
 			known++
+			if u.read != nil {
+				u.read(name)
+			}
 			if s.racyAt(fst, now) {
 				// Changed too recently to vouch for: a file removed and
 				// made again within the clock's tick could have the same
@@ -409,7 +454,7 @@ func (s *Store) readUnread(b Address, keep func(*Message) bool) ([]*Message, int
 			}
 		default:
 			next.load = append(next.load, name)
-			if keep(m) {
+			if u.kept(m) {
 				kept = append(kept, m)
 			}
 		}

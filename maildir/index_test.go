@@ -46,7 +46,7 @@ func indexed(t *testing.T) (ts *testStore, read, unread []string) {
 }
 
 // view is what a store says about toast's mailbox: the unread ids, in
-// order, and the counts.
+// order, the counts, and the names of the read messages.
 func view(t *testing.T, s *maildir.Store) string {
 	t.Helper()
 	msgs, err := s.List(toast, maildir.ListOptions{})
@@ -57,8 +57,16 @@ func view(t *testing.T, s *maildir.Store) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fmt.Sprintf("unread %v; total %d unread %d archived %d", ids(msgs), c.Total, c.Unread, c.Archived)
+	read, err := s.ReadNames(toast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(read)
+	return fmt.Sprintf("unread %v; total %d unread %d archived %d; read %v", ids(msgs), c.Total, c.Unread, c.Archived, read)
 }
+
+// unreadOf is the unread ids of a view.
+func unreadOf(view string) string { return view[:strings.IndexByte(view, ';')] }
 
 // truth is view through a store that reads every file.
 func truth(t *testing.T, ts *testStore) string {
@@ -275,7 +283,7 @@ func TestIndexInPlaceRewrite(t *testing.T) {
 	}
 	want := truth(t, ts)
 	unchanged := view(t, ts.Store)
-	if unchanged == want || strings.Contains(unchanged, read[7]) {
+	if unchanged == want || strings.Contains(unreadOf(unchanged), read[7]) {
 		t.Fatalf("the indexed store read a file it knew: %s", unchanged)
 	}
 	if err := os.RemoveAll(ts.path(maildir.IndexDir)); err != nil {
@@ -300,7 +308,7 @@ func TestIndexInPlaceRewrite(t *testing.T) {
 	}
 	newer := ts.send(t, "nux", "toast", "more")
 	got, want := view(t, ts.Store), truth(t, ts)
-	if got != want || !strings.Contains(got, read[7]) || !strings.Contains(got, newer.ID) {
+	if got != want || !strings.Contains(unreadOf(got), read[7]) || !strings.Contains(unreadOf(got), newer.ID) {
 		t.Fatalf("after a send:\nindexed %s\ntruth   %s", got, want)
 	}
 }

@@ -48,7 +48,7 @@ func (s *Store) List(b Address, opt ListOptions) ([]*Message, error) {
 	if all || opt.Archived {
 		msgs, err = s.readFolder(b, opt.Archived, keep)
 	} else {
-		msgs, _, err = s.readUnread(b, keep)
+		msgs, _, err = s.readUnread(b, unreadScan{keep: keep})
 	}
 	if err != nil {
 		return nil, err
@@ -106,15 +106,16 @@ type Counts struct {
 	OldestUnread time.Time `json:"oldest_unread,omitzero"` // the time of the oldest unread message
 }
 
-// Count counts the messages in box b. It reads one batch of files at a
-// time, so its memory does not grow with the size of the folder.
+// Count counts the messages in box b. It reads only the files the folder
+// index cannot vouch for (see [IndexDir]), one batch at a time, so the
+// messages it holds in memory do not grow with the size of the folder.
 func (s *Store) Count(b Address) (Counts, error) {
 	if err := s.check(b); err != nil {
 		return Counts{}, err
 	}
 	c := Counts{Box: b}
 	cutoff := s.now().Add(-NeglectedAfter)
-	_, known, err := s.readUnread(b, func(m *Message) bool {
+	_, known, err := s.readUnread(b, unreadScan{keep: func(m *Message) bool {
 		c.Total++
 		if !m.Read {
 			c.Unread++
@@ -126,7 +127,7 @@ func (s *Store) Count(b Address) (Counts, error) {
 			}
 		}
 		return false
-	})
+	}})
 	c.Total += known
 	if err != nil {
 		return c, err
@@ -138,6 +139,24 @@ func (s *Store) Count(b Address) (Counts, error) {
 	defer d.Close()
 	c.Archived, err = s.countNames(d)
 	return c, err
+}
+
+// ReadNames returns the file names of the read messages in the folder of
+// b (not its archive), taking the folder index's word where it can (see
+// [IndexDir]) and reading the rest. It reports nothing to Warn: it is for
+// a caller such as a watcher, which passes over read mail on its first
+// look and reads everything else itself.
+func (s *Store) ReadNames(b Address) ([]string, error) {
+	if err := s.check(b); err != nil {
+		return nil, err
+	}
+	var names []string
+	_, _, err := s.readUnread(b, unreadScan{
+		keep:  func(*Message) bool { return false },
+		read:  func(name string) { names = append(names, name) },
+		quiet: true,
+	})
+	return names, err
 }
 
 // Agents returns the agents that have a mailbox, sorted.

@@ -332,8 +332,20 @@ func (st *state) scanAll(initial bool) {
 	}
 }
 
-// scan looks at every file of a mailbox it has not reported yet.
+// scan looks at every file of a mailbox it has not reported yet. The
+// first look passes over the read messages without reading them where the
+// folder index can vouch for them.
 func (st *state) scan(b *box, initial bool) {
+	if initial {
+		read, err := st.w.Store.ReadNames(b.addr)
+		if err != nil {
+			st.warn(fmt.Errorf("watch: %w", err))
+			return
+		}
+		for _, name := range read {
+			b.seen[strings.TrimSuffix(name, ".json")] = true
+		}
+	}
 	entries, skipped, err := st.w.Store.Entries(b.addr, false)
 	if err != nil {
 		st.warn(fmt.Errorf("watch: %w", err))
