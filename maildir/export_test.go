@@ -18,3 +18,17 @@ func OpenWith(dir string, opts ...durable.Option) (*Store, error) { return open(
 // that a test can change a folder right after its index was written and
 // check that the change is seen through the stamp, not the racy rule.
 func SetRacyWindow(s *Store, d time.Duration) { s.racy = d }
+
+// FineClock is fineClock for the device that holds the store's index.
+func FineClock(s *Store) (bool, error) {
+	d, err := s.mkdir(IndexDir)
+	if err != nil {
+		return false, err
+	}
+	defer d.Close()
+	st, err := d.Stat()
+	if err != nil {
+		return false, err
+	}
+	return s.fineClock(st.Dev), nil
+}

@@ -282,8 +282,16 @@ func (s *Store) writeIndex(rel string, ix *folderIndex) {
 	_ = d.ReplaceEphemeral(indexName(rel), ix.encode())
 }
 
-// racyAt reports whether a folder stat taken at now is too recent to be
-// trusted on its own at the next call.
+// dirRacy reports whether a folder's stat taken at now could fail to show
+// a change made after it: never on a file system with a fine clock (see
+// fineClock), else when the folder changed less than the racy window
+// before.
+func (s *Store) dirRacy(st durable.Stat, now time.Time) bool {
+	return s.racyAt(st, now) && !s.fineClock(st.Dev)
+}
+
+// racyAt reports whether a stat taken at now is too recent to be trusted
+// on its own at the next call.
 func (s *Store) racyAt(st durable.Stat, now time.Time) bool {
 	w := s.racy
 	if w == 0 {
@@ -393,7 +401,7 @@ func (s *Store) readUnread(b Address, u unreadScan) ([]*Message, int, error) {
 		}
 	}
 	now := time.Now()
-	next := &folderIndex{stamp: stampOf(st), racy: s.racyAt(st, now)}
+	next := &folderIndex{stamp: stampOf(st), racy: s.dirRacy(st, now)}
 	var load []string
 	var check []knownEntry
 	err = d.Scan(func(raw []byte, ino uint64, typ fs.FileMode) {
@@ -483,7 +491,7 @@ func (s *Store) countNames(d *durable.Dir) (int, error) {
 		return 0, err
 	}
 	if s.indexOn() {
-		s.writeIndex(rel, &folderIndex{stamp: stampOf(st), racy: s.racyAt(st, time.Now()), count: n})
+		s.writeIndex(rel, &folderIndex{stamp: stampOf(st), racy: s.dirRacy(st, time.Now()), count: n})
 	}
 	return n, nil
 }

@@ -428,3 +428,74 @@ func TestIndexUnderConcurrentWriters(t *testing.T) {
 		t.Fatalf("at the end:\nindexed %s\ntruth   %s", got, want)
 	}
 }
+
+// The clock probe may call a file system fine only if ctime really moves
+// at every change: the test makes its own 300 quick changes of five kinds,
+// and if any one left the folder's ctime where it was, the probe must have
+// said coarse. It runs on the test's temporary directory and, where there is
+// one, on /dev/shm (tmpfs, coarse on the kernels measured).
+func TestClockProbeAgreesWithTheFileSystem(t *testing.T) {
+	dirs := []string{t.TempDir()}
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		shm, err := os.MkdirTemp("/dev/shm", "mailfs-test-")
+		if err == nil {
+			t.Cleanup(func() { os.RemoveAll(shm) })
+			dirs = append(dirs, shm)
+		}
+	}
+	for _, dir := range dirs {
+		s, err := maildir.Open(filepath.Join(dir, ".chipset"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fine, err := maildir.FineClock(s)
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		box := filepath.Join(dir, "box")
+		if err := os.Mkdir(box, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(box, &st); err != nil {
+			t.Fatal(err)
+		}
+		// Every kind of change the index relies on, 60 times each.
+		stuck := map[string]int{}
+		a, b := filepath.Join(box, "a"), filepath.Join(box, "b")
+		steps := []struct {
+			kind string
+			do   func() error
+		}{
+			{"create", func() error { return os.WriteFile(a, nil, 0o600) }},
+			{"rename", func() error { return os.Rename(a, b) }},
+			{"create again", func() error { return os.WriteFile(a, nil, 0o600) }},
+			{"rename over", func() error { return os.Rename(a, b) }},
+			{"remove", func() error { return os.Remove(b) }},
+		}
+		for range 60 {
+			for _, step := range steps {
+				prev := st.Ctim.Nano()
+				if err := step.do(); err != nil {
+					t.Fatal(err)
+				}
+				if err := unix.Stat(box, &st); err != nil {
+					t.Fatal(err)
+				}
+				if st.Ctim.Nano() <= prev {
+					stuck[step.kind]++
+				}
+			}
+		}
+		t.Logf("%s: probe says fine=%v; changes that left ctime where it was: %v", dir, fine, stuck)
+		if fine && len(stuck) > 0 {
+			t.Errorf("%s: the probe called the clock fine, but changes left ctime unmoved: %v", dir, stuck)
+		}
+		// The verdict is kept for the next process.
+		data, err := os.ReadFile(filepath.Join(dir, ".chipset", maildir.IndexDir, "clock"))
+		if err != nil || !strings.HasSuffix(string(data), map[bool]string{true: "fine\n", false: "coarse\n"}[fine]) {
+			t.Errorf("%s: clock file %q (%v)", dir, data, err)
+		}
+	}
+}

@@ -54,6 +54,9 @@ type Store struct {
 
 	racy time.Duration // RacyWindow when 0; none when negative (tests)
 
+	clockMu sync.Mutex
+	clocks  map[uint64]bool // device → fineClock's verdict
+
 	mu   sync.Mutex
 	last time.Time // the latest stamp given out, see stamp
 }
