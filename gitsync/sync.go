@@ -319,18 +319,17 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 	}
 
 	if upstream != "" {
-		mine := g.rev(ctx, "HEAD")
-		switch {
-		case mine == "":
-			// Nothing of this host's yet: take the remote's branch.
-			if _, err := g.run(ctx, "checkout", "-q", "-B", branch, upstream); err != nil {
-				return false, s.putBack(ctx, g, head, branch, err)
-			}
-		default:
-			s.step("replaying this host's commit on %s/%s", remote, branch)
-			if _, err := g.run(ctx, "rebase", "-q", "--autostash", "-X", "no-renames", upstream); err != nil {
-				return false, s.putBack(ctx, g, head, branch, err)
-			}
+		// git writes what it pulls into the tree, queues included: hold
+		// the claim lock meanwhile, so that a claim's cursor never misses
+		// an item it adds (see maildir.Store.LockQueues).
+		unlock, err := s.Store.LockQueues()
+		if err != nil {
+			return false, err
+		}
+		err = s.replay(ctx, g, head, upstream, remote, branch)
+		unlock()
+		if err != nil {
+			return false, err
 		}
 		pulled, err := s.arrived(ctx, g, head, upstream)
 		if err != nil {
@@ -411,6 +410,24 @@ func summary(paths []string) string {
 		lines = append(lines, fmt.Sprintf("%s: %d", k, count[k]))
 	}
 	return strings.Join(lines, "\n")
+}
+
+// replay puts this host's commit on top of upstream: a checkout of the
+// remote's branch when this host has none yet, else a rebase. A failure
+// is put back (see putBack).
+func (s *Syncer) replay(ctx context.Context, g *git, head, upstream, remote, branch string) error {
+	if g.rev(ctx, "HEAD") == "" {
+		// Nothing of this host's yet: take the remote's branch.
+		if _, err := g.run(ctx, "checkout", "-q", "-B", branch, upstream); err != nil {
+			return s.putBack(ctx, g, head, branch, err)
+		}
+		return nil
+	}
+	s.step("replaying this host's commit on %s/%s", remote, branch)
+	if _, err := g.run(ctx, "rebase", "-q", "--autostash", "-X", "no-renames", upstream); err != nil {
+		return s.putBack(ctx, g, head, branch, err)
+	}
+	return nil
 }
 
 // putBack undoes a failed replay: aborts the rebase, which restores any

@@ -78,6 +78,13 @@ func (s *Store) move(b Address, ids []string, toArchive bool) ([]error, error) {
 	if err := s.MayChange(b); err != nil {
 		return nil, err
 	}
+	if b.Kind == KindQueue && !toArchive {
+		unlock, err := s.lockQueues(true) // an add to a queue: see claimWindow
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+	}
 	f, err := s.openFolders(b, true, nil)
 	if err != nil {
 		return nil, err

@@ -97,9 +97,9 @@ func (s *Store) Claim(q, a Address) (*Message, error) {
 	}
 	defer unlock()
 	// Stamped names sort oldest first. A claim needs the oldest item that
-	// can be had, not the whole sorted queue: one pass keeps the claimPick
-	// smallest names, allocating nothing for the rest, and only if none of
-	// them can be had does a second pass take the next ones.
+	// can be had, not the whole sorted queue: the cursor (see claimWindow)
+	// or one pass that keeps the claimPick smallest names, and only if
+	// none of them can be had the next ones.
 	tried := map[string]bool{}
 	var dst *durable.Dir
 	defer func() {
@@ -107,22 +107,12 @@ func (s *Store) Claim(q, a Address) (*Message, error) {
 			dst.Close()
 		}
 	}()
+	from, err := s.claimSource(src, tried)
+	if err != nil {
+		return nil, err
+	}
 	for {
-		var names []string
-		err = src.EachName(func(name []byte, regular bool) {
-			if !regular || len(name) == 0 || name[0] == '.' || !bytes.HasSuffix(name, []byte(".json")) {
-				return
-			}
-			if len(names) == claimPick && string(name) >= names[claimPick-1] || tried[string(name)] {
-				return
-			}
-			n := string(name)
-			i, _ := slices.BinarySearch(names, n)
-			names = slices.Insert(names, i, n)
-			if len(names) > claimPick {
-				names = names[:claimPick]
-			}
-		})
+		names, last, err := from.batch()
 		if err != nil {
 			return nil, err
 		}
@@ -130,6 +120,7 @@ func (s *Store) Claim(q, a Address) (*Message, error) {
 			break
 		}
 		for _, name := range names {
+			from.consume(name)
 			tried[name] = true
 			st, err := src.Lstat(name)
 			switch {
@@ -174,10 +165,11 @@ func (s *Store) Claim(q, a Address) (*Message, error) {
 			if err := syncBoth(src, dst); err != nil {
 				return nil, err
 			}
+			from.done()
 			m.Box, m.Path = a, dst.Join(name)
 			return m, nil
 		}
-		if len(names) < claimPick {
+		if last {
 			break // that pass saw every name left
 		}
 	}

@@ -155,27 +155,43 @@ func BenchmarkClaim10k(b *testing.B) {
 }
 
 // BenchmarkClaimDepth times one claim with 10 and with 10,000 items
-// waiting: each claim is followed, off the clock, by a newer item, so the
-// queue keeps its depth. The ratio of the two is what a claim's cost owes
-// to the queue's length.
+// waiting. The ratio of the two is what a claim's cost owes to the
+// queue's length. Two ways of keeping the depth:
+//
+//   - drain: the queue is filled once, with b.N more items than the depth,
+//     and claims follow each other as a polecat's do (10,000 waiting means
+//     10,000 to 10,000+b.N); with 10, each claim is followed, off the
+//     clock, by a newer item;
+//   - refill: every claim is followed, off the clock, by a newer item, so
+//     that the queue has changed before every claim — the claim cursor
+//     can never be used, and each claim lists the queue.
 func BenchmarkClaimDepth(b *testing.B) {
-	for _, depth := range []int{10, 10000} {
-		b.Run(fmt.Sprint(depth), func(b *testing.B) {
-			ts := newStore(b)
-			putItems(b, ts, "work", depth)
-			dir := ts.path("state/queue/work")
-			next := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := ts.Claim(mbox("queue:work"), mbox("polecat")); err != nil {
-					b.Fatal(err)
+	for _, mode := range []string{"drain", "refill"} {
+		for _, depth := range []int{10, 10000} {
+			b.Run(fmt.Sprintf("%s/%d", mode, depth), func(b *testing.B) {
+				ts := newStore(b)
+				refill := mode == "refill" || depth < 100
+				n := depth
+				if !refill {
+					n += b.N
 				}
-				b.StopTimer()
-				next = next.Add(time.Second)
-				m := &maildir.Message{From: "mayor", To: "queue:work", Subject: "more", Timestamp: next}
-				os.WriteFile(dir+"/"+maildir.NewID(next, "mayor")+".json", m.Encode(), 0o600)
-				b.StartTimer()
-			}
-		})
+				putItems(b, ts, "work", n)
+				dir := ts.path("state/queue/work")
+				next := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := ts.Claim(mbox("queue:work"), mbox("polecat")); err != nil {
+						b.Fatal(err)
+					}
+					if refill {
+						b.StopTimer()
+						next = next.Add(time.Second)
+						m := &maildir.Message{From: "mayor", To: "queue:work", Subject: "more", Timestamp: next}
+						os.WriteFile(dir+"/"+maildir.NewID(next, "mayor")+".json", m.Encode(), 0o600)
+						b.StartTimer()
+					}
+				}
+			})
+		}
 	}
 }

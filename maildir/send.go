@@ -217,6 +217,15 @@ func (s *Store) deliver(r *durable.Root, b Address, m *Message, ownThread bool) 
 		return err
 	}
 	defer d.Close()
+	if b.Kind == KindQueue {
+		// Claims keep a cursor that an add must never slip past: hold
+		// the claim lock, shared with other senders (see claimWindow).
+		unlock, err := s.lockQueues(true)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
 	from, err := ParseAgent(m.From) // ids carry the sender's mailbox name
 	if err != nil {
 		return err

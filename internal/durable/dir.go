@@ -246,9 +246,17 @@ func (d *Dir) Each(f func(fs.DirEntry)) error {
 // for it, and returns the function that releases it. The kernel releases
 // it too if the process dies. It serialises writers that must count before
 // they write; readers never take it.
-func (d *Dir) Lock() (unlock func(), err error) {
+func (d *Dir) Lock() (unlock func(), err error) { return d.flock(unix.LOCK_EX) }
+
+// LockShared takes the same lock as [Dir.Lock], shared: any number of
+// holders of the shared lock at once, none while the exclusive one is
+// held. It is for writers that must not run inside another's exclusive
+// section but need not exclude each other.
+func (d *Dir) LockShared() (unlock func(), err error) { return d.flock(unix.LOCK_SH) }
+
+func (d *Dir) flock(how int) (unlock func(), err error) {
 	for {
-		err = unix.Flock(d.fd, unix.LOCK_EX)
+		err = unix.Flock(d.fd, how)
 		if err != unix.EINTR {
 			break
 		}
@@ -396,7 +404,12 @@ func (d *Dir) ReadFile(name string, limit int64) ([]byte, Stat, error) {
 // Head reads at most n bytes from the start of the regular file name,
 // with the same refusals as [Dir.ReadFile]: for a caller that needs only a
 // file's first part, such as an index's header.
-func (d *Dir) Head(name string, n int) ([]byte, error) {
+func (d *Dir) Head(name string, n int) ([]byte, error) { return d.ReadAt(name, 0, n) }
+
+// ReadAt reads at most n bytes of the regular file name from offset off,
+// with the same refusals as [Dir.ReadFile]: for a caller that keeps its
+// place in a file, such as a claim's cursor.
+func (d *Dir) ReadAt(name string, off int64, n int) ([]byte, error) {
 	if !ValidName(name) {
 		return nil, d.err("open", name, ErrBadName)
 	}
@@ -415,10 +428,10 @@ func (d *Dir) Head(name string, n int) ([]byte, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, d.err("open", name, ErrNotRegular)
 	}
-	buf := make([]byte, min(int64(n), st.Size))
+	buf := make([]byte, max(0, min(int64(n), st.Size-off)))
 	got := 0
 	for got < len(buf) {
-		m, err := unix.Read(fd, buf[got:])
+		m, err := unix.Pread(fd, buf[got:], off+int64(got))
 		if err == unix.EINTR {
 			continue
 		}

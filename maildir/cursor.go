@@ -1,0 +1,330 @@
+package maildir
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mailfs/mailfs/internal/durable"
+)
+
+// The claim cursor lets a claim skip listing its queue. A claim needs the
+// oldest item, and finding the oldest of 10,000 names means reading 10,000
+// names; so the claim that lists a large queue keeps the claimWindow
+// oldest names, in claim order, in an order file under IndexDir, and a
+// cursor saying how far claims have got in it and the queue folder's
+// stamp as the last claimant left it (after its own move). The next
+// claimant, under the same lock, takes the names after the cursor instead
+// of listing — if the folder's stamp is still that one, which proves that
+// nothing was added since, on a file system whose clock gives every change
+// a new ctime (see fineClock; elsewhere every claim lists, as before).
+// Whatever else happens — an item added, released, removed, a claimant
+// killed before it moved the cursor — moves the stamp, and the next claim
+// lists the queue again. Names the cursor offers are tried exactly as a
+// listing's are: one already gone is passed over, and exactly once stays
+// the rename's guarantee, not the cursor's.
+//
+// What the stamp cannot show is an item added in the instant between a
+// claimant's last change to the folder and its reading of the stamp. Sends
+// through mailfs, releases and restores into a queue hold the claim lock
+// (shared among senders), and so does mailfs sync while git writes the
+// tree, so none of them can land there; a file a script drops into a queue
+// at that instant waits until the window is used up or the folder next
+// changes, and is then taken in its order.
+const claimWindow = 256
+
+const cursorMagic = "mailfs-cursor/1"
+
+// A claimCursor is a queue's place in its order file.
+type claimCursor struct {
+	order string   // the order file's name in IndexDir
+	pos   int      // names of the order file behind the cursor
+	off   int64    // byte offset of the next name
+	stamp dirStamp // the queue folder as the last claimant left it
+}
+
+func cursorName(rel string) string { return indexName(rel) + ".cursor" }
+
+func (c *claimCursor) encode() []byte {
+	return fmt.Appendf(nil, "%s %s %x %x %x %x %x %x\n", cursorMagic, c.order, c.pos, c.off,
+		c.stamp.dev, c.stamp.ino, uint64(c.stamp.mtime), uint64(c.stamp.ctime))
+}
+
+func decodeCursor(data []byte) *claimCursor {
+	f := strings.Fields(string(data))
+	if len(f) != 8 || f[0] != cursorMagic || !strings.HasPrefix(f[1], "state~") {
+		return nil
+	}
+	var n [6]uint64
+	for i := range n {
+		v, err := strconv.ParseUint(f[i+2], 16, 64)
+		if err != nil || i < 2 && v > 1<<40 {
+			return nil
+		}
+		n[i] = v
+	}
+	return &claimCursor{order: f[1], pos: int(n[0]), off: int64(n[1]),
+		stamp: dirStamp{dev: n[2], ino: n[3], mtime: int64(n[4]), ctime: int64(n[5])}}
+}
+
+// A claimSource gives one claim its candidate names, oldest first, in
+// batches: from the cursor when it can be trusted, else from a listing.
+type claimSource struct {
+	s     *Store
+	q     *durable.Dir // the queue folder, locked by the caller
+	rel   string
+	start durable.Stat // the folder as the claim found it
+	tried map[string]bool
+
+	cur    *claimCursor // the cursor in use, if any
+	keep   bool         // the cursor may be saved after a claim
+	listed bool         // this claim has listed the folder
+}
+
+func (s *Store) claimSource(q *durable.Dir, tried map[string]bool) (*claimSource, error) {
+	st, err := q.Stat()
+	if err != nil {
+		return nil, err
+	}
+	c := &claimSource{s: s, q: q, rel: q.Path(), start: st, tried: tried}
+	if !s.indexOn() || !s.fineClock(st.Dev) {
+		return c, nil
+	}
+	d, err := s.root.Dir(IndexDir)
+	if d == nil || err != nil {
+		return c, nil
+	}
+	defer d.Close()
+	data, err := d.Head(cursorName(c.rel), 512)
+	if err != nil {
+		return c, nil
+	}
+	if cur := decodeCursor(data); cur != nil && cur.stamp == stampOf(st) {
+		c.cur, c.keep = cur, true
+	}
+	return c, nil
+}
+
+// batch returns the next names to try, oldest first, and whether they are
+// the last ones the queue has.
+func (c *claimSource) batch() (names []string, last bool, err error) {
+	if c.cur != nil {
+		if names = c.fromCursor(claimPick); len(names) > 0 {
+			return names, false, nil
+		}
+		c.cur = nil // the window is used up, or its file is gone
+	}
+	if !c.listed && c.s.indexOn() && c.s.fineClock(c.start.Dev) {
+		c.listed, c.keep = true, false
+		return c.list()
+	}
+	return c.oldest()
+}
+
+// fromCursor reads up to n names after the cursor.
+func (c *claimSource) fromCursor(n int) []string {
+	d, err := c.s.root.Dir(IndexDir)
+	if d == nil || err != nil {
+		return nil
+	}
+	defer d.Close()
+	data, err := d.ReadAt(c.cur.order, c.cur.off, n*256)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for len(names) < n {
+		i := bytes.IndexByte(data, 0)
+		if i < 0 {
+			break
+		}
+		if name := string(data[:i]); !c.tried[name] {
+			names = append(names, name)
+		}
+		data = data[i+1:]
+	}
+	return names
+}
+
+// consume moves the cursor past name, which the claim is about to try.
+func (c *claimSource) consume(name string) {
+	if c.cur != nil {
+		c.cur.pos++
+		c.cur.off += int64(len(name)) + 1
+	}
+}
+
+// list lists the whole queue, keeps its oldest claimWindow names as a new
+// order file with the cursor at its start, and returns the first batch.
+// A queue of no more than one batch needs no cursor. The listing keeps
+// only the claimWindow smallest names seen so far (a max-heap), so a
+// name that cannot be among them costs a comparison and no allocation.
+func (c *claimSource) list() ([]string, bool, error) {
+	var h maxHeap
+	err := c.q.EachName(func(name []byte, regular bool) {
+		if !regular || len(name) == 0 || name[0] == '.' || !bytes.HasSuffix(name, []byte(".json")) {
+			return
+		}
+		if len(h) == claimWindow && string(name) >= h[0] || c.tried[string(name)] {
+			return
+		}
+		if len(h) == claimWindow {
+			h.replaceTop(string(name))
+		} else {
+			h.push(string(name))
+		}
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	window := []string(h)
+	slices.Sort(window)
+	if len(window) <= claimPick {
+		return window, true, nil
+	}
+	var buf bytes.Buffer
+	for _, n := range window {
+		buf.WriteString(n)
+		buf.WriteByte(0)
+	}
+	d, err := c.s.mkdir(IndexDir)
+	if err != nil {
+		return window[:claimPick], false, nil // no cursor: the claim goes on without one
+	}
+	defer d.Close()
+	var id [6]byte
+	_, _ = rand.Read(id[:])
+	order := indexName(c.rel) + ".order-" + hex.EncodeToString(id[:])
+	if d.CreateEphemeral(order, buf.Bytes()) != nil {
+		return window[:claimPick], false, nil
+	}
+	// Trusted only if nothing changed while the folder was listed.
+	if st, err := c.q.Stat(); err == nil && stampOf(st) == stampOf(c.start) {
+		c.keep = true
+	}
+	c.cur = &claimCursor{order: order}
+	if names := c.fromCursor(claimPick); len(names) > 0 {
+		return names, false, nil
+	}
+	c.cur, c.keep = nil, false
+	return window[:claimPick], false, nil
+}
+
+// A maxHeap holds strings with the greatest at [0].
+type maxHeap []string
+
+func (h *maxHeap) push(s string) {
+	*h = append(*h, s)
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if a[p] >= a[i] {
+			break
+		}
+		a[p], a[i] = a[i], a[p]
+		i = p
+	}
+}
+
+// replaceTop replaces the greatest with s, which is smaller.
+func (h maxHeap) replaceTop(s string) {
+	h[0] = s
+	for i := 0; ; {
+		l, big := 2*i+1, i
+		if l < len(h) && h[l] > h[big] {
+			big = l
+		}
+		if r := l + 1; r < len(h) && h[r] > h[big] {
+			big = r
+		}
+		if big == i {
+			return
+		}
+		h[i], h[big] = h[big], h[i]
+		i = big
+	}
+}
+
+// oldest is a listing pass without a cursor: one getdents pass keeping the
+// claimPick oldest names not yet tried, allocating nothing for the rest.
+func (c *claimSource) oldest() ([]string, bool, error) {
+	var names []string
+	err := c.q.EachName(func(name []byte, regular bool) {
+		if !regular || len(name) == 0 || name[0] == '.' || !bytes.HasSuffix(name, []byte(".json")) {
+			return
+		}
+		if len(names) == claimPick && string(name) >= names[claimPick-1] || c.tried[string(name)] {
+			return
+		}
+		n := string(name)
+		i, _ := slices.BinarySearch(names, n)
+		names = slices.Insert(names, i, n)
+		if len(names) > claimPick {
+			names = names[:claimPick]
+		}
+	})
+	return names, len(names) < claimPick, err
+}
+
+// done records where a successful claim left the queue: the cursor, with
+// the folder's stamp after the claim's own move, and an order file no
+// longer named by the cursor removed. Failures only cost the next claim a
+// listing.
+func (c *claimSource) done() {
+	d, err := c.s.root.Dir(IndexDir)
+	if d == nil || err != nil {
+		return
+	}
+	defer d.Close()
+	name := cursorName(c.rel)
+	var old *claimCursor
+	if data, err := d.Head(name, 512); err == nil {
+		old = decodeCursor(data)
+	}
+	if c.cur == nil || !c.keep {
+		if old != nil {
+			_ = d.Remove(name)
+			_ = d.Remove(old.order)
+		}
+		return
+	}
+	st, err := c.q.Stat()
+	if err != nil {
+		return
+	}
+	c.cur.stamp = stampOf(st)
+	if d.ReplaceEphemeral(name, c.cur.encode()) == nil && old != nil && old.order != c.cur.order {
+		_ = d.Remove(old.order)
+	}
+}
+
+// LockQueues takes the lock that claims take, for a writer outside the
+// store that adds items to queues behind its back — mailfs sync while git
+// writes the tree — so that no add slips between a claim's move and its
+// reading of the queue's stamp (see claimWindow). It returns the function
+// that releases it; with no queues yet it holds nothing.
+func (s *Store) LockQueues() (unlock func(), err error) { return s.lockQueues(false) }
+
+// lockQueues takes the claim lock on the queues' folder: shared (senders,
+// restores) or exclusive.
+func (s *Store) lockQueues(shared bool) (func(), error) {
+	d, err := s.root.Dir(QueueDir)
+	if d == nil || err != nil {
+		return func() {}, err
+	}
+	var unlock func()
+	if shared {
+		unlock, err = d.LockShared()
+	} else {
+		unlock, err = d.Lock()
+	}
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	return func() { unlock(); d.Close() }, nil
+}
