@@ -67,4 +67,3 @@ func (s *Store) probeClock(dev uint64) bool {
 	_ = d.ReplaceEphemeral(clockFile, []byte(key+"\n"+verdict+"\n"))
 	return fine
 }
-
