@@ -287,3 +287,68 @@ func BenchmarkUnread10k(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkThread times Thread of a five-message thread among 1,000 and
+// among 100,000 other messages, in 100 mailboxes either way (10 and 1,000
+// each, every one its own thread), through the thread index (built by a
+// first call, off the clock): the target is 100,000 within 2× of
+// 1,000. noindex is the 100,000 case reading every file, as before the
+// index.
+func BenchmarkThread(b *testing.B) {
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	town := func(b *testing.B, n int) (*testStore, string) {
+		ts := newStore(b)
+		for box := range 100 {
+			dir := ts.path(fmt.Sprintf("state/mail/polecat%02d", box))
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				b.Fatal(err)
+			}
+			for i := range n / 100 {
+				at := base.Add(time.Duration(box*n+i) * time.Millisecond)
+				m := &maildir.Message{From: "mayor", To: "x", Subject: "noise", Body: benchBody, Type: "coordination",
+					Priority: maildir.Normal, Timestamp: at, Read: true}
+				if err := os.WriteFile(filepath.Join(dir, maildir.NewID(at, "mayor")+".json"), m.Encode(), 0o600); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		first := maildir.NewID(base.Add(-time.Hour), "mayor")
+		for i := range 5 {
+			at := base.Add(-time.Hour + time.Duration(i)*time.Minute)
+			m := &maildir.Message{From: "mayor", To: "x", Subject: "the plan", Body: "b", Type: "coordination",
+				Priority: maildir.Normal, Timestamp: at, Thread: first}
+			if err := os.WriteFile(ts.path(fmt.Sprintf("state/mail/polecat%02d/%s.json", i*20, maildir.NewID(at, "mayor"))), m.Encode(), 0o600); err != nil {
+				b.Fatal(err)
+			}
+		}
+		time.Sleep(maildir.RacyWindow + 100*time.Millisecond) // the steady state: no folder racily new
+		return ts, first
+	}
+	thread := func(b *testing.B, s *maildir.Store, id string) {
+		msgs, err := s.Thread(id)
+		if err != nil || len(msgs) != 5 {
+			b.Fatal(len(msgs), err)
+		}
+	}
+	for _, n := range []int{1000, 100000} {
+		ts, id := town(b, n)
+		thread(b, ts.Store, id) // builds the indexes
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				thread(b, ts.Store, id)
+			}
+		})
+		if n == 100000 {
+			b.Run("100000-noindex", func(b *testing.B) {
+				s, err := maildir.Open(ts.dir)
+				if err != nil {
+					b.Fatal(err)
+				}
+				s.NoIndex = true
+				for b.Loop() {
+					thread(b, s, id)
+				}
+			})
+		}
+	}
+}

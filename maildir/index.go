@@ -402,43 +402,20 @@ func (s *Store) readUnread(b Address, u unreadScan) ([]*Message, int, error) {
 	}
 	now := time.Now()
 	next := &folderIndex{stamp: stampOf(st), racy: s.dirRacy(st, now)}
-	var load []string
-	var check []knownEntry
-	err = d.Scan(func(raw []byte, ino uint64, typ fs.FileMode) {
-		class, why := Classify(string(raw), typ, false)
-		switch class {
-		case Candidate:
-			if k, ok := was[string(raw)]; ok && k.ino == ino {
-				check = append(check, k)
-			} else {
-				load = append(load, string(raw))
-			}
-		case NotMessage:
-			name := string(raw)
-			warn(d.Join(name), why)
-			next.odd = append(next.odd, oddEntry{name: name, typ: typ})
-		}
+	same, load, err := s.relist(d, false, was, func(name string, typ fs.FileMode, why error) {
+		warn(d.Join(name), why)
+		next.odd = append(next.odd, oddEntry{name: name, typ: typ})
 	})
 	if err != nil {
 		return nil, 0, err
 	}
-	same := make([]bool, len(check))
-	parallel(len(check), func(i int) {
-		fst, err := d.Lstat(check[i].name)
-		same[i] = err == nil && fst.Ino == check[i].ino && fst.Ctime.UnixNano() == check[i].ctime
-	})
-	for i, k := range check {
-		if same[i] {
-			next.known = append(next.known, k)
-			if u.read != nil {
-				u.read(k.name)
-			}
-		} else {
-			load = append(load, k.name)
+	for _, k := range same {
+		next.known = append(next.known, k)
+		if u.read != nil {
+			u.read(k.name)
 		}
 	}
 	known := len(next.known)
-	slices.Sort(load)
 	var kept []*Message
 	s.loadNames(d, b, false, load, nil, func(name string, m *Message, fst durable.Stat, err error) {
 		switch {
@@ -470,6 +447,49 @@ func (s *Store) readUnread(b Address, u unreadScan) ([]*Message, int, error) {
 	next.count = len(next.known) + len(next.load)
 	s.writeIndex(rel, next)
 	return kept, known, nil
+}
+
+// relist lists folder d (an archive when archived) for an index being
+// rebuilt: the entries the old index vouched for (was, by name) whose file
+// is still the one it recorded — the same inode and the same ctime, since
+// an inode number alone can be reused by a file removed and created again
+// under the same name, as git checkout does — and the names of the other
+// message files, sorted, to be read. odd, if not nil, is called with each
+// entry that is not a message file.
+func (s *Store) relist(d *durable.Dir, archived bool, was map[string]knownEntry, odd func(name string, typ fs.FileMode, why error)) (same []knownEntry, load []string, err error) {
+	var check []knownEntry
+	err = d.Scan(func(raw []byte, ino uint64, typ fs.FileMode) {
+		class, why := Classify(string(raw), typ, archived)
+		switch class {
+		case Candidate:
+			if k, ok := was[string(raw)]; ok && k.ino == ino {
+				check = append(check, k)
+			} else {
+				load = append(load, string(raw))
+			}
+		case NotMessage:
+			if odd != nil {
+				odd(string(raw), typ, why)
+			}
+		}
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	ok := make([]bool, len(check))
+	parallel(len(check), func(i int) {
+		fst, err := d.Lstat(check[i].name)
+		ok[i] = err == nil && fst.Ino == check[i].ino && fst.Ctime.UnixNano() == check[i].ctime
+	})
+	for i, k := range check {
+		if ok[i] {
+			same = append(same, k)
+		} else {
+			load = append(load, k.name)
+		}
+	}
+	slices.Sort(load)
+	return same, load, nil
 }
 
 // countNames counts the message-file names in d (an archive folder), from

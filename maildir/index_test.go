@@ -499,3 +499,149 @@ func TestClockProbeAgreesWithTheFileSystem(t *testing.T) {
 		}
 	}
 }
+
+// The thread index (runtime/index/<folder>.threads) must never miss a
+// message of a thread nor show one that left: a thread spread over
+// mailboxes and an archive is changed behind the index's back, and
+// Thread through the index must agree with a store that reads every file.
+func TestThreadIndexSeesEveryChange(t *testing.T) {
+	ts := newStore(t)
+	maildir.SetRacyWindow(ts.Store, -1)
+	start := ts.send(t, "mayor", "toast", "the plan")
+	for i := range 30 {
+		ts.send(t, "mayor", fmt.Sprint("polecat", i%3), fmt.Sprint("noise ", i))
+	}
+	r1, err := ts.ReplyTo(start, &maildir.Message{From: "toast", Body: "ok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := ts.ReplyTo(r1[0], &maildir.Message{From: "mayor", Body: "go", CC: []string{"polecat1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.Archive(toast, []string{start.ID}); err != nil {
+		t.Fatal(err)
+	}
+	thread := func(s *maildir.Store) string {
+		t.Helper()
+		msgs, err := s.Thread(start.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, m := range msgs {
+			where := m.Box.String()
+			if m.Archived {
+				where += "/archive"
+			}
+			out = append(out, where+"/"+m.ID)
+		}
+		return strings.Join(out, " ")
+	}
+	truthOf := func() string {
+		s, err := maildir.Open(ts.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		s.NoIndex = true
+		return thread(s)
+	}
+	check := func(what string) {
+		t.Helper()
+		want := truthOf()
+		if got := thread(ts.Store); got != want {
+			t.Fatalf("%s:\nindexed %s\ntruth   %s", what, got, want)
+		}
+		if got := thread(ts.Store); got != want { // from the index alone
+			t.Fatalf("%s, again:\nindexed %s\ntruth   %s", what, got, want)
+		}
+	}
+	check("built")
+	if n := len(strings.Fields(truthOf())); n != 4 { // the plan, two replies, a cc
+		t.Fatalf("the thread has %d copies, want 4: %s", n, truthOf())
+	}
+	changes := []struct {
+		name string
+		do   func()
+	}{
+		{"a reply sent", func() {
+			if _, err := ts.ReplyTo(r2[0], &maildir.Message{From: "mayor", Body: "and more"}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a copy archived", func() {
+			errs, err := ts.Archive(mbox("polecat1"), []string{r2[len(r2)-1].ID})
+			if err != nil || errs[0] != nil {
+				t.Fatal(err, errs)
+			}
+		}},
+		{"the first restored", func() {
+			if _, err := ts.Restore(toast, []string{start.ID}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a copy removed", func() {
+			if err := os.Remove(ts.path("state/mail/toast/" + r2[0].ID + ".json")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a script moves a file of the thread in", func() {
+			tmp := filepath.Join(t.TempDir(), "x")
+			body := strings.Replace(messageJSON("script", "joins", false), `"read"`, fmt.Sprintf(`"thread":%q,"read"`, start.ID), 1)
+			if err := os.WriteFile(tmp, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(tmp, ts.path("state/mail/polecat2/2026-01-02T03-04-05Z-script.json")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a mailbox replaced whole", func() {
+			old := filepath.Join(t.TempDir(), "polecat2")
+			if err := os.Rename(ts.path("state/mail/polecat2"), old); err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(filepath.Join(old, "2026-01-02T03-04-05Z-script.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts.write(t, "state/mail/polecat2/2026-01-03T03-04-05Z-script.json", string(b))
+		}},
+	}
+	for _, c := range changes {
+		before := truthOf()
+		pastTick(t, ts.path("state/mail/toast"))
+		c.do()
+		if truthOf() == before {
+			t.Fatalf("%s changed nothing", c.name)
+		}
+		check(c.name)
+	}
+
+	// While its folder is unchanged, a file the index filed under another
+	// thread is not read: one rewritten in place to join the thread is not
+	// seen (the documented limit), and is once the index is gone.
+	noise, err := ts.List(mbox("polecat0"), maildir.ListOptions{})
+	if err != nil || len(noise) == 0 {
+		t.Fatal(noise, err)
+	}
+	p := ts.path(noise[0].Path)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pastTick(t, ts.path("state/mail/polecat0"))
+	if err := os.WriteFile(p, []byte(strings.Replace(string(b), `"thread": "`+noise[0].ID+`"`, `"thread": "`+start.ID+`"`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := truthOf()
+	if got := thread(ts.Store); got == want || strings.Contains(got, noise[0].ID) {
+		t.Fatalf("the index read a file it had filed: %s", got)
+	}
+	if err := os.RemoveAll(ts.path(maildir.IndexDir)); err != nil {
+		t.Fatal(err)
+	}
+	if got := thread(ts.Store); got != want {
+		t.Fatalf("without the index:\ngot  %s\nwant %s", got, want)
+	}
+}

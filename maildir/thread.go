@@ -178,7 +178,7 @@ func (s *Store) Thread(id string) ([]*Message, error) {
 	in := func(m *Message) bool { return m.Thread == key || m.ID == key }
 	for _, a := range boxes {
 		for _, archived := range []bool{false, true} {
-			msgs, err := s.readFolder(a, archived, in)
+			msgs, err := s.threadIn(a, archived, key, in)
 			if err != nil {
 				return nil, err
 			}
@@ -190,6 +190,35 @@ func (s *Store) Thread(id string) ([]*Message, error) {
 	}
 	sortByTime(thread)
 	return thread, nil
+}
+
+// threadIn returns the messages of thread key in one folder of box a:
+// through its thread index (see threadNames), or by reading every file
+// when the index is off.
+func (s *Store) threadIn(a Address, archived bool, key string, in func(*Message) bool) ([]*Message, error) {
+	if !s.indexOn() {
+		return s.readFolder(a, archived, in)
+	}
+	d, err := s.openFolder(a, archived)
+	if d == nil {
+		return nil, err
+	}
+	defer d.Close()
+	names, err := s.threadNames(d, a, archived, key)
+	if err != nil {
+		return nil, err
+	}
+	var msgs []*Message
+	s.loadNames(d, a, archived, names, nil, func(name string, m *Message, _ durable.Stat, err error) {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			s.warn(d.Join(name), Reason(err))
+		case in(m):
+			msgs = append(msgs, m)
+		}
+	})
+	return msgs, nil
 }
 
 // boxes returns every folder of messages: the mailboxes, then the queues,
