@@ -2,9 +2,8 @@ package maildir
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -196,9 +195,7 @@ func (c *claimSource) list() ([]string, bool, error) {
 		return window[:claimPick], false, nil // no cursor: the claim goes on without one
 	}
 	defer d.Close()
-	var id [6]byte
-	_, _ = rand.Read(id[:])
-	order := indexName(c.rel) + ".order-" + hex.EncodeToString(id[:])
+	order := indexName(c.rel) + ".order-" + strconv.FormatUint(rand.Uint64(), 36)
 	if d.CreateEphemeral(order, buf.Bytes()) != nil {
 		return window[:claimPick], false, nil
 	}

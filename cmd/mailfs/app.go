@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -57,6 +58,19 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 			fmt.Fprintf(io.err, "mailfs: hint: mail text and names must be UTF-8; send other bytes in a file's content, not on the command line\n")
 			return exitError
 		}
+	}
+	if isBrief(args) {
+		// A brief command's output is written once, at the end (or where
+		// a command must know it was written, see app.flush): a table of
+		// ten messages was ninety write calls.
+		bw := bufio.NewWriterSize(io.out, 32<<10)
+		io.out = bw
+		defer func() {
+			if err := bw.Flush(); err != nil && code == 0 {
+				fmt.Fprintf(io.err, "mailfs: error: writing the output: %v\n", err)
+				code = exitError
+			}
+		}()
 	}
 	var c cli
 	exited := false
@@ -120,6 +134,16 @@ type app struct {
 	warnedRoot bool   // read has warned that the given root does not exist
 	store      *maildir.Store
 	queue      *nudgeq.Queue
+}
+
+// flush writes out what a brief command has printed so far, for a
+// command that must know it was written before it acts (take marks what it
+// showed; drain removes the nudges it printed).
+func (a *app) flush() error {
+	if bw, ok := a.out.(*bufio.Writer); ok {
+		return bw.Flush()
+	}
+	return nil
 }
 
 // open returns the store for --root, $MAILFS_ROOT or the discovered root.

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -102,5 +104,53 @@ func TestBriefCommands(t *testing.T) {
 		if got := isBrief(strings.Fields(args)); got != want {
 			t.Errorf("%q: brief %v, want %v", args, got, want)
 		}
+	}
+}
+
+// failWriter fails every write, as a closed pipe does.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
+
+// A brief command's output is buffered and written at the end; a failure
+// to write it is an error, and what must be shown before it is acted on
+// (take marks what it printed, drain removes what it printed) is written
+// first: a reader whose output was lost keeps its mail and nudges.
+func TestBufferedOutputFailsLoudly(t *testing.T) {
+	root := t.TempDir() + "/.chipset"
+	call := func(out io.Writer, args ...string) (int, string) {
+		var errs bytes.Buffer
+		code := run(context.Background(), append([]string{"--root", root}, args...), stdio{in: strings.NewReader(""), out: out, err: &errs})
+		return code, errs.String()
+	}
+	var sink bytes.Buffer
+	for range 3 {
+		if code, errs := call(&sink, "send", "toast", "--from", "mayor", "-s", "hi", "-m", "there"); code != 0 {
+			t.Fatalf("send: %d %s", code, errs)
+		}
+	}
+	if code, errs := call(&sink, "nudge", "toast", "look", "--from", "mayor"); code != 0 {
+		t.Fatalf("nudge: %d %s", code, errs)
+	}
+	if code, errs := call(failWriter{}, "inbox", "toast"); code != exitError || !strings.Contains(errs, "broken pipe") {
+		t.Fatalf("inbox into a broken pipe: %d %q", code, errs)
+	}
+	if code, errs := call(failWriter{}, "take", "toast"); code != exitError || !strings.Contains(errs, "broken pipe") {
+		t.Fatalf("take into a broken pipe: %d %q", code, errs)
+	}
+	if code, errs := call(failWriter{}, "drain", "toast"); code != exitError || !strings.Contains(errs, "broken pipe") {
+		t.Fatalf("drain into a broken pipe: %d %q", code, errs)
+	}
+	var out bytes.Buffer
+	if code, errs := call(&out, "count", "toast", "--json"); code != 0 || !strings.Contains(out.String(), `"unread":3`) {
+		t.Fatalf("take marked what it could not show: %d %s %s", code, out.String(), errs)
+	}
+	out.Reset()
+	if code, errs := call(&out, "take", "toast"); code != 0 || strings.Count(out.String(), "there") != 3 {
+		t.Fatalf("take: %d %q %s", code, out.String(), errs)
+	}
+	out.Reset()
+	if code, errs := call(&out, "drain", "toast"); code != 0 || !strings.Contains(out.String(), "look") {
+		t.Fatalf("drain after a failed one: %d %q %s", code, out.String(), errs)
 	}
 }

@@ -75,8 +75,16 @@ func (c *drainCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	if err := printNudges(a.out, b, c.JSON); err != nil {
-		b.Close() // unprinted: they come back after the orphan timeout
+	err = printNudges(a.out, b, c.JSON)
+	if err == nil {
+		err = a.flush()
+	}
+	if err != nil {
+		// Unprinted: back in the queue now, not after the orphan timeout.
+		if rerr := b.Release(); rerr != nil {
+			a.exit(rerr)
+		}
+		b.Close()
 		return err
 	}
 	return b.Commit()

@@ -49,6 +49,9 @@ func (c *takeCmd) Run(a *app) error {
 			return err // not shown, so not marked
 		}
 	}
+	if err := a.flush(); err != nil {
+		return err // not shown, so not marked
+	}
 	failed := 0
 	for _, m := range msgs {
 		if _, err := s.MarkRead(box, m.ID); err != nil {
