@@ -432,8 +432,10 @@ func (s *Store) readUnread(b Address, u unreadScan) ([]*Message, int, error) {
 			if s.racyAt(fst, now) {
 				// Changed too recently to vouch for: a file removed and
 				// made again within the clock's tick could have the same
-				// inode and ctime. Read again at the next listing.
+				// inode and ctime. Read again at the next call, which
+				// lists the folder again to vouch for it then.
 				next.load = append(next.load, name)
+				next.racy = true
 			} else {
 				next.known = append(next.known, knownEntry{name: name, ino: fst.Ino, ctime: fst.Ctime.UnixNano()})
 			}

@@ -645,3 +645,32 @@ func TestThreadIndexSeesEveryChange(t *testing.T) {
 		t.Fatalf("without the index:\ngot  %s\nwant %s", got, want)
 	}
 }
+
+// Files too fresh to vouch for are read again, and the folder listed
+// again, until they are old enough; then the index vouches for them and
+// stops reading them (seen here by a rewrite in place going unnoticed, the
+// documented limit). Without that second listing, mail marked read just
+// now would be read at every call until the folder next changed.
+func TestIndexVouchesOnceFilesAge(t *testing.T) {
+	ts := newStore(t)
+	const window = 100 * time.Millisecond
+	maildir.SetRacyWindow(ts.Store, window)
+	m := ts.send(t, "mayor", "toast", "fresh")
+	if _, err := ts.MarkRead(toast, m.ID); err != nil {
+		t.Fatal(err)
+	}
+	view(t, ts.Store) // the file is fresh: not vouched for
+	time.Sleep(window + 20*time.Millisecond)
+	view(t, ts.Store) // lists again: now it is
+	p := ts.path("state/mail/toast/" + m.ID + ".json")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(strings.Replace(string(b), `"read": true`, `"read": false`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := view(t, ts.Store); strings.Contains(unreadOf(got), m.ID) {
+		t.Fatalf("a file that aged past the window is still read at every call: %s", got)
+	}
+}

@@ -246,6 +246,7 @@ func (s *Store) rebuildThreads(d *durable.Dir, b Address, archived bool, st dura
 		idx.Close()
 	}
 	now := time.Now()
+	racy := s.dirRacy(st, now)
 	same, load, err := s.relist(d, archived, was, func(name string, _ fs.FileMode, why error) { s.warn(d.Join(name), why) })
 	if err != nil {
 		return nil, err
@@ -262,13 +263,14 @@ func (s *Store) rebuildThreads(d *durable.Dir, b Address, archived bool, st dura
 		default:
 			ctime := fst.Ctime.UnixNano()
 			if s.racyAt(fst, now) {
-				ctime = -1 // read again at the next rebuild
+				ctime = -1 // read again at the next rebuild, which the next lookup makes
+				racy = true
 			}
 			entries = append(entries, threadEntry{knownEntry: knownEntry{name: name, ino: fst.Ino, ctime: ctime}, hash: threadHash(threadKey(m))})
 		}
 	})
 	if idx, err := s.mkdir(IndexDir); err == nil {
-		_ = idx.ReplaceEphemeral(threadsName(rel), encodeThreads(stampOf(st), s.dirRacy(st, now), entries))
+		_ = idx.ReplaceEphemeral(threadsName(rel), encodeThreads(stampOf(st), racy, entries))
 		idx.Close()
 	}
 	return entries, nil

@@ -63,7 +63,7 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 		// A brief command's output is written once, at the end (or where
 		// a command must know it was written, see app.flush): a table of
 		// ten messages was ninety write calls.
-		bw := bufio.NewWriterSize(io.out, 32<<10)
+		bw := bufio.NewWriter(io.out)
 		io.out = bw
 		defer func() {
 			if err := bw.Flush(); err != nil && code == 0 {
@@ -86,7 +86,7 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 		kong.Writers(io.out, io.err),
 		kong.Exit(func(c int) { code, exited = c, true; panic(errExit) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-		kong.Vars{"version": buildinfo.Version()},
+		kong.Vars{"version": version(args)},
 	)
 	if err != nil {
 		panic(err) // the cli struct is wrong: a programming error
@@ -108,6 +108,17 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 	a.rootFlag, a.hostFlag = globals.FieldByName("Root").String(), globals.FieldByName("Host").String()
 	defer a.close()
 	return a.exit(kctx.Run(a))
+}
+
+// version is the version --version prints: read from the binary's build
+// information only when it is asked for (parsing it costs every call).
+func version(args []string) string {
+	for _, a := range args {
+		if strings.HasPrefix(a, "--version") {
+			return buildinfo.Version()
+		}
+	}
+	return ""
 }
 
 // isGasCity reports whether args are a Gas City provider call, which is
