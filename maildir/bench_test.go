@@ -236,41 +236,32 @@ func BenchmarkUnread10k(b *testing.B) {
 		}
 	})
 	b.Run("noindex", func(b *testing.B) {
-		s, err := maildir.Open(ts.dir)
-		if err != nil {
-			b.Fatal(err)
-		}
-		s.NoIndex = true
+		s := noIndex(b, ts)
 		for b.Loop() {
 			unread(b, s, 0)
 		}
 	})
-	var names []string
+	names := func(b *testing.B) []string { // the floor's listing
+		f, err := os.Open(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		names, err := f.Readdirnames(-1)
+		if err != nil || len(names) != n {
+			b.Fatal(len(names), err)
+		}
+		return names
+	}
 	b.Run("floor-list", func(b *testing.B) {
 		for b.Loop() {
-			f, err := os.Open(dir)
-			if err != nil {
-				b.Fatal(err)
-			}
-			names, err = f.Readdirnames(-1)
-			f.Close()
-			if err != nil || len(names) != n {
-				b.Fatal(len(names), err)
-			}
+			names(b)
 		}
 	})
 	b.Run("floor-stat", func(b *testing.B) {
 		workers := runtime.GOMAXPROCS(0) * 2
 		for b.Loop() {
-			f, err := os.Open(dir)
-			if err != nil {
-				b.Fatal(err)
-			}
-			names, err = f.Readdirnames(-1)
-			f.Close()
-			if err != nil {
-				b.Fatal(err)
-			}
+			names := names(b)
 			var next atomic.Int64
 			var wg sync.WaitGroup
 			for range workers {
@@ -340,15 +331,23 @@ func BenchmarkThread(b *testing.B) {
 		})
 		if n == 100000 {
 			b.Run("100000-noindex", func(b *testing.B) {
-				s, err := maildir.Open(ts.dir)
-				if err != nil {
-					b.Fatal(err)
-				}
-				s.NoIndex = true
+				s := noIndex(b, ts)
 				for b.Loop() {
 					thread(b, s, id)
 				}
 			})
 		}
 	}
+}
+
+// noIndex opens another store on ts's root with the folder index off.
+func noIndex(tb testing.TB, ts *testStore) *maildir.Store {
+	tb.Helper()
+	s, err := maildir.Open(ts.dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	s.NoIndex = true
+	return s
 }

@@ -74,24 +74,13 @@ func dropItem(t *testing.T, ts *testStore, stamp time.Time) string {
 func TestClaimCursorOldestFirstExactlyOnce(t *testing.T) {
 	const n = 3000 // more than one window of the cursor
 	ts, ids := queued(t, n)
-	var got []string
-	for {
-		m, err := ts.Claim(mbox("queue:work"), mbox("nux"))
-		if errors.Is(err, maildir.ErrQueueEmpty) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, m.ID)
-		if len(got) == 1 {
-			if fine, _ := maildir.FineClock(ts.Store); fine {
-				if _, err := os.Stat(ts.path(maildir.IndexDir + "/state~queue~work.cursor")); err != nil {
-					t.Fatalf("no cursor after the first claim on a fine clock: %v", err)
-				}
-			}
+	got := []string{claimOne(t, ts)}
+	if fine, _ := maildir.FineClock(ts.Store); fine {
+		if _, err := os.Stat(ts.path(maildir.IndexDir + "/state~queue~work.cursor")); err != nil {
+			t.Fatalf("no cursor after the first claim on a fine clock: %v", err)
 		}
 	}
+	got = append(got, claimAll(t, ts)...)
 	if !slices.Equal(got, ids) {
 		t.Fatalf("claimed %d items; first differences: %v", len(got), firstDiff(got, ids))
 	}
@@ -172,17 +161,7 @@ func TestClaimCursorSeesWhatChangedBehindIt(t *testing.T) {
 				t.Fatalf("claimed %s, want %s", got, want)
 			}
 			// And the rest still come out oldest first, each once.
-			var rest []string
-			for {
-				m, err := ts.Claim(mbox("queue:work"), mbox("nux"))
-				if errors.Is(err, maildir.ErrQueueEmpty) {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				rest = append(rest, m.ID)
-			}
+			rest := claimAll(t, ts)
 			if !slices.IsSorted(rest) || len(slices.Compact(slices.Clone(rest))) != len(rest) {
 				t.Fatalf("the rest is not oldest first, each once: %v", rest)
 			}
@@ -267,15 +246,8 @@ func TestClaimCursorWithSendersRacing(t *testing.T) {
 	}
 	wg.Wait()
 	// A claimer may have stopped just before the last sends landed.
-	for {
-		m, err := ts.Claim(mbox("queue:work"), mbox("nux"))
-		if errors.Is(err, maildir.ErrQueueEmpty) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen[m.ID]++
+	for _, id := range claimAll(t, ts) {
+		seen[id]++
 	}
 	if len(seen) != 500+senders*each {
 		t.Fatalf("%d items claimed, want %d", len(seen), 500+senders*each)
@@ -284,5 +256,22 @@ func TestClaimCursorWithSendersRacing(t *testing.T) {
 		if n != 1 {
 			t.Fatalf("%s claimed %d times", id, n)
 		}
+	}
+}
+
+// claimAll claims from queue:work into nux's mailbox until the queue is
+// empty, and returns the ids in the order they came.
+func claimAll(t *testing.T, ts *testStore) []string {
+	t.Helper()
+	var ids []string
+	for {
+		m, err := ts.Claim(mbox("queue:work"), mbox("nux"))
+		if errors.Is(err, maildir.ErrQueueEmpty) {
+			return ids
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, m.ID)
 	}
 }

@@ -150,22 +150,33 @@ func (h *indexHeader) end(full bool) int {
 	return h.start + h.headLen
 }
 
-func parseIndexHeader(data []byte) (*indexHeader, bool) {
+// parseHeaderLine parses the first line of an index file: its magic, then
+// count hexadecimal numbers. It returns the numbers and where the line
+// ends.
+func parseHeaderLine(data []byte, magic string, count int) (n []uint64, end int, ok bool) {
 	nl := bytes.IndexByte(data, '\n')
 	if nl < 0 {
-		return nil, false
+		return nil, 0, false
 	}
 	f := strings.Fields(string(data[:nl]))
-	if len(f) != 11 || f[0] != indexMagic {
-		return nil, false
+	if len(f) != count+1 || f[0] != magic {
+		return nil, 0, false
 	}
-	var n [10]uint64
+	n = make([]uint64, count)
 	for i := range n {
 		v, err := strconv.ParseUint(f[i+1], 16, 64)
 		if err != nil {
-			return nil, false
+			return nil, 0, false
 		}
 		n[i] = v
+	}
+	return n, nl + 1, true
+}
+
+func parseIndexHeader(data []byte) (*indexHeader, bool) {
+	n, start, ok := parseHeaderLine(data, indexMagic, 10)
+	if !ok {
+		return nil, false
 	}
 	h := &indexHeader{
 		ix: folderIndex{
@@ -173,7 +184,7 @@ func parseIndexHeader(data []byte) (*indexHeader, bool) {
 			racy:  n[4] != 0,
 			count: int(n[5]),
 		},
-		start:   nl + 1,
+		start:   start,
 		headLen: int(n[6]),
 		tailLen: int(n[7]),
 		headCRC: uint32(n[8]),
@@ -321,46 +332,27 @@ func (s *Store) readUnread(b Address, u unreadScan) ([]*Message, int, error) {
 	if u.quiet {
 		warn = func(string, error) {}
 	}
-	if !s.indexOn() {
-		known := 0
-		d, err := s.openFolder(b, false)
-		if d == nil {
-			return nil, 0, err
-		}
-		defer d.Close()
-		var names []string
-		if err := s.eachName(d, !u.quiet, func(name string) { names = append(names, name) }); err != nil {
-			return nil, 0, err
-		}
-		slices.Sort(names)
-		var kept []*Message
-		s.loadNames(d, b, false, names, nil, func(name string, m *Message, _ durable.Stat, err error) {
-			switch {
-			case errors.Is(err, fs.ErrNotExist):
-			case err != nil:
-				warn(d.Join(name), Reason(err))
-			case m.Read:
-				known++
-				if u.read != nil {
-					u.read(name)
-				}
-			case u.kept(m):
-				kept = append(kept, m)
-			}
-		})
-		return kept, known, nil
-	}
 	d, err := s.openFolder(b, false)
 	if d == nil {
 		return nil, 0, err
 	}
 	defer d.Close()
-	st, err := d.Stat()
-	if err != nil {
-		return nil, 0, err
-	}
-	rel := d.Path()
-	if ix := s.readIndex(rel, u.read != nil); ix.usable(st) {
+	var names []string
+	known := 0
+	if !s.indexOn() {
+		if err := s.eachName(d, !u.quiet, func(name string) { names = append(names, name) }); err != nil {
+			return nil, 0, err
+		}
+		slices.Sort(names)
+	} else {
+		st, err := d.Stat()
+		if err != nil {
+			return nil, 0, err
+		}
+		ix := s.readIndex(d.Path(), u.read != nil)
+		if !ix.usable(st) {
+			return s.reindex(d, b, st, u, warn)
+		}
 		for _, o := range ix.odd {
 			if _, why := Classify(o.name, o.typ, false); why != nil {
 				warn(d.Join(o.name), why)
@@ -371,25 +363,31 @@ func (s *Store) readUnread(b Address, u unreadScan) ([]*Message, int, error) {
 				u.read(k.name)
 			}
 		}
-		var kept []*Message
-		known := ix.count - len(ix.load)
-		s.loadNames(d, b, false, ix.load, nil, func(name string, m *Message, _ durable.Stat, err error) {
-			switch {
-			case errors.Is(err, fs.ErrNotExist):
-			case err != nil:
-				warn(d.Join(name), Reason(err))
-			case m.Read:
-				known++
-				if u.read != nil {
-					u.read(name)
-				}
-			case u.kept(m):
-				kept = append(kept, m)
-			}
-		})
-		return kept, known, nil
+		names, known = ix.load, ix.count-len(ix.load)
 	}
+	var kept []*Message
+	s.loadNames(d, b, false, names, nil, func(name string, m *Message, _ durable.Stat, err error) {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			warn(d.Join(name), Reason(err))
+		case m.Read:
+			known++
+			if u.read != nil {
+				u.read(name)
+			}
+		case u.kept(m):
+			kept = append(kept, m)
+		}
+	})
+	return kept, known, nil
+}
 
+// reindex is readUnread for a folder whose index is missing or cannot be
+// trusted as it stands: it lists the folder, reads what the old index
+// cannot vouch for, and writes the new index.
+func (s *Store) reindex(d *durable.Dir, b Address, st durable.Stat, u unreadScan, warn func(string, error)) ([]*Message, int, error) {
+	rel := d.Path()
 	// The folder changed (or has no index): list it, check each file the
 	// old index knew to be read against the inode and ctime it recorded
 	// (an inode number alone can be reused by a file removed and created

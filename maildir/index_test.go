@@ -71,13 +71,7 @@ func unreadOf(view string) string { return view[:strings.IndexByte(view, ';')] }
 // truth is view through a store that reads every file.
 func truth(t *testing.T, ts *testStore) string {
 	t.Helper()
-	s, err := maildir.Open(ts.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	s.NoIndex = true
-	return view(t, s)
+	return view(t, noIndex(t, ts))
 }
 
 // pastTick waits until the file system's clock has moved past the
@@ -274,13 +268,7 @@ func TestIndexInPlaceRewrite(t *testing.T) {
 	ts, read, _ := indexed(t)
 	view(t, ts.Store)
 	p := ts.path("state/mail/toast/" + read[7] + ".json")
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(strings.Replace(string(b), `"read": true`, `"read": false`, 1)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	rewriteInPlace(t, p, `"read": true`, `"read": false`)
 	want := truth(t, ts)
 	unchanged := view(t, ts.Store)
 	if unchanged == want || strings.Contains(unreadOf(unchanged), read[7]) {
@@ -298,14 +286,8 @@ func TestIndexInPlaceRewrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	view(t, ts.Store)
-	b, err = os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
 	pastTick(t, ts.path("state/mail/toast")) // past the file's ctime too: it was renamed in
-	if err := os.WriteFile(p, []byte(strings.Replace(string(b), `"read": true`, `"read": false`, 1)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	rewriteInPlace(t, p, `"read": true`, `"read": false`)
 	newer := ts.send(t, "nux", "toast", "more")
 	got, want := view(t, ts.Store), truth(t, ts)
 	if got != want || !strings.Contains(unreadOf(got), read[7]) || !strings.Contains(unreadOf(got), newer.ID) {
@@ -329,13 +311,7 @@ func TestIndexTrustsNothingFresh(t *testing.T) {
 	ts.send(t, "mayor", "toast", "other")
 	first := view(t, ts.Store)
 	p := ts.path("state/mail/toast/" + m.ID + ".json")
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(strings.Replace(string(b), `"read": true`, `"read": false`, 1)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	rewriteInPlace(t, p, `"read": true`, `"read": false`)
 	got, want := view(t, ts.Store), truth(t, ts)
 	if want == first || got != want {
 		t.Fatalf("a fresh folder was trusted:\nbefore  %s\nindexed %s\ntruth   %s", first, got, want)
@@ -538,15 +514,7 @@ func TestThreadIndexSeesEveryChange(t *testing.T) {
 		}
 		return strings.Join(out, " ")
 	}
-	truthOf := func() string {
-		s, err := maildir.Open(ts.dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		s.NoIndex = true
-		return thread(s)
-	}
+	truthOf := func() string { return thread(noIndex(t, ts)) }
 	check := func(what string) {
 		t.Helper()
 		want := truthOf()
@@ -625,15 +593,8 @@ func TestThreadIndexSeesEveryChange(t *testing.T) {
 	if err != nil || len(noise) == 0 {
 		t.Fatal(noise, err)
 	}
-	p := ts.path(noise[0].Path)
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
 	pastTick(t, ts.path("state/mail/polecat0"))
-	if err := os.WriteFile(p, []byte(strings.Replace(string(b), `"thread": "`+noise[0].ID+`"`, `"thread": "`+start.ID+`"`, 1)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	rewriteInPlace(t, ts.path(noise[0].Path), `"thread": "`+noise[0].ID+`"`, `"thread": "`+start.ID+`"`)
 	want := truthOf()
 	if got := thread(ts.Store); got == want || strings.Contains(got, noise[0].ID) {
 		t.Fatalf("the index read a file it had filed: %s", got)
@@ -663,14 +624,22 @@ func TestIndexVouchesOnceFilesAge(t *testing.T) {
 	time.Sleep(window + 20*time.Millisecond)
 	view(t, ts.Store) // lists again: now it is
 	p := ts.path("state/mail/toast/" + m.ID + ".json")
+	rewriteInPlace(t, p, `"read": true`, `"read": false`)
+	if got := view(t, ts.Store); strings.Contains(unreadOf(got), m.ID) {
+		t.Fatalf("a file that aged past the window is still read at every call: %s", got)
+	}
+}
+
+// rewriteInPlace replaces old with new in the file at p by truncating and
+// writing it under its own name — the one change the indexes cannot see
+// until the folder changes.
+func rewriteInPlace(t *testing.T, p, old, new string) {
+	t.Helper()
 	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(p, []byte(strings.Replace(string(b), `"read": true`, `"read": false`, 1)), 0o600); err != nil {
+	if err := os.WriteFile(p, []byte(strings.Replace(string(b), old, new, 1)), 0o600); err != nil {
 		t.Fatal(err)
-	}
-	if got := view(t, ts.Store); strings.Contains(unreadOf(got), m.ID) {
-		t.Fatalf("a file that aged past the window is still read at every call: %s", got)
 	}
 }

@@ -64,28 +64,16 @@ type threadTable struct {
 func (t *threadTable) blobStart() int { return t.start + 12*t.n }
 
 func parseThreadHeader(data []byte) (*threadTable, bool) {
-	nl := bytes.IndexByte(data, '\n')
-	if nl < 0 {
+	n, start, ok := parseHeaderLine(data, threadMagic, 8)
+	if !ok {
 		return nil, false
-	}
-	f := strings.Fields(string(data[:nl]))
-	if len(f) != 9 || f[0] != threadMagic {
-		return nil, false
-	}
-	var n [8]uint64
-	for i := range n {
-		v, err := strconv.ParseUint(f[i+1], 16, 64)
-		if err != nil {
-			return nil, false
-		}
-		n[i] = v
 	}
 	if n[5] > 1<<28 || n[6] > 1<<34 || n[7] > 1<<32-1 {
 		return nil, false
 	}
 	return &threadTable{
 		stamp: dirStamp{dev: n[0], ino: n[1], mtime: int64(n[2]), ctime: int64(n[3])},
-		racy:  n[4] != 0, n: int(n[5]), start: nl + 1, blobLen: int(n[6]), crc: uint32(n[7]),
+		racy:  n[4] != 0, n: int(n[5]), start: start, blobLen: int(n[6]), crc: uint32(n[7]),
 	}, true
 }
 
