@@ -108,6 +108,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	}
 	defer s.Close()
 	s.Host = os.Getenv("MAILFS_HOST") // else the root's runtime/host
+	s.NoIndex = maildir.IndexOff(os.Getenv(maildir.IndexEnv))
 	s.Warn = func(err error) { fmt.Fprintf(stderr, "mailfs: warning: %v\n", err) }
 	out, err := handler(&gcCall{store: s, arg: arg, stdin: stdin})
 	if err != nil {

@@ -45,6 +45,22 @@ import (
 // runtime/index, or run with $MAILFS_INDEX=off.
 const IndexDir = "runtime/index"
 
+// IndexEnv is the environment variable with which a user turns the
+// indexes off in mailfs's programs (the command, the Gas City provider, the
+// MCP server, the web view): see [IndexOff].
+const IndexEnv = "MAILFS_INDEX"
+
+// IndexOff reports whether v, a value of [IndexEnv], turns the indexes
+// off: "off", "0", "false" or "no", in any case. A program sets
+// [Store.NoIndex] from it.
+func IndexOff(v string) bool {
+	switch strings.ToLower(v) {
+	case "off", "0", "false", "no":
+		return true
+	}
+	return false
+}
+
 // RacyWindow is how old a folder's ctime must be for its index to be
 // trusted on the stamp alone. A file system's clock moves in ticks (a few
 // milliseconds on Linux before 6.13's fine-grained timestamps), so a change

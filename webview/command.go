@@ -54,6 +54,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer st.Close()
 	st.Host = *host
+	st.NoIndex = maildir.IndexOff(os.Getenv(maildir.IndexEnv))
 	st.Warn = func(err error) { fmt.Fprintf(stderr, "mailfs: warning: %v\n", err) }
 	q, err := nudgeq.Open(st.Dir())
 	if err != nil {

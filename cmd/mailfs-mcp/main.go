@@ -68,6 +68,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	defer s.Close()
 	s.Host = *host
+	s.NoIndex = maildir.IndexOff(os.Getenv(maildir.IndexEnv))
 	warn := func(err error) { fmt.Fprintf(stderr, "mailfs: warning: %v\n", err) }
 	s.Warn = warn
 	q, err := nudgeq.Open(s.Dir())

@@ -176,19 +176,9 @@ func (a *app) open() (*maildir.Store, error) {
 	}
 	s.Warn = a.warn
 	s.Host = a.hostFlag
-	s.NoIndex = indexOff(os.Getenv("MAILFS_INDEX"))
+	s.NoIndex = maildir.IndexOff(os.Getenv(maildir.IndexEnv))
 	a.store = s
 	return s, nil
-}
-
-// indexOff reports whether $MAILFS_INDEX turns the folder index off
-// (maildir.IndexDir): "off", "0", "false" or "no".
-func indexOff(v string) bool {
-	switch strings.ToLower(v) {
-	case "off", "0", "false", "no":
-		return true
-	}
-	return false
 }
 
 // read returns the store as open does, for a command that only reads: a
