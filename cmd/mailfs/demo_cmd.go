@@ -39,6 +39,11 @@ func (c *demoCmd) Run(a *app) error {
 	d.say("Each command below really runs, against a scratch root:")
 	fmt.Fprintf(a.out, "$ export MAILFS_ROOT=%s\n", d.root)
 	d.run("init")
+	seeded := d.seedArchivist(filepath.Join(dir, "archive-town", ".chipset")) // in the background, ahead of its act
+	defer func() {
+		for range seeded { // finished before the scratch folder goes
+		}
+	}()
 
 	d.say("The mayor assigns work. Each send is one JSON file, fsynced, renamed into place.")
 	toastWork := d.run("send", "toast", "--from", "mayor", "--type", "work_assignment", "--priority", "high",
@@ -61,6 +66,7 @@ func (c *demoCmd) Run(a *app) error {
 	d.queues()
 	d.nudges()
 	d.hooks()
+	d.hookCost(seeded)
 	d.town()
 	d.watcher()
 	d.sweep()
