@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -190,17 +191,17 @@ func TestBrowserOverviewIsLive(t *testing.T) {
 	var urgent, unread, high, nudges, depth string
 	lt.run(chromedp.Navigate(lt.url+"/"),
 		chromedp.WaitVisible(`#mailboxes`),
-		chromedp.Text(`#box-toast td[data-col=urgent]`, &urgent),
-		chromedp.Text(`#box-toast td[data-col=unread]`, &unread),
-		chromedp.Text(`#box-nux td[data-col=high]`, &high),
-		chromedp.Text(`#box-nux td[data-col=nudges]`, &nudges),
-		chromedp.Text(`#queues td[data-col=depth]`, &depth),
+		textOf(`#box-toast td[data-col=urgent]`, &urgent),
+		textOf(`#box-toast td[data-col=unread]`, &unread),
+		textOf(`#box-nux td[data-col=high]`, &high),
+		textOf(`#box-nux td[data-col=nudges]`, &nudges),
+		textOf(`#queues td[data-col=depth]`, &depth),
 	)
 	if urgent != "1" || unread != "2" || high != "1" || nudges != "1" || depth != "1" {
 		t.Fatalf("counts: toast urgent %s unread %s, nux high %s nudges %s, queue %s", urgent, unread, high, nudges, depth)
 	}
 	var stale, latest string
-	lt.run(chromedp.Text(`#box-witness`, &stale), chromedp.Text(`#channels`, &latest))
+	lt.run(textOf(`#box-witness`, &stale), textOf(`#channels`, &latest))
 	if !strings.Contains(stale, "past the sweep's cut-off") || !strings.Contains(latest, "MERGED gt-198 into main") {
 		t.Fatalf("witness row %q; channels %q", stale, latest)
 	}
@@ -243,7 +244,7 @@ func TestBrowserHostileTextStaysText(t *testing.T) {
 		t.Fatalf("mailbox page: pwned %d, img %d, script %d", pwned, imgs, scripts)
 	}
 	lt.run(chromedp.Navigate(lt.url+"/msg/toast/"+id), chromedp.WaitVisible(`#body`),
-		chromedp.Text(`#subject`, &subject), chromedp.Text(`#body`, &body), check)
+		textOf(`#subject`, &subject), textOf(`#body`, &body), check)
 	if pwned != 0 || imgs != 0 || scripts != 1 || subject != hostile || strings.TrimSpace(body) != hostile {
 		t.Fatalf("message page: pwned %d, img %d, script %d, subject %q, body %q", pwned, imgs, scripts, subject, body)
 	}
@@ -306,7 +307,7 @@ func TestBrowserLiveWaitsWhileWriting(t *testing.T) {
 	var draft, unread string
 	lt.run(chromedp.Poll(`document.body.dataset.deferred === "1"`, nil),
 		chromedp.Value(`#compose input[name=subject]`, &draft),
-		chromedp.Text(`#box-toast td[data-col=unread]`, &unread))
+		textOf(`#box-toast td[data-col=unread]`, &unread))
 	if draft != "a draft" || unread != "1" {
 		t.Fatalf("while writing: draft %q, unread %s", draft, unread)
 	}
@@ -317,4 +318,17 @@ func TestBrowserLiveWaitsWhileWriting(t *testing.T) {
 			return f.dispatchEvent(new Event("input", {bubbles: true}));
 		})()`, &ok),
 		chromedp.Poll(`document.querySelector("#box-toast td[data-col=unread]").textContent === "2"`, nil))
+}
+
+// textOf reads the text of the element sel matches, in one evaluation in
+// the page, once it exists. chromedp.Text finds the node and then reads
+// it in two steps, and the page's live feed may swap <main> in between
+// (a change event for a send made just before), leaving a node id that no
+// longer exists.
+func textOf(sel string, out *string) chromedp.Action {
+	js := fmt.Sprintf("document.querySelector(%q)", sel)
+	return chromedp.Tasks{
+		chromedp.Poll(js+" !== null", nil),
+		chromedp.Evaluate(js+".innerText", out),
+	}
 }

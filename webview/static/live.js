@@ -31,6 +31,13 @@
     fetch(location.href, { credentials: "same-origin", cache: "no-store" })
       .then(function (r) { return r.text(); })
       .then(function (html) {
+        if (writing()) {
+          // The person began writing while the page was fetched: keep
+          // their form, and refresh once they leave it.
+          again = true;
+          document.body.dataset.deferred = "1";
+          return;
+        }
         var doc = new DOMParser().parseFromString(html, "text/html");
         var fresh = doc.getElementById("main");
         var main = document.getElementById("main");
@@ -40,7 +47,7 @@
       .catch(function () {})
       .finally(function () {
         pending = false;
-        if (again) { again = false; refresh(); }
+        if (again && !writing()) { again = false; refresh(); }
       });
   }
   function retry() { if (again) { again = false; refresh(); } }
