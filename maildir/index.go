@@ -16,33 +16,33 @@ import (
 
 // IndexDir holds the folder index: one file per folder of messages
 // recording what the folder held when it was last listed, so that a reader
-// of unread mail reads only the files it must. It is a cache: per host
-// (under runtime/, never committed), rebuilt from the folder whenever it
-// cannot be trusted, and safe to delete at any time.
+// of unread mail reads only the files it must. (The thread index and the
+// claim cursor live beside it: see threadNames and claimWindow.) It is a
+// cache: per host (under runtime/, never committed), rebuilt from the
+// folder whenever it cannot be trusted, and safe to delete at any time.
 //
 // The rule that keeps it from ever showing a stale folder: an index is
 // used as it stands only while the folder's own stat — device, inode,
-// mtime and ctime — is the one recorded before the listing it was built
-// from, and that ctime was more than [RacyWindow] old when it was
-// recorded. Every change made through the directory moves its ctime, and
-// the kernel sets ctime (no caller can put it back): a message sent,
-// marked read or unread (a rewrite is a new file renamed over the old), a
-// script's mv, cp or rename-over, rm, git checkout, reset or pull (git
-// unlinks and recreates what it writes), a restore from the archive, a
-// whole folder replaced. When the stamp differs the folder is listed
-// again — names and inode numbers, one getdents pass, no file opened — and
-// a file is taken as still read only if its name and inode are those the
-// index recorded; everything else is read. A file listed as read is never
-// taken on the index's word if it was not parsed as read from that very
-// inode.
+// mtime and ctime — is the one read before the listing it was built from,
+// and that stat was not racy (see [RacyWindow] and fineClock). Every change
+// made through the directory moves its ctime, and the kernel sets ctime
+// (no caller can put it back): a message sent, marked read or unread (a
+// rewrite is a new file renamed over the old), a script's mv, cp to a new
+// name or rename-over, rm, git checkout, reset or pull (git unlinks and
+// recreates what it writes), a restore from the archive, a whole folder
+// replaced. When the stamp differs the folder is listed again — names and
+// inode numbers, one getdents pass, no file opened — and a file is taken as
+// still read only if its name, inode and ctime are those the index
+// recorded (see relist: an inode number alone is reused); everything else
+// is read.
 //
-// What the directory does not show is a file truncated and rewritten in
-// place under its own name (a shell's "> file" onto an existing message,
-// an editor that saves in place): neither the folder's stamp nor the
-// file's inode changes. SPEC §4 has writers write a new file and rename
-// it, and a reader can see such a write half done anyway; to make mailfs
-// look again, change the folder (touch a new file and remove it), delete
-// runtime/index, or run with $MAILFS_INDEX=off.
+// What the folder's stamp does not show is a file truncated and rewritten
+// in place under its own name (a shell's "> file" onto an existing
+// message, an editor that saves in place): it is seen when the folder next
+// changes, when the listing checks each file's ctime. SPEC §4 has writers
+// write a new file and rename it, and a reader can see such a write half
+// done anyway; to make mailfs look at once, delete runtime/index or run
+// with $MAILFS_INDEX=off.
 const IndexDir = "runtime/index"
 
 // IndexEnv is the environment variable with which a user turns the
@@ -54,11 +54,21 @@ const IndexEnv = "MAILFS_INDEX"
 // off: "off", "0", "false" or "no", in any case. A program sets
 // [Store.NoIndex] from it.
 func IndexOff(v string) bool {
+	off, _ := IndexSetting(v)
+	return off
+}
+
+// IndexSetting reads v, a value of [IndexEnv]: off as [IndexOff] says, and
+// whether v was a value it knows ("", "on", "1", "true", "yes" keep the
+// indexes on), so that a program can warn about a mistyped one.
+func IndexSetting(v string) (off, known bool) {
 	switch strings.ToLower(v) {
 	case "off", "0", "false", "no":
-		return true
+		return true, true
+	case "", "on", "1", "true", "yes":
+		return false, true
 	}
-	return false
+	return false, false
 }
 
 // RacyWindow is how old a folder's ctime must be for its index to be
@@ -84,12 +94,12 @@ func stampOf(st durable.Stat) dirStamp {
 // A folderIndex is what a folder of messages held when it was listed.
 type folderIndex struct {
 	stamp dirStamp
-	racy  bool // the folder had changed less than RacyWindow before
+	racy  bool // look again at the next call: the stamp, or a file, was too fresh to vouch for
 
 	count int          // message-file names (every candidate, read or not)
 	load  []string     // candidates a reader must read: unread, or not parsed as a message
 	odd   []oddEntry   // entries that are not message files, reported at each call
-	known []knownEntry // messages parsed as read, with the inode that said so
+	known []knownEntry // messages parsed as read, with the inode and ctime of the file that said so
 }
 
 type oddEntry struct {

@@ -176,7 +176,11 @@ func (a *app) open() (*maildir.Store, error) {
 	}
 	s.Warn = a.warn
 	s.Host = a.hostFlag
-	s.NoIndex = maildir.IndexOff(os.Getenv(maildir.IndexEnv))
+	off, known := maildir.IndexSetting(os.Getenv(maildir.IndexEnv))
+	if !known {
+		a.warn(fmt.Errorf("$%s=%q is neither off (off, 0, false, no) nor on (on, 1, true, yes): the indexes stay on", maildir.IndexEnv, os.Getenv(maildir.IndexEnv)))
+	}
+	s.NoIndex = off
 	a.store = s
 	return s, nil
 }
