@@ -36,38 +36,43 @@ import (
 // changes, and is then taken in its order.
 const claimWindow = 256
 
-const cursorMagic = "mailfs-cursor/1"
+const cursorMagic = "mailfs-cursor/2"
+
+// noOrder is the order file of a cursor that only marks a queue that
+// changes between claims (see claimSource.churn).
+const noOrder = "-"
 
 // A claimCursor is a queue's place in its order file.
 type claimCursor struct {
-	order string   // the order file's name in IndexDir
+	order string   // the order file's name in IndexDir, or noOrder
 	pos   int      // names of the order file behind the cursor
 	off   int64    // byte offset of the next name
+	uses  int      // claims the order file has served
 	stamp dirStamp // the queue folder as the last claimant left it
 }
 
 func cursorName(rel string) string { return indexName(rel) + ".cursor" }
 
 func (c *claimCursor) encode() []byte {
-	return fmt.Appendf(nil, "%s %s %x %x %x %x %x %x\n", cursorMagic, c.order, c.pos, c.off,
+	return fmt.Appendf(nil, "%s %s %x %x %x %x %x %x %x\n", cursorMagic, c.order, c.pos, c.off, c.uses,
 		c.stamp.dev, c.stamp.ino, uint64(c.stamp.mtime), uint64(c.stamp.ctime))
 }
 
 func decodeCursor(data []byte) *claimCursor {
 	f := strings.Fields(string(data))
-	if len(f) != 8 || f[0] != cursorMagic || !strings.HasPrefix(f[1], "state~") {
+	if len(f) != 9 || f[0] != cursorMagic || f[1] != noOrder && !strings.HasPrefix(f[1], "state~") {
 		return nil
 	}
-	var n [6]uint64
+	var n [7]uint64
 	for i := range n {
 		v, err := strconv.ParseUint(f[i+2], 16, 64)
-		if err != nil || i < 2 && v > 1<<40 {
+		if err != nil || i < 3 && v > 1<<40 {
 			return nil
 		}
 		n[i] = v
 	}
-	return &claimCursor{order: f[1], pos: int(n[0]), off: int64(n[1]),
-		stamp: dirStamp{dev: n[2], ino: n[3], mtime: int64(n[4]), ctime: int64(n[5])}}
+	return &claimCursor{order: f[1], pos: int(n[0]), off: int64(n[1]), uses: int(n[2]),
+		stamp: dirStamp{dev: n[3], ino: n[4], mtime: int64(n[5]), ctime: int64(n[6])}}
 }
 
 // A claimSource gives one claim its candidate names, oldest first, in
@@ -82,6 +87,13 @@ type claimSource struct {
 	cur    *claimCursor // the cursor in use, if any
 	keep   bool         // the cursor may be saved after a claim
 	listed bool         // this claim has listed the folder
+
+	// churn is set when the queue changed since the last claim and that
+	// claim's order file served no other: items arrive between claims, so
+	// a window would be listed again at the next claim anyway. The claim
+	// takes the cheap pass instead, and leaves a marker cursor: if nothing
+	// changes before the next claim, that one lists a window again.
+	churn bool
 }
 
 func (s *Store) claimSource(q *durable.Dir, tried map[string]bool) (*claimSource, error) {
@@ -102,8 +114,12 @@ func (s *Store) claimSource(q *durable.Dir, tried map[string]bool) (*claimSource
 	if err != nil {
 		return c, nil
 	}
-	if cur := decodeCursor(data); cur != nil && cur.stamp == stampOf(st) {
+	switch cur := decodeCursor(data); {
+	case cur == nil:
+	case cur.stamp == stampOf(st) && cur.order != noOrder:
 		c.cur, c.keep = cur, true
+	case cur.stamp != stampOf(st) && (cur.order == noOrder || cur.uses <= 1):
+		c.churn = true
 	}
 	return c, nil
 }
@@ -117,7 +133,7 @@ func (c *claimSource) batch() (names []string, last bool, err error) {
 		}
 		c.cur = nil // the window is used up, or its file is gone
 	}
-	if !c.listed && c.s.indexOn() && c.s.fineClock(c.start.Dev) {
+	if !c.listed && !c.churn && c.s.indexOn() && c.s.fineClock(c.start.Dev) {
 		c.listed, c.keep = true, false
 		return c.list()
 	}
@@ -267,10 +283,10 @@ func (c *claimSource) oldest() ([]string, bool, error) {
 	return names, len(names) < claimPick, err
 }
 
-// done records where a successful claim left the queue: the cursor, with
-// the folder's stamp after the claim's own move, and an order file no
-// longer named by the cursor removed. Failures only cost the next claim a
-// listing.
+// done records where a successful claim left the queue: the cursor (or
+// the churn marker), with the folder's stamp after the claim's own move,
+// and an order file no longer named by the cursor removed. Failures only
+// cost the next claim a listing.
 func (c *claimSource) done() {
 	d, err := c.s.root.Dir(IndexDir)
 	if d == nil || err != nil {
@@ -282,19 +298,26 @@ func (c *claimSource) done() {
 	if data, err := d.Head(name, 512); err == nil {
 		old = decodeCursor(data)
 	}
-	if c.cur == nil || !c.keep {
-		if old != nil {
-			_ = d.Remove(name)
-			_ = d.Remove(old.order)
+	var next *claimCursor
+	switch {
+	case c.cur != nil && c.keep:
+		next = c.cur
+		next.uses++
+	case c.churn:
+		next = &claimCursor{order: noOrder}
+	}
+	var err2 error
+	if next != nil {
+		st, err := c.q.Stat()
+		if err != nil {
+			return
 		}
-		return
+		next.stamp = stampOf(st)
+		err2 = d.ReplaceEphemeral(name, next.encode())
+	} else if old != nil {
+		err2 = d.Remove(name)
 	}
-	st, err := c.q.Stat()
-	if err != nil {
-		return
-	}
-	c.cur.stamp = stampOf(st)
-	if d.ReplaceEphemeral(name, c.cur.encode()) == nil && old != nil && old.order != c.cur.order {
+	if err2 == nil && old != nil && old.order != noOrder && (next == nil || old.order != next.order) {
 		_ = d.Remove(old.order)
 	}
 }

@@ -275,3 +275,54 @@ func claimAll(t *testing.T, ts *testStore) []string {
 		ids = append(ids, m.ID)
 	}
 }
+
+// When items arrive between every two claims, a window would be listed
+// again at every claim: claims take the cheap pass instead (no order
+// file), oldest first still, and once the queue is quiet again a claim
+// lists a window and the next ones use it.
+func TestClaimCursorUnderChurn(t *testing.T) {
+	ts, ids := queued(t, 200)
+	if fine, _ := maildir.FineClock(ts.Store); !fine {
+		t.Skip("the file system's clock is coarse: claims list the queue every time")
+	}
+	orders := func() int {
+		m, err := filepath.Glob(ts.path(maildir.IndexDir + "/state~queue~work.order-*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(m)
+	}
+	if got := claimOne(t, ts); got != ids[0] || orders() != 1 {
+		t.Fatalf("first claim: %s, %d order files", got, orders())
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 5 {
+		older := dropItem(t, ts, base.Add(-time.Duration(i+1)*time.Hour))
+		if got := claimOne(t, ts); got != older {
+			t.Fatalf("churn claim %d took %s, want the older drop %s", i, got, older)
+		}
+		if orders() != 0 {
+			t.Fatalf("churn claim %d listed a window", i)
+		}
+	}
+	// Quiet again: this claim lists a window, and the next uses it.
+	if got := claimOne(t, ts); got != ids[1] || orders() != 1 {
+		t.Fatalf("the first quiet claim: %s, %d order files", got, orders())
+	}
+	matches, _ := filepath.Glob(ts.path(maildir.IndexDir + "/state~queue~work.order-*"))
+	data, err := os.ReadFile(matches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00")
+	names[1], names[2] = names[2], names[1] // behind the cursor's back, as TestClaimCursorIsUsed
+	if err := os.WriteFile(matches[0], []byte(strings.Join(names, "\x00")+"\x00"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := claimOne(t, ts); got != ids[3] {
+		t.Fatalf("claimed %s: the quiet queue's window was not used (want %s)", got, ids[3])
+	}
+	if rest := claimAll(t, ts); !slices.IsSorted(rest) {
+		t.Fatalf("the rest is not oldest first: %v", rest)
+	}
+}
