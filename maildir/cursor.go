@@ -60,7 +60,7 @@ func (c *claimCursor) encode() []byte {
 
 func decodeCursor(data []byte) *claimCursor {
 	f := strings.Fields(string(data))
-	if len(f) != 9 || f[0] != cursorMagic || f[1] != noOrder && !strings.HasPrefix(f[1], "state~") {
+	if len(f) != 9 || f[0] != cursorMagic || f[1] != noOrder && !strings.Contains(f[1], ".order-") {
 		return nil
 	}
 	var n [7]uint64
