@@ -375,9 +375,13 @@ func (s *Store) readUnread(b Address, u unreadScan) ([]*Message, int, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		ix := s.readIndex(d.Path(), u.read != nil)
+		full := u.read != nil
+		ix := s.readIndex(d.Path(), full)
 		if !ix.usable(st) {
-			return s.reindex(d, b, st, u, warn)
+			if !full {
+				ix = nil // only its head was read: reindex reads it whole
+			}
+			return s.reindex(d, b, st, ix, u, warn)
 		}
 		for _, o := range ix.odd {
 			if _, why := Classify(o.name, o.typ, false); why != nil {
@@ -410,16 +414,16 @@ func (s *Store) readUnread(b Address, u unreadScan) ([]*Message, int, error) {
 }
 
 // reindex is readUnread for a folder whose index is missing or cannot be
-// trusted as it stands: it lists the folder, reads what the old index
-// cannot vouch for, and writes the new index.
-func (s *Store) reindex(d *durable.Dir, b Address, st durable.Stat, u unreadScan, warn func(string, error)) ([]*Message, int, error) {
+// trusted as it stands: it lists the folder, checks each file the old
+// index knew to be read (see relist), reads the rest, and writes the new
+// index. old is the old index read whole, or nil to read it here.
+func (s *Store) reindex(d *durable.Dir, b Address, st durable.Stat, old *folderIndex, u unreadScan, warn func(string, error)) ([]*Message, int, error) {
 	rel := d.Path()
-	// The folder changed (or has no index): list it, check each file the
-	// old index knew to be read against the inode and ctime it recorded
-	// (an inode number alone can be reused by a file removed and created
-	// again under the same name, as git checkout does), and read the rest.
+	if old == nil {
+		old = s.readIndex(rel, true)
+	}
 	was := map[string]knownEntry{}
-	if old := s.readIndex(rel, true); old != nil {
+	if old != nil {
 		for _, k := range old.known {
 			was[k.name] = k
 		}
