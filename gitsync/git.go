@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -24,11 +25,16 @@ type GitError struct {
 	Err    error
 }
 
+// Error gives git's whole message, less its "hint:" advice (which names
+// git commands, not mailfs's), never cut.
 func (e *GitError) Error() string {
-	msg := strings.TrimSpace(e.Stderr)
-	if i := strings.IndexByte(msg, '\n'); i >= 0 {
-		msg = msg[:i] + " …"
+	var lines []string
+	for line := range strings.SplitSeq(strings.TrimSpace(e.Stderr), "\n") {
+		if !strings.HasPrefix(line, "hint:") && strings.TrimSpace(line) != "" {
+			lines = append(lines, strings.TrimSpace(line))
+		}
 	}
+	msg := strings.Join(lines, "; ")
 	if msg == "" {
 		msg = e.Err.Error()
 	}
@@ -39,9 +45,15 @@ func (e *GitError) Unwrap() error { return e.Err }
 
 // run runs git with args and returns its standard output.
 func (g *git) run(ctx context.Context, args ...string) (string, error) {
+	return g.runIn(ctx, nil, nil, args...)
+}
+
+// runIn runs git with args, stdin (if not nil) and extra environment.
+func (g *git) runIn(ctx context.Context, stdin io.Reader, env []string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, g.bin, args...)
 	cmd.Dir = g.dir
-	cmd.Env = g.env
+	cmd.Env = append(g.env, env...)
+	cmd.Stdin = stdin
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {

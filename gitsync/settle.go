@@ -5,91 +5,181 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
+	"maps"
 	"path"
-	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mailfs/mailfs/maildir"
 )
 
-// settle deals with the names this host added that the remote added too,
-// since head: identical files merge by themselves; a message added here is
-// renamed to a free name carrying the host; a home record yields to the
-// one already pushed; anything else stops the sync before any commit.
-func (s *Syncer) settle(ctx context.Context, g *git, rep *Report, head, upstream string) error {
-	if upstream == "" {
-		return nil
-	}
-	var theirs []string
-	var err error
-	if head == "" {
-		theirs, err = g.paths(ctx, "ls-tree", "-r", "-z", "--name-only", upstream, "--", "state")
-	} else {
-		theirs, err = g.paths(ctx, "diff", "--name-only", "-z", "--no-renames", "--diff-filter=A", head, upstream, "--", "state")
-	}
-	if err != nil || len(theirs) == 0 {
-		return err
-	}
-	mine, err := g.paths(ctx, "ls-files", "-z", "--others", "--exclude-standard", "--", "state")
-	if err != nil {
-		return err
-	}
-	if head == "" {
-		// Nothing is tracked yet: every file here is this host's add.
-		if mine, err = g.paths(ctx, "ls-files", "-z", "--others", "--cached", "--exclude-standard", "--", "state"); err != nil {
-			return err
-		}
-	}
-	added := map[string]bool{}
-	for _, p := range mine {
-		added[p] = true
-	}
-	// Decide everything first: a sync that stops changes nothing.
-	var stuck, rename, yield []string
-	for _, p := range theirs {
-		if !added[p] {
-			continue
-		}
-		local, err := g.run(ctx, "hash-object", "--", p)
-		if err != nil {
-			return err
-		}
-		remote, err := g.run(ctx, "rev-parse", upstream+":"+p)
-		if err != nil {
-			return err
-		}
+// A plan is what one cycle will do, decided before it does anything.
+type plan struct {
+	ours    []change // this host's changes, to put on the remote's tree
+	apply   []change // the others' changes (and reverts) for the working tree
+	rename  []change // this host's message adds whose name another host added too
+	yield   []string // this host's home records that another host's beat
+	revert  []string // this host's changes under a home it lost, undone
+	removed []string // files removed from the working tree with the reverts
+}
+
+// settle merges two sets of changes against one base, path by path:
+// this host's (ours) and the remote's (theirs). Under the homes rule they
+// touch different paths but for adds, so:
+//
+//   - a path only one side changed takes that side's change;
+//   - a path both changed alike is left alone;
+//   - a message name added on both is kept twice: this host's copy is
+//     renamed to carry the host's name;
+//   - a home record added on both goes to the one pushed first: this
+//     host's yields, and what it changed under that home is undone (the
+//     files go back to the winner's), so the loser never pushes changes
+//     it had no right to make; its sends (adds) stay;
+//   - anything else both changed, and any change this host made to files
+//     of an object homed elsewhere (by hand: mailfs refuses it), stops
+//     the sync before it changes anything, naming the paths.
+func (s *Syncer) settle(g *git, rep *Report, ours, theirs map[string]change) (*plan, error) {
+	tracking, host := rep.Remote+"/"+rep.Branch, rep.Host
+	p := &plan{}
+	var both, offHome []string
+	lost := map[maildir.Address]bool{}
+	for _, path := range slices.Sorted(maps.Keys(theirs)) {
+		tc := theirs[path]
+		oc, mine := ours[path]
 		switch {
-		case strings.TrimSpace(local) == strings.TrimSpace(remote):
-			// the same file: nothing to settle
-		case isMessage(p):
-			rename = append(rename, p)
-		case strings.HasPrefix(p, maildir.HomeDir+"/"):
-			yield = append(yield, p)
+		case !mine:
+			p.apply = append(p.apply, tc)
+		case oc.same(tc):
+		case oc.status == 'A' && tc.status == 'A' && isMessage(path):
+			p.rename = append(p.rename, oc)
+			p.apply = append(p.apply, tc)
+		case oc.status == 'A' && tc.status == 'A' && strings.HasPrefix(path, maildir.HomeDir+"/"):
+			p.yield = append(p.yield, path)
+			p.apply = append(p.apply, tc)
+			if a, ok := objectOf(path); ok {
+				lost[a] = true
+			}
 		default:
-			stuck = append(stuck, p)
+			both = append(both, path)
 		}
 	}
-	if len(stuck) > 0 {
-		return &ConflictError{Paths: stuck, Why: "created on this host and on another at once; keep one (delete this host's copy, then sync)"}
+	if len(both) > 0 {
+		return nil, &ConflictError{Paths: both, Why: "changed on this host and on another",
+			Fix: "keep one version: to take the remote's, git -C " + g.dir + " checkout " + tracking + " -- PATH; to keep this host's, make the same change on the host that pushed, then sync"}
 	}
-	for _, p := range rename {
-		to, err := s.rename(p, rep.Host)
+
+	// This host's changes under a home it lost, and adds that were the
+	// other half of a move out of it (an archive, a claim), are undone.
+	var moved []string
+	for _, path := range slices.Sorted(maps.Keys(ours)) {
+		oc := ours[path]
+		if a, ok := objectOf(path); ok && lost[a] && oc.status != 'A' && !strings.HasPrefix(path, maildir.HomeDir+"/") {
+			moved = append(moved, pathBase(path))
+		}
+	}
+	mayChange := map[maildir.Address]error{}
+	for _, path := range slices.Sorted(maps.Keys(ours)) {
+		oc := ours[path]
+		if tc, ok := theirs[path]; ok && (oc.same(tc) || oc.status == 'A' && tc.status == 'A') {
+			continue // alike, or settled above
+		}
+		a, isObj := objectOf(path)
+		switch {
+		case isObj && lost[a] && oc.status != 'A':
+			p.revert = append(p.revert, path)
+			if _, ok := theirs[path]; !ok {
+				if oc.old == zeroID {
+					continue
+				}
+				p.apply = append(p.apply, change{path: path, status: 'M', mode: "100644", blob: oc.old, old: oc.blob})
+			}
+			continue
+		case oc.status == 'A' && slices.Contains(moved, pathBase(path)) && isMessage(path):
+			p.revert = append(p.revert, path)
+			p.removed = append(p.removed, path)
+			p.apply = append(p.apply, change{path: path, status: 'D', mode: "000000", blob: zeroID, old: oc.blob})
+			continue
+		case isObj && oc.status != 'A':
+			err, seen := mayChange[a]
+			if !seen {
+				err = s.Store.MayChange(a)
+				mayChange[a] = err
+			}
+			if err != nil {
+				offHome = append(offHome, path)
+				continue
+			}
+		}
+		p.ours = append(p.ours, oc)
+	}
+	if len(offHome) > 0 {
+		return nil, &ConflictError{Paths: offHome, Why: "changed on this host (by hand: mailfs refuses it) but homed on another, and only an object's home host changes its files",
+			Fix: "put them back (git -C " + g.dir + " checkout HEAD -- PATH), or first move the object's home here (mailfs home move OBJECT --to " + host + ", on its home host)"}
+	}
+	return p, nil
+}
+
+// act carries out what settle decided that changes this host's files
+// before the merge: renames and yields.
+func (s *Syncer) act(ctx context.Context, g *git, p *plan, rep *Report) error {
+	for _, c := range p.rename {
+		to, err := s.rename(c.path, rep.Host)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // gone since the snapshot (archived, deleted): the next sync sees where
+		}
 		if err != nil {
 			return err
 		}
-		s.step("renamed %s to %s: another host added that name first", p, to)
-		rep.Renamed = append(rep.Renamed, [2]string{p, to})
+		s.step("renamed %s to %s: another host added that name first", c.path, to)
+		rep.Renamed = append(rep.Renamed, [2]string{c.path, to})
+		c.path = to
+		p.ours = append(p.ours, c)
 	}
-	for _, p := range yield {
-		if err := os.Remove(filepath.Join(g.dir, filepath.FromSlash(p))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	for _, y := range p.yield {
+		d, done, err := s.folder(path.Dir(y), false)
+		if err != nil {
 			return err
 		}
-		s.step("dropped %s: another host claimed that home first", p)
-		rep.Yielded = append(rep.Yielded, p)
+		err = d.Remove(path.Base(y))
+		done()
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		s.step("dropped %s: another host claimed that home first", y)
+		rep.Yielded = append(rep.Yielded, y)
 	}
+	for _, r := range p.revert {
+		s.warnf("undid %s: it was changed under a home another host claimed first", r)
+	}
+	rep.Reverted = append(rep.Reverted, p.revert...)
 	return nil
 }
+
+// objectOf returns the mailbox, queue, channel or group whose home rules
+// path: its files, its archive, its home record.
+func objectOf(p string) (maildir.Address, bool) {
+	parts := strings.Split(p, "/")
+	if len(parts) < 3 || parts[0] != "state" {
+		return maildir.Address{}, false
+	}
+	kinds := map[string]maildir.Kind{"mail": maildir.KindAgent, "agent": maildir.KindAgent, "queue": maildir.KindQueue,
+		"channel": maildir.KindChannel, "group": maildir.KindGroup}
+	switch {
+	case parts[1] == "groups" && len(parts) == 3:
+		return maildir.Address{Kind: maildir.KindGroup, Name: strings.TrimSuffix(parts[2], ".json")}, true
+	case parts[1] == "homes" && len(parts) == 4:
+		k, ok := kinds[parts[2]]
+		return maildir.Address{Kind: k, Name: strings.TrimSuffix(parts[3], ".json")}, ok
+	case parts[1] == "mail" || parts[1] == "queue" || parts[1] == "channel":
+		if len(parts) < 4 {
+			return maildir.Address{}, false
+		}
+		return maildir.Address{Kind: kinds[parts[1]], Name: parts[2]}, maildir.ValidAgent(parts[2])
+	}
+	return maildir.Address{}, false
+}
+
+func pathBase(p string) string { return path.Base(p) }
 
 // isMessage reports whether p is a message file's path: in a mailbox,
 // queue or channel, or one of their archives.

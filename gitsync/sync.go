@@ -42,12 +42,13 @@ var (
 	ErrBusy = errors.New("gitsync: other hosts kept pushing first")
 )
 
-// A ConflictError says which paths stopped a sync. The repository was put
-// back as it was: every local change is still there, uncommitted, and
-// nothing was pushed.
+// A ConflictError says which paths stopped a sync, why, and what a
+// person can do. Nothing was committed or pushed, and no file was changed:
+// every local change is still in the working tree.
 type ConflictError struct {
 	Paths []string // relative to the root
 	Why   string
+	Fix   string // what to do, for a person
 }
 
 func (e *ConflictError) Error() string {
@@ -79,6 +80,9 @@ type Syncer struct {
 	Now func() time.Time
 	// Progress, if not nil, is told each step, for a person watching.
 	Progress func(step string)
+	// Warn, if not nil, is told what a person should know even when not
+	// watching: leftovers of a stopped sync recovered, files skipped.
+	Warn func(msg string)
 }
 
 // A Report says what one Sync did. Paths are relative to the root.
@@ -92,6 +96,8 @@ type Report struct {
 	Renamed    [][2]string // messages added here under a name another host had added too: old, new
 	Yielded    []string    // home records dropped: another host claimed the object first
 	Duplicates []string    // message ids found in two places after the pull (always reported)
+	Reverted   []string    // changes made under a home another host claimed first, undone
+	Recovered  []string    // what a stopped sync had left, put right before this one
 	Pushed     bool        // the remote has this host's commit
 	Tries      int         // fetch-rebase-push rounds it took
 	Took       time.Duration
@@ -102,6 +108,14 @@ func (s *Syncer) now() time.Time {
 		return s.Now()
 	}
 	return time.Now()
+}
+
+func (s *Syncer) warnf(format string, args ...any) {
+	if s.Warn != nil {
+		s.Warn(fmt.Sprintf(format, args...))
+	} else {
+		s.step(format, args...)
+	}
 }
 
 func (s *Syncer) step(format string, args ...any) {
@@ -137,6 +151,9 @@ func (s *Syncer) Sync(ctx context.Context) (*Report, error) {
 	}
 	rep := &Report{Host: host, Remote: remote, Branch: branch}
 	defer func() { rep.Took = time.Since(start) }()
+	if err := s.recoverLeftovers(ctx, g, rep); err != nil {
+		return rep, err
+	}
 
 	for rep.Tries = 1; rep.Tries <= maxTries; rep.Tries++ {
 		done, err := s.cycle(ctx, g, rep)
@@ -212,8 +229,7 @@ func (s *Syncer) open(ctx context.Context, host string) (*git, string, string, e
 	// reading them back is one git call, setting each is another.
 	have, _ := g.run(ctx, "config", "--local", "--list")
 	for _, kv := range [][2]string{{"merge.renames", "false"}, {"merge.directoryRenames", "false"},
-		{"diff.renames", "false"}, {"core.sharedRepository", "0600"}, {"pull.rebase", "true"}, {"rebase.autoStash", "true"},
-		{"gc.autoDetach", "false"}} { // no git process outlives the sync
+		{"diff.renames", "false"}, {"core.sharedRepository", "0600"}, {"gc.autoDetach", "false"}} { // no git process outlives the sync
 		if strings.Contains("\n"+have, "\n"+strings.ToLower(kv[0])+"="+kv[1]+"\n") {
 			continue
 		}
@@ -264,12 +280,22 @@ func (s *Syncer) remote(ctx context.Context, g *git) (string, error) {
 	return "origin", nil
 }
 
-// cycle is one fetch, settle, commit, rebase, push round. It reports
+// cycle is one round: fetch, snapshot, merge, apply, push. It reports
 // done when the remote has everything, false to start again.
+//
+// Git never writes the working tree. The snapshot is `git add -A` and
+// `write-tree` (git only reads files); the merge is made here, path by
+// path, from two diffs against the last common commit, into an index of
+// its own; what the other hosts changed is written into the working tree
+// by [Syncer.apply]; and the branch and index move to the result with
+// `git reset --mixed`, which leaves files alone. A write an agent makes at
+// any moment of the cycle stays in the tree: it is in this snapshot, or it
+// is an uncommitted change that the next sync commits.
 func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 	remote, branch := rep.Remote, rep.Branch
-	s.step("fetching %s %s", remote, branch)
 	tracking := "refs/remotes/" + remote + "/" + branch
+	known := g.rev(ctx, tracking) // the remote as this host last saw it
+	s.step("fetching %s %s", remote, branch)
 	if _, err := g.run(ctx, "fetch", "-q", "--no-tags", remote, "+refs/heads/"+branch+":"+tracking); err != nil {
 		var ge *GitError
 		if !errors.As(err, &ge) || !strings.Contains(ge.Stderr, "couldn't find remote ref") {
@@ -279,81 +305,129 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 	}
 	upstream := g.rev(ctx, tracking)
 	head := g.rev(ctx, "HEAD")
-
-	// A commit a failed push left is taken apart again, so that what it
-	// holds is settled against what the others pushed meanwhile.
-	if head != "" && upstream != "" {
-		base, _ := g.run(ctx, "merge-base", head, upstream)
-		base = strings.TrimSpace(base)
-		switch {
-		case base == "":
-			// Unrelated histories (a host that committed before it ever
-			// fetched): start this host's history over on the remote's.
-			if err := g.unbirth(ctx, branch); err != nil {
-				return false, err
-			}
-			head = ""
-		case base != head:
-			if _, err := g.run(ctx, "reset", "-q", "--mixed", base); err != nil {
-				return false, err
-			}
-			head = base
-		}
-	}
-
-	if err := s.settle(ctx, g, rep, head, upstream); err != nil {
+	empty, err := g.emptyTree(ctx)
+	if err != nil {
 		return false, err
 	}
+
+	// theirs is the commit to build on; base, the tree both this host's
+	// working tree and theirs descend from.
+	theirs, base, err := s.lineage(ctx, g, rep, known, upstream, head, empty)
+	if err != nil {
+		return false, err
+	}
+
 	pruned, err := s.prune(ctx, g, head)
 	if err != nil {
 		return false, err
 	}
 	rep.Pruned = append(rep.Pruned, pruned...)
+	if err := s.serveRequests(ctx, rep); err != nil {
+		return false, err
+	}
 
-	committed, err := s.commit(ctx, g, rep.Host)
+	// The snapshot: every file of the tree as it is now.
+	s.step("reading the state tree")
+	if err := g.addAll(ctx); err != nil {
+		return false, err
+	}
+	out, err := g.run(ctx, "write-tree")
 	if err != nil {
 		return false, err
 	}
-	if committed != nil {
-		rep.Committed = committed
+	snapshot := strings.TrimSpace(out)
+	ours, err := g.diff(ctx, base, snapshot)
+	if err != nil {
+		return false, err
 	}
-
-	if upstream != "" {
-		// git writes what it pulls into the tree, queues included: hold
-		// the claim lock meanwhile, so that a claim's cursor never misses
-		// an item it adds (see maildir.Store.LockQueues).
-		unlock, err := s.Store.LockQueues()
-		if err != nil {
-			return false, err
-		}
-		err = s.replay(ctx, g, head, upstream, remote, branch)
-		unlock()
-		if err != nil {
-			return false, err
-		}
-		pulled, err := s.arrived(ctx, g, head, upstream)
-		if err != nil {
-			return false, err
-		}
-		rep.Pulled = append(rep.Pulled, pulled...)
-		// What this host adds to the remote, after the replay dropped what
-		// the remote had already (a .gitignore both hosts wrote, say).
-		if rep.Committed, err = g.paths(ctx, "diff", "--name-only", "-z", "--no-renames", upstream, "HEAD"); err != nil {
-			return false, err
-		}
-		rep.Duplicates, err = duplicates(s.Store.Dir(), pulled)
-		if err != nil {
+	theirTree := empty
+	if theirs != "" {
+		if theirTree, err = g.tree(ctx, theirs); err != nil {
 			return false, err
 		}
 	}
+	their, err := g.diff(ctx, base, theirTree)
+	if err != nil {
+		return false, err
+	}
 
-	mine := g.rev(ctx, "HEAD")
+	// Decide everything before acting: a sync that stops changes nothing.
+	plan, err := s.settle(g, rep, ours, their)
+	if err != nil {
+		return false, err
+	}
+	if err := s.act(ctx, g, plan, rep); err != nil {
+		return false, err
+	}
+
+	// The merged tree: theirs with this host's changes on top.
+	merged := theirTree
+	if len(plan.ours) > 0 {
+		if merged, err = g.buildTree(ctx, theirTree, plan.ours); err != nil {
+			return false, err
+		}
+	}
+
+	// What the others did, into the working tree. git would write what it
+	// pulls in place, queues included; this writes whole files, under the
+	// claim lock, so that a claim's cursor never misses an item it adds
+	// (see maildir.Store.LockQueues).
+	unlock, err := s.Store.LockQueues()
+	if err != nil {
+		return false, err
+	}
+	err = s.apply(ctx, g, plan.apply, rep)
+	unlock()
+	if err != nil {
+		return false, err
+	}
+	for _, c := range plan.apply {
+		if c.status != 'D' && strings.HasPrefix(c.path, "state/") {
+			rep.Pulled = append(rep.Pulled, c.path)
+		}
+	}
+
+	// The commit: theirs, if this host adds nothing; else one on top.
+	mine := theirs
+	if merged != theirTree || theirs == "" && merged != empty {
+		changed, err := g.diff(ctx, theirTree, merged)
+		if err != nil {
+			return false, err
+		}
+		paths := slices.Sorted(maps.Keys(changed))
+		s.step("committing %d changed files", len(paths))
+		msg := fmt.Sprintf("mailfs sync from %s: %d files\n\n%s", rep.Host, len(paths), summary(paths))
+		args := []string{"commit-tree", merged, "-m", msg}
+		if theirs != "" {
+			args = append(args, "-p", theirs)
+		}
+		out, err := g.run(ctx, args...)
+		if err != nil {
+			return false, err
+		}
+		mine = strings.TrimSpace(out)
+		rep.Committed = paths
+	} else {
+		rep.Committed = nil
+	}
+	if mine != "" && mine != head {
+		if _, err := g.run(ctx, "symbolic-ref", "HEAD", "refs/heads/"+branch); err != nil {
+			return false, err
+		}
+		if _, err := g.run(ctx, "reset", "-q", "--mixed", mine); err != nil { // the index, never a file
+			return false, err
+		}
+	}
+	if rep.Duplicates, err = duplicates(s.Store.Dir(), rep.Pulled); err != nil {
+		return false, err
+	}
+
 	if mine == "" || mine == upstream {
 		rep.Pushed = mine != ""
 		return true, nil
 	}
 	s.step("pushing to %s %s", remote, branch)
-	if _, err := g.run(ctx, "push", "-q", remote, "HEAD:refs/heads/"+branch); err != nil {
+	if _, err := g.run(ctx, "push", "-q", remote, mine+":refs/heads/"+branch); err != nil {
 		var ge *GitError
 		if errors.As(err, &ge) && (strings.Contains(ge.Stderr, "rejected") || strings.Contains(ge.Stderr, "fetch first")) {
 			s.step("another host pushed first: again from the fetch")
@@ -361,11 +435,105 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 		}
 		return false, err
 	}
-	if _, err := g.run(ctx, "update-ref", "refs/remotes/"+remote+"/"+branch, "HEAD"); err != nil {
+	if _, err := g.run(ctx, "update-ref", tracking, mine); err != nil {
 		return false, err
 	}
 	rep.Pushed = true
 	return true, nil
+}
+
+// ErrRewritten is returned when the remote's branch was rewritten (a
+// force-push) so that it no longer holds what this host last synced, and
+// the rewrite is neither a rewind nor a squash that keeps the same tree.
+// Nothing was changed.
+var ErrRewritten = errors.New("gitsync: the remote's branch was rewritten")
+
+// lineage decides what this cycle builds on (theirs) and the tree that it
+// and this host's working tree both descend from (base).
+//
+// A remote rewritten by force-push is met in one of three ways. Wound back
+// (what is there now is older than what this host saw): this host still
+// has what was lost, builds on its own copy and pushes it back. Squashed
+// (another history, the same tree): the new history is adopted. Anything
+// else: refused, with nothing changed, because merging with a history
+// that dropped files would delete them here, or push them back where a
+// person meant them gone.
+func (s *Syncer) lineage(ctx context.Context, g *git, rep *Report, known, upstream, head, empty string) (theirs, base string, err error) {
+	theirs = upstream
+	if known != "" && upstream != "" && known != upstream {
+		if ok, err := g.ok(ctx, "merge-base", "--is-ancestor", known, upstream); err != nil {
+			return "", "", err
+		} else if !ok {
+			back, err := g.ok(ctx, "merge-base", "--is-ancestor", upstream, known)
+			if err != nil {
+				return "", "", err
+			}
+			knownTree, err := g.tree(ctx, known)
+			if err != nil {
+				return "", "", err
+			}
+			upTree, err := g.tree(ctx, upstream)
+			if err != nil {
+				return "", "", err
+			}
+			switch {
+			case back:
+				msg := fmt.Sprintf("the remote's branch %s was wound back to %.12s; this host's copy of what it lost (up to %.12s) goes back with this sync", rep.Branch, upstream, known)
+				s.warnf("%s", msg)
+				rep.Recovered = append(rep.Recovered, msg)
+				theirs = known
+			case knownTree == upTree:
+				msg := fmt.Sprintf("the remote's branch %s was rewritten (%.12s, the same files as %.12s); this host takes the new history", rep.Branch, upstream, known)
+				s.warnf("%s", msg)
+				rep.Recovered = append(rep.Recovered, msg)
+				return upstream, knownTree, nil
+			default:
+				return "", "", fmt.Errorf("%w: %s/%s no longer holds %.12s, which this host last synced, and its files differ; nothing was changed. If the rewrite was a mistake, put the branch back from this host: git -C %s push --force %s %s:refs/heads/%s",
+					ErrRewritten, rep.Remote, rep.Branch, known, g.dir, rep.Remote, known, rep.Branch)
+			}
+		}
+	}
+	switch {
+	case head == "":
+		return theirs, empty, nil
+	case theirs == "":
+		base, err = g.tree(ctx, head)
+		return theirs, base, err
+	}
+	out, err := g.run(ctx, "merge-base", head, theirs)
+	mb := strings.TrimSpace(out)
+	var ge *GitError
+	switch {
+	case err != nil && errors.As(err, &ge) && mb == "":
+		// Unrelated histories (a host that committed before it ever
+		// fetched): everything here counts as this host's adds.
+		return theirs, empty, nil
+	case err != nil:
+		return "", "", err
+	}
+	base, err = g.tree(ctx, mb)
+	return theirs, base, err
+}
+
+// addAll stages the whole tree. A file that goes away while git reads
+// it (an agent archived or claimed it) is simply not in this snapshot.
+func (g *git) addAll(ctx context.Context) error {
+	_, err := g.run(ctx, "add", "-A", "--ignore-errors", "--", ".")
+	var ge *GitError
+	if err == nil || !errors.As(err, &ge) {
+		return err
+	}
+	for line := range strings.SplitSeq(strings.TrimSpace(ge.Stderr), "\n") {
+		switch {
+		case strings.Contains(line, "No such file or directory"),
+			strings.HasPrefix(line, "error: unable to index file"),
+			strings.HasPrefix(line, "fatal: adding files failed"),
+			strings.HasPrefix(line, "warning:"), line == "":
+		default:
+			return err
+		}
+	}
+	return nil
 }
 
 // unbirth makes the branch unborn again, keeping the index and the files.
@@ -412,69 +580,3 @@ func summary(paths []string) string {
 	return strings.Join(lines, "\n")
 }
 
-// replay puts this host's commit on top of upstream: a checkout of the
-// remote's branch when this host has none yet, else a rebase. A failure
-// is put back (see putBack).
-func (s *Syncer) replay(ctx context.Context, g *git, head, upstream, remote, branch string) error {
-	if g.rev(ctx, "HEAD") == "" {
-		// Nothing of this host's yet: take the remote's branch.
-		if _, err := g.run(ctx, "checkout", "-q", "-B", branch, upstream); err != nil {
-			return s.putBack(ctx, g, head, branch, err)
-		}
-		return nil
-	}
-	s.step("replaying this host's commit on %s/%s", remote, branch)
-	if _, err := g.run(ctx, "rebase", "-q", "--autostash", "-X", "no-renames", upstream); err != nil {
-		return s.putBack(ctx, g, head, branch, err)
-	}
-	return nil
-}
-
-// putBack undoes a failed replay: aborts the rebase, which restores any
-// stash, and takes this cycle's commit apart again, leaving every local
-// change in the working tree, uncommitted. It returns the error to report.
-func (s *Syncer) putBack(ctx context.Context, g *git, head, branch string, cause error) error {
-	paths, _ := g.paths(ctx, "diff", "--name-only", "-z", "--diff-filter=U")
-	if _, err := g.run(ctx, "rebase", "--abort"); err != nil {
-		// not in a rebase (a checkout that refused): nothing to abort
-		_ = err
-	}
-	var err error
-	if head != "" {
-		_, err = g.run(ctx, "reset", "-q", "--mixed", head)
-	} else if err = g.unbirth(ctx, branch); err == nil {
-		_, err = g.run(ctx, "read-tree", "--empty")
-	}
-	if err != nil {
-		return fmt.Errorf("%w; putting the repository back failed too: %w", cause, err)
-	}
-	why := "git stopped"
-	var ge *GitError
-	if errors.As(cause, &ge) {
-		why = firstLine(ge.Stderr)
-		if len(paths) == 0 {
-			paths = untrackedIn(ge.Stderr)
-		}
-	}
-	return &ConflictError{Paths: paths, Why: why}
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
-// untrackedIn returns the paths git lists, one per tab-indented line,
-// when it refuses to overwrite files.
-func untrackedIn(stderr string) []string {
-	var ps []string
-	for line := range strings.SplitSeq(stderr, "\n") {
-		if p, ok := strings.CutPrefix(line, "\t"); ok {
-			ps = append(ps, strings.TrimSpace(p))
-		}
-	}
-	return ps
-}

@@ -17,68 +17,6 @@ import (
 	"github.com/mailfs/mailfs/maildir"
 )
 
-// arrived returns the state paths the pull brought (added or changed
-// since head), and makes private every file git wrote: those, this host's
-// own replayed on top of them, and any it stashed and put back. Git
-// writes what it checks out with the umask's modes.
-func (s *Syncer) arrived(ctx context.Context, g *git, head, upstream string) ([]string, error) {
-	pulled, err := g.changed(ctx, head, upstream)
-	if err != nil {
-		return nil, err
-	}
-	written, err := g.changed(ctx, head, "HEAD")
-	if err != nil {
-		return nil, err
-	}
-	stashed, err := g.paths(ctx, "diff", "--name-only", "-z", "--no-renames", "HEAD", "--", "state")
-	if err != nil {
-		return nil, err
-	}
-	dirs := map[string]bool{}
-	for _, p := range slices.Concat(pulled, written, stashed) {
-		full := filepath.Join(g.dir, filepath.FromSlash(p))
-		if err := chmod(full, 0o600); err != nil {
-			return nil, err
-		}
-		for d := path.Dir(p); d != "." && !dirs[d]; d = path.Dir(d) {
-			dirs[d] = true
-		}
-	}
-	for d := range dirs {
-		if err := chmod(filepath.Join(g.dir, filepath.FromSlash(d)), 0o700); err != nil {
-			return nil, err
-		}
-	}
-	return pulled, nil
-}
-
-// changed returns the state paths added or changed from commit from
-// ("" for none) to commit to.
-func (g *git) changed(ctx context.Context, from, to string) ([]string, error) {
-	if from == "" {
-		return g.paths(ctx, "ls-tree", "-r", "-z", "--name-only", to, "--", "state")
-	}
-	return g.paths(ctx, "diff", "--name-only", "-z", "--no-renames", "--diff-filter=ACMRT", from, to, "--", "state")
-}
-
-// chmod sets a mode on a file or folder git made, never following a link;
-// one that is gone again (an agent moved it) is fine.
-func chmod(p string, mode fs.FileMode) error {
-	st, err := os.Lstat(p)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
-	case err != nil:
-		return err
-	case st.Mode()&fs.ModeSymlink != 0 || st.Mode().Perm() == mode:
-		return nil
-	}
-	if err := os.Chmod(p, mode); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return nil
-}
-
 // duplicates returns the message ids among pulled that are also in
 // another folder (a mailbox, an archive, a queue, a channel), as
 // "id: path, path". It reads folders, never files.
@@ -141,8 +79,8 @@ func (s *Syncer) prune(ctx context.Context, g *git, head string) ([]string, erro
 	if after < 0 || head == "" {
 		return nil, nil
 	}
-	tracked, err := g.paths(ctx, "ls-files", "-z", "--",
-		":(glob)state/mail/*/archive/*.json", ":(glob)state/channel/*/archive/*.json")
+	// Only what a commit holds: history must keep what leaves the tree.
+	tracked, err := g.paths(ctx, "ls-tree", "-r", "-z", "--name-only", head, "--", "state/mail", "state/channel")
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +89,7 @@ func (s *Syncer) prune(ctx context.Context, g *git, head string) ([]string, erro
 	var pruned []string
 	for _, p := range tracked {
 		parts := strings.Split(p, "/")
-		if len(parts) != 5 {
+		if len(parts) != 5 || parts[3] != maildir.ArchiveDir {
 			continue
 		}
 		kind := maildir.KindAgent

@@ -52,6 +52,8 @@ type syncJSON struct {
 	Renamed    [][2]string `json:"renamed"`
 	Yielded    []string    `json:"yielded"`
 	Duplicates []string    `json:"duplicates"`
+	Reverted   []string    `json:"reverted"`
+	Recovered  []string    `json:"recovered"`
 	Pushed     bool        `json:"pushed"`
 	Tries      int         `json:"tries"`
 	Seconds    float64     `json:"seconds"`
@@ -70,7 +72,8 @@ func (c *syncCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	sy := &gitsync.Syncer{Store: s, Remote: c.Remote, Branch: c.Branch, PruneAfter: c.PruneAfter}
+	sy := &gitsync.Syncer{Store: s, Remote: c.Remote, Branch: c.Branch, PruneAfter: c.PruneAfter,
+		Warn: func(msg string) { a.warn(errors.New(msg)) }}
 	if c.PruneAfter == 0 {
 		sy.PruneAfter = -1
 	}
@@ -106,7 +109,10 @@ func syncErr(err error) error {
 	var ce *gitsync.ConflictError
 	switch {
 	case errors.As(err, &ce):
-		return withHint(err, "nothing was committed or pushed, and every local change is still in the tree; settle the paths named (or see \"mailfs home\"), then sync again")
+		if ce.Fix != "" {
+			return withHint(err, ce.Fix)
+		}
+		return withHint(err, "every local change is still in the tree; settle the paths named, then sync again")
 	case errors.Is(err, gitsync.ErrNoHost):
 		return withHint(err, "mailfs host NAME, then mailfs home claim AGENT… for the agents that run here")
 	case errors.Is(err, gitsync.ErrNoRemote):
@@ -122,7 +128,7 @@ func (c *syncCmd) print(a *app, rep *gitsync.Report, err error) {
 	if c.JSON {
 		out := syncJSON{Host: rep.Host, Remote: rep.Remote, Branch: rep.Branch, Committed: len(rep.Committed),
 			Pulled: len(rep.Pulled), Pruned: nonNil(rep.Pruned), Renamed: rep.Renamed, Yielded: nonNil(rep.Yielded),
-			Duplicates: nonNil(rep.Duplicates), Pushed: rep.Pushed, Tries: rep.Tries, Seconds: rep.Took.Seconds()}
+			Duplicates: nonNil(rep.Duplicates), Reverted: nonNil(rep.Reverted), Recovered: nonNil(rep.Recovered), Pushed: rep.Pushed, Tries: rep.Tries, Seconds: rep.Took.Seconds()}
 		if out.Renamed == nil {
 			out.Renamed = [][2]string{}
 		}
@@ -141,6 +147,9 @@ func (c *syncCmd) print(a *app, rep *gitsync.Report, err error) {
 	}
 	for _, y := range rep.Yielded {
 		a.warn(fmt.Errorf("dropped %s: another host claimed that home first", y))
+	}
+	for _, r := range rep.Reverted {
+		a.warn(fmt.Errorf("undid %s: changed here under a home another host claimed first", r))
 	}
 	for _, d := range rep.Duplicates {
 		a.warn(fmt.Errorf("a message in two places after the pull: %s (mailfs fsck)", d))

@@ -1,0 +1,87 @@
+package gitsync
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// zeroID is git's name for "no object" in diff output.
+const zeroID = "0000000000000000000000000000000000000000"
+
+// A change is what happened to one path between two trees.
+type change struct {
+	path   string
+	status byte   // 'A' added, 'M' modified, 'D' deleted, 'T' type changed
+	mode   string // the new mode; "000000" when deleted
+	blob   string // the new blob; zeroID when deleted
+	old    string // the old blob; zeroID when added
+}
+
+// same reports whether c and d leave the path alike.
+func (c change) same(d change) bool { return c.blob == d.blob && c.mode == d.mode }
+
+// file reports whether the change leaves a regular file (not a link, a
+// submodule or nothing).
+func (c change) file() bool { return c.mode == "100644" || c.mode == "100755" }
+
+// emptyTree returns the id of the tree with nothing in it.
+func (g *git) emptyTree(ctx context.Context) (string, error) {
+	out, err := g.runIn(ctx, strings.NewReader(""), nil, "hash-object", "-t", "tree", "-w", "--stdin")
+	return strings.TrimSpace(out), err
+}
+
+// tree returns the tree of a commit.
+func (g *git) tree(ctx context.Context, commit string) (string, error) {
+	out, err := g.run(ctx, "rev-parse", "--verify", commit+"^{tree}")
+	return strings.TrimSpace(out), err
+}
+
+// diff returns the changes from tree a to tree b, by path. Renames are
+// never guessed: a move is a delete and an add.
+func (g *git) diff(ctx context.Context, a, b string) (map[string]change, error) {
+	out := map[string]change{}
+	if a == b {
+		return out, nil
+	}
+	raw, err := g.run(ctx, "diff-tree", "-r", "-z", "--raw", "--no-renames", "--full-index", a, b)
+	if err != nil {
+		return nil, err
+	}
+	fields := strings.Split(raw, "\x00")
+	for i := 0; i+1 < len(fields); i += 2 {
+		meta := strings.Fields(strings.TrimPrefix(fields[i], ":"))
+		if len(meta) != 5 || meta[4] == "" {
+			return nil, fmt.Errorf("gitsync: unexpected diff-tree output %q", fields[i])
+		}
+		c := change{path: fields[i+1], status: meta[4][0], mode: meta[1], blob: meta[3], old: meta[2]}
+		out[c.path] = c
+	}
+	return out, nil
+}
+
+// buildTree returns the tree that is base with changes made to it, built
+// in an index of its own (the repository's index is not touched).
+func (g *git) buildTree(ctx context.Context, base string, changes []change) (string, error) {
+	idx := filepath.Join(g.dir, ".git", "mailfs-merge-index")
+	defer os.Remove(idx)
+	env := []string{"GIT_INDEX_FILE=" + idx}
+	if _, err := g.runIn(ctx, nil, env, "read-tree", base); err != nil {
+		return "", err
+	}
+	var in strings.Builder
+	for _, c := range changes {
+		if c.status == 'D' {
+			fmt.Fprintf(&in, "0 %s\t%s\x00", zeroID, c.path)
+		} else {
+			fmt.Fprintf(&in, "%s %s\t%s\x00", c.mode, c.blob, c.path)
+		}
+	}
+	if _, err := g.runIn(ctx, strings.NewReader(in.String()), env, "update-index", "-z", "--index-info"); err != nil {
+		return "", err
+	}
+	out, err := g.runIn(ctx, nil, env, "write-tree")
+	return strings.TrimSpace(out), err
+}

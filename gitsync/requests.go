@@ -1,0 +1,5 @@
+package gitsync
+
+import "context"
+
+func (s *Syncer) serveRequests(ctx context.Context, rep *Report) error { return nil }
