@@ -579,4 +579,3 @@ func summary(paths []string) string {
 	}
 	return strings.Join(lines, "\n")
 }
-
