@@ -3,133 +3,285 @@ package gitsync
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
-	"slices"
+	"path/filepath"
 
 	"github.com/mailfs/mailfs/internal/chipset"
 	"github.com/mailfs/mailfs/internal/durable"
 )
 
-// apply writes changes (what other hosts did that this host's tree does
-// not have yet) into the working tree through mailfs's own durable
-// writes, never git's: each file is written whole under a temp name,
-// fsynced and renamed into place, private (0600, folders 0700).
+// journalFile records a landing under way (see land), in the
+// repository's own folder.
+const journalFile = "mailfs-apply.json"
+
+// tempPrefix starts the name a file that arrived has until it is renamed
+// into place: a dot-file, so readers and git ignore it.
+const tempPrefix = ".mailfs-sync-"
+
+// A journal is what land was doing when it was stopped.
+type journal struct {
+	Commit  string      `json:"commit"` // the commit the branch moves to
+	Branch  string      `json:"branch"`
+	Ready   bool        `json:"ready"` // every arriving file is written under its temp name
+	Changes []change    `json:"-"`
+	Raw     [][3]string `json:"changes"` // path, status, blob
+}
+
+// land makes the working tree, the index and the branch agree with
+// commit, whose changes against this host's snapshot are changes (what
+// the other hosts did). It is the one moment a sync writes the tree, and
+// it can be stopped at any point:
 //
-// Nothing a local writer did is undone. The changes are other hosts'
-// adds, and rewrites and deletes of objects homed elsewhere, which no
-// writer here changes. An add never replaces a file: one that a local
-// writer (a script's drop) put at the same name since the snapshot is
-// first renamed to carry this host's name, as settle does. Writes come
+//  1. the journal names the commit and the changes;
+//  2. every arriving file is written whole, fsynced, under a dot-name
+//     beside its place; the journal is marked ready;
+//  3. each is renamed into place (an add never replaces a file a local
+//     writer put there meanwhile: that one is renamed to carry this
+//     host's name first, as settle does), deletes are made, folders
+//     fsynced — under the claim lock, so a claim's cursor never misses an
+//     item that arrives in a queue (see maildir.Store.LockQueues);
+//  4. the branch and the index move to commit (reset --mixed: no file is
+//     touched), and the journal goes.
+//
+// A sync stopped before 2 ends left nothing visible: the next one removes
+// the dot-files. Stopped after, the next one finishes 3 and 4 before it
+// starts: renames of files still under their dot-name, never a second
+// write of a file an agent has changed or removed since. Writes come
 // before deletes, so a message moved elsewhere (an archive, a claim) is
 // never missing from both places to a reader.
-func (s *Syncer) apply(ctx context.Context, g *git, changes []change, rep *Report) error {
-	if len(changes) == 0 {
-		return nil
+func (s *Syncer) land(ctx context.Context, g *git, commit, branch string, changes []change, rep *Report) error {
+	j := &journal{Commit: commit, Branch: branch, Changes: changes}
+	if err := s.writeJournal(g, j); err != nil {
+		return err
 	}
+	if err := s.stage(ctx, g, changes); err != nil {
+		return err
+	}
+	j.Ready = true
+	if err := s.writeJournal(g, j); err != nil {
+		return err
+	}
+	return s.finishLanding(ctx, g, j, rep)
+}
+
+// finishLanding is steps 3 and 4 of land.
+func (s *Syncer) finishLanding(ctx context.Context, g *git, j *journal, rep *Report) error {
+	unlock, err := s.Store.LockQueues()
+	if err != nil {
+		return err
+	}
+	err = s.finish(j.Changes, rep)
+	unlock()
+	if err != nil {
+		return err
+	}
+	if g.rev(ctx, "HEAD") != j.Commit {
+		if _, err := g.run(ctx, "symbolic-ref", "HEAD", "refs/heads/"+j.Branch); err != nil {
+			return err
+		}
+		if _, err := g.run(ctx, "reset", "-q", "--mixed", j.Commit); err != nil { // the index, never a file
+			return err
+		}
+	}
+	return os.Remove(filepath.Join(g.dir, ".git", journalFile))
+}
+
+func (s *Syncer) writeJournal(g *git, j *journal) error {
+	j.Raw = j.Raw[:0]
+	for _, c := range j.Changes {
+		j.Raw = append(j.Raw, [3]string{c.path, string(c.status), c.blob})
+	}
+	data, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	p := filepath.Join(g.dir, ".git", journalFile)
+	if err := os.WriteFile(p+".tmp", data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(p+".tmp", p)
+}
+
+// readJournal returns the landing a stopped sync left, or nil.
+func readJournal(g *git) (*journal, error) {
+	data, err := os.ReadFile(filepath.Join(g.dir, ".git", journalFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	j := &journal{}
+	if err := json.Unmarshal(data, j); err != nil {
+		return nil, fmt.Errorf("gitsync: .git/%s: %w", journalFile, err)
+	}
+	for _, r := range j.Raw {
+		if r[1] == "" {
+			continue
+		}
+		j.Changes = append(j.Changes, change{path: r[0], status: r[1][0], blob: r[2], mode: "100644"})
+	}
+	return j, nil
+}
+
+// folders opens the folders of a tree's paths, once each.
+type folders struct {
+	root *chipset.Root
+	r    *durable.Root
+	dirs map[string]*durable.Dir
+}
+
+func (s *Syncer) openFolders() (*folders, error) {
 	root, err := chipset.New(s.Store.Dir())
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer root.Close()
 	r, err := root.Open(true)
+	if err != nil {
+		root.Close()
+		return nil, err
+	}
+	return &folders{root: root, r: r, dirs: map[string]*durable.Dir{}}, nil
+}
+
+// of returns the folder of path p, made if create.
+func (f *folders) of(p string, create bool) (*durable.Dir, error) {
+	rel := path.Dir(p)
+	if d := f.dirs[rel]; d != nil {
+		return d, nil
+	}
+	var d *durable.Dir
+	var err error
+	if create {
+		d, err = f.r.MkdirAll(rel)
+	} else {
+		d, err = f.r.Open(rel)
+	}
+	if err != nil {
+		return nil, err
+	}
+	f.dirs[rel] = d
+	return d, nil
+}
+
+// sync fsyncs every folder opened.
+func (f *folders) sync() error {
+	for _, d := range f.dirs {
+		if err := d.Sync(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *folders) close() {
+	for _, d := range f.dirs {
+		d.Close()
+	}
+	f.root.Close()
+}
+
+// stage writes each arriving file whole under its dot-name (step 2).
+func (s *Syncer) stage(ctx context.Context, g *git, changes []change) error {
+	f, err := s.openFolders()
 	if err != nil {
 		return err
 	}
-	dirs := map[string]*durable.Dir{}
-	defer func() {
-		for _, d := range dirs {
-			d.Close()
-		}
-	}()
-	folder := func(p string, create bool) (*durable.Dir, error) {
-		rel := path.Dir(p)
-		if d := dirs[rel]; d != nil {
-			return d, nil
-		}
-		var d *durable.Dir
-		var err error
-		if create {
-			d, err = r.MkdirAll(rel)
-		} else {
-			d, err = r.Open(rel)
-		}
-		if err != nil {
-			return nil, err
-		}
-		dirs[rel] = d
-		return d, nil
-	}
-
-	var writes, deletes []change
+	defer f.close()
 	byBlob := map[string][]change{}
+	var ids []string
 	for _, c := range changes {
 		switch {
 		case c.status == 'D':
-			deletes = append(deletes, c)
 		case !c.file():
 			s.warnf("skipped %s from the remote: not a regular file (git mode %s)", c.path, c.mode)
 		default:
-			writes = append(writes, c)
-			if len(byBlob[c.blob]) == 0 {
-				byBlob[c.blob] = nil
+			if byBlob[c.blob] == nil {
+				ids = append(ids, c.blob)
 			}
 			byBlob[c.blob] = append(byBlob[c.blob], c)
 		}
 	}
-	var ids []string
-	for _, c := range writes {
-		if !slices.Contains(ids, c.blob) {
-			ids = append(ids, c.blob)
-		}
+	if len(ids) > 0 {
+		s.step("writing the files that arrived")
 	}
-	if len(writes) > 0 {
-		s.step("writing %d files that arrived", len(writes))
-	}
-	err = g.blobs(ctx, ids, func(id string, data []byte) error {
+	return g.blobs(ctx, ids, func(id string, data []byte) error {
 		for _, c := range byBlob[id] {
-			d, err := folder(c.path, true)
+			d, err := f.of(c.path, true)
 			if err != nil {
 				return fmt.Errorf("gitsync: %s: %w", c.path, err)
 			}
-			name := path.Base(c.path)
-			if c.status != 'A' {
-				if err := d.Replace(name, data); err != nil {
-					return err
-				}
-				continue
-			}
-			err = d.Create(name, data)
-			if !errors.Is(err, fs.ErrExist) {
-				if err != nil {
-					return err
-				}
-				continue
-			}
-			// A file of that name appeared here since the snapshot.
-			local, _, rerr := d.ReadFile(name, 1<<30)
-			if rerr == nil && bytes.Equal(local, data) {
-				continue
-			}
-			to, err := s.rename(c.path, rep.Host)
-			if err != nil {
-				return err
-			}
-			s.step("renamed %s to %s: another host added that name first", c.path, to)
-			rep.Renamed = append(rep.Renamed, [2]string{c.path, to})
-			if err := d.Create(name, data); err != nil {
+			if err := d.Replace(tempPrefix+path.Base(c.path), data); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// finish renames the staged files into place and makes the deletes
+// (step 3). A file no longer under its dot-name was put in place by a
+// sync that was stopped: it is left as it is now.
+func (s *Syncer) finish(changes []change, rep *Report) error {
+	f, err := s.openFolders()
 	if err != nil {
 		return err
 	}
-	for _, c := range deletes {
-		d, err := folder(c.path, false)
+	defer f.close()
+	for _, c := range changes {
+		if c.status == 'D' || !c.file() {
+			continue
+		}
+		d, err := f.of(c.path, false)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("gitsync: %s: %w", c.path, err)
+		}
+		name, temp := path.Base(c.path), tempPrefix+path.Base(c.path)
+		if c.status != 'A' {
+			if err := d.MoveOver(temp, name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			continue
+		}
+		err = d.Move(temp, d, name)
+		if !errors.Is(err, fs.ErrExist) {
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			continue
+		}
+		// A file of that name appeared here since the snapshot.
+		local, _, lerr := d.ReadFile(name, 1<<30)
+		staged, _, serr := d.ReadFile(temp, 1<<30)
+		if lerr == nil && serr == nil && bytes.Equal(local, staged) {
+			if err := d.Remove(temp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			continue
+		}
+		to, err := s.rename(c.path, rep.Host)
+		if err != nil {
+			return err
+		}
+		s.step("renamed %s to %s: another host added that name first", c.path, to)
+		rep.Renamed = append(rep.Renamed, [2]string{c.path, to})
+		if err := d.Move(temp, d, name); err != nil {
+			return err
+		}
+	}
+	for _, c := range changes {
+		if c.status != 'D' {
+			continue
+		}
+		d, err := f.of(c.path, false)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -140,10 +292,39 @@ func (s *Syncer) apply(ctx context.Context, g *git, changes []change, rep *Repor
 			return err
 		}
 	}
-	for _, d := range dirs {
-		if err := d.Sync(); err != nil {
+	return f.sync()
+}
+
+// unstage removes the dot-named files of a landing that never got ready.
+func (s *Syncer) unstage(changes []change) error {
+	f, err := s.openFolders()
+	if err != nil {
+		return err
+	}
+	defer f.close()
+	for _, c := range changes {
+		if c.status == 'D' {
+			continue
+		}
+		d, err := f.of(c.path, false)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := d.Remove(tempPrefix + path.Base(c.path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
 	return nil
+}
+
+// apply writes changes into the working tree (stage, then finish),
+// with no journal: for putting back what an older sync's rebase undid.
+func (s *Syncer) apply(ctx context.Context, g *git, changes []change, rep *Report) error {
+	if err := s.stage(ctx, g, changes); err != nil {
+		return err
+	}
+	return s.finish(changes, rep)
 }

@@ -31,7 +31,7 @@ func (s *Syncer) recoverLeftovers(ctx context.Context, g *git, rep *Report) erro
 	}
 	var locks []string
 	for _, name := range []string{"index.lock", "HEAD.lock", "ORIG_HEAD.lock", "FETCH_HEAD.lock", "packed-refs.lock",
-		"config.lock", "shallow.lock", "mailfs-merge-index", "mailfs-merge-index.lock"} {
+		"config.lock", "shallow.lock", "mailfs-merge-index", "mailfs-merge-index.lock", journalFile + ".tmp"} {
 		locks = append(locks, filepath.Join(gitDir, name))
 	}
 	_ = filepath.WalkDir(filepath.Join(gitDir, "refs"), func(p string, e fs.DirEntry, err error) error {
@@ -49,6 +49,24 @@ func (s *Syncer) recoverLeftovers(ctx context.Context, g *git, rep *Report) erro
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
+	}
+	j, err := readJournal(g)
+	if err != nil {
+		return err
+	}
+	if j != nil && !j.Ready {
+		if err := s.unstage(j.Changes); err != nil {
+			return err
+		}
+		if err := os.Remove(filepath.Join(gitDir, journalFile)); err != nil {
+			return err
+		}
+		note("removed the half-written arrivals of a sync that was stopped")
+	} else if j != nil {
+		if err := s.finishLanding(ctx, g, j, rep); err != nil {
+			return err
+		}
+		note("finished writing what a stopped sync had pulled (%.12s)", j.Commit)
 	}
 	for _, dir := range []string{"rebase-merge", "rebase-apply"} {
 		if _, err := os.Stat(filepath.Join(gitDir, dir)); err == nil {

@@ -368,27 +368,9 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 		}
 	}
 
-	// What the others did, into the working tree. git would write what it
-	// pulls in place, queues included; this writes whole files, under the
-	// claim lock, so that a claim's cursor never misses an item it adds
-	// (see maildir.Store.LockQueues).
-	unlock, err := s.Store.LockQueues()
-	if err != nil {
-		return false, err
-	}
-	err = s.apply(ctx, g, plan.apply, rep)
-	unlock()
-	if err != nil {
-		return false, err
-	}
-	for _, c := range plan.apply {
-		if c.status != 'D' && strings.HasPrefix(c.path, "state/") {
-			rep.Pulled = append(rep.Pulled, c.path)
-		}
-	}
-
 	// The commit: theirs, if this host adds nothing; else one on top.
 	mine := theirs
+	rep.Committed = nil
 	if merged != theirTree || theirs == "" && merged != empty {
 		changed, err := g.diff(ctx, theirTree, merged)
 		if err != nil {
@@ -407,15 +389,17 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 		}
 		mine = strings.TrimSpace(out)
 		rep.Committed = paths
-	} else {
-		rep.Committed = nil
 	}
-	if mine != "" && mine != head {
-		if _, err := g.run(ctx, "symbolic-ref", "HEAD", "refs/heads/"+branch); err != nil {
+
+	// What the others did, into the working tree; then the branch.
+	if mine != "" && (mine != head || len(plan.apply) > 0) {
+		if err := s.land(ctx, g, mine, branch, plan.apply, rep); err != nil {
 			return false, err
 		}
-		if _, err := g.run(ctx, "reset", "-q", "--mixed", mine); err != nil { // the index, never a file
-			return false, err
+	}
+	for _, c := range plan.apply {
+		if c.status != 'D' && strings.HasPrefix(c.path, "state/") {
+			rep.Pulled = append(rep.Pulled, c.path)
 		}
 	}
 	if rep.Duplicates, err = duplicates(s.Store.Dir(), rep.Pulled); err != nil {

@@ -592,6 +592,22 @@ func (d *Dir) Move(name string, dst *Dir, newname string) error {
 	return d.root.rename(d, name, dst, newname)
 }
 
+// MoveOver renames name to newname in d, replacing a file of that name:
+// readers see the old file or the new one, never neither. Like Move it
+// does not sync.
+func (d *Dir) MoveOver(name, newname string) error {
+	if !ValidName(name) {
+		return d.err("rename", name, ErrBadName)
+	}
+	if !ValidName(newname) {
+		return d.err("rename", newname, ErrBadName)
+	}
+	if err := d.root.step(StepRename, d.Join(newname)); err != nil {
+		return d.err("rename", name, err)
+	}
+	return d.wrap("rename", name, unix.Renameat(d.fd, name, d.fd, newname))
+}
+
 // Touch creates the empty file name, never replacing one, and syncs
 // nothing: one system call, for a caller that needs a change to the
 // directory rather than a file, such as a probe of its clock.
