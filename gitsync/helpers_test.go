@@ -115,3 +115,16 @@ func stateFiles(t testing.TB, s *maildir.Store) map[string]string {
 	}
 	return out
 }
+
+// writeAtomic writes rel below root by a dot-temp and a rename.
+func writeAtomic(root, rel, content string) error {
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	tmp := filepath.Join(filepath.Dir(p), ".drop-"+filepath.Base(p))
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p)
+}

@@ -196,11 +196,12 @@ func TestKilledSyncRecovers(t *testing.T) {
 // A ledger is what the agents were told was done: where each message
 // must be, read or not, or that it is gone.
 type ledger struct {
-	want map[string]want
+	want  map[string]want // as the sender knows it
+	homed map[string]want // as the mailbox's home left it (liveOp)
 }
 
 type want struct {
-	box      string // agent
+	box      maildir.Address
 	archived bool
 	read     bool
 	deleted  bool
@@ -216,11 +217,11 @@ func (l *ledger) work(t testing.TB, h *host, me, other string, n int) {
 		for _, to := range []string{other, me} {
 			ms, err := h.store.Send(&maildir.Message{From: me, To: to, Subject: fmt.Sprintf("%s round %d", h.name, i)})
 			must(t, err)
-			l.want[ms[0].ID] = want{box: to}
+			l.want[ms[0].ID] = want{box: agent(to)}
 		}
 		drop := time.Now().UTC().Format("2006-01-02T15-04-05.000000000Z") + "-script.json"
 		write(t.(*testing.T), h, "state/mail/"+me+"/"+drop, `{"from":"script","subject":"drop"}`+"\n")
-		l.want[drop[:len(drop)-5]] = want{box: me}
+		l.want[drop[:len(drop)-5]] = want{box: agent(me)}
 		l.act(t, h, me)
 	}
 }
@@ -234,7 +235,7 @@ func (l *ledger) act(t testing.TB, h *host, me string) {
 	for i, m := range ms {
 		w, ok := l.want[m.ID]
 		if !ok {
-			w = want{box: me}
+			w = want{box: agent(me)}
 		}
 		switch i {
 		case 0:
@@ -274,7 +275,7 @@ func (l *ledger) check(t testing.TB, hosts ...*host) {
 			}
 		}
 		for id, w := range l.want {
-			m, err := h.store.Get(agent(w.box), id)
+			m, err := h.store.Get(w.box, id)
 			switch {
 			case w.deleted:
 				if err == nil {

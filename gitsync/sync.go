@@ -456,17 +456,21 @@ func (s *Syncer) lineage(ctx context.Context, g *git, rep *Report, known, upstre
 			if err != nil {
 				return "", "", err
 			}
-			upTree, err := g.tree(ctx, upstream)
+			// A squash: some commit of the new history has the files this
+			// host last synced (the rewrite itself, or one under what other
+			// hosts pushed on top of it since).
+			log, err := g.run(ctx, "log", "--first-parent", "-n", "1000", "--format=%T", upstream)
 			if err != nil {
 				return "", "", err
 			}
+			squashed := slices.Contains(strings.Fields(log), knownTree)
 			switch {
 			case back:
 				msg := fmt.Sprintf("the remote's branch %s was wound back to %.12s; this host's copy of what it lost (up to %.12s) goes back with this sync", rep.Branch, upstream, known)
 				s.warnf("%s", msg)
 				rep.Recovered = append(rep.Recovered, msg)
 				theirs = known
-			case knownTree == upTree:
+			case squashed:
 				msg := fmt.Sprintf("the remote's branch %s was rewritten (%.12s, the same files as %.12s); this host takes the new history", rep.Branch, upstream, known)
 				s.warnf("%s", msg)
 				rep.Recovered = append(rep.Recovered, msg)
@@ -499,13 +503,25 @@ func (s *Syncer) lineage(ctx context.Context, g *git, rep *Report, known, upstre
 	return theirs, base, err
 }
 
-// addAll stages the whole tree. A file that goes away while git reads
-// it (an agent archived or claimed it) is simply not in this snapshot.
+// addAll stages the whole tree. git stops when a file goes away while
+// it reads the folder (an agent archived or claimed it): it tries again,
+// a few times, then takes the index as it is — what it missed is still
+// in the tree, and the next sync commits it.
 func (g *git) addAll(ctx context.Context) error {
-	_, err := g.run(ctx, "add", "-A", "--ignore-errors", "--", ".")
+	var err error
+	for range 5 {
+		if _, err = g.run(ctx, "add", "-A", "--ignore-errors", "--", "."); err == nil || !vanished(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// vanished reports whether git failed only because files went away.
+func vanished(err error) bool {
 	var ge *GitError
-	if err == nil || !errors.As(err, &ge) {
-		return err
+	if !errors.As(err, &ge) {
+		return false
 	}
 	for line := range strings.SplitSeq(strings.TrimSpace(ge.Stderr), "\n") {
 		switch {
@@ -514,36 +530,10 @@ func (g *git) addAll(ctx context.Context) error {
 			strings.HasPrefix(line, "fatal: adding files failed"),
 			strings.HasPrefix(line, "warning:"), line == "":
 		default:
-			return err
+			return false
 		}
 	}
-	return nil
-}
-
-// unbirth makes the branch unborn again, keeping the index and the files.
-func (g *git) unbirth(ctx context.Context, branch string) error {
-	if _, err := g.run(ctx, "symbolic-ref", "HEAD", "refs/heads/"+branch); err != nil {
-		return err
-	}
-	_, err := g.run(ctx, "update-ref", "-d", "refs/heads/"+branch)
-	return err
-}
-
-// commit commits every change to the state tree, and returns the paths.
-func (s *Syncer) commit(ctx context.Context, g *git, host string) ([]string, error) {
-	if _, err := g.run(ctx, "add", "-A"); err != nil { // the root: .gitignore keeps runtime/ and temps out
-		return nil, err
-	}
-	changed, err := g.paths(ctx, "diff", "--cached", "--name-only", "--no-renames", "-z")
-	if err != nil || len(changed) == 0 {
-		return nil, err
-	}
-	s.step("committing %d changed files", len(changed))
-	msg := fmt.Sprintf("mailfs sync from %s: %d files\n\n%s", host, len(changed), summary(changed))
-	if _, err := g.run(ctx, "commit", "-q", "--no-verify", "-m", msg); err != nil {
-		return nil, err
-	}
-	return changed, nil
+	return true
 }
 
 // summary counts changed paths by top folder, for the commit message.

@@ -1,0 +1,194 @@
+package gitsync_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mailfs/mailfs/gitsync"
+	"github.com/mailfs/mailfs/maildir"
+)
+
+// An older mailfs rebased with --autostash; killed mid-rebase it left
+// .git/rebase-merge, the tree checked out at the remote's commit (this
+// host's committed send gone from it) and the uncommitted mark stashed
+// (undone). The next sync ends the rebase without touching the tree,
+// writes back both, removes a stale index.lock, says so, and nothing is
+// lost on either host.
+func TestStoppedRebaseOfAnOlderSyncIsRecovered(t *testing.T) {
+	_, a, b := twoHosts(t)
+	old, err := b.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "old"})
+	must(t, err)
+	b.syncOK(t)
+	a.syncOK(t)
+	fromAlpha, err := a.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "from alpha"})
+	must(t, err)
+	a.syncOK(t)
+
+	// What the older sync did on beta: commit, then rebase with autostash.
+	sent, err := b.store.Send(&maildir.Message{From: "witness", To: "mayor", Subject: "committed"})
+	must(t, err)
+	dir := b.store.Dir()
+	gitRun(t, dir, "add", "-A")
+	gitRun(t, dir, "commit", "-q", "-m", "old sync")
+	_, err = b.store.MarkRead(agent("witness"), old[0].ID)
+	must(t, err)
+	gitRun(t, dir, "fetch", "-q", "origin")
+	cmd := exec.Command("git", "rebase", "-i", "--autostash", "origin/main")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_SEQUENCE_EDITOR=sed -i 1ibreak", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("rebase: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git", "rebase-merge", "autostash")); err != nil {
+		t.Fatalf("the set-up left no stopped rebase: %v", err)
+	}
+	if m, err := b.store.Get(agent("witness"), old[0].ID); err != nil || m.Read {
+		t.Fatalf("the set-up did not undo the mark: %v %v", m, err)
+	}
+	must(t, os.WriteFile(filepath.Join(dir, ".git", "index.lock"), nil, 0o600))
+
+	rep := b.syncOK(t)
+	joined := strings.Join(rep.Recovered, "\n")
+	for _, want := range []string{"removed .git/index.lock", "ended a rebase", "wrote back"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("recovered %q, want it to say %q", rep.Recovered, want)
+		}
+	}
+	a.syncOK(t)
+	b.syncOK(t)
+	for _, h := range []*host{a, b} {
+		if m, err := h.store.Get(agent("witness"), old[0].ID); err != nil || !m.Read {
+			t.Errorf("%s: the stashed mark: %v %v", h.name, m, err)
+		}
+		if _, err := h.store.Get(agent("mayor"), sent[0].ID); err != nil {
+			t.Errorf("%s: the committed send: %v", h.name, err)
+		}
+		if _, err := h.store.Get(agent("witness"), fromAlpha[0].ID); err != nil {
+			t.Errorf("%s: alpha's send: %v", h.name, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git", "rebase-merge")); err == nil {
+		t.Error("the rebase is still there")
+	}
+}
+
+// A remote wound back by force-push: the next sync puts back what it
+// lost from this host's copy, and nothing deleted since comes back.
+func TestRemoteWoundBackIsPutBack(t *testing.T) {
+	tw, a, b := twoHosts(t)
+	l := newLedger()
+	l.work(t, a, "mayor", "witness", 2)
+	a.syncOK(t)
+	b.syncOK(t)
+	before := strings.TrimSpace(gitRun(t, tw.remote, "rev-parse", "main"))
+	l.work(t, b, "witness", "mayor", 2) // deletes and archives among it
+	b.syncOK(t)
+	a.syncOK(t)
+	gitRun(t, tw.remote, "update-ref", "refs/heads/main", before)
+	rep := b.syncOK(t)
+	if !strings.Contains(strings.Join(rep.Recovered, " "), "wound back") {
+		t.Errorf("recovered %q", rep.Recovered)
+	}
+	a.syncOK(t)
+	b.syncOK(t)
+	l.check(t, a, b)
+}
+
+// A remote squashed to one commit with the same files is adopted by
+// every host, which then go on syncing.
+func TestRemoteSquashedIsAdopted(t *testing.T) {
+	tw, a, b := twoHosts(t)
+	l := newLedger()
+	l.work(t, a, "mayor", "witness", 2)
+	a.syncOK(t)
+	b.syncOK(t)
+	tree := strings.TrimSpace(gitRun(t, tw.remote, "rev-parse", "main^{tree}"))
+	squashed := strings.TrimSpace(gitRun(t, tw.remote, "commit-tree", tree, "-m", "squashed"))
+	gitRun(t, tw.remote, "update-ref", "refs/heads/main", squashed)
+	l.work(t, b, "witness", "mayor", 1)
+	l.work(t, a, "mayor", "witness", 1)
+	for _, h := range []*host{a, b} {
+		if rep := h.syncOK(t); !strings.Contains(strings.Join(rep.Recovered, " "), "rewritten") {
+			t.Errorf("%s recovered %q", h.name, rep.Recovered)
+		}
+	}
+	a.syncOK(t)
+	l.check(t, a, b)
+	if n := strings.Count(gitRun(t, tw.remote, "log", "--oneline", "main"), "\n"); n > 4 {
+		t.Errorf("the old history came back: %d commits", n)
+	}
+}
+
+// A remote rewritten to other files is refused: nothing changes here,
+// and the error says how to put the branch back.
+func TestRemoteRewrittenIsRefused(t *testing.T) {
+	tw, a, b := twoHosts(t)
+	l := newLedger()
+	l.work(t, a, "mayor", "witness", 1)
+	a.syncOK(t)
+	b.syncOK(t)
+	empty := strings.TrimSpace(gitRun(t, tw.remote, "commit-tree", "4b825dc642cb6eb9a060e54bf8d69288fbee4904", "-m", "wiped"))
+	gitRun(t, tw.remote, "update-ref", "refs/heads/main", empty)
+	head := gitRun(t, b.store.Dir(), "rev-parse", "HEAD")
+	files := stateFiles(t, b.store)
+	_, err := b.sync.Sync(context.Background())
+	if !errors.Is(err, gitsync.ErrRewritten) || !strings.Contains(err.Error(), "push --force") {
+		t.Fatalf("sync = %v", err)
+	}
+	if got := gitRun(t, b.store.Dir(), "rev-parse", "HEAD"); got != head {
+		t.Error("HEAD moved")
+	}
+	if got := stateFiles(t, b.store); len(got) != len(files) {
+		t.Errorf("the tree changed: %d files, had %d", len(got), len(files))
+	}
+}
+
+// Two hosts claim one home before either syncs, and both change its
+// mail. The first to push keeps the home; the other's record yields, its
+// marks, archives and deletes under that home are undone (named in the
+// report), its sends to it stay, and the next syncs are clean — never a
+// standing conflict.
+func TestLostHomeChangesAreUndoneNotConflicts(t *testing.T) {
+	_, a, b := twoHosts(t)
+	var ids []string
+	for range 4 {
+		ms, err := a.store.Send(&maildir.Message{From: "mayor", To: "nux", Subject: "before"})
+		must(t, err)
+		ids = append(ids, ms[0].ID)
+	}
+	a.syncOK(t)
+	b.syncOK(t)
+	must(t, a.store.ClaimHome(agent("nux")))
+	must(t, b.store.ClaimHome(agent("nux")))
+	_, err := a.store.MarkRead(agent("nux"), ids[3])
+	must(t, err)
+	_, err = b.store.MarkRead(agent("nux"), ids[0])
+	must(t, err)
+	_, err = b.store.Archive(agent("nux"), []string{ids[1]})
+	must(t, err)
+	must(t, b.store.Delete(agent("nux"), ids[2]))
+	sent, err := b.store.Send(&maildir.Message{From: "witness", To: "nux", Subject: "from beta"})
+	must(t, err)
+	a.syncOK(t)
+	rep := b.syncOK(t)
+	if !slices.Equal(rep.Yielded, []string{"state/homes/agent/nux.json"}) || len(rep.Reverted) != 4 {
+		t.Fatalf("yielded %v, reverted %v", rep.Yielded, rep.Reverted)
+	}
+	a.syncOK(t)
+	b.syncOK(t)
+	l := newLedger()
+	for i, id := range ids {
+		l.want[id] = want{box: agent("nux"), read: i == 3}
+	}
+	l.want[sent[0].ID] = want{box: agent("nux")}
+	l.check(t, a, b)
+	if err := b.store.MayChange(agent("nux")); !errors.Is(err, maildir.ErrNotHome) {
+		t.Errorf("beta may still change nux: %v", err)
+	}
+}
