@@ -170,6 +170,8 @@ func objectOf(p string) (maildir.Address, bool) {
 	case parts[1] == "homes" && len(parts) == 4:
 		k, ok := kinds[parts[2]]
 		return maildir.Address{Kind: k, Name: strings.TrimSuffix(parts[3], ".json")}, ok
+	case parts[1] == "requests" && len(parts) == 4: // claim requests: the queue's to serve
+		return maildir.Address{Kind: maildir.KindQueue, Name: parts[2]}, maildir.ValidAgent(parts[2])
 	case parts[1] == "mail" || parts[1] == "queue" || parts[1] == "channel":
 		if len(parts) < 4 {
 			return maildir.Address{}, false

@@ -97,6 +97,7 @@ type Report struct {
 	Yielded    []string    // home records dropped: another host claimed the object first
 	Duplicates []string    // message ids found in two places after the pull (always reported)
 	Reverted   []string    // changes made under a home another host claimed first, undone
+	Served     []string    // claim requests this host served, as "request id: item path"
 	Recovered  []string    // what a stopped sync had left, put right before this one
 	Pushed     bool        // the remote has this host's commit
 	Tries      int         // fetch-rebase-push rounds it took
@@ -155,10 +156,20 @@ func (s *Syncer) Sync(ctx context.Context) (*Report, error) {
 		return rep, err
 	}
 
+	served := false
 	for rep.Tries = 1; rep.Tries <= maxTries; rep.Tries++ {
 		done, err := s.cycle(ctx, g, rep)
-		if err != nil || done {
+		if err != nil {
 			return rep, err
+		}
+		if done && !served && s.requestsArrived(rep.Pulled) {
+			// Claim requests for this host's queues came in: serve them
+			// now, so the items go back with this sync, not the next.
+			served = true
+			continue
+		}
+		if done {
+			return rep, nil
 		}
 		// Another host pushed first. Hosts that keep meeting at the
 		// remote spread out: a random wait, doubling each round.
@@ -322,7 +333,7 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 		return false, err
 	}
 	rep.Pruned = append(rep.Pruned, pruned...)
-	if err := s.serveRequests(ctx, rep); err != nil {
+	if err := s.serveRequests(rep); err != nil {
 		return false, err
 	}
 
@@ -552,4 +563,36 @@ func summary(paths []string) string {
 		lines = append(lines, fmt.Sprintf("%s: %d", k, count[k]))
 	}
 	return strings.Join(lines, "\n")
+}
+
+// serveRequests serves the claim requests waiting for this host's queues
+// (see maildir.Store.ServeRequests) before the snapshot, so the claims
+// travel with this sync.
+func (s *Syncer) serveRequests(rep *Report) error {
+	served, err := s.Store.ServeRequests()
+	for _, sv := range served {
+		item := "claimed by a stopped sync"
+		if sv.Item != nil {
+			item = sv.Item.Path
+		}
+		s.step("served claim request %s: %s", sv.Request.ID, item)
+		rep.Served = append(rep.Served, sv.Request.ID+": "+item)
+	}
+	return err
+}
+
+// requestsArrived reports whether pulled holds a claim request for a
+// queue homed here.
+func (s *Syncer) requestsArrived(pulled []string) bool {
+	for _, p := range pulled {
+		rest, ok := strings.CutPrefix(p, maildir.RequestDir+"/")
+		if !ok {
+			continue
+		}
+		q, _, _ := strings.Cut(rest, "/")
+		if s.Store.MayChange(maildir.Address{Kind: maildir.KindQueue, Name: q}) == nil {
+			return true
+		}
+	}
+	return false
 }

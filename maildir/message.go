@@ -91,16 +91,20 @@ type Claim struct {
 	Queue string    // the queue it came from, "queue:name"
 	Agent string    // the agent that claimed it
 	At    time.Time // when
+	// Request is the claim request this claim served, when the agent's
+	// host asked the queue's home for it (see [Store.RequestClaim]).
+	Request string
 }
 
 type claimJSON struct {
-	Agent string `json:"agent"`
-	At    string `json:"at"`
-	Queue string `json:"queue"`
+	Agent   string `json:"agent"`
+	At      string `json:"at"`
+	Queue   string `json:"queue"`
+	Request string `json:"request,omitempty"`
 }
 
 func (c *Claim) raw() []byte {
-	return marshalValue(claimJSON{Agent: c.Agent, At: c.At.UTC().Format(time.RFC3339Nano), Queue: c.Queue})
+	return marshalValue(claimJSON{Agent: c.Agent, At: c.At.UTC().Format(time.RFC3339Nano), Queue: c.Queue, Request: c.Request})
 }
 
 // The keys of SPEC §3, and the claim record of §8.
@@ -191,7 +195,7 @@ func (m *Message) set(f field) error {
 			return fmt.Errorf("key %q is not a claim record", f.key)
 		}
 		at, _ := time.Parse(time.RFC3339Nano, c.At)
-		m.Claim = &Claim{Queue: c.Queue, Agent: c.Agent, At: at.UTC()}
+		m.Claim = &Claim{Queue: c.Queue, Agent: c.Agent, At: at.UTC(), Request: c.Request}
 	case "cc":
 		cc, ok := stringArray(f.raw)
 		if !ok {

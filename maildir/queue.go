@@ -69,7 +69,10 @@ const claimPick = 16
 // on a file system without renameat2's flags) is not handed out: it is
 // reported to Warn with [ErrUnfinishedMove] for fsck to finish. A queue
 // that does not exist gives [ErrNoQueue]; an empty one [ErrQueueEmpty].
-func (s *Store) Claim(q, a Address) (*Message, error) {
+func (s *Store) Claim(q, a Address) (*Message, error) { return s.claim(q, a, "") }
+
+// claim is Claim, recording the claim request it serves, if any.
+func (s *Store) claim(q, a Address, request string) (*Message, error) {
 	if q.Kind != KindQueue {
 		return nil, fmt.Errorf("%w: %s is %s; claim from a work queue, queue:NAME", ErrWrongKind, q, article(q.Kind))
 	}
@@ -134,7 +137,7 @@ func (s *Store) Claim(q, a Address) (*Message, error) {
 				s.warn(src.Join(name), ErrUnfinishedMove)
 				continue
 			}
-			m, err := s.stampClaim(src, q, name, a)
+			m, err := s.stampClaim(src, q, name, a, request)
 			switch {
 			case errors.Is(err, fs.ErrNotExist), errors.Is(err, durable.ErrChanged):
 				continue // deleted or rewritten under us: not this one
@@ -223,8 +226,8 @@ func (s *Store) makeQueue(q Address) (parent, d *durable.Dir, err error) {
 
 // stampClaim rewrites item name in queue folder d with agent's claim record
 // and read false, and returns it as it now is.
-func (s *Store) stampClaim(d *durable.Dir, q Address, name string, agent Address) (*Message, error) {
-	c := &Claim{Queue: q.String(), Agent: agent.Name, At: s.now().UTC()}
+func (s *Store) stampClaim(d *durable.Dir, q Address, name string, agent Address, request string) (*Message, error) {
+	c := &Claim{Queue: q.String(), Agent: agent.Name, At: s.now().UTC(), Request: request}
 	return s.rewrite(d, q, false, name, func(m *Message, fields []field) []field {
 		m.Claim, m.Read = c, false
 		fields = setField(fields, "claim", c.raw())

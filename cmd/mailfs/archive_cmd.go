@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -43,8 +44,15 @@ func (c *archiveCmd) Run(a *app) error {
 	}
 	sweepOne := ""
 	if len(c.Args) == 1 {
-		if b, err := maildir.ParseMailbox(c.Args[0]); err == nil && b.Kind == maildir.KindAgent && s.Exists(b) {
-			sweepOne = c.Args[0] // an existing mailbox: sweep it
+		if b, err := maildir.ParseMailbox(c.Args[0]); err == nil && b.Kind == maildir.KindAgent {
+			// Another host's mailbox is refused, whatever it holds here.
+			var nh *maildir.NotHomeError
+			if err := s.MayChange(b); errors.As(err, &nh) && nh.Home != "" {
+				return err
+			}
+			if s.Exists(b) {
+				sweepOne = c.Args[0] // an existing mailbox: sweep it
+			}
 		}
 	}
 	if len(c.Args) > 0 && sweepOne == "" {

@@ -26,7 +26,15 @@ queue does not exist or anything else fails. So
   while mailfs claim queue:work --as me; do ...; done
 
 stops when the work runs out, and "[ $? -eq 2 ]" after it tells a failure.
-"mailfs release" puts a claimed item back.`
+"mailfs release" puts a claimed item back.
+
+In a town on several machines only the queue's home host moves its items.
+Elsewhere claim asks the home for one instead: it adds a claim request
+(state/requests/NAME/), says so on stderr and exits 1 with nothing on
+stdout. The home serves requests at each of its syncs, oldest first, one
+item each, and the item reaches the agent's mailbox with the next sync
+here ("mailfs wait AGENT" wakes on it). While a request of the agent is
+waiting, claim does not add another.`
 }
 
 func (c *claimCmd) Run(a *app) error {
@@ -43,6 +51,19 @@ func (c *claimCmd) Run(a *app) error {
 		return err
 	}
 	m, err := s.Claim(q, as)
+	var nh *maildir.NotHomeError
+	if errors.As(err, &nh) && nh.Home != "" && nh.Host != "" {
+		r, fresh, err := s.RequestClaim(q, as)
+		if err != nil {
+			return err
+		}
+		verb := "asked"
+		if !fresh {
+			verb = "already asked"
+		}
+		return &exitStatus{code: exitNothing, msg: fmt.Sprintf("%s is homed on %s: %s it for an item for %s (request %s); %s serves it at its next sync, and the item arrives in %s's mailbox with the sync after",
+			q, nh.Home, verb, as.Name, r.ID, nh.Home, as.Name)}
+	}
 	if errors.Is(err, maildir.ErrQueueEmpty) {
 		return &exitStatus{code: exitNothing, msg: fmt.Sprintf("queue empty: nothing waits in %s", q)}
 	}

@@ -52,6 +52,7 @@ type syncJSON struct {
 	Renamed    [][2]string `json:"renamed"`
 	Yielded    []string    `json:"yielded"`
 	Duplicates []string    `json:"duplicates"`
+	Served     []string    `json:"served"`
 	Reverted   []string    `json:"reverted"`
 	Recovered  []string    `json:"recovered"`
 	Pushed     bool        `json:"pushed"`
@@ -128,7 +129,7 @@ func (c *syncCmd) print(a *app, rep *gitsync.Report, err error) {
 	if c.JSON {
 		out := syncJSON{Host: rep.Host, Remote: rep.Remote, Branch: rep.Branch, Committed: len(rep.Committed),
 			Pulled: len(rep.Pulled), Pruned: nonNil(rep.Pruned), Renamed: rep.Renamed, Yielded: nonNil(rep.Yielded),
-			Duplicates: nonNil(rep.Duplicates), Reverted: nonNil(rep.Reverted), Recovered: nonNil(rep.Recovered), Pushed: rep.Pushed, Tries: rep.Tries, Seconds: rep.Took.Seconds()}
+			Duplicates: nonNil(rep.Duplicates), Reverted: nonNil(rep.Reverted), Served: nonNil(rep.Served), Recovered: nonNil(rep.Recovered), Pushed: rep.Pushed, Tries: rep.Tries, Seconds: rep.Took.Seconds()}
 		if out.Renamed == nil {
 			out.Renamed = [][2]string{}
 		}
@@ -160,6 +161,9 @@ func (c *syncCmd) print(a *app, rep *gitsync.Report, err error) {
 	extra := ""
 	if len(rep.Pruned) > 0 {
 		extra = fmt.Sprintf(", pruned %d archived", len(rep.Pruned))
+	}
+	if len(rep.Served) > 0 {
+		extra += fmt.Sprintf(", served %d claim requests", len(rep.Served))
 	}
 	state := "pushed"
 	if len(rep.Committed) == 0 {

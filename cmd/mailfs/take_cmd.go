@@ -29,6 +29,9 @@ func (c *takeCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
+	if err := s.MayChange(box); err != nil {
+		return err // refused before anything is printed: take marks what it prints
+	}
 	msgs, err := s.List(box, maildir.ListOptions{Limit: c.Limit})
 	if err != nil {
 		return err

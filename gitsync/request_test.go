@@ -1,0 +1,97 @@
+package gitsync_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/mailfs/mailfs/maildir"
+)
+
+// Agents on beta ask for items of alpha's queue. alpha serves the
+// requests at its next sync, oldest first and in queue order, one item
+// each, recording the request in the claim; the items reach beta with
+// its next sync. A request made while the queue is empty waits for the
+// next item. A request asked twice is one request, and a request whose
+// claim was made but not yet removed (a serve stopped between the two)
+// is not served twice.
+func TestClaimRequestsAreServedByTheQueuesHome(t *testing.T) {
+	_, a, b := twoHosts(t)
+	work := maildir.Address{Kind: maildir.KindQueue, Name: "work"}
+	must(t, a.store.CreateQueue("work"))
+	var items []string
+	for _, subj := range []string{"first", "second"} {
+		ms, err := a.store.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: subj})
+		must(t, err)
+		items = append(items, ms[0].ID)
+	}
+	a.syncOK(t)
+	b.syncOK(t)
+	if _, err := b.store.Claim(work, agent("witness")); !errors.Is(err, maildir.ErrNotHome) {
+		t.Fatalf("beta's own claim: %v", err)
+	}
+	if _, _, err := a.store.RequestClaim(work, agent("mayor")); !errors.Is(err, maildir.ErrClaimHere) {
+		t.Fatalf("a request on the home: %v", err)
+	}
+	must(t, b.store.ClaimHome(agent("nux")))
+	r1, fresh, err := b.store.RequestClaim(work, agent("witness"))
+	must(t, err)
+	again, fresh2, err := b.store.RequestClaim(work, agent("witness"))
+	must(t, err)
+	if !fresh || fresh2 || again.ID != r1.ID {
+		t.Fatalf("asked twice: %v %v %s %s", fresh, fresh2, r1.ID, again.ID)
+	}
+	r2, _, err := b.store.RequestClaim(work, agent("nux"))
+	must(t, err)
+	r3, _, err := b.store.RequestClaim(work, maildir.Address{Kind: maildir.KindAgent, Name: "slit"}) // the queue has two items
+	must(t, err)
+	b.syncOK(t)
+	rep := a.syncOK(t)
+	if len(rep.Served) != 2 {
+		t.Fatalf("served %v", rep.Served)
+	}
+	b.syncOK(t)
+	for i, w := range []struct {
+		agent, req string
+	}{{"witness", r1.ID}, {"nux", r2.ID}} {
+		m, err := b.store.Get(agent(w.agent), items[i])
+		if err != nil {
+			t.Fatalf("%s did not get %s: %v", w.agent, items[i], err)
+		}
+		if m.Claim == nil || m.Claim.Request != w.req || m.Claim.Agent != w.agent {
+			t.Errorf("%s's claim record: %+v", w.agent, m.Claim)
+		}
+	}
+	if reqs, _ := b.store.Requests(work); len(reqs) != 1 || reqs[0].ID != r3.ID {
+		t.Fatalf("waiting on beta: %v", reqs)
+	}
+
+	// The third waits for work, and gets the next item.
+	ms, err := a.store.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "third"})
+	must(t, err)
+	rep = a.syncOK(t)
+	if len(rep.Served) != 1 {
+		t.Fatalf("served %v", rep.Served)
+	}
+	b.syncOK(t)
+	if m, err := b.store.Get(agent("slit"), ms[0].ID); err != nil || m.Claim.Request != r3.ID {
+		t.Fatalf("slit: %v %v", m, err)
+	}
+
+	// A serve stopped after its claim: the request is back, the claim
+	// stands; it is removed, not served again.
+	back := filepath.Join(a.store.Dir(), filepath.FromSlash(r3.Path))
+	must(t, os.MkdirAll(filepath.Dir(back), 0o700))
+	must(t, os.WriteFile(back, []byte(`{"agent":"slit","at":"2026-01-01T00:00:00Z","host":"beta","queue":"queue:work"}`+"\n"), 0o600))
+	_, err = a.store.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "fourth"})
+	must(t, err)
+	served, err := a.store.ServeRequests()
+	must(t, err)
+	if len(served) != 1 || served[0].Item != nil {
+		t.Fatalf("served again: %+v", served)
+	}
+	if n, err := a.store.List(work, maildir.ListOptions{All: true}); err != nil || len(n) != 1 {
+		t.Fatalf("the fourth item should still wait: %v %v", n, err)
+	}
+}

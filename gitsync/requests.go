@@ -1,5 +1,0 @@
-package gitsync
-
-import "context"
-
-func (s *Syncer) serveRequests(ctx context.Context, rep *Report) error { return nil }

@@ -1,0 +1,236 @@
+package maildir
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Claim requests. A claim moves an item out of a queue, and only the
+// queue's home host may do that. An agent on another host asks instead:
+// [Store.RequestClaim] adds a request file — an add, which any host may
+// make — and git sync carries it to the home. There [Store.ServeRequests]
+// (run by every sync) claims one item for each request, oldest request
+// first and in queue order, records the request's id in the claim, and
+// removes the request; the item reaches the agent's mailbox with the next
+// syncs. A request waits while the queue is empty.
+//
+// Exactly once: a request is removed after its claim, and a request whose
+// id a claim in the agent's mailbox already records (a serve stopped
+// between the two) is removed without a second claim.
+const RequestDir = "state/requests"
+
+// ErrClaimHere is returned by [Store.RequestClaim] for a queue this host
+// may claim from itself.
+var ErrClaimHere = errors.New("maildir: this host is the queue's home; claim from it directly")
+
+// A Request asks a queue's home host for one item for an agent.
+type Request struct {
+	ID    string    `json:"-"`
+	Queue string    `json:"queue"` // "queue:name"
+	Agent string    `json:"agent"`
+	Host  string    `json:"host"` // the host that asked
+	At    time.Time `json:"at"`
+	Path  string    `json:"-"` // relative to the root
+}
+
+// RequestClaim asks the home host of queue q for an item for agent a,
+// and returns the request. While a request of a for q is still waiting
+// here, it is returned instead of a second one (fresh is false).
+func (s *Store) RequestClaim(q, a Address) (r *Request, fresh bool, err error) {
+	if q.Kind != KindQueue || a.Kind != KindAgent {
+		return nil, false, fmt.Errorf("%w: a request is for an agent, from a work queue", ErrWrongKind)
+	}
+	if err := s.check(a); err != nil {
+		return nil, false, err
+	}
+	if err := ValidAddressName(q); err != nil {
+		return nil, false, err
+	}
+	home, err := s.HomeOf(q)
+	if err != nil {
+		return nil, false, err
+	}
+	host, err := s.LocalHost()
+	if err != nil {
+		return nil, false, err
+	}
+	switch {
+	case home.Host == "":
+		return nil, false, s.mustExist(q)
+	case home.Host == host:
+		return nil, false, ErrClaimHere
+	}
+	waiting, err := s.Requests(q)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, w := range waiting {
+		if w.Agent == a.Name && w.Host == host {
+			return w, false, nil
+		}
+	}
+	r = &Request{Queue: q.String(), Agent: a.Name, Host: host, At: s.now().UTC()}
+	data, _ := json.MarshalIndent(r, "", "  ")
+	data = append(data, '\n')
+	folder := RequestDir + "/" + q.Name
+	d, err := s.mkdir(folder)
+	if err != nil {
+		return nil, false, err
+	}
+	defer d.Close()
+	base := NewID(r.At, a.Name+"."+host)
+	for n := 1; ; n++ {
+		r.ID = base
+		if n > 1 {
+			r.ID = fmt.Sprintf("%s-%d", base, n)
+		}
+		err := d.Create(r.ID+".json", data)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		r.Path = folder + "/" + r.ID + ".json"
+		return r, true, nil
+	}
+}
+
+// Requests returns the claim requests waiting for queue q, oldest first.
+// A file that is not a request is skipped with a warning.
+func (s *Store) Requests(q Address) ([]*Request, error) {
+	folder := RequestDir + "/" + q.Name
+	d, err := s.root.Dir(folder)
+	if d == nil {
+		return nil, err
+	}
+	defer d.Close()
+	var names []string
+	err = d.Each(func(e fs.DirEntry) {
+		if strings.HasSuffix(e.Name(), ".json") && !strings.HasPrefix(e.Name(), ".") && e.Type().IsRegular() {
+			names = append(names, e.Name())
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(names)
+	var out []*Request
+	for _, n := range names {
+		data, _, err := d.ReadFile(n, 64<<10)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // served meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		r := &Request{}
+		if err := json.Unmarshal(data, r); err != nil || !ValidAgent(r.Agent) {
+			s.warn(folder+"/"+n, fmt.Errorf("%w: not a claim request", ErrInvalidMessage))
+			continue
+		}
+		r.ID, r.Path = strings.TrimSuffix(n, ".json"), folder+"/"+n
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// A Served request and the item its claim moved.
+type Served struct {
+	Request *Request
+	Item    *Message // nil when an earlier, stopped serve had claimed it
+}
+
+// ServeRequests serves the claim requests waiting for every queue homed
+// on this host (see [RequestDir]) and returns what it served. A queue that
+// runs empty leaves its remaining requests waiting.
+func (s *Store) ServeRequests() ([]Served, error) {
+	queues, err := s.dirNames(RequestDir)
+	if err != nil {
+		return nil, err
+	}
+	var served []Served
+	for _, name := range queues {
+		q := Address{Kind: KindQueue, Name: name}
+		if !ValidAgent(name) || s.MayChange(q) != nil {
+			continue
+		}
+		reqs, err := s.Requests(q)
+		if err != nil {
+			return served, err
+		}
+		for _, r := range reqs {
+			a := Address{Kind: KindAgent, Name: r.Agent}
+			done, err := s.requestServed(a, r.ID)
+			if err != nil {
+				return served, err
+			}
+			var m *Message
+			if !done {
+				m, err = s.claim(q, a, r.ID)
+				if errors.Is(err, ErrQueueEmpty) {
+					break
+				}
+				if err != nil {
+					return served, err
+				}
+			}
+			if err := s.removeRequest(r); err != nil {
+				return served, err
+			}
+			served = append(served, Served{Request: r, Item: m})
+		}
+	}
+	return served, nil
+}
+
+// requestServed reports whether a claim in a's mailbox (or archive)
+// records request id.
+func (s *Store) requestServed(a Address, id string) (bool, error) {
+	for _, archived := range []bool{false, true} {
+		ms, err := s.List(a, ListOptions{All: true, Archived: archived})
+		if err != nil {
+			return false, err
+		}
+		for _, m := range ms {
+			if m.Claim != nil && m.Claim.Request == id {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+func (s *Store) removeRequest(r *Request) error {
+	d, err := s.root.Dir(RequestDir + "/" + strings.TrimPrefix(r.Queue, "queue:"))
+	if d == nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Remove(r.ID + ".json"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return d.Sync()
+}
+
+// dirNames lists the folders in folder, sorted.
+func (s *Store) dirNames(folder string) ([]string, error) {
+	d, err := s.root.Dir(folder)
+	if d == nil {
+		return nil, err
+	}
+	defer d.Close()
+	var names []string
+	err = d.Each(func(e fs.DirEntry) {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			names = append(names, e.Name())
+		}
+	})
+	slices.Sort(names)
+	return names, err
+}
