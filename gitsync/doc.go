@@ -7,27 +7,40 @@
 // Each mailbox, queue, channel and group has a home host (see
 // [maildir.Store.MayChange]). Any host adds files anywhere; only the home
 // host renames, rewrites or deletes an object's files. So two hosts never
-// change the same path, and replaying one host's commit on top of
-// another's never meets a conflict, never resurrects a message the other
-// deleted and never leaves one in two places. Two things could still
-// meet, and [Syncer.Sync] settles both before it commits: a file name
-// added on two hosts (a script's drop, two first claims of one home) — a
-// message added here is renamed to carry the host, a home record yields
-// to the one already pushed — and a group or channel created on two hosts
-// at once, which is reported for a person to settle, with nothing changed.
+// change the same path, and merging their work path by path never meets a
+// conflict, never resurrects a message the other deleted and never leaves
+// one in two places. What could still meet is settled: a message name
+// added on two hosts (a script's drop) is kept twice, this host's renamed
+// to carry the host; a home record added on two hosts yields to the one
+// already pushed, and what this host changed under that home is undone; a
+// group or channel created on two hosts at once, or a change made by hand
+// to another host's object, stops the sync with a [*ConflictError] and
+// nothing changed.
 //
 // # One cycle
 //
-// Under a per-host lock (runtime/sync.lock), Sync fetches, settles added
-// names as above, commits the state tree, replays the commit on the
-// remote's branch (rebase with exact renames only, no directory-rename
-// guessing, uncommitted changes stashed and put back), makes the files
-// that arrived private (0600/0700), checks that no message id is in two
-// places, and pushes, starting again from the fetch if another host pushed
-// first. If git stops on anything, Sync aborts the rebase and puts the
-// repository back as it was — every local change kept, uncommitted — and
-// returns a [*ConflictError] naming the paths: it never commits conflict
-// markers.
+// Under a per-host lock (runtime/sync.lock), Sync recovers what a stopped
+// sync left (see below), fetches, serves claim requests for local queues
+// ([maildir.Store.ServeRequests]), snapshots the tree (git add -A and
+// write-tree: git only reads files), merges the two sides' diffs against
+// their last common commit path by path, writes what the other hosts
+// changed into the tree through internal/durable (whole files, fsynced,
+// private, never over a file a local writer made), moves the branch and
+// index with reset --mixed, checks that no message id is in two places,
+// and pushes, starting again from the fetch if another host pushed first.
+// Git never writes the working tree: a write made during a sync is in its
+// snapshot or is committed by the next sync, and is never undone.
+//
+// # Stopped syncs and rewritten remotes
+//
+// Writing what arrived is journalled (.git/mailfs-apply.json): files are
+// staged under dot-names, the journal marked ready, then renamed into
+// place. The next Sync removes a landing that never got ready and
+// finishes one that did; it also removes git's stale lock files and ends
+// a rebase an older mailfs left, writing back what its checkout and
+// autostash took out of the tree. A remote wound back by force-push gets
+// this host's copy back; one squashed to the same files is adopted;
+// anything else is refused with [ErrRewritten].
 //
 // # Bounded tree
 //
@@ -40,8 +53,7 @@
 //
 // The repository is the root itself (the .chipset directory), created by
 // the first Sync; do not also commit the root in an enclosing repository.
-// Git writes the files it checks out in place, so a reader racing a sync
-// may skip a half-written file that arrived from another host, with a
-// warning; the next read sees it whole. Nudges (runtime/) never travel:
-// they are for agents on the same host.
+// Do not run git commands of your own in the repository while a sync
+// runs. Nudges (runtime/) never travel: they are for agents on the same
+// host.
 package gitsync

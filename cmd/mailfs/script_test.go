@@ -45,6 +45,11 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			// A race-instrumented binary sleeps a second at exit unless told not to.
 			env.Setenv("GORACE", "atexit_sleep_ms=0")
+			// The scripts see only the commands this test builds: a
+			// mailfs-mcp or mailfs-serve installed on $PATH (go install
+			// ./cmd/..., as the README says) must not change what
+			// doctor and the demo find.
+			env.Setenv("PATH", withoutInstalled(env.Getenv("PATH")))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -124,4 +129,27 @@ func cmdWaitmatch(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// withoutInstalled drops from a $PATH the folders that hold an installed
+// mailfs helper binary, keeping the first: testscript's own, with the
+// commands this test binary provides.
+func withoutInstalled(path string) string {
+	dirs := filepath.SplitList(path)
+	if len(dirs) == 0 {
+		return path
+	}
+	keep := dirs[:1]
+	for _, dir := range dirs[1:] {
+		installed := false
+		for _, helper := range []string{"mailfs-mcp", "mailfs-serve"} {
+			if _, err := os.Stat(filepath.Join(dir, helper)); err == nil {
+				installed = true
+			}
+		}
+		if !installed {
+			keep = append(keep, dir)
+		}
+	}
+	return strings.Join(keep, string(filepath.ListSeparator))
 }

@@ -22,20 +22,27 @@ func (c *syncCmd) Help() string {
 no server: the repository is the root itself (created by the first sync),
 the remote any ordinary git remote — a bare repository, a forge.
 
-One sync, under a lock per host: fetch; commit the state tree; replay the
-commit on the remote's branch (rebase, exact renames only, uncommitted
-changes stashed and put back); make every file that arrived private
-(0600/0700); check that no message id is in two places; push (again from
-the fetch if another host pushed first).
+Git never writes the tree, so a write an agent or a script makes during a
+sync is never undone. One sync, under a lock per host: recover what a
+stopped sync left; fetch; snapshot the tree (git add, write-tree); merge
+this host's changes and the remote's path by path; write what arrived
+through mailfs's own durable writes (whole files, fsynced, private, never
+over a local file); move the branch and index; push (again from the fetch
+if another host pushed first). Claim requests for this host's queues are
+served along the way.
 
-It cannot conflict, because of homes ("mailfs home"): only an object's
-home host changes its files, any host only adds. The two cases that could
-still meet are settled before the commit: a message name added here and on
-another host is renamed to carry this host's name; a home claimed on two
-hosts goes to the one pushed first. A group or channel created on two hosts
-at once, or anything git stops on, ends the sync with exit status 2 and the
-paths: the repository is put back as it was (every change kept,
-uncommitted) and no conflict marker is ever committed.
+It cannot conflict, because of homes ("mailfs home"): only an object's home
+host changes its files, any host only adds. A message name added here and
+on another host is kept twice, this host's renamed to carry its name; a
+home claimed on two hosts goes to the one pushed first, and what this host
+changed under it is undone. A group or channel created on two hosts at
+once, or a change made by hand to another host's object, ends the sync
+with exit status 2, the paths and what to do; nothing was changed.
+
+A sync killed at any point is finished or undone by the next one, which
+says so on stderr. A remote wound back by force-push gets this host's copy
+back; one squashed to the same files is adopted; any other rewrite is
+refused with the command that puts it back.
 
 Needs a named host (mailfs host NAME) and the git command. To start a town
 on several machines, see "A town on several machines" in the README.`
