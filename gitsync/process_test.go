@@ -2,7 +2,6 @@ package gitsync_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -17,15 +16,12 @@ import (
 	"github.com/mailfs/mailfs/maildir"
 )
 
-// The test binary is also a sync of its own process and a stand-in for
-// git that kills that process, so tests can kill -9 a sync at any git
-// step.
+// The test binary is also a sync in a process of its own, so tests can
+// kill -9 a sync at any git step (see gitWrapper).
 func TestMain(m *testing.M) {
 	switch os.Getenv("GITSYNC_TEST_ROLE") {
 	case "sync":
 		os.Exit(syncProcess())
-	case "git":
-		os.Exit(gitProcess())
 	}
 	os.Exit(m.Run())
 }
@@ -47,74 +43,40 @@ func syncProcess() int {
 	return 0
 }
 
-// gitProcess runs the real git with its arguments and, when its
-// subcommand is the one GITSYNC_KILL names ("add:during"), kills its
-// whole process group — the sync and every git under it — with SIGKILL:
-// before git starts, while it works, or after it finished but before the
-// sync hears of it.
-func gitProcess() int {
-	args := os.Args[1:]
-	sub := ""
-	for i := 0; i < len(args); i++ {
-		if args[i] == "-C" || args[i] == "-c" {
-			i++
-			continue
-		}
-		if args[i] != "" && args[i][0] != '-' {
-			sub = args[i]
-			break
-		}
-	}
-	var at, mode string
-	if k := os.Getenv("GITSYNC_KILL"); k != "" {
-		at, mode, _ = cut(k, ':')
-	}
-	kill := func() { _ = syscall.Kill(0, syscall.SIGKILL) }
-	if sub == at && mode == "before" {
-		kill()
-	}
-	cmd := exec.Command(os.Getenv("GITSYNC_REAL_GIT"), args...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := cmd.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 127
-	}
-	if sub == at && mode == "during" {
-		time.Sleep(time.Duration(rand.IntN(3000)) * time.Microsecond)
-		kill()
-	}
-	err := cmd.Wait()
-	if sub == at && mode == "after" {
-		kill()
-	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ee.ExitCode()
-	}
-	if err != nil {
-		return 1
-	}
-	return 0
-}
-
-func cut(s string, sep byte) (string, string, bool) {
-	for i := 0; i < len(s); i++ {
-		if s[i] == sep {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
-}
-
-// gitWrapper writes a script that runs this test binary as git.
+// gitWrapper writes a stand-in for git, a shell script: it runs the real
+// git ($GITSYNC_REAL_GIT) and, when its subcommand is the one
+// $GITSYNC_KILL names ("add:during"), kills its whole process group —
+// the sync and every git under it — with SIGKILL: before git starts,
+// while it works, or after it finished but before the sync hears of it.
 func gitWrapper(t testing.TB) string {
 	t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := filepath.Join(t.TempDir(), "git")
-	script := fmt.Sprintf("#!/bin/sh\nGITSYNC_TEST_ROLE=git exec %q \"$@\"\n", self)
+	const script = `#!/bin/sh
+sub=
+skip=
+for a in "$@"; do
+	if [ -n "$skip" ]; then skip=; continue; fi
+	case "$a" in
+	-C|-c) skip=1 ;;
+	-*) ;;
+	*) sub=$a; break ;;
+	esac
+done
+at=${GITSYNC_KILL%%:*}
+mode=${GITSYNC_KILL#*:}
+[ -n "$GITSYNC_KILL" ] && [ "$sub" = "$at" ] || exec "$GITSYNC_REAL_GIT" "$@"
+[ "$mode" = before ] && kill -9 0
+"$GITSYNC_REAL_GIT" "$@" &
+pid=$!
+if [ "$mode" = during ]; then
+	sleep 0.00$(( $$ % 3 ))
+	kill -9 0
+fi
+wait $pid
+rc=$?
+kill -9 0
+exit $rc
+`
 	if err := os.WriteFile(p, []byte(script), 0o700); err != nil {
 		t.Fatal(err)
 	}
