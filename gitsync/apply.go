@@ -150,8 +150,10 @@ func (s *Syncer) openFolders() (*folders, error) {
 }
 
 // of returns the folder of path p, made if create.
-func (f *folders) of(p string, create bool) (*durable.Dir, error) {
-	rel := path.Dir(p)
+func (f *folders) of(p string, create bool) (*durable.Dir, error) { return f.dir(path.Dir(p), create) }
+
+// dir returns the folder rel, made if create.
+func (f *folders) dir(rel string, create bool) (*durable.Dir, error) {
 	if d := f.dirs[rel]; d != nil {
 		return d, nil
 	}

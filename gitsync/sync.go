@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mailfs/mailfs/internal/chipset"
 	"github.com/mailfs/mailfs/maildir"
 )
 
@@ -185,27 +184,16 @@ func (s *Syncer) Sync(ctx context.Context) (*Report, error) {
 
 // lock takes this host's sync lock.
 func (s *Syncer) lock() (func(), error) {
-	root, err := chipset.New(s.Store.Dir())
+	d, done, err := s.folder("runtime/sync.lock", true)
 	if err != nil {
-		return nil, err
-	}
-	r, err := root.Open(true)
-	if err != nil {
-		root.Close()
-		return nil, err
-	}
-	d, err := r.MkdirAll("runtime/sync.lock")
-	if err != nil {
-		root.Close()
 		return nil, err
 	}
 	unlock, err := d.Lock()
 	if err != nil {
-		d.Close()
-		root.Close()
+		done()
 		return nil, err
 	}
-	return func() { unlock(); d.Close(); root.Close() }, nil
+	return func() { unlock(); done() }, nil
 }
 
 // open finds or makes the repository at the root and its remote.

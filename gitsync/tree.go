@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mailfs/mailfs/internal/chipset"
 	"github.com/mailfs/mailfs/internal/durable"
 	"github.com/mailfs/mailfs/maildir"
 )
@@ -175,24 +174,16 @@ func (s *Syncer) Recall(ctx context.Context, id string) (string, error) {
 
 // folder opens the folder rel below the root (made, with create), with
 // the root's no-follow confinement, and returns the function that closes
-// both.
+// it.
 func (s *Syncer) folder(rel string, create bool) (*durable.Dir, func(), error) {
-	root, err := chipset.New(s.Store.Dir())
+	f, err := s.openFolders()
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := root.Open(create)
-	var d *durable.Dir
-	switch {
-	case err != nil:
-	case create:
-		d, err = r.MkdirAll(rel)
-	default:
-		d, err = r.Open(rel)
-	}
+	d, err := f.dir(rel, create)
 	if err != nil {
-		root.Close()
+		f.close()
 		return nil, nil, err
 	}
-	return d, func() { d.Close(); root.Close() }, nil
+	return d, f.close, nil
 }

@@ -136,6 +136,15 @@ func (s *Store) Groups() ([]string, error) { return s.jsonNames(GroupDir) }
 // jsonNames lists the names of the regular <name>.json files in folder
 // (names that are valid ids), sorted, without opening any.
 func (s *Store) jsonNames(folder string) ([]string, error) {
+	return s.listNames(folder, func(e fs.DirEntry) (string, bool) {
+		n, ok := strings.CutSuffix(e.Name(), ".json")
+		return n, ok && e.Type().IsRegular() && ValidAgent(n)
+	})
+}
+
+// listNames returns, sorted, the names keep gives for the entries of
+// folder it keeps; a folder that does not exist has none.
+func (s *Store) listNames(folder string, keep func(fs.DirEntry) (string, bool)) ([]string, error) {
 	d, err := s.root.Dir(folder)
 	if d == nil {
 		return nil, err
@@ -143,7 +152,7 @@ func (s *Store) jsonNames(folder string) ([]string, error) {
 	defer d.Close()
 	var names []string
 	err = d.Each(func(e fs.DirEntry) {
-		if n, ok := strings.CutSuffix(e.Name(), ".json"); ok && e.Type().IsRegular() && ValidAgent(n) {
+		if n, ok := keep(e); ok {
 			names = append(names, n)
 		}
 	})

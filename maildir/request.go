@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"slices"
 	"strings"
 	"time"
 )
@@ -105,21 +104,17 @@ func (s *Store) RequestClaim(q, a Address) (r *Request, fresh bool, err error) {
 // A file that is not a request is skipped with a warning.
 func (s *Store) Requests(q Address) ([]*Request, error) {
 	folder := RequestDir + "/" + q.Name
+	names, err := s.listNames(folder, func(e fs.DirEntry) (string, bool) {
+		return e.Name(), strings.HasSuffix(e.Name(), ".json") && !strings.HasPrefix(e.Name(), ".") && e.Type().IsRegular()
+	})
+	if err != nil || len(names) == 0 {
+		return nil, err
+	}
 	d, err := s.root.Dir(folder)
 	if d == nil {
 		return nil, err
 	}
 	defer d.Close()
-	var names []string
-	err = d.Each(func(e fs.DirEntry) {
-		if strings.HasSuffix(e.Name(), ".json") && !strings.HasPrefix(e.Name(), ".") && e.Type().IsRegular() {
-			names = append(names, e.Name())
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	slices.Sort(names)
 	var out []*Request
 	for _, n := range names {
 		data, _, err := d.ReadFile(n, 64<<10)
@@ -220,17 +215,7 @@ func (s *Store) removeRequest(r *Request) error {
 
 // dirNames lists the folders in folder, sorted.
 func (s *Store) dirNames(folder string) ([]string, error) {
-	d, err := s.root.Dir(folder)
-	if d == nil {
-		return nil, err
-	}
-	defer d.Close()
-	var names []string
-	err = d.Each(func(e fs.DirEntry) {
-		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
-			names = append(names, e.Name())
-		}
+	return s.listNames(folder, func(e fs.DirEntry) (string, bool) {
+		return e.Name(), e.IsDir() && !strings.HasPrefix(e.Name(), ".")
 	})
-	slices.Sort(names)
-	return names, err
 }
