@@ -25,11 +25,14 @@ const tempPrefix = ".mailfs-sync-"
 
 // A journal is what land was doing when it was stopped.
 type journal struct {
-	Commit  string      `json:"commit"` // the commit the branch moves to
-	Branch  string      `json:"branch"`
-	Ready   bool        `json:"ready"` // every arriving file is written under its temp name
-	Changes []change    `json:"-"`
-	Raw     [][3]string `json:"changes"` // path, status, blob
+	Commit string `json:"commit"` // the commit the branch moves to
+	Branch string `json:"branch"`
+	Ready  bool   `json:"ready"` // every arriving file is written under its temp name
+	// Snapshot is the tree the index holds: when it is the commit's, the
+	// index needs no reset.
+	Snapshot string      `json:"snapshot"`
+	Changes  []change    `json:"-"`
+	Raw      [][3]string `json:"changes"` // path, status, blob
 }
 
 // land makes the working tree, the index and the branch agree with
@@ -54,8 +57,8 @@ type journal struct {
 // write of a file an agent has changed or removed since. Writes come
 // before deletes, so a message moved elsewhere (an archive, a claim) is
 // never missing from both places to a reader.
-func (s *Syncer) land(ctx context.Context, g *git, commit, branch string, changes []change, rep *Report) error {
-	j := &journal{Commit: commit, Branch: branch, Changes: changes}
+func (s *Syncer) land(ctx context.Context, g *git, commit, branch, snapshot string, changes []change, rep *Report) error {
+	j := &journal{Commit: commit, Branch: branch, Snapshot: snapshot, Changes: changes}
 	if err := s.writeJournal(g, j); err != nil {
 		return err
 	}
@@ -84,7 +87,16 @@ func (s *Syncer) finishLanding(ctx context.Context, g *git, j *journal, rep *Rep
 		if _, err := g.run(ctx, "symbolic-ref", "HEAD", "refs/heads/"+j.Branch); err != nil {
 			return err
 		}
-		if _, err := g.run(ctx, "reset", "-q", "--mixed", j.Commit); err != nil { // the index, never a file
+		tree, err := g.tree(ctx, j.Commit)
+		if err != nil {
+			return err
+		}
+		if tree == j.Snapshot { // the index holds it already: the branch alone
+			_, err = g.run(ctx, "update-ref", "refs/heads/"+j.Branch, j.Commit)
+		} else {
+			_, err = g.run(ctx, "reset", "-q", "--mixed", j.Commit) // the index, never a file
+		}
+		if err != nil {
 			return err
 		}
 	}

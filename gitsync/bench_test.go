@@ -65,7 +65,7 @@ func BenchmarkSyncCycle(b *testing.B) {
 
 // fill writes n messages into ten mailboxes, as fast as the disk takes
 // them (no fsync: this is set-up).
-func fill(b *testing.B, root string, n int) {
+func fill(b testing.TB, root string, n int) {
 	b.Helper()
 	for i := range n {
 		dir := filepath.Join(root, "state/mail", fmt.Sprintf("agent%d", i%10))

@@ -361,7 +361,10 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 
 	// The merged tree: theirs with this host's changes on top.
 	merged := theirTree
-	if len(plan.ours) > 0 {
+	switch {
+	case len(their) == 0:
+		merged = snapshot // nothing arrived: the snapshot is the merge
+	case len(plan.ours) > 0:
 		if merged, err = g.buildTree(ctx, theirTree, plan.ours); err != nil {
 			return false, err
 		}
@@ -392,7 +395,7 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 
 	// What the others did, into the working tree; then the branch.
 	if mine != "" && (mine != head || len(plan.apply) > 0) {
-		if err := s.land(ctx, g, mine, branch, plan.apply, rep); err != nil {
+		if err := s.land(ctx, g, mine, branch, snapshot, plan.apply, rep); err != nil {
 			return false, err
 		}
 	}
@@ -422,6 +425,11 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 		return false, err
 	}
 	rep.Pushed = true
+	// Pack what this sync added while it is here, as git commit would:
+	// commit-tree does not, and the next fetch would pay for it instead.
+	if _, err := g.run(ctx, "gc", "--auto", "--quiet"); err != nil {
+		s.warnf("git gc --auto: %v", err)
+	}
 	return true, nil
 }
 
