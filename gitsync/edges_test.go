@@ -192,3 +192,15 @@ func TestLostHomeChangesAreUndoneNotConflicts(t *testing.T) {
 		t.Errorf("beta may still change nux: %v", err)
 	}
 }
+
+// git's message is reported whole, every line but its "hint:" advice
+// (which names git commands), never cut at the first line.
+func TestGitErrorsAreWholeWithoutHints(t *testing.T) {
+	err := &gitsync.GitError{Args: []string{"push", "origin"}, Err: errors.New("exit status 1"),
+		Stderr: "To /srv/remote.git\n ! [rejected] main -> main (fetch first)\nerror: failed to push some refs to '/srv/remote.git'\nhint: Updates were rejected because the remote contains work\nhint: that you do not have locally.\n"}
+	got := err.Error()
+	want := "git push origin: To /srv/remote.git; ! [rejected] main -> main (fetch first); error: failed to push some refs to '/srv/remote.git'"
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
