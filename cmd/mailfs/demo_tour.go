@@ -298,6 +298,7 @@ func (d *demo) hosts(scratch string) {
 	}
 	d.run("host", "alpha")
 	d.run("home", "claim", "--all")
+	d.quiet("send", "queue:work", "--from", "mayor", "--type", "work_assignment", "-s", "a job for the other machine", "-m", "Claimed from beta.")
 	d.run("sync", "--remote", remote)
 	beta := filepath.Join(scratch, "beta", ".chipset")
 	if err := os.MkdirAll(filepath.Dir(beta), 0o700); err != nil {
@@ -310,10 +311,14 @@ func (d *demo) hosts(scratch string) {
 	d.runAt(beta, on, 0, "home", "claim", "furiosa")
 	sent := d.runAt(beta, on, 0, "send", "toast", "--from", "furiosa", "-s", "hello from the other machine", "-m", "Same town, second host.")
 	d.runAt(beta, on, exitError, "mark-read", "toast", sent)
+	d.say("A polecat on beta claims from alpha's queue: beta asks, alpha serves the request at its next sync, and the item comes back with beta's.")
+	d.runAt(beta, on, exitNothing, "claim", "queue:work", "--as", "furiosa")
 	d.runAt(beta, on, 0, "sync")
 	d.run("sync")
 	d.run("inbox", "toast")
 	d.run("home")
+	d.runAt(beta, on, 0, "sync")
+	d.runAt(beta, on, 0, "inbox", "furiosa")
 }
 
 // web shows the overseer's page: the server starts, the overview answers,

@@ -170,7 +170,10 @@ func (c *syncCmd) print(a *app, rep *gitsync.Report, err error) {
 		extra = fmt.Sprintf(", pruned %d archived", len(rep.Pruned))
 	}
 	if len(rep.Served) > 0 {
-		extra += fmt.Sprintf(", served %d claim requests", len(rep.Served))
+		extra += fmt.Sprintf(", served %d claim request", len(rep.Served))
+		if len(rep.Served) > 1 {
+			extra += "s"
+		}
 	}
 	state := "pushed"
 	if len(rep.Committed) == 0 {
