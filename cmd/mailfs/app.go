@@ -106,8 +106,31 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 	}
 	globals := reflect.ValueOf(grammar).Elem()
 	a.rootFlag, a.hostFlag = globals.FieldByName("Root").String(), globals.FieldByName("Host").String()
+	if emptyRoot(args) {
+		// kong reads an empty path as the working directory, which would
+		// put state/ straight into it.
+		return a.exit(usage("give the .chipset directory, or leave --root and $MAILFS_ROOT unset to find it", "the root is empty (--root '' or MAILFS_ROOT=)"))
+	}
 	defer a.close()
 	return a.exit(kctx.Run(a))
+}
+
+// emptyRoot reports whether the root was given, and given empty: on the
+// command line (--root '' or --root=) or as MAILFS_ROOT= in the
+// environment (which the command line overrides).
+func emptyRoot(args []string) bool {
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return false
+		case a == "--root":
+			return i+1 < len(args) && args[i+1] == ""
+		case strings.HasPrefix(a, "--root="):
+			return a == "--root="
+		}
+	}
+	v, set := os.LookupEnv("MAILFS_ROOT")
+	return set && v == ""
 }
 
 // version is the version --version prints: read from the binary's build
