@@ -116,7 +116,7 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 }
 
 // emptyRoot reports whether the root was given, and given empty: on the
-// command line (--root ” or --root=) or as MAILFS_ROOT= in the
+// command line ("--root" then an empty word, or --root=) or as MAILFS_ROOT= in the
 // environment (which the command line overrides).
 func emptyRoot(args []string) bool {
 	for i, a := range args {
