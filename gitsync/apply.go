@@ -164,6 +164,18 @@ func (s *Syncer) openFolders() (*folders, error) {
 // of returns the folder of path p, made if create.
 func (f *folders) of(p string, create bool) (*durable.Dir, error) { return f.dir(path.Dir(p), create) }
 
+// existing returns the folder of path p, or nil when it is not there.
+func (f *folders) existing(p string) (*durable.Dir, error) {
+	d, err := f.of(p, false)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("gitsync: %s: %w", p, err)
+	}
+	return d, nil
+}
+
 // dir returns the folder rel, made if create.
 func (f *folders) dir(rel string, create bool) (*durable.Dir, error) {
 	if d := f.dirs[rel]; d != nil {
@@ -251,12 +263,12 @@ func (s *Syncer) finish(changes []change, rep *Report) error {
 		if c.status == 'D' || !c.file() {
 			continue
 		}
-		d, err := f.of(c.path, false)
-		if errors.Is(err, fs.ErrNotExist) {
+		d, err := f.existing(c.path)
+		if d == nil {
+			if err != nil {
+				return err
+			}
 			continue
-		}
-		if err != nil {
-			return fmt.Errorf("gitsync: %s: %w", c.path, err)
 		}
 		name, temp := path.Base(c.path), tempPrefix+path.Base(c.path)
 		if c.status != 'A' {
@@ -295,12 +307,12 @@ func (s *Syncer) finish(changes []change, rep *Report) error {
 		if c.status != 'D' {
 			continue
 		}
-		d, err := f.of(c.path, false)
-		if errors.Is(err, fs.ErrNotExist) {
+		d, err := f.existing(c.path)
+		if d == nil {
+			if err != nil {
+				return err
+			}
 			continue
-		}
-		if err != nil {
-			return fmt.Errorf("gitsync: %s: %w", c.path, err)
 		}
 		if err := d.Remove(path.Base(c.path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
@@ -320,12 +332,12 @@ func (s *Syncer) unstage(changes []change) error {
 		if c.status == 'D' {
 			continue
 		}
-		d, err := f.of(c.path, false)
-		if errors.Is(err, fs.ErrNotExist) {
+		d, err := f.existing(c.path)
+		if d == nil {
+			if err != nil {
+				return err
+			}
 			continue
-		}
-		if err != nil {
-			return err
 		}
 		if err := d.Remove(tempPrefix + path.Base(c.path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
