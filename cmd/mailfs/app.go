@@ -106,31 +106,49 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 	}
 	globals := reflect.ValueOf(grammar).Elem()
 	a.rootFlag, a.hostFlag = globals.FieldByName("Root").String(), globals.FieldByName("Host").String()
-	if emptyRoot(args) {
-		// kong reads an empty path as the working directory, which would
-		// put state/ straight into it.
-		return a.exit(usage("give the .chipset directory, or leave --root and $MAILFS_ROOT unset to find it", "the root is empty (--root '' or MAILFS_ROOT=)"))
+	// kong reads an empty path as the working directory, which would put
+	// state/ straight into it: an empty --root is refused, and an empty
+	// $MAILFS_ROOT is unset, as shells mean it.
+	switch emptyRoot(args) {
+	case rootGivenEmpty:
+		return a.exit(usage("give the .chipset directory, or leave --root out to find it", "--root is empty"))
+	case rootEnvEmpty:
+		a.rootFlag = ""
 	}
 	defer a.close()
 	return a.exit(kctx.Run(a))
 }
 
-// emptyRoot reports whether the root was given, and given empty: on the
-// command line ("--root" then an empty word, or --root=) or as MAILFS_ROOT= in the
-// environment (which the command line overrides).
-func emptyRoot(args []string) bool {
+// How the root was given empty, if it was.
+const (
+	rootNotEmpty   = iota
+	rootGivenEmpty // on the command line: "--root" then an empty word, or --root=
+	rootEnvEmpty   // as MAILFS_ROOT= in the environment, with no --root
+)
+
+// emptyRoot says whether, and how, the root was given empty.
+func emptyRoot(args []string) int {
+args:
 	for i, a := range args {
 		switch {
 		case a == "--":
-			return false
+			break args
 		case a == "--root":
-			return i+1 < len(args) && args[i+1] == ""
+			if i+1 < len(args) && args[i+1] == "" {
+				return rootGivenEmpty
+			}
+			return rootNotEmpty
 		case strings.HasPrefix(a, "--root="):
-			return a == "--root="
+			if a == "--root=" {
+				return rootGivenEmpty
+			}
+			return rootNotEmpty
 		}
 	}
-	v, set := os.LookupEnv("MAILFS_ROOT")
-	return set && v == ""
+	if v, set := os.LookupEnv("MAILFS_ROOT"); set && v == "" {
+		return rootEnvEmpty
+	}
+	return rootNotEmpty
 }
 
 // version is the version --version prints: read from the binary's build
