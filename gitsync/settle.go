@@ -15,12 +15,11 @@ import (
 
 // A plan is what one cycle will do, decided before it does anything.
 type plan struct {
-	ours    []change // this host's changes, to put on the remote's tree
-	apply   []change // the others' changes (and reverts) for the working tree
-	rename  []change // this host's message adds whose name another host added too
-	yield   []string // this host's home records that another host's beat
-	revert  []string // this host's changes under a home it lost, undone
-	removed []string // files removed from the working tree with the reverts
+	ours   []change // this host's changes, to put on the remote's tree
+	apply  []change // the others' changes (and reverts) for the working tree
+	rename []change // this host's message adds whose name another host added too
+	yield  []string // this host's home records that another host's beat
+	revert []string // this host's changes under a home it lost, undone
 }
 
 // settle merges two sets of changes against one base, path by path:
@@ -96,7 +95,6 @@ func (s *Syncer) settle(g *git, rep *Report, ours, theirs map[string]change) (*p
 			continue
 		case oc.status == 'A' && slices.Contains(moved, pathBase(path)) && isMessage(path):
 			p.revert = append(p.revert, path)
-			p.removed = append(p.removed, path)
 			p.apply = append(p.apply, change{path: path, status: 'D', mode: "000000", blob: zeroID, old: oc.blob})
 			continue
 		case isObj && oc.status != 'A':
