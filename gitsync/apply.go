@@ -259,39 +259,21 @@ func (s *Syncer) finish(changes []change, rep *Report) error {
 		return err
 	}
 	defer f.close()
-	for _, c := range changes {
-		if c.status == 'D' || !c.file() {
-			continue
-		}
-		d, err := f.existing(c.path)
-		if d == nil {
-			if err != nil {
-				return err
-			}
-			continue
-		}
+	written := func(c change) bool { return c.status != 'D' && c.file() }
+	err = f.eachIn(changes, written, func(d *durable.Dir, c change) error {
 		name, temp := path.Base(c.path), tempPrefix+path.Base(c.path)
 		if c.status != 'A' {
-			if err := d.MoveOver(temp, name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-			continue
+			return ignoreGone(d.MoveOver(temp, name))
 		}
-		err = d.Move(temp, d, name)
+		err := d.Move(temp, d, name)
 		if !errors.Is(err, fs.ErrExist) {
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-			continue
+			return ignoreGone(err)
 		}
 		// A file of that name appeared here since the snapshot.
 		local, _, lerr := d.ReadFile(name, 1<<30)
 		staged, _, serr := d.ReadFile(temp, 1<<30)
 		if lerr == nil && serr == nil && bytes.Equal(local, staged) {
-			if err := d.Remove(temp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-			continue
+			return ignoreGone(d.Remove(temp))
 		}
 		to, err := s.rename(c.path, rep.Host)
 		if err != nil {
@@ -299,24 +281,17 @@ func (s *Syncer) finish(changes []change, rep *Report) error {
 		}
 		s.step("renamed %s to %s: another host added that name first", c.path, to)
 		rep.Renamed = append(rep.Renamed, [2]string{c.path, to})
-		if err := d.Move(temp, d, name); err != nil {
-			return err
-		}
+		return d.Move(temp, d, name)
+	})
+	if err != nil {
+		return err
 	}
-	for _, c := range changes {
-		if c.status != 'D' {
-			continue
-		}
-		d, err := f.existing(c.path)
-		if d == nil {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		if err := d.Remove(path.Base(c.path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
+	deleted := func(c change) bool { return c.status == 'D' }
+	err = f.eachIn(changes, deleted, func(d *durable.Dir, c change) error {
+		return ignoreGone(d.Remove(path.Base(c.path)))
+	})
+	if err != nil {
+		return err
 	}
 	return f.sync()
 }
@@ -328,22 +303,39 @@ func (s *Syncer) unstage(changes []change) error {
 		return err
 	}
 	defer f.close()
+	staged := func(c change) bool { return c.status != 'D' }
+	return f.eachIn(changes, staged, func(d *durable.Dir, c change) error {
+		return ignoreGone(d.Remove(tempPrefix + path.Base(c.path)))
+	})
+}
+
+// eachIn calls fn with each change keep accepts and its folder, passing
+// over changes whose folder is not there; it stops at fn's first error.
+func (f *folders) eachIn(changes []change, keep func(change) bool, fn func(*durable.Dir, change) error) error {
 	for _, c := range changes {
-		if c.status == 'D' {
+		if !keep(c) {
 			continue
 		}
 		d, err := f.existing(c.path)
+		if err != nil {
+			return err
+		}
 		if d == nil {
-			if err != nil {
-				return err
-			}
 			continue
 		}
-		if err := d.Remove(tempPrefix + path.Base(c.path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := fn(d, c); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// ignoreGone is err, but nil for a file that is not there (any more).
+func ignoreGone(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
 }
 
 // apply writes changes into the working tree (stage, then finish),

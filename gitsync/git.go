@@ -13,9 +13,10 @@ import (
 
 // git runs the git command in one repository.
 type git struct {
-	dir string
-	bin string
-	env []string
+	dir   string
+	bin   string
+	env   []string
+	empty string // the empty tree's id, once asked (see emptyTree)
 }
 
 // A GitError is a git command that failed: its arguments and what it said.

@@ -27,10 +27,15 @@ func (c change) same(d change) bool { return c.blob == d.blob && c.mode == d.mod
 // submodule or nothing).
 func (c change) file() bool { return c.mode == "100644" || c.mode == "100755" }
 
-// emptyTree returns the id of the tree with nothing in it.
+// emptyTree returns the id of the tree with nothing in it, asking git
+// once per handle.
 func (g *git) emptyTree(ctx context.Context) (string, error) {
+	if g.empty != "" {
+		return g.empty, nil
+	}
 	out, err := g.runIn(ctx, strings.NewReader(""), nil, "hash-object", "-t", "tree", "-w", "--stdin")
-	return strings.TrimSpace(out), err
+	g.empty = strings.TrimSpace(out)
+	return g.empty, err
 }
 
 // tree returns the tree of a commit.
