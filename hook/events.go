@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/mailfs/mailfs/internal/chipset"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/nudgeq"
 )
@@ -36,24 +33,41 @@ type Runtime string
 // The runtimes.
 const (
 	Claude Runtime = "claude" // Claude Code
+	Codex  Runtime = "codex"  // Codex (hooks.json; Claude Code's formats)
 	Gemini Runtime = "gemini" // Gemini CLI
 	Plain  Runtime = "plain"  // plain text on stdout, for anything else
 )
+
+// Runtimes lists them.
+var Runtimes = []Runtime{Claude, Codex, Gemini, Plain}
+
+// Limit is the most bytes a hook prints for rt by default, counted as the
+// runtime receives them (after JSON encoding). Claude Code shows the model
+// at most 10,000 characters of a hook's added context (past that, a
+// preview of about 2 KB); Codex and Gemini CLI document no cap, and get the
+// same bound, so an agent's context is never flooded whatever waits.
+func Limit(rt Runtime) int { return 9000 }
 
 // Input is what a runtime sends a hook on stdin; every runtime's fields
 // that mailfs reads. Unknown fields are ignored.
 type Input struct {
 	SessionID      string `json:"session_id"`
 	HookEventName  string `json:"hook_event_name"`
-	StopHookActive bool   `json:"stop_hook_active"` // Claude Code: this stop follows a stop hook's block
-	Source         string `json:"source"`           // Claude Code's SessionStart: startup, resume, clear, compact
+	StopHookActive bool   `json:"stop_hook_active"` // Claude Code, Codex: this stop follows a stop hook's block
+	Source         string `json:"source"`           // SessionStart: startup, resume, clear, compact
 }
 
 // Defaults of a Handler's zero fields.
 const (
 	DefaultPostToolEvery = 2 * time.Minute
 	DefaultMaxStopBlocks = 3
-	MaxOutput            = 16 << 10 // bytes of context a hook adds at most
+)
+
+// maxHandoffs and maxHandoffBody bound what a session start shows of
+// handoff notes: the newest few, each cut with the command that shows it.
+const (
+	maxHandoffs    = 3
+	maxHandoffBody = 2000
 )
 
 // A Handler answers hook events for agents. Set Collector's fields; the
@@ -67,6 +81,12 @@ type Handler struct {
 	// MaxStopBlocks bounds how many stops in a row one agent's stop hook
 	// blocks, whatever waits: it can never loop.
 	MaxStopBlocks int
+	// MaxBytes bounds what a hook prints, in bytes as the runtime receives
+	// them; 0 means Limit(runtime).
+	MaxBytes int
+	// StateDir is the folder for the agents' hook state; "" means
+	// StateDirFor(the store's root, os.Getenv).
+	StateDir string
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 }
@@ -78,19 +98,14 @@ type Answer struct {
 	Errs   []error
 }
 
-// state is what a handler remembers of one agent between calls, in
-// runtime/hook/<agent>.json (never committed).
-type state struct {
-	LastSeen     time.Time `json:"last_seen"`  // the last hook call, of any event
-	LastEvent    Event     `json:"last_event"` // its event
-	LastPostTool time.Time `json:"last_post_tool"`
-	StopBlocks   int       `json:"stop_blocks"`  // consecutive stops blocked
-	StopBlocked  []string  `json:"stop_blocked"` // ids the last block named
-}
-
 // Handle answers event ev of runtime rt for agent, given the runtime's
 // input. Problems are in the answer's Errs; the answer never asks the
 // runtime to fail.
+//
+// One message is shown once per turn: a turn starts at a session start or
+// a prompt (the first prompt after a session start continues its turn),
+// and within it the post-tool and stop hooks say nothing of mail the agent
+// was already shown.
 func (h *Handler) Handle(ctx context.Context, rt Runtime, ev Event, agent string, in Input) Answer {
 	agent, err := maildir.ParseAgent(agent)
 	if err != nil {
@@ -99,8 +114,23 @@ func (h *Handler) Handle(ctx context.Context, rt Runtime, ev Event, agent string
 	if !slices.Contains(Events, ev) {
 		return Answer{Errs: []error{fmt.Errorf("hook: unknown event %q (want %s)", ev, eventNames())}}
 	}
-	a := h.handle(ctx, rt, ev, agent, in)
-	h.seen(agent, ev, &a.Errs)
+	if !slices.Contains(Runtimes, rt) {
+		return Answer{Errs: []error{fmt.Errorf("hook: unknown runtime %q", rt)}}
+	}
+	var a Answer
+	switch ev {
+	case PromptSubmit:
+		a = h.deliver(rt, ev, agent, h.Collect(ctx, agent), "")
+	case SessionStart:
+		var errs []error
+		notes := h.handoffs(agent, &errs)
+		a = h.deliver(rt, ev, agent, h.Collect(ctx, agent), notes)
+		a.Errs = append(errs, a.Errs...)
+	case PostTool:
+		a = h.postTool(ctx, rt, agent)
+	case Stop:
+		a = h.stop(rt, agent, in)
+	}
 	// Once each: the mail, the nudges and the state often fail alike.
 	var once []error
 	for _, err := range a.Errs {
@@ -112,47 +142,30 @@ func (h *Handler) Handle(ctx context.Context, rt Runtime, ev Event, agent string
 	return a
 }
 
-// Seen reports when agent's hooks last ran (to within 30 seconds), and for
-// which event: what "mailfs doctor" shows. A zero time means never (or not since the state
-// was lost with runtime/).
+// Seen reports when agent's hooks last ran, and for which event: what
+// "mailfs doctor" shows. A zero time means never.
 func (h *Handler) Seen(agent string) (time.Time, Event, error) {
-	var errs []error
-	st, _ := h.state(agent, &errs)
-	return st.LastSeen, st.LastEvent, errors.Join(errs...)
+	st, err := h.peek(agent)
+	return st.LastSeen, st.LastEvent, err
 }
 
-// seenEvery is how fresh the record of a hook's last call is kept: a call
-// within this time of the recorded one, for the same event, writes nothing.
-const seenEvery = 30 * time.Second
-
-// seen records that agent's hook ran for ev, at most once per seenEvery
-// for the same event: what doctor shows needs no fresher, and a prompt hook
-// then reads its state and writes nothing.
-func (h *Handler) seen(agent string, ev Event, errs *[]error) {
-	st, save := h.state(agent, errs)
+// UsedMCP records that agent called an MCP tool (at most once a minute is
+// written), for "mailfs doctor".
+func (h *Handler) UsedMCP(agent, tool string) error {
 	now := h.now()
-	if st.LastEvent == ev && !st.LastSeen.After(now) && now.Sub(st.LastSeen) < seenEvery {
-		return
-	}
-	st.LastSeen, st.LastEvent = now, ev
-	save(st)
+	return h.update(agent, func(st *state) bool {
+		if st.LastMCPTool == tool && !st.LastMCP.After(now) && now.Sub(st.LastMCP) < time.Minute {
+			return false
+		}
+		st.LastMCP, st.LastMCPTool = now, tool
+		return true
+	})
 }
 
-func (h *Handler) handle(ctx context.Context, rt Runtime, ev Event, agent string, in Input) Answer {
-	switch ev {
-	case PromptSubmit:
-		res := h.Collect(ctx, agent)
-		return h.context(rt, ev, res, res.Reminder.String())
-	case SessionStart:
-		res := h.Collect(ctx, agent)
-		text := h.handoffs(agent, &res.Errs) + res.Reminder.String()
-		return h.context(rt, ev, res, text)
-	case PostTool:
-		return h.postTool(ctx, rt, agent)
-	case Stop:
-		return h.stop(rt, agent, in)
-	}
-	return Answer{Errs: []error{fmt.Errorf("hook: unknown event %q (want %s)", ev, eventNames())}}
+// MCPSeen reports when agent last called an MCP tool, and which.
+func (h *Handler) MCPSeen(agent string) (time.Time, string, error) {
+	st, err := h.peek(agent)
+	return st.LastMCP, st.LastMCPTool, err
 }
 
 func eventNames() string {
@@ -163,13 +176,54 @@ func eventNames() string {
 	return strings.Join(names, ", ")
 }
 
-// context wraps text as added context for rt, commits the result's nudges
-// once the answer is built, and bounds its size.
-func (h *Handler) context(rt Runtime, ev Event, res *Result, text string) Answer {
+// deliver shows the agent a collected reminder, after prefix (handoff
+// notes), as added context for rt: without the mail it was shown earlier in
+// this turn, within the byte bound, recording what it showed. Then it
+// commits the reminder's nudges.
+func (h *Handler) deliver(rt Runtime, ev Event, agent string, res *Result, prefix string) Answer {
 	a := Answer{Errs: res.Errs}
-	text = fit(res, text, &a.Errs)
-	if text != "" {
-		a.Output = render(rt, ev, bound(text))
+	if res.Reminder == nil {
+		return a
+	}
+	decided := false
+	err := h.update(agent, func(st *state) bool {
+		decided = true
+		newTurn := ev == SessionStart || ev == PromptSubmit && st.LastEvent != SessionStart
+		if !newTurn {
+			res.Reminder.Mail = slices.DeleteFunc(res.Reminder.Mail, func(m *maildir.Message) bool {
+				return slices.Contains(st.TurnShown, m.ID)
+			})
+		}
+		a.Output = h.fit(rt, ev, res, prefix, &a.Errs)
+		shown := res.Reminder.Listed()
+		if newTurn {
+			st.TurnShown = shown
+		} else {
+			for _, id := range shown {
+				if !slices.Contains(st.TurnShown, id) {
+					st.TurnShown = append(st.TurnShown, id)
+				}
+			}
+		}
+		st.LastSeen, st.LastEvent = h.now(), ev
+		return true
+	})
+	if err != nil {
+		a.Errs = append(a.Errs, err)
+		if !decided {
+			if ev == PostTool {
+				// Without a record, a post-tool hook would speak at every
+				// tool call: it says nothing, and its nudges go back.
+				if res.batch != nil {
+					if err := res.batch.Release(); err != nil {
+						a.Errs = append(a.Errs, err)
+					}
+					res.batch = nil
+				}
+				return a
+			}
+			a.Output = h.fit(rt, ev, res, prefix, &a.Errs)
+		}
 	}
 	if err := res.Commit(); err != nil {
 		a.Errs = append(a.Errs, err)
@@ -177,53 +231,92 @@ func (h *Handler) context(rt Runtime, ev Event, res *Result, text string) Answer
 	return a
 }
 
-// fit keeps a reminder's nudges within MaxOutput: the nudges that do not
-// fit, the last shown first, go back to the queue for the next prompt, and
-// the reminder says so. A committed nudge is gone, so none may be cut from
-// the text after it is claimed. text is the reminder's text with what
-// comes before it (the handoffs); fit returns it re-rendered.
-func fit(res *Result, text string, errs *[]error) string {
+// limit is the handler's byte bound for rt.
+func (h *Handler) limit(rt Runtime) int {
+	if h.MaxBytes > 0 {
+		return h.MaxBytes
+	}
+	return Limit(rt)
+}
+
+// fit renders prefix and the reminder for rt within the byte bound. The
+// nudges that do not fit, the last shown first, go back to the queue for
+// the next prompt, and the reminder says so: a committed nudge is gone, so
+// none may be cut from the text after it is claimed. Only when the rest
+// still does not fit is the text cut, at a line, saying so.
+func (h *Handler) fit(rt Runtime, ev Event, res *Result, prefix string, errs *[]error) []byte {
+	limit := h.limit(rt)
 	r := res.Reminder
-	if len(text) <= MaxOutput || r == nil || len(r.Nudges) == 0 || res.batch == nil {
-		return text
+	out := render(rt, ev, prefix+r.String())
+	if len(out) <= limit {
+		return out
 	}
-	prefix := strings.TrimSuffix(text, r.String())
-	shown := slices.Clone(r.Nudges)
-	slices.SortStableFunc(shown, nudgeq.ShownFirst)
-	back := 0
-	for len(shown) > 0 && len(text) > MaxOutput {
-		shown = shown[:len(shown)-1]
-		back++
-		r.Nudges = shown
-		r.Partial = fmt.Sprintf("%d of your nudges did not fit; they stay queued for your next prompt", back)
-		text = prefix + r.String()
+	if len(r.Nudges) > 0 && res.batch != nil {
+		shown := slices.Clone(r.Nudges)
+		slices.SortStableFunc(shown, nudgeq.ShownFirst)
+		partial := r.Partial
+		for back := 1; len(shown) > 0 && len(out) > limit; back++ {
+			shown = shown[:len(shown)-1]
+			r.Nudges = shown
+			r.Partial = fmt.Sprintf("%d of your nudges did not fit; they stay queued for your next prompt", back)
+			if partial != "" {
+				r.Partial = partial + "; " + r.Partial
+			}
+			out = render(rt, ev, prefix+r.String())
+		}
+		if err := res.batch.Keep(func(n *nudgeq.Nudge) bool { return slices.Contains(shown, n) }); err != nil {
+			*errs = append(*errs, err)
+		}
 	}
-	if err := res.batch.Keep(func(n *nudgeq.Nudge) bool { return slices.Contains(shown, n) }); err != nil {
-		*errs = append(*errs, err)
+	if len(out) <= limit {
+		return out
 	}
-	return text
+	return cut(rt, ev, prefix+r.String(), limit)
 }
 
-// bound keeps text under MaxOutput, cutting at a line and saying so.
-func bound(text string) string {
-	if len(text) <= MaxOutput {
-		return text
+// cut keeps the most whole lines of text whose rendering for rt, with a
+// note saying it was cut, fits in limit bytes.
+func cut(rt Runtime, ev Event, text string, limit int) []byte {
+	lines := strings.SplitAfter(text, "\n")
+	with := func(k int) []byte {
+		kept := strings.Join(lines[:k], "")
+		note := ""
+		if strings.Count(kept, "<system-reminder>") > strings.Count(kept, "</system-reminder>") {
+			note = "</system-reminder>\n"
+		}
+		note += "<system-reminder>\nmailfs cut this reminder short to fit the hook's limit; run \"mailfs inbox\" to see all your mail (nudges not shown stay queued).\n</system-reminder>\n"
+		return render(rt, ev, kept+note)
 	}
-	cut := strings.LastIndexByte(text[:MaxOutput-200], '\n')
-	return text[:cut+1] + "<system-reminder>\nmailfs cut this reminder short; run \"mailfs inbox\" to see all your mail.\n</system-reminder>\n"
+	// The rendering grows with k: the largest k that fits, by bisection.
+	lo, hi := 0, len(lines)
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if len(with(mid)) <= limit {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return with(lo)
 }
 
-// render writes added context in rt's documented format.
+// eventNames of each runtime, for its hookSpecificOutput.
+var runtimeEvents = map[Runtime]map[Event]string{
+	Claude: {SessionStart: "SessionStart", PromptSubmit: "UserPromptSubmit", PostTool: "PostToolUse", Stop: "Stop"},
+	Codex:  {SessionStart: "SessionStart", PromptSubmit: "UserPromptSubmit", PostTool: "PostToolUse", Stop: "Stop"},
+	Gemini: {SessionStart: "SessionStart", PromptSubmit: "BeforeAgent", PostTool: "AfterTool", Stop: "AfterAgent"},
+}
+
+// render writes added context in rt's documented format; "" is nothing.
 func render(rt Runtime, ev Event, text string) []byte {
+	if text == "" {
+		return nil
+	}
 	if rt == Plain {
 		return []byte(text)
 	}
-	name := map[Runtime]map[Event]string{
-		Claude: {SessionStart: "SessionStart", PromptSubmit: "UserPromptSubmit", PostTool: "PostToolUse"},
-		Gemini: {SessionStart: "SessionStart", PromptSubmit: "BeforeAgent", PostTool: "AfterTool"},
-	}[rt][ev]
 	return marshal(map[string]any{
-		"hookSpecificOutput": map[string]string{"hookEventName": name, "additionalContext": text},
+		"hookSpecificOutput": map[string]string{"hookEventName": runtimeEvents[rt][ev], "additionalContext": text},
 	})
 }
 
@@ -236,8 +329,10 @@ func marshal(v any) []byte {
 	return b.Bytes()
 }
 
-// handoffs renders the agent's unread handoff notes (mail of type
-// "handoff"), newest first, for the start of a session.
+// handoffs renders the agent's unread handoff notes, newest first, for the
+// start of a session: mail of type "handoff" that the agent sent itself.
+// A "handoff" from anyone else is ordinary mail, listed with its true
+// sender: no other agent can speak as the agent's previous session.
 func (h *Handler) handoffs(agent string, errs *[]error) string {
 	msgs, err := h.Store.List(maildir.Address{Kind: maildir.KindAgent, Name: agent}, maildir.ListOptions{})
 	if err != nil {
@@ -246,7 +341,7 @@ func (h *Handler) handoffs(agent string, errs *[]error) string {
 	}
 	var notes []*maildir.Message
 	for _, m := range msgs {
-		if m.Type == HandoffType {
+		if from, err := maildir.ParseAgent(m.From); m.Type == HandoffType && err == nil && from == agent {
 			notes = append(notes, m)
 		}
 	}
@@ -257,8 +352,16 @@ func (h *Handler) handoffs(agent string, errs *[]error) string {
 	var b strings.Builder
 	b.WriteString("<system-reminder>\n")
 	fmt.Fprintf(&b, "Handoff from your previous session (mailfs read %s <id> marks a note done):\n", agent)
-	for _, m := range notes {
-		fmt.Fprintf(&b, "--- %s, %s: %s\n%s\n", neutral(m.ID, false), m.Timestamp.UTC().Format(time.RFC3339), neutral(m.Subject, false), neutral(m.Body, true))
+	for i, m := range notes {
+		if i == maxHandoffs {
+			fmt.Fprintf(&b, "… and %d older handoff note(s) (mailfs inbox %s lists them).\n", len(notes)-i, agent)
+			break
+		}
+		body := neutral(m.Body, true)
+		if len(body) > maxHandoffBody {
+			body = strings.ToValidUTF8(body[:maxHandoffBody], "") + fmt.Sprintf("\n… (cut: mailfs read %s %s shows it whole)", agent, neutral(m.ID, false))
+		}
+		fmt.Fprintf(&b, "--- %s, %s: %s\n%s\n", neutral(m.ID, false), m.Timestamp.UTC().Format(time.RFC3339), nudgeq.Short(neutral(m.Subject, false)), body)
 	}
 	b.WriteString("</system-reminder>\n")
 	return b.String()
@@ -269,96 +372,129 @@ func (h *Handler) handoffs(agent string, errs *[]error) string {
 const HandoffType = "handoff"
 
 // postTool tells an agent in the middle of its work of urgent news only:
-// urgent and high-priority unread mail, urgent nudges. It reads nothing
-// more often than PostToolEvery.
+// urgent and high-priority unread mail, urgent nudges, not shown yet this
+// turn. It reads nothing more often than PostToolEvery, and says nothing
+// when it cannot record that it ran: parallel calls speak once.
 func (h *Handler) postTool(ctx context.Context, rt Runtime, agent string) Answer {
-	var a Answer
-	st, save := h.state(agent, &a.Errs)
 	now := h.now()
 	every := h.PostToolEvery
 	if every <= 0 {
 		every = DefaultPostToolEvery
 	}
-	if !st.LastPostTool.IsZero() && now.Sub(st.LastPostTool) < every && now.After(st.LastPostTool) {
-		return a
+	due := false
+	if err := h.update(agent, func(st *state) bool {
+		if !st.LastPostTool.IsZero() && now.Sub(st.LastPostTool) < every && !now.Before(st.LastPostTool) {
+			return false
+		}
+		due = true
+		st.LastPostTool = now
+		return true
+	}); err != nil || !due {
+		return Answer{Errs: slices.DeleteFunc([]error{err}, func(e error) bool { return e == nil })}
 	}
-	st.LastPostTool = now
-	save(st)
 	res := h.Collect(ctx, agent)
-	a.Errs = append(a.Errs, res.Errs...)
 	if res.batch != nil {
 		if err := res.batch.Keep(func(n *nudgeq.Nudge) bool { return n.Priority == nudgeq.Urgent }); err != nil {
-			a.Errs = append(a.Errs, err)
+			res.Errs = append(res.Errs, err)
 		}
 		res.Reminder.Nudges = res.batch.Nudges
 		res.Reminder.Refused = nil // told at the prompt, with the rest
 	}
-	res.Reminder.Mail = slices.DeleteFunc(res.Reminder.Mail, func(m *maildir.Message) bool {
-		return m.Priority != maildir.Urgent && m.Priority != maildir.High
-	})
-	answer := h.context(rt, PostTool, res, res.Reminder.String())
-	answer.Errs = append(a.Errs, answer.Errs...)
-	return answer
+	if res.Reminder != nil {
+		res.Reminder.Mail = slices.DeleteFunc(res.Reminder.Mail, func(m *maildir.Message) bool {
+			return m.Priority != maildir.Urgent && m.Priority != maildir.High
+		})
+	}
+	return h.deliver(rt, PostTool, agent, res, "")
 }
 
+// maxStopLines is how many messages a stop's reason names.
+const maxStopLines = 10
+
 // stop holds an agent that would stop while urgent or high-priority mail
-// waits unread: never twice for the same messages, never when the runtime
-// says this stop already follows a block, never more than MaxStopBlocks
-// times in a row.
+// waits unread that it was not shown in this turn: never twice for the same
+// messages, never when the runtime says this stop already follows a block,
+// never more than MaxStopBlocks times in a row, and never without a record
+// of the block (so a state that cannot be written never blocks).
 func (h *Handler) stop(rt Runtime, agent string, in Input) Answer {
 	var a Answer
-	st, save := h.state(agent, &a.Errs)
 	msgs, err := h.Store.List(maildir.Address{Kind: maildir.KindAgent, Name: agent}, maildir.ListOptions{ByPriority: true})
 	if err != nil {
 		a.Errs = append(a.Errs, err)
 		return a
 	}
 	var pressing []*maildir.Message
-	var ids []string
 	for _, m := range msgs {
 		if m.Priority == maildir.Urgent || m.Priority == maildir.High {
 			pressing = append(pressing, m)
-			ids = append(ids, m.ID)
 		}
 	}
 	max := h.MaxStopBlocks
 	if max <= 0 {
 		max = DefaultMaxStopBlocks
 	}
-	fresh := slices.ContainsFunc(ids, func(id string) bool { return !slices.Contains(st.StopBlocked, id) })
-	if len(pressing) == 0 {
-		// Nothing pressing: the count of blocks in a row starts again.
-		if st.StopBlocks != 0 || len(st.StopBlocked) != 0 {
+	var out []byte
+	err = h.update(agent, func(st *state) bool {
+		st.LastSeen, st.LastEvent = h.now(), Stop
+		if len(pressing) == 0 {
+			// Nothing pressing: the count of blocks in a row starts again.
 			st.StopBlocks, st.StopBlocked = 0, nil
-			save(st)
+			return true
 		}
-		return a
-	}
-	if in.StopHookActive || !fresh || st.StopBlocks >= max {
-		return a
-	}
-	st.StopBlocks++
-	st.StopBlocked = ids
-	save(st)
-	var b strings.Builder
-	fmt.Fprintf(&b, "Before you stop: %d urgent or high-priority message(s) wait unread for %s. Read them (mailfs read %s <id>) and act on them:", len(pressing), agent, agent)
-	for i, m := range pressing {
-		if i == 10 {
-			fmt.Fprintf(&b, "\n- and %d more (mailfs inbox %s --by priority)", len(pressing)-i, agent)
-			break
+		var fresh []*maildir.Message
+		for _, m := range pressing {
+			if !slices.Contains(st.StopBlocked, m.ID) && !slices.Contains(st.TurnShown, m.ID) {
+				fresh = append(fresh, m)
+			}
 		}
-		fmt.Fprintf(&b, "\n- [%s] %s from %s: %s", m.Priority, neutral(m.ID, false), neutral(m.From, false), neutral(m.Subject, false))
+		if in.StopHookActive || len(fresh) == 0 || st.StopBlocks >= max {
+			return true
+		}
+		st.StopBlocks++
+		st.StopBlocked = nil
+		for _, m := range pressing {
+			st.StopBlocked = append(st.StopBlocked, m.ID)
+		}
+		out = h.stopAnswer(rt, agent, fresh, len(pressing)-len(fresh))
+		for _, m := range fresh {
+			st.TurnShown = append(st.TurnShown, m.ID)
+		}
+		return true
+	})
+	if err != nil {
+		a.Errs = append(a.Errs, err)
+		return a // no record, no block
 	}
-	decision := "block"
-	if rt == Gemini {
-		decision = "deny" // AfterAgent: the reason becomes a new turn
-	}
-	if rt == Plain {
-		a.Output = []byte(b.String() + "\n")
-		return a
-	}
-	a.Output = marshal(map[string]string{"decision": decision, "reason": b.String()})
+	a.Output = out
 	return a
+}
+
+// stopAnswer is the block of a stop for rt naming the fresh messages (and
+// counting those already shown), within the byte bound.
+func (h *Handler) stopAnswer(rt Runtime, agent string, fresh []*maildir.Message, told int) []byte {
+	limit := h.limit(rt)
+	for lines := min(len(fresh), maxStopLines); ; lines-- {
+		var b strings.Builder
+		fmt.Fprintf(&b, "Before you stop: %d urgent or high-priority message(s) wait unread for %s. Read them (mailfs read %s <id>) and act on them:", len(fresh)+told, agent, agent)
+		for _, m := range fresh[:lines] {
+			fmt.Fprintf(&b, "\n- [%s] %s from %s: %s", m.Priority, neutral(m.ID, false), neutral(m.From, false), nudgeq.Short(neutral(m.Subject, false)))
+		}
+		if more := len(fresh) - lines + told; more > 0 {
+			fmt.Fprintf(&b, "\n- and %d more (mailfs inbox %s --by priority)", more, agent)
+		}
+		var out []byte
+		switch rt {
+		case Plain:
+			out = []byte(b.String() + "\n")
+		case Gemini:
+			out = marshal(map[string]string{"decision": "deny", "reason": b.String()}) // AfterAgent: the reason becomes a new turn
+		default:
+			out = marshal(map[string]string{"decision": "block", "reason": b.String()})
+		}
+		if len(out) <= limit || lines == 0 {
+			return out
+		}
+	}
 }
 
 func (h *Handler) now() time.Time {
@@ -367,65 +503,6 @@ func (h *Handler) now() time.Time {
 	}
 	return time.Now()
 }
-
-// state reads agent's hook state and returns a function that saves it.
-// Problems go to errs: a hook without its state still answers.
-func (h *Handler) state(agent string, errs *[]error) (state, func(state)) {
-	var st state
-	name := agent + ".json"
-	root, err := chipset.New(h.Store.Dir())
-	if err != nil {
-		*errs = append(*errs, err)
-		return st, func(state) {}
-	}
-	d, err := root.Dir(StateDir)
-	if d != nil {
-		data, _, err := d.ReadFile(name, 1<<16)
-		switch {
-		case err == nil:
-			if err := json.Unmarshal(data, &st); err != nil {
-				*errs = append(*errs, fmt.Errorf("hook: %s: %w (starting afresh)", d.Join(name), err))
-			}
-		case !errors.Is(err, fs.ErrNotExist):
-			*errs = append(*errs, err)
-		}
-		d.Close()
-	} else if err != nil {
-		*errs = append(*errs, err)
-	}
-	root.Close()
-	return st, func(st state) {
-		root, err := chipset.New(h.Store.Dir())
-		if err != nil {
-			*errs = append(*errs, err)
-			return
-		}
-		defer root.Close()
-		r, err := root.Open(false) // state is kept only in a town that exists
-		if errors.Is(err, fs.ErrNotExist) {
-			return
-		}
-		if err != nil {
-			*errs = append(*errs, err)
-			return
-		}
-		d, err := r.MkdirAll(StateDir)
-		if err != nil {
-			*errs = append(*errs, err)
-			return
-		}
-		defer d.Close()
-		data, _ := json.Marshal(st)
-		// Advisory, and rewritten by every hook call: atomic, not fsynced.
-		if err := d.ReplaceEphemeral(name, append(data, '\n')); err != nil {
-			*errs = append(*errs, err)
-		}
-	}
-}
-
-// StateDir holds each agent's hook state: runtime/hook/<agent>.json, never
-// committed.
-const StateDir = "runtime/hook"
 
 // neutral keeps message text inside its block (see nudgeq.Neutral).
 func neutral(s string, multiline bool) string { return nudgeq.Neutral(s, multiline) }

@@ -41,29 +41,28 @@ func (r *Reminder) String() string {
 	var b strings.Builder
 	read := fmt.Sprintf("mailfs read %s <id>", r.Agent)
 	tiers := []struct {
-		match func(maildir.Priority) bool
 		intro func(n int) string
 		list  string // the inbox flags that list the whole tier
 	}{
-		{func(p maildir.Priority) bool { return p == maildir.Urgent }, func(n int) string {
+		{func(n int) string {
 			return fmt.Sprintf("URGENT: you have %s. Stop what you are doing and read %s now (%s):",
 				count(n, "urgent unread message"), them(n), read)
 		}, " --priority urgent"},
-		{func(p maildir.Priority) bool { return p == maildir.High }, func(n int) string {
+		{func(n int) string {
 			return fmt.Sprintf("You have %s. Read %s before you start your next task (%s):",
 				count(n, "high-priority unread message"), them(n), read)
 		}, " --priority high"},
-		{func(p maildir.Priority) bool { return p != maildir.Urgent && p != maildir.High }, func(n int) string {
+		{func(n int) string {
 			return fmt.Sprintf("You have %s (%s):", count(n, "unread message"), read)
 		}, ""},
 	}
 	mail := slices.Clone(r.Mail)
 	slices.SortStableFunc(mail, func(a, b *maildir.Message) int { return a.Timestamp.Compare(b.Timestamp) })
-	for _, tier := range tiers {
+	for i, tier := range tiers {
 		var lines []string
 		n := 0
 		for _, m := range mail {
-			if !tier.match(m.Priority) {
+			if tierOf(m.Priority) != i {
 				continue
 			}
 			if n++; n <= MaxMailLines {
@@ -100,6 +99,36 @@ func (r *Reminder) String() string {
 			safe(r.Partial), r.Agent), nil)
 	}
 	return b.String()
+}
+
+// Listed returns the ids of the messages String lists by line, tier by
+// tier: the messages the agent is shown (the rest of a tier is a count).
+func (r *Reminder) Listed() []string {
+	mail := slices.Clone(r.Mail)
+	slices.SortStableFunc(mail, func(a, b *maildir.Message) int { return a.Timestamp.Compare(b.Timestamp) })
+	var ids []string
+	for tier := range 3 {
+		n := 0
+		for _, m := range mail {
+			if tierOf(m.Priority) == tier && n < MaxMailLines {
+				ids = append(ids, m.ID)
+				n++
+			}
+		}
+	}
+	return ids
+}
+
+// tierOf is the block of a reminder that lists mail of priority p: 0
+// urgent, 1 high, 2 the rest.
+func tierOf(p maildir.Priority) int {
+	switch p {
+	case maildir.Urgent:
+		return 0
+	case maildir.High:
+		return 1
+	}
+	return 2
 }
 
 // ShownFirst orders nudges as a reminder shows them: urgent first, then
@@ -142,6 +171,10 @@ func them(n int) string {
 	}
 	return "them"
 }
+
+// Short cuts s to the characters of a subject a reminder shows (120),
+// marking the cut.
+func Short(s string) string { return short(s) }
 
 // short cuts s to maxSubject characters, marking the cut.
 func short(s string) string {

@@ -13,9 +13,10 @@ import (
 type hookCmd struct {
 	Event   string        `arg:"" enum:"session-start,prompt-submit,post-tool,stop" help:"session-start, prompt-submit, post-tool or stop."`
 	Agent   string        `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose mail (default $MAILFS_AGENT)."`
-	Runtime string        `default:"claude" enum:"claude,gemini,plain" help:"The format to answer in: claude (Claude Code), gemini (Gemini CLI) or plain text."`
-	Budget  time.Duration `default:"3s" placeholder:"D" help:"Stop after this long and say what was had."`
-	Every   time.Duration `default:"2m" placeholder:"D" help:"post-tool: check at most once per D for each agent."`
+	Runtime  string        `default:"claude" enum:"claude,codex,gemini,plain" help:"The format to answer in: claude (Claude Code), codex (Codex), gemini (Gemini CLI) or plain text."`
+	Budget   time.Duration `default:"3s" placeholder:"D" help:"Stop after this long, reading the event included, and say what was had."`
+	Every    time.Duration `default:"2m" placeholder:"D" help:"post-tool: check at most once per D for each agent."`
+	MaxBytes int           `name:"max-bytes" default:"9000" placeholder:"N" help:"Print at most N bytes, counted as the runtime receives them (Claude Code shows at most 10,000 characters)."`
 }
 
 func (c *hookCmd) Help() string {
@@ -35,8 +36,18 @@ turn: problems go to stderr and the exit status is 0.
                  for the same messages, never when the runtime says this stop
                  follows a block, never more than 3 times in a row
 
-Message text is neutralised ("<" and ">" cannot close a block) and the
-answer is bounded to 16 KiB. "mailfs setup claude|gemini" installs these.`
+One message is shown once per turn: the post-tool and stop hooks say
+nothing of mail the agent was shown since the turn began (a session start,
+or a prompt). A handoff note shows as one only when the agent sent it to
+itself. Message text is neutralised ("<" and ">" cannot close a block) and
+the answer is at most --max-bytes as the runtime receives it, JSON escaping
+included; nudges that do not fit stay queued, and the answer says so.
+
+What a hook remembers (its rate limit, the stops it blocked, what it showed
+this turn) is kept per user, in $XDG_STATE_HOME/mailfs (default
+~/.local/state/mailfs; $MAILFS_STATE_DIR overrides), under a lock: parallel
+hooks decide one at a time, and a hook that cannot record a decision stays
+silent rather than repeat itself. "mailfs setup" installs these hooks.`
 }
 
 func (c *hookCmd) Run(a *app) error {
@@ -45,20 +56,17 @@ func (c *hookCmd) Run(a *app) error {
 			fmt.Fprintf(a.err, "mailfs: error: hook %s: %v\n", c.Event, r)
 		}
 	}()
+	if c.MaxBytes < 1024 {
+		return usage("", "--max-bytes %d: want at least 1024", c.MaxBytes)
+	}
 	agent, err := needAgent(c.Agent)
 	if err != nil {
 		a.exit(err)
 		return nil
 	}
-	var in hook.Input
-	if f, ok := a.in.(*os.File); !ok || !isTerminal(f) {
-		data, err := io.ReadAll(io.LimitReader(a.in, 1<<20))
-		if err == nil && len(data) > 0 {
-			if err := json.Unmarshal(data, &in); err != nil {
-				a.warn(fmt.Errorf("hook %s: the event on stdin is not JSON (%v); going on without it", c.Event, err))
-			}
-		}
-	}
+	// The budget starts now: reading the event is part of it.
+	start := time.Now()
+	in := c.input(a, start.Add(c.Budget))
 	s, err := a.read()
 	if err != nil {
 		a.exit(err)
@@ -69,13 +77,48 @@ func (c *hookCmd) Run(a *app) error {
 		a.exit(err)
 		return nil
 	}
-	h := &hook.Handler{Collector: hook.Collector{Store: s, Nudges: q, Budget: c.Budget}, PostToolEvery: c.Every}
+	budget := c.Budget - time.Since(start)
+	if budget <= 0 {
+		budget = time.Millisecond // what is at hand, at once
+	}
+	h := &hook.Handler{Collector: hook.Collector{Store: s, Nudges: q, Budget: budget}, PostToolEvery: c.Every, MaxBytes: c.MaxBytes}
 	ans := h.Handle(a.ctx, hook.Runtime(c.Runtime), hook.Event(c.Event), agent, in)
 	a.out.Write(ans.Output)
 	for _, err := range ans.Errs {
 		a.exit(err)
 	}
 	return nil
+}
+
+// input reads the runtime's event from stdin until deadline: a runtime
+// that never closes stdin costs the hook its budget, not its turn.
+func (c *hookCmd) input(a *app, deadline time.Time) hook.Input {
+	var in hook.Input
+	if f, ok := a.in.(*os.File); ok && isTerminal(f) {
+		return in
+	}
+	type read struct {
+		data []byte
+		err  error
+	}
+	done := make(chan read, 1)
+	go func() {
+		data, err := io.ReadAll(io.LimitReader(a.in, 1<<20))
+		done <- read{data, err}
+	}()
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		if r.err == nil && len(r.data) > 0 {
+			if err := json.Unmarshal(r.data, &in); err != nil {
+				a.warn(fmt.Errorf("hook %s: the event on stdin is not JSON (%v); going on without it", c.Event, err))
+			}
+		}
+	case <-timer.C:
+		a.warn(fmt.Errorf("hook %s: stdin was not closed within the %v budget; going on without the event", c.Event, c.Budget))
+	}
+	return in
 }
 
 // isTerminal reports whether f is a character device (a terminal): a hook

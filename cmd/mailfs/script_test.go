@@ -50,6 +50,8 @@ func TestScripts(t *testing.T) {
 			// ./cmd/..., as the README says) must not change what
 			// doctor and the demo find.
 			env.Setenv("PATH", withoutInstalled(env.Getenv("PATH")))
+			// Hook state is per user: each script gets its own.
+			env.Setenv("XDG_STATE_HOME", filepath.Join(env.WorkDir, ".state"))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

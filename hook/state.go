@@ -1,0 +1,156 @@
+package hook
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mailfs/mailfs/internal/durable"
+)
+
+// state is what a handler remembers of one agent between calls. It lives
+// in a per-user folder (see [StateDirFor]), not in the root: a hook must
+// keep its promises (rate limits, one block per message, one injection
+// per turn) even when the root cannot be written, and failing to record a
+// decision never makes a hook speak more.
+type state struct {
+	Root         string    `json:"root"`       // the root this state is of, for a person reading it
+	LastSeen     time.Time `json:"last_seen"`  // the last hook call, of any event
+	LastEvent    Event     `json:"last_event"` // its event
+	LastPostTool time.Time `json:"last_post_tool"`
+	StopBlocks   int       `json:"stop_blocks"`             // consecutive stops blocked
+	StopBlocked  []string  `json:"stop_blocked"`            // ids the last block named
+	TurnShown    []string  `json:"turn_shown,omitempty"`    // ids shown to the agent in this turn
+	LastMCP      time.Time `json:"last_mcp,omitzero"`       // the last MCP tool call
+	LastMCPTool  string    `json:"last_mcp_tool,omitempty"` // its tool
+}
+
+// StateEnv names the variable that, when set, is the folder for hook state
+// instead of the per-user default.
+const StateEnv = "MAILFS_STATE_DIR"
+
+// StateDirFor returns the folder where the hook state of the town at root
+// is kept: $MAILFS_STATE_DIR, else $XDG_STATE_HOME/mailfs, else
+// ~/.local/state/mailfs, then hooks/<project>-<hash of the root's path>.
+// getenv reads the environment (os.Getenv).
+func StateDirFor(root string, getenv func(string) string) (string, error) {
+	base := getenv(StateEnv)
+	if base == "" {
+		if x := getenv("XDG_STATE_HOME"); filepath.IsAbs(x) {
+			base = filepath.Join(x, "mailfs")
+		} else if home := getenv("HOME"); home != "" {
+			base = filepath.Join(home, ".local", "state", "mailfs")
+		} else {
+			return "", errors.New("hook: no folder for hook state: set $HOME, $XDG_STATE_HOME or $" + StateEnv)
+		}
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	sum := sha256.Sum256([]byte(abs))
+	project := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '_'
+	}, filepath.Base(filepath.Dir(abs)))
+	return filepath.Join(base, "hooks", project+"-"+hex.EncodeToString(sum[:6])), nil
+}
+
+// stateDir returns the handler's state folder.
+func (h *Handler) stateDir() (string, error) {
+	if h.StateDir != "" {
+		return h.StateDir, nil
+	}
+	return StateDirFor(h.Store.Dir(), os.Getenv)
+}
+
+// update reads agent's state under the state folder's lock, lets f change
+// it, and writes it back if f says so, before the lock is released: two
+// hooks running at once decide one after the other. The error is the
+// state's: f's decision stands only when update returns nil.
+func (h *Handler) update(agent string, f func(st *state) (save bool)) error {
+	path, err := h.stateDir()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(path, 0o700); err != nil {
+		return fmt.Errorf("hook: state: %w", err)
+	}
+	root, err := durable.OpenRoot(path)
+	if err != nil {
+		return fmt.Errorf("hook: state: %w", err)
+	}
+	defer root.Close()
+	d, err := root.Open(".")
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	unlock, err := d.Lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	st, err := readState(d, agent)
+	if err != nil {
+		return err
+	}
+	if !f(&st) {
+		return nil
+	}
+	st.Root = h.Store.Dir()
+	data, _ := json.Marshal(st)
+	// Advisory, and rewritten by every hook call: atomic, not fsynced.
+	return d.ReplaceEphemeral(agent+".json", append(data, '\n'))
+}
+
+// readState reads agent's state from d; a missing file is a fresh state, a
+// damaged one is started afresh (and said).
+func readState(d *durable.Dir, agent string) (state, error) {
+	var st state
+	data, _, err := d.ReadFile(agent+".json", 1<<16)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return st, nil
+	case err != nil:
+		return st, err
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		return state{}, nil // a torn or hand-edited file: start afresh
+	}
+	return st, nil
+}
+
+// peek reads agent's state without the lock, for reports.
+func (h *Handler) peek(agent string) (state, error) {
+	path, err := h.stateDir()
+	if err != nil {
+		return state{}, err
+	}
+	root, err := durable.OpenRoot(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return state{}, nil
+	}
+	if err != nil {
+		return state{}, err
+	}
+	defer root.Close()
+	d, err := root.Open(".")
+	if err != nil {
+		return state{}, err
+	}
+	defer d.Close()
+	return readState(d, agent)
+}
