@@ -218,4 +218,3 @@ func TestAnswersAreBounded(t *testing.T) {
 		}
 	}
 }
-
