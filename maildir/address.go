@@ -323,6 +323,26 @@ func (e *NameError) Error() string {
 // Is makes errors.Is(err, ErrInvalidName) true.
 func (e *NameError) Is(target error) bool { return target == ErrInvalidName }
 
+// NewMailboxes says which of sent's copies went to an agent mailbox that was
+// not among before (the Agents a send saw first), once each, naming close
+// matches: a send creates a mailbox, so a mistyped name would otherwise
+// strand the message where nobody reads it.
+func NewMailboxes(before []string, sent []*Message) []string {
+	var warnings []string
+	for _, m := range sent {
+		if m.Box.Kind != KindAgent || slices.Contains(before, m.Box.Name) {
+			continue
+		}
+		before = append(before, m.Box.Name) // once each
+		hint := ""
+		if similar := Similar(m.Box.Name, before); len(similar) > 0 {
+			hint = "; did you mean " + strings.Join(similar, " or ") + "?"
+		}
+		warnings = append(warnings, fmt.Sprintf("created the mailbox %s: no agent had it before%s", m.Box.Name, hint))
+	}
+	return warnings
+}
+
 // Similar returns the names in among that name could be a slip for: at
 // most two edits away, or the same last element ("toast" and
 // "gastown.toast"), at most three, closest first. A send to a mailbox that

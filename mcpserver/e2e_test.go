@@ -1,8 +1,11 @@
 package mcpserver_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,7 +53,7 @@ func TestMCPEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.Command(bin, "mcp", "--agent", "gastown/toast")
-	cmd.Env = append(os.Environ(), "MAILFS_ROOT="+root)
+	cmd.Env = append(os.Environ(), "MAILFS_ROOT="+root, "XDG_STATE_HOME="+t.TempDir())
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil)
 	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -115,8 +118,21 @@ func TestMCPEndToEnd(t *testing.T) {
 	if got, _ := s.List(maildir.Address{Kind: maildir.KindAgent, Name: "mayor"}, maildir.ListOptions{}); len(got) != 1 || got[0].ReplyTo != orig[0].ID || got[0].From != "gastown.toast" {
 		t.Fatalf("the mayor got %+v", got)
 	}
-	call("send", map[string]any{"to": "gastown/witness", "subject": "HELP: stuck", "priority": "high"}, &ids)
-	if got, _ := s.List(maildir.Address{Kind: maildir.KindAgent, Name: "gastown.witness"}, maildir.ListOptions{}); len(got) != 1 || got[0].Priority != maildir.High {
+	var sent struct{ IDs, Warnings []string }
+	call("send", map[string]any{"to": "gastown/witness", "subject": "HELP: stuck", "priority": "high"}, &sent)
+	if len(sent.IDs) != 1 || len(sent.Warnings) != 1 || !strings.Contains(sent.Warnings[0], "created the mailbox gastown.witness") {
+		t.Fatalf("a send to a mailbox nobody had: %+v", sent)
+	}
+	call("send", map[string]any{"to": "gastown/witnes", "subject": "typo"}, &sent)
+	if len(sent.Warnings) != 1 || !strings.Contains(sent.Warnings[0], "did you mean gastown.witness?") {
+		t.Fatalf("a send to a mistyped agent: %+v", sent)
+	}
+	sent.Warnings = nil
+	call("send", map[string]any{"to": "gastown/witness", "subject": "again"}, &sent)
+	if len(sent.Warnings) != 0 {
+		t.Fatalf("a send to a known agent warned: %+v", sent)
+	}
+	if got, _ := s.List(maildir.Address{Kind: maildir.KindAgent, Name: "gastown.witness"}, maildir.ListOptions{}); len(got) != 2 || got[0].Priority != maildir.High {
 		t.Fatalf("the witness got %+v", got)
 	}
 	var thread struct{ Messages []msg }
@@ -157,5 +173,88 @@ func TestMCPEndToEnd(t *testing.T) {
 	call("inbox", map[string]any{"all": true}, &list)
 	if len(list.Messages) != 2 {
 		t.Fatalf("after the bad calls the server still answers: %+v", list)
+	}
+
+	// A backlog is listed DefaultInboxLimit at a time, with a count of the
+	// rest; limit null is the default, 0 is all. (61 unread: the claimed
+	// item and the backlog.)
+	for i := range 60 {
+		s.Send(&maildir.Message{From: "mayor", To: "gastown/toast", Subject: fmt.Sprint("backlog ", i)})
+	}
+	var page struct {
+		Messages []msg
+		More     int
+		Note     string
+	}
+	for _, args := range []map[string]any{nil, {"limit": nil}} {
+		call("inbox", args, &page)
+		if len(page.Messages) != 50 || page.More != 11 || !strings.Contains(page.Note, "… 11 more") {
+			t.Fatalf("inbox %v of 61 unread: %d listed, more %d, note %q", args, len(page.Messages), page.More, page.Note)
+		}
+	}
+	page.More, page.Note = 0, ""
+	call("inbox", map[string]any{"limit": 0}, &page)
+	if len(page.Messages) != 61 || page.More != 0 || page.Note != "" {
+		t.Fatalf("inbox limit 0: %d listed, more %d", len(page.Messages), page.More)
+	}
+}
+
+// A line that is not JSON-RPC, mid-session, is answered with an error and
+// the session goes on: the real binary, spoken to line by line.
+func TestMalformedLineMidSession(t *testing.T) {
+	bin := buildMailfs(t)
+	root := filepath.Join(t.TempDir(), ".chipset")
+	s, err := maildir.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Send(&maildir.Message{From: "mayor", To: "toast", Subject: "hello"})
+	cmd := exec.Command(bin, "mcp", "--agent", "toast")
+	cmd.Env = append(os.Environ(), "MAILFS_ROOT="+root, "XDG_STATE_HOME="+t.TempDir())
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer stdin.Close()
+	lines := bufio.NewScanner(stdout)
+	lines.Buffer(nil, 1<<20)
+	next := func() map[string]any {
+		t.Helper()
+		if !lines.Scan() {
+			t.Fatalf("the server ended the session: %v", lines.Err())
+		}
+		var v map[string]any
+		if err := json.Unmarshal(lines.Bytes(), &v); err != nil {
+			t.Fatalf("%v: %s", err, lines.Bytes())
+		}
+		return v
+	}
+	send := func(line string) {
+		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`)
+	if v := next(); v["id"] != 1.0 || v["result"] == nil {
+		t.Fatalf("initialize: %v", v)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"inbox"`) // cut short
+	v := next()
+	if e, _ := v["error"].(map[string]any); e == nil || e["code"] != -32700.0 || v["id"] != nil {
+		t.Fatalf("a line that is not JSON: %v, want a -32700 error with id null", v)
+	}
+	send(`{"id":3,"method":"tools/call"}`) // JSON, but not JSON-RPC 2.0
+	v = next()
+	if e, _ := v["error"].(map[string]any); e == nil || e["code"] != -32600.0 || v["id"] != 3.0 {
+		t.Fatalf("a line that is not JSON-RPC: %v, want a -32600 error with id 3", v)
+	}
+	send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"inbox","arguments":{}}}`)
+	v = next()
+	if v["id"] != 4.0 || !strings.Contains(fmt.Sprint(v["result"]), "hello") {
+		t.Fatalf("the call after the bad lines: %v", v)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,7 +22,14 @@ type Server struct {
 	Nudges  *nudgeq.Queue
 	Agent   string // the agent whose mail this is; ids and sends are its own
 	Version string // reported to the client
+	// StateDir is the folder of the agents' hook state, where tool calls
+	// are recorded for "mailfs doctor"; "" means hook.StateDirFor's.
+	StateDir string
 }
+
+// DefaultInboxLimit is how many messages inbox lists when the call gives
+// no limit: a long backlog costs the agent a count, not its context.
+const DefaultInboxLimit = 50
 
 // Message is a message as the tools return it.
 type Message struct {
@@ -57,14 +66,17 @@ type (
 		CC       []string `json:"cc,omitempty"`
 	}
 	idsOut struct {
-		IDs []string `json:"ids"`
+		IDs      []string `json:"ids"`
+		Warnings []string `json:"warnings,omitempty"`
 	}
 	inboxIn struct {
 		All   bool `json:"all,omitempty" jsonschema:"include read messages"`
-		Limit int  `json:"limit,omitempty" jsonschema:"at most this many, oldest first"`
+		Limit *int `json:"limit,omitempty" jsonschema:"at most this many, oldest first (default 50; 0 for all)"`
 	}
 	listOut struct {
 		Messages []Message `json:"messages"`
+		More     int       `json:"more,omitempty"` // messages past the limit
+		Note     string    `json:"note,omitempty"`
 	}
 	idIn struct {
 		ID string `json:"id" jsonschema:"message id or a unique prefix"`
@@ -92,27 +104,45 @@ func (s *Server) MCP() *mcp.Server {
 	me := maildir.Address{Kind: maildir.KindAgent, Name: s.Agent}
 	mcp.AddTool(srv, &mcp.Tool{Name: "send", Description: "Send mail; returns the ids of the copies."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in sendIn) (*mcp.CallToolResult, idsOut, error) {
+			s.used("send")
 			p, err := maildir.ParsePriority(in.Priority)
 			if err != nil {
 				return nil, idsOut{}, err
 			}
+			before, _ := s.Store.Agents()
 			sent, err := s.Store.Send(&maildir.Message{From: s.Agent, To: in.To, CC: in.CC, Subject: in.Subject, Body: in.Body, Priority: p, Type: in.Type})
 			out := idsOut{IDs: []string{}}
 			for _, m := range sent {
 				out.IDs = append(out.IDs, m.ID)
 			}
+			out.Warnings = maildir.NewMailboxes(before, sent)
 			return nil, out, err
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "inbox", Description: "List my unread mail (all: read too), oldest first, without bodies."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in inboxIn) (*mcp.CallToolResult, listOut, error) {
-			if in.Limit < 0 {
+			s.used("inbox")
+			limit := DefaultInboxLimit
+			if in.Limit != nil {
+				limit = *in.Limit
+			}
+			if limit < 0 {
 				return nil, listOut{}, errors.New("limit must not be negative")
 			}
-			msgs, err := s.Store.List(me, maildir.ListOptions{All: in.All, Limit: in.Limit})
-			return nil, list(msgs, false), err
+			msgs, err := s.Store.List(me, maildir.ListOptions{All: in.All})
+			more := 0
+			if limit > 0 && len(msgs) > limit {
+				more, msgs = len(msgs)-limit, msgs[:limit]
+			}
+			out := list(msgs, false)
+			if more > 0 {
+				out.More = more
+				out.Note = fmt.Sprintf("… %d more, newer than these: read and mark these first, or call inbox with a larger limit (0 for all)", more)
+			}
+			return nil, out, err
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "read", Description: "Read one of my messages, with its body, and mark it read."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in idIn) (*mcp.CallToolResult, Message, error) {
+			s.used("read")
 			m, err := s.Store.MarkRead(me, in.ID)
 			if err != nil {
 				return nil, Message{}, err
@@ -121,6 +151,7 @@ func (s *Server) MCP() *mcp.Server {
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "reply", Description: "Answer one of my messages: to its sender, in its thread."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in replyIn) (*mcp.CallToolResult, idsOut, error) {
+			s.used("reply")
 			p, err := maildir.ParsePriority(in.Priority)
 			if err != nil {
 				return nil, idsOut{}, err
@@ -134,11 +165,13 @@ func (s *Server) MCP() *mcp.Server {
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "thread", Description: "Every message of the conversation of an id, in time order."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in idIn) (*mcp.CallToolResult, listOut, error) {
+			s.used("thread")
 			msgs, err := s.Store.Thread(in.ID)
 			return nil, list(msgs, true), err
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "claim", Description: "Take the oldest item of a work queue into my mailbox."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in claimIn) (*mcp.CallToolResult, Message, error) {
+			s.used("claim")
 			q, err := s.Store.Resolve(in.Queue)
 			if err != nil {
 				return nil, Message{}, err
@@ -151,6 +184,7 @@ func (s *Server) MCP() *mcp.Server {
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "check", Description: "What needs my attention: unread mail by priority and my nudges (which it consumes)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, checkOut, error) {
+			s.used("check")
 			res := (&hook.Collector{Store: s.Store, Nudges: s.Nudges}).Collect(ctx, s.Agent)
 			out := checkOut{Reminder: res.Reminder.String()}
 			if out.Reminder == "" {
@@ -164,6 +198,13 @@ func (s *Server) MCP() *mcp.Server {
 	return srv
 }
 
+// used records a tool call for "mailfs doctor"; a record that cannot be
+// written costs nothing but the record.
+func (s *Server) used(tool string) {
+	h := &hook.Handler{Collector: hook.Collector{Store: s.Store}, StateDir: s.StateDir}
+	_ = h.UsedMCP(s.Agent, tool)
+}
+
 func list(msgs []*maildir.Message, withBody bool) listOut {
 	out := listOut{Messages: []Message{}}
 	for _, m := range msgs {
@@ -173,9 +214,15 @@ func list(msgs []*maildir.Message, withBody bool) listOut {
 }
 
 // Run serves over stdin and stdout until the client goes away or ctx ends.
-func (s *Server) Run(ctx context.Context) error {
+func (s *Server) Run(ctx context.Context) error { return s.Serve(ctx, os.Stdin, os.Stdout) }
+
+// Serve serves newline-delimited JSON-RPC from r to w until r ends or ctx
+// does. A line that is not a JSON-RPC message is answered with an error
+// (-32700 when it is not JSON) and the session goes on.
+func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	if _, err := maildir.ParseAgent(s.Agent); err != nil {
 		return fmt.Errorf("mcp: %w", err)
 	}
-	return s.MCP().Run(ctx, &mcp.StdioTransport{})
+	out := &lockedWriter{w: w}
+	return s.MCP().Run(ctx, &mcp.IOTransport{Reader: newGuard(r, out), Writer: out})
 }

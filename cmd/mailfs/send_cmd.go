@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -140,19 +139,10 @@ func protocolBody(flags []string, text string) (string, error) {
 }
 
 // newMailboxes says on stderr which copies went to a mailbox no agent had
-// before, naming close matches: a send creates a mailbox, so a typo would
-// otherwise strand the message where nobody reads it.
+// before (see maildir.NewMailboxes).
 func newMailboxes(a *app, before []string, sent []*maildir.Message) {
-	for _, m := range sent {
-		if m.Box.Kind != maildir.KindAgent || slices.Contains(before, m.Box.Name) {
-			continue
-		}
-		before = append(before, m.Box.Name) // once each
-		hint := ""
-		if similar := maildir.Similar(m.Box.Name, before); len(similar) > 0 {
-			hint = "; did you mean " + strings.Join(similar, " or ") + "?"
-		}
-		a.warn(fmt.Errorf("created the mailbox %s: no agent had it before%s", m.Box.Name, hint))
+	for _, w := range maildir.NewMailboxes(before, sent) {
+		a.warn(errors.New(w))
 	}
 }
 
