@@ -1,14 +1,20 @@
 package setup
 
 import (
-	"bytes"
+	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/tailscale/hujson"
 )
 
 // A Runtime names an agent runtime setup knows.
@@ -24,132 +30,209 @@ const (
 // Runtimes lists them.
 var Runtimes = []Runtime{Claude, Gemini, Codex}
 
-// File is the configuration file setup writes for rt, relative to the
-// agent's worktree.
-func File(rt Runtime) string {
+// Binary is the command each runtime's CLI is installed as, which setup
+// looks for on $PATH to detect it.
+func Binary(rt Runtime) string { return string(rt) }
+
+// What a file does for a runtime.
+const (
+	KindHooks = "hooks" // the hook commands
+	KindMCP   = "mcp"   // the MCP server
+	KindSkill = "skill" // the Agent Skill
+)
+
+// A File is one file setup writes for a runtime, relative to the worktree.
+type File struct {
+	Path string
+	Kind string // KindHooks, KindMCP or KindSkill
+}
+
+// Files lists the files setup writes for rt.
+func Files(rt Runtime) []File {
 	switch rt {
 	case Claude:
-		return filepath.Join(".claude", "settings.json")
+		return []File{{filepath.Join(".claude", "settings.json"), KindHooks}, {filepath.Join(".claude", "skills", "mailfs", "SKILL.md"), KindSkill}}
 	case Gemini:
-		return filepath.Join(".gemini", "settings.json")
+		return []File{{filepath.Join(".gemini", "settings.json"), KindHooks}, {filepath.Join(".gemini", "skills", "mailfs", "SKILL.md"), KindSkill}}
+	case Codex:
+		return []File{{filepath.Join(".codex", "config.toml"), KindMCP}, {filepath.Join(".codex", "hooks.json"), KindHooks},
+			{filepath.Join(".agents", "skills", "mailfs", "SKILL.md"), KindSkill}}
 	}
-	return filepath.Join(".codex", "config.toml")
+	return nil
 }
 
-// hookEvents maps mailfs's hook events to each runtime's event names, and
-// says which take a tool matcher.
-var hookEvents = map[Runtime][]struct{ mailfs, runtime, matcher string }{
+// hookEvents maps mailfs's hook events to each runtime's event names, with
+// a tool matcher where the event takes one. Codex: the events its
+// hooks.json runs in a real turn (SessionStart, UserPromptSubmit, Stop).
+var hookEvents = map[Runtime][]hookEvent{
 	Claude: {{"session-start", "SessionStart", ""}, {"prompt-submit", "UserPromptSubmit", ""}, {"post-tool", "PostToolUse", "*"}, {"stop", "Stop", ""}},
 	Gemini: {{"session-start", "SessionStart", ""}, {"prompt-submit", "BeforeAgent", ""}, {"post-tool", "AfterTool", ".*"}, {"stop", "AfterAgent", ""}},
+	Codex:  {{"session-start", "SessionStart", ""}, {"prompt-submit", "UserPromptSubmit", ""}, {"stop", "Stop", ""}},
 }
 
-// Command is the mailfs hook command for runtime rt's event.
+// Events lists rt's hook events, as the runtime names them.
+func Events(rt Runtime) []string {
+	var names []string
+	for _, ev := range hookEvents[rt] {
+		names = append(names, ev.runtime)
+	}
+	return names
+}
+
+// Command is the mailfs hook command for runtime rt's event; agent "" leaves
+// it to $MAILFS_AGENT.
 func Command(bin string, rt Runtime, event, agent string) string {
-	cmd := fmt.Sprintf("%s hook %s %s", bin, event, agent)
+	cmd := shellQuote(bin) + " hook " + event
+	if agent != "" {
+		cmd += " " + agent
+	}
 	if rt != Claude {
 		cmd += " --runtime " + string(rt)
 	}
 	return cmd
 }
 
-// ours matches a command mailfs installed, whatever the binary's path and
-// the agent.
-var ours = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|/)mailfs(-[a-z]+)? (hook|mcp)\b`) })
-
-// Apply returns the configuration file for rt with mailfs installed for
-// agent, bin being the command that runs mailfs. old is the file's content,
-// nil if there is none. An old file that cannot be read as the runtime's
-// format is an error: nothing is overwritten.
-func Apply(rt Runtime, old []byte, bin, agent string) ([]byte, error) {
-	switch rt {
-	case Claude, Gemini:
-		return applyHooks(rt, old, bin, agent)
-	case Codex:
-		return applyCodex(old, bin, agent), nil
+// shellQuote quotes s for sh when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./+:@%=,") == "" {
+		return s
 	}
-	return nil, fmt.Errorf("setup: unknown runtime %q (want claude, gemini or codex)", rt)
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// applyHooks merges mailfs's hooks into a Claude Code or Gemini CLI
-// settings.json.
-func applyHooks(rt Runtime, old []byte, bin, agent string) ([]byte, error) {
-	settings := map[string]any{}
-	if len(bytes.TrimSpace(old)) > 0 {
-		if err := json.Unmarshal(old, &settings); err != nil {
-			return nil, fmt.Errorf("setup: %s is not JSON (%v): fix it or move it aside; nothing was changed", File(rt), err)
-		}
-	}
-	hooks, ok := settings["hooks"].(map[string]any)
-	if settings["hooks"] != nil && !ok {
-		return nil, fmt.Errorf("setup: %s: \"hooks\" is not an object; nothing was changed", File(rt))
-	}
-	if hooks == nil {
-		hooks = map[string]any{}
-	}
-	for _, ev := range hookEvents[rt] {
-		groups, _ := hooks[ev.runtime].([]any)
-		groups = dropOurs(groups)
+// group is mailfs's hook group for rt's event.
+func group(rt Runtime, bin, agent string) func(hookEvent) map[string]any {
+	return func(ev hookEvent) map[string]any {
 		entry := map[string]any{"type": "command", "command": Command(bin, rt, ev.mailfs, agent), "timeout": 10}
 		if rt == Gemini {
 			entry["name"] = "mailfs-" + ev.mailfs
 			entry["timeout"] = 10000 // milliseconds
 		}
-		group := map[string]any{"hooks": []any{entry}}
+		g := map[string]any{"hooks": []any{entry}}
 		if ev.matcher != "" {
-			group["matcher"] = ev.matcher
+			g["matcher"] = ev.matcher
 		}
-		hooks[ev.runtime] = append(groups, group)
+		return g
 	}
-	settings["hooks"] = hooks
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(settings); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
 }
 
-// dropOurs removes mailfs's hooks from a list of hook groups, keeping every
-// other hook, and groups left empty only if they were ours.
-func dropOurs(groups []any) []any {
-	var out []any
-	for _, g := range groups {
-		group, ok := g.(map[string]any)
-		if !ok {
-			out = append(out, g)
-			continue
-		}
-		list, ok := group["hooks"].([]any)
-		if !ok {
-			out = append(out, g)
-			continue
-		}
-		kept := slices.DeleteFunc(slices.Clone(list), func(h any) bool {
-			m, ok := h.(map[string]any)
-			cmd, _ := m["command"].(string)
-			return ok && ours().MatchString(cmd)
-		})
-		if len(kept) == 0 && len(list) > 0 {
-			continue // the group held only mailfs's hook
-		}
-		group["hooks"] = kept
-		out = append(out, group)
+// ours matches a command mailfs installed, whatever the binary's path and
+// the agent.
+var ours = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|/)mailfs(-[a-z]+)?'? (hook|mcp)\b`) })
+
+//go:embed assets/SKILL.md
+var skill string
+
+// Skill is the Agent Skill (SKILL.md) that teaches agent the mailfs
+// commands; agent "" writes $MAILFS_AGENT.
+func Skill(agent string) []byte {
+	if agent == "" {
+		agent = "$MAILFS_AGENT"
 	}
-	return out
+	return []byte(strings.ReplaceAll(skill, "AGENT", agent))
 }
 
-// Installed reports which of rt's events in the configuration file have
-// mailfs's hook for agent (for Codex: whether the MCP server is registered
-// for agent), and which are missing.
-func Installed(rt Runtime, data []byte, agent string) (have, missing []string) {
-	if rt == Codex {
-		if strings.Contains(string(data), "[mcp_servers.mailfs]") && strings.Contains(string(data), `"--agent", "`+agent+`"`) {
-			return []string{"mcp_servers.mailfs"}, nil
-		}
-		return nil, []string{"mcp_servers.mailfs"}
+// A Change is one file setup writes: Path as named, Target the file written
+// (Path, or the file its symbolic links lead to), Old its content (nil when
+// there is none) and New what setup writes.
+type Change struct {
+	Path, Target string
+	Old, New     []byte
+}
+
+// Plan returns the changes that set up rt for agent in the worktree dir,
+// bin being the command that runs mailfs. It reads and writes nothing
+// else: a file that exists but cannot be parsed is an error naming it, and
+// then nothing may be written.
+func Plan(rt Runtime, dir, bin, agent string) ([]Change, error) {
+	if !slices.Contains(Runtimes, rt) {
+		return nil, fmt.Errorf("setup: unknown runtime %q (want claude, gemini or codex)", rt)
 	}
+	var changes []Change
+	for _, f := range Files(rt) {
+		path := filepath.Join(dir, f.Path)
+		target, old, err := ReadTarget(path)
+		if err != nil {
+			return nil, err
+		}
+		var data []byte
+		switch f.Kind {
+		case KindHooks:
+			data, err = editHooks(old, hookEvents[rt], group(rt, bin, agent))
+		case KindMCP:
+			data, err = editCodexMCP(old, bin, []string{"mcp", "--agent", agent})
+		case KindSkill:
+			data = Skill(agent)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("setup: %s: %w: fix it or move it aside; nothing was changed", path, err)
+		}
+		changes = append(changes, Change{Path: path, Target: target, Old: old, New: data})
+	}
+	return changes, nil
+}
+
+// ReadTarget follows path's symbolic links and reads the file they lead
+// to: its path, and its content (nil if there is no file yet). A link that
+// leads nowhere is an error: writing would replace the link.
+func ReadTarget(path string) (target string, data []byte, err error) {
+	target = path
+	if _, err := os.Lstat(path); err == nil {
+		target, err = filepath.EvalSymlinks(path)
+		if err != nil {
+			return "", nil, fmt.Errorf("setup: %s is a symbolic link to a file that does not exist: %w", path, err)
+		}
+	}
+	data, err = os.ReadFile(target)
+	if errors.Is(err, fs.ErrNotExist) {
+		return target, nil, nil
+	}
+	return target, data, err
+}
+
+// Installed reports which of what setup writes for rt is in place for
+// agent in the worktree dir (hook events by the runtime's names,
+// "mcp_servers.mailfs", "skill"), which is missing, and an error when a
+// file cannot be read or parsed.
+func Installed(rt Runtime, dir, agent string) (have, missing []string, err error) {
+	for _, f := range Files(rt) {
+		path := filepath.Join(dir, f.Path)
+		_, data, rerr := ReadTarget(path)
+		if rerr != nil {
+			return nil, nil, rerr
+		}
+		switch f.Kind {
+		case KindHooks:
+			h, m, perr := installedHooks(rt, data, agent)
+			if perr != nil {
+				return nil, nil, fmt.Errorf("%s: %w", path, perr)
+			}
+			have, missing = append(have, h...), append(missing, m...)
+		case KindMCP:
+			var doc map[string]any
+			if perr := toml.Unmarshal(data, &doc); perr != nil {
+				return nil, nil, fmt.Errorf("%s: not TOML (%v)", path, tomlError(perr))
+			}
+			args, _ := dig(doc, mcpServer)["args"].([]any)
+			if slices.Contains(args, any(agent)) {
+				have = append(have, "mcp_servers.mailfs")
+			} else {
+				missing = append(missing, "mcp_servers.mailfs")
+			}
+		case KindSkill:
+			if data != nil {
+				have = append(have, "skill")
+			} else {
+				missing = append(missing, "skill")
+			}
+		}
+	}
+	return have, missing, nil
+}
+
+// installedHooks reports which of rt's events have mailfs's hook for
+// agent in a settings file's content.
+func installedHooks(rt Runtime, data []byte, agent string) (have, missing []string, err error) {
 	var settings struct {
 		Hooks map[string][]struct {
 			Hooks []struct {
@@ -157,7 +240,15 @@ func Installed(rt Runtime, data []byte, agent string) (have, missing []string) {
 			} `json:"hooks"`
 		} `json:"hooks"`
 	}
-	json.Unmarshal(data, &settings)
+	if len(data) > 0 {
+		std, err := hujson.Standardize(append([]byte(nil), data...))
+		if err == nil {
+			err = json.Unmarshal(std, &settings)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("not JSON (%v)", err)
+		}
+	}
 	for _, ev := range hookEvents[rt] {
 		found := false
 		for _, g := range settings.Hooks[ev.runtime] {
@@ -174,39 +265,31 @@ func Installed(rt Runtime, data []byte, agent string) (have, missing []string) {
 			missing = append(missing, ev.runtime)
 		}
 	}
-	return have, missing
+	return have, missing, nil
 }
 
-// applyCodex registers mailfs's MCP server in a Codex config.toml: its
-// [mcp_servers.mailfs] table is replaced, or appended, and every other line
-// is kept as it was.
-func applyCodex(old []byte, bin, agent string) []byte {
-	table := fmt.Sprintf("[mcp_servers.mailfs]\ncommand = %q\nargs = [\"mcp\", \"--agent\", %q]\n", bin, agent)
-	lines := strings.SplitAfter(string(old), "\n")
-	var out strings.Builder
-	in, done := false, false
-	for _, l := range lines {
-		t := strings.TrimSpace(l)
-		if strings.HasPrefix(t, "[") {
-			in = t == "[mcp_servers.mailfs]"
-			if in && !done {
-				out.WriteString(table)
-				done = true
+// HookCommands returns the mailfs hook commands rt's hook file in dir
+// holds, for checking that they run.
+func HookCommands(rt Runtime, dir string) []string {
+	var cmds []string
+	for _, f := range Files(rt) {
+		if f.Kind != KindHooks {
+			continue
+		}
+		_, data, err := ReadTarget(filepath.Join(dir, f.Path))
+		if err != nil || data == nil {
+			continue
+		}
+		v, err := hujson.Parse(data)
+		if err != nil {
+			continue
+		}
+		for val := range v.All() {
+			var s string
+			if lit, ok := val.Value.(hujson.Literal); ok && json.Unmarshal(lit, &s) == nil && ours().MatchString(s) && !slices.Contains(cmds, s) {
+				cmds = append(cmds, s)
 			}
 		}
-		if !in {
-			out.WriteString(l)
-		}
 	}
-	s := out.String()
-	if !done {
-		if s != "" && !strings.HasSuffix(s, "\n") {
-			s += "\n"
-		}
-		if s != "" {
-			s += "\n"
-		}
-		s += table
-	}
-	return []byte(s)
+	return cmds
 }

@@ -1,88 +1,316 @@
 package setup
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/tailscale/hujson"
 )
 
-const userClaude = `{
+// Real-world Codex config.toml files: whatever way the server is written,
+// setup edits it in place, keeps every comment and every key of the
+// user's, leaves one [mcp_servers.mailfs], and a second run changes
+// nothing.
+func TestCodexConfigRoundTrip(t *testing.T) {
+	for _, tc := range []struct{ name, old string }{
+		{"empty", ""},
+		{"user config", `# my codex
+model = "gpt-5"   # the default
+approval_policy = "on-request"
+
+[profiles.fast]
+model = "gpt-5-mini"
+
+[mcp_servers.github]
+command = "gh-mcp"
+args = ["serve"]
+`},
+		{"table with a comment on its header and the user's keys", `model = "o4"
+
+[mcp_servers.mailfs] # mail between agents
+command = "/old/mailfs"
+args = ["mcp", "--agent", "old"]
+startup_timeout_sec = 20
+env = { MAILFS_ROOT = "/town/.chipset" }
+
+[mcp_servers.other]
+command = "x"
+`},
+		{"dotted keys at the root", `model = "o4"
+mcp_servers.mailfs.command = "/old/mailfs"
+mcp_servers.mailfs.env.MAILFS_ROOT = "/town/.chipset" # shared root
+`},
+		{"dotted keys in [mcp_servers]", `[mcp_servers]
+mailfs.command = "mailfs"
+mailfs.tool_timeout_sec = 30
+other.command = "y"
+`},
+		{"inline table", `[mcp_servers]
+mailfs = { command = "mailfs", args = [], env = { A = "1" } } # inline
+`},
+		{"inline table without command", `[mcp_servers]
+mailfs = { env = { A = "1" } }
+`},
+		{"empty inline table", "mcp_servers = { mailfs = {} }\n"},
+		{"table with only the user's keys", `[mcp_servers.mailfs]
+# set by hand
+enabled = true
+
+[tui]
+notifications = true
+`},
+		{"quoted key, sub-table before it", `[mcp_servers."mailfs".env]
+A = "1"
+
+[mcp_servers."mailfs"]
+command = "old"
+`},
+		{"no trailing newline", `model = "o4"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := editCodexMCP([]byte(tc.old), "/opt/bin/mailfs", []string{"mcp", "--agent", "nux"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var before, after map[string]any
+			if err := toml.Unmarshal([]byte(tc.old), &before); err != nil {
+				t.Fatal(err)
+			}
+			if err := toml.Unmarshal(got, &after); err != nil {
+				t.Fatalf("the result is not TOML Codex reads (%v):\n%s", err, got)
+			}
+			server := dig(after, mcpServer)
+			if server["command"] != "/opt/bin/mailfs" || !reflect.DeepEqual(server["args"], []any{"mcp", "--agent", "nux"}) {
+				t.Fatalf("server %v in:\n%s", server, got)
+			}
+			// Every key the user had is still there, with its value.
+			was := dig(before, mcpServer)
+			for k, v := range was {
+				if k != "command" && k != "args" && !reflect.DeepEqual(server[k], v) {
+					t.Errorf("the user's %s = %v became %v", k, v, server[k])
+				}
+			}
+			// Every comment and every line but the two mailfs owns, verbatim.
+			for _, line := range strings.Split(tc.old, "\n") {
+				if strings.Contains(line, "#") && !strings.Contains(string(got), line[strings.Index(line, "#"):]) {
+					t.Errorf("comment lost: %q\n%s", line, got)
+				}
+				inline := strings.Contains(line, "mailfs = {") // the server's inline table gains its keys
+				if !inline && !strings.Contains(line, "command") && !strings.Contains(line, "args") && !strings.Contains(string(got), line) {
+					t.Errorf("line lost: %q\n%s", line, got)
+				}
+			}
+			again, err := editCodexMCP(got, "/opt/bin/mailfs", []string{"mcp", "--agent", "nux"})
+			if err != nil || !bytes.Equal(again, got) {
+				t.Fatalf("a second run changed the file (%v):\n%s", err, Diff("config.toml", got, again))
+			}
+		})
+	}
+}
+
+// A file Codex would refuse is refused, not rewritten.
+func TestCodexConfigRefusals(t *testing.T) {
+	for name, old := range map[string]string{
+		"not TOML":           "model = \n[broken",
+		"duplicate table":    "[mcp_servers.mailfs]\ncommand = \"a\"\n\n[mcp_servers.mailfs]\nargs = []\n",
+		"duplicate key":      "model = \"a\"\nmodel = \"b\"\n",
+		"server not a table": "mcp_servers.mailfs = \"x\"\n",
+	} {
+		if got, err := editCodexMCP([]byte(old), "mailfs", []string{"mcp"}); err == nil {
+			t.Errorf("%s: accepted, wrote:\n%s", name, got)
+		}
+	}
+}
+
+// Real-world JSON and JSON-with-comments settings: the user's hooks,
+// comments and formatting kept; mailfs's old entries replaced; Claude Code
+// and Codex get strict JSON back; a second run changes nothing.
+func TestHooksFileRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		rt     Runtime
+		old    string
+		strict bool // the runtime reads strict JSON
+	}{
+		{"claude, empty", Claude, "", true},
+		{"claude, the user's hooks and an old agent's", Claude, `{
   "model": "opus",
+  "permissions": {"allow": ["Bash(go test:*)"]},
   "hooks": {
     "PostToolUse": [
       {"matcher": "Bash", "hooks": [{"type": "command", "command": "./lint.sh"}]}
     ],
     "Stop": [
       {"hooks": [{"type": "command", "command": "notify-send done"}, {"type": "command", "command": "/usr/local/bin/mailfs hook stop oldname"}]}
+    ],
+    "SessionStart": [
+      {"hooks": [{"type": "command", "command": "mailfs hook session-start oldname", "timeout": 10}]}
     ]
   }
-}`
-
-func TestClaudeMergeKeepsTheUsersHooksAndIsIdempotent(t *testing.T) {
-	got, err := Apply(Claude, []byte(userClaude), "mailfs", "gastown.toast")
-	if err != nil {
-		t.Fatal(err)
+}
+`, true},
+		{"claude, tabs, no hooks", Claude, "{\n\t\"model\": \"opus\"\n}\n", true},
+		{"gemini, comments and trailing commas", Gemini, `{
+  // Gemini CLI reads JSON with comments
+  "general": {"vimMode": true,}, // trailing comma
+  /* the user's own hook */
+  "hooks": {
+    "BeforeTool": [{"matcher": "write_file", "hooks": [{"type": "command", "command": "./guard.sh"}]}],
+  },
+}
+`, false},
+		{"codex hooks.json", Codex, `{
+  "hooks": {
+    "Stop": [{"hooks": [{"type": "command", "command": "python3 .codex/hooks/done.py", "timeout": 30}]}]
+  }
+}
+`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := editHooks([]byte(tc.old), hookEvents[tc.rt], group(tc.rt, "mailfs", "nux"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.strict {
+				if err := json.Unmarshal(got, new(any)); err != nil {
+					t.Fatalf("not strict JSON (%v):\n%s", err, got)
+				}
+			}
+			have, missing, err := installedHooks(tc.rt, got, "nux")
+			if err != nil || len(missing) != 0 || len(have) != len(hookEvents[tc.rt]) {
+				t.Fatalf("installed %v, missing %v (%v):\n%s", have, missing, err, got)
+			}
+			if strings.Contains(string(got), "oldname") {
+				t.Errorf("an old mailfs hook was kept:\n%s", got)
+			}
+			for _, line := range strings.Split(tc.old, "\n") {
+				// A one-line list mailfs adds its group to ends on a new line.
+				appended := strings.HasSuffix(strings.TrimSuffix(line, ","), "]") && slices.ContainsFunc(Events(tc.rt), func(ev string) bool { return strings.Contains(line, `"`+ev+`": [`) })
+				if !appended && !strings.Contains(line, "mailfs") && !strings.Contains(string(got), line) {
+					t.Errorf("line lost or reformatted: %q\n%s", line, got)
+				}
+			}
+			again, err := editHooks(got, hookEvents[tc.rt], group(tc.rt, "mailfs", "nux"))
+			if err != nil || !bytes.Equal(again, got) {
+				t.Fatalf("a second run changed the file (%v):\n%s", err, Diff("settings.json", got, again))
+			}
+			if strings.Contains(tc.old, "\t") && !strings.Contains(string(got), "\n\t\t\"SessionStart\"") {
+				t.Errorf("new lines do not follow the file's tabs:\n%s", got)
+			}
+		})
 	}
-	s := string(got)
-	for _, want := range []string{`"model": "opus"`, `"./lint.sh"`, `"notify-send done"`,
-		`"mailfs hook session-start gastown.toast"`, `"mailfs hook prompt-submit gastown.toast"`,
-		`"mailfs hook post-tool gastown.toast"`, `"mailfs hook stop gastown.toast"`} {
-		if !strings.Contains(s, want) {
-			t.Errorf("missing %s in:\n%s", want, s)
+	for name, old := range map[string]string{"not JSON": "{not json", "hooks not an object": `{"hooks": [1]}`, "event not a list": `{"hooks": {"Stop": {}}}`, "not an object": `[1]`} {
+		if got, err := editHooks([]byte(old), hookEvents[Claude], group(Claude, "mailfs", "nux")); err == nil {
+			t.Errorf("%s: accepted, wrote:\n%s", name, got)
 		}
-	}
-	if strings.Contains(s, "oldname") {
-		t.Errorf("the old agent's hook was kept beside the new one:\n%s", s)
-	}
-	var v map[string]any
-	if err := json.Unmarshal(got, &v); err != nil {
-		t.Fatal(err)
-	}
-	again, err := Apply(Claude, got, "mailfs", "gastown.toast")
-	if err != nil || string(again) != s {
-		t.Fatalf("a second run changed the file:\n%s", Diff("settings.json", got, again))
-	}
-	have, missing := Installed(Claude, got, "gastown.toast")
-	if len(have) != 4 || len(missing) != 0 {
-		t.Fatalf("installed %v, missing %v", have, missing)
-	}
-	if _, missing := Installed(Claude, []byte(userClaude), "gastown.toast"); len(missing) != 4 {
-		t.Fatalf("before setup, missing %v", missing)
 	}
 }
 
-func TestGeminiAndRefusals(t *testing.T) {
-	got, err := Apply(Gemini, nil, "/opt/bin/mailfs", "nux")
+// Plan follows symbolic links to the file they lead to, refuses a link to
+// nothing, and plans nothing when any file does not parse.
+func TestPlanFollowsLinksAndRefusesAsAWhole(t *testing.T) {
+	dir := t.TempDir()
+	shared := filepath.Join(dir, "dotfiles", "claude.json")
+	os.MkdirAll(filepath.Dir(shared), 0o755)
+	os.WriteFile(shared, []byte("{\"model\": \"opus\"}\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, ".claude"), 0o755)
+	if err := os.Symlink(shared, filepath.Join(dir, ".claude", "settings.json")); err != nil {
+		t.Fatal(err)
+	}
+	changes, err := Plan(Claude, dir, "mailfs", "nux")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"BeforeAgent"`, `"AfterTool"`, `"AfterAgent"`, `"matcher": ".*"`,
-		`"/opt/bin/mailfs hook stop nux --runtime gemini"`} {
-		if !strings.Contains(string(got), want) {
-			t.Errorf("missing %s in:\n%s", want, got)
-		}
+	if changes[0].Target != shared || !bytes.Contains(changes[0].New, []byte(`"model": "opus"`)) {
+		t.Fatalf("the link was not followed: %+v", changes[0])
 	}
-	if _, err := Apply(Claude, []byte("{not json"), "mailfs", "nux"); err == nil || !strings.Contains(err.Error(), "nothing was changed") {
-		t.Fatalf("a broken settings file: %v", err)
+	os.Remove(shared)
+	if _, err := Plan(Claude, dir, "mailfs", "nux"); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("a link to nothing: %v", err)
 	}
-	if _, err := Apply(Claude, []byte(`{"hooks": [1]}`), "mailfs", "nux"); err == nil {
-		t.Fatal("hooks that are not an object were overwritten")
+	os.Remove(filepath.Join(dir, ".claude", "settings.json"))
+	os.MkdirAll(filepath.Join(dir, ".codex"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".codex", "config.toml"), []byte("[broken"), 0o644)
+	if _, err := Plan(Codex, dir, "mailfs", "nux"); err == nil || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Fatalf("a broken config.toml: %v", err)
 	}
 }
 
-func TestCodexRegistersTheMCPServer(t *testing.T) {
-	old := "model = \"o4\"\n\n[mcp_servers.mailfs]\ncommand = \"mailfs\"\nargs = [\"mcp\", \"--agent\", \"old\"]\n\n[mcp_servers.other]\ncommand = \"x\"\n"
-	got := string(must(Apply(Codex, []byte(old), "mailfs", "nux")))
-	if !strings.Contains(got, `args = ["mcp", "--agent", "nux"]`) || strings.Contains(got, `"old"`) ||
-		!strings.Contains(got, "[mcp_servers.other]\ncommand = \"x\"") || !strings.HasPrefix(got, "model = \"o4\"") {
-		t.Fatalf("codex config:\n%s", got)
+// The plugin is a Claude Code plugin: a manifest, hooks for every event
+// that run for $MAILFS_AGENT, the MCP server, and the skill with its
+// front matter.
+func TestPluginLayout(t *testing.T) {
+	files := PluginFiles("mailfs", "v1.2.3")
+	var manifest struct{ Name, Version, Description string }
+	if err := json.Unmarshal(files[filepath.Join(".claude-plugin", "plugin.json")], &manifest); err != nil || manifest.Name != "mailfs" || manifest.Version != "v1.2.3" {
+		t.Fatalf("plugin.json: %+v %v", manifest, err)
 	}
-	if again := string(must(Apply(Codex, []byte(got), "mailfs", "nux"))); again != got {
-		t.Fatalf("not idempotent:\n%s", again)
+	hooks := files[filepath.Join("hooks", "hooks.json")]
+	// No agent in the commands: the session's $MAILFS_AGENT decides.
+	cmds := map[string]bool{}
+	v, err := hujson.Parse(hooks)
+	if err != nil {
+		t.Fatal(err)
 	}
-	fresh := string(must(Apply(Codex, nil, "mailfs", "nux")))
-	if have, _ := Installed(Codex, []byte(fresh), "nux"); len(have) != 1 {
-		t.Fatalf("fresh codex config not recognised:\n%s", fresh)
+	for val := range v.All() {
+		var s string
+		if lit, ok := val.Value.(hujson.Literal); ok && json.Unmarshal(lit, &s) == nil && strings.HasPrefix(s, "mailfs ") {
+			cmds[s] = true
+		}
+	}
+	for _, ev := range []string{"session-start", "prompt-submit", "post-tool", "stop"} {
+		if !cmds["mailfs hook "+ev] {
+			t.Errorf("hooks.json lacks %q: %v", "mailfs hook "+ev, cmds)
+		}
+	}
+	if len(cmds) != 4 {
+		t.Errorf("hooks.json commands: %v", cmds)
+	}
+	var mcp struct {
+		MCPServers map[string]struct {
+			Command string
+			Args    []string
+		}
+	}
+	if err := json.Unmarshal(files[".mcp.json"], &mcp); err != nil || mcp.MCPServers["mailfs"].Command != "mailfs" {
+		t.Fatalf(".mcp.json: %+v %v", mcp, err)
+	}
+	checkSkill(t, files[filepath.Join("skills", "mailfs", "SKILL.md")], "$MAILFS_AGENT")
+	checkSkill(t, Skill("gastown.nux"), "gastown.nux")
+}
+
+// checkSkill checks a SKILL.md's front matter (name, description) and that
+// it speaks to agent.
+func checkSkill(t *testing.T, data []byte, agent string) {
+	t.Helper()
+	front, body, ok := strings.Cut(strings.TrimPrefix(string(data), "---\n"), "\n---\n")
+	if !ok || !strings.HasPrefix(string(data), "---\n") {
+		t.Fatalf("no front matter:\n%s", data)
+	}
+	if !strings.Contains(front, "name: mailfs\n") || !strings.Contains(front, "description: ") {
+		t.Fatalf("front matter:\n%s", front)
+	}
+	if !strings.Contains(body, "mailfs inbox "+agent) || strings.Contains(strings.ReplaceAll(body, agent, ""), "AGENT") {
+		t.Fatalf("the skill does not speak to %s:\n%s", agent, body)
+	}
+}
+
+func TestShellQuoteAndFirstWord(t *testing.T) {
+	for _, bin := range []string{"mailfs", "/opt/bin/mailfs", "/home/me/My Tools/mailfs", "/tmp/it's/mailfs"} {
+		cmd := Command(bin, Claude, "stop", "nux")
+		if got := firstWord(cmd); got != bin {
+			t.Errorf("Command(%q) = %q, whose program reads back as %q", bin, cmd, got)
+		}
+		if !ours().MatchString(cmd) {
+			t.Errorf("%q is not recognised as mailfs's", cmd)
+		}
 	}
 }
 
@@ -91,11 +319,4 @@ func TestDiff(t *testing.T) {
 	if !strings.Contains(d, "-d\n+X\n") || strings.Contains(d, " a\n") {
 		t.Fatalf("diff:\n%s", d)
 	}
-}
-
-func must(b []byte, err error) []byte {
-	if err != nil {
-		panic(err)
-	}
-	return b
 }

@@ -3,10 +3,10 @@ package main
 import (
 	"bytes"
 	"cmp"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -14,15 +14,17 @@ import (
 	"github.com/google/renameio/v2"
 
 	"github.com/mailfs/mailfs/hook"
+	"github.com/mailfs/mailfs/internal/buildinfo"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/setup"
 )
 
 type setupCmd struct {
-	Runtime string `arg:"" enum:"claude,gemini,codex" help:"claude (Claude Code), gemini (Gemini CLI) or codex (Codex)."`
+	Runtime string `arg:"" optional:"" enum:"claude,gemini,codex,plugin," default:"" help:"claude (Claude Code), gemini (Gemini CLI), codex (Codex), or plugin (a Claude Code plugin folder). Default: every one of claude, gemini and codex found on $PATH."`
 	Agent   string `env:"MAILFS_AGENT" placeholder:"NAME" help:"The agent that works in this worktree (default $MAILFS_AGENT)."`
 	Dir     string `default:"." type:"path" placeholder:"WORKTREE" help:"The agent's worktree, where the runtime's project settings live."`
 	Command string `default:"mailfs" placeholder:"PATH" help:"How the hooks run mailfs (a path, if it is not on the agent's PATH)."`
+	Out     string `default:"mailfs-plugin" type:"path" placeholder:"DIR" help:"plugin: the folder to write the plugin into."`
 	DryRun  bool   `name:"dry-run" help:"Print the change as a diff and write nothing."`
 }
 
@@ -30,20 +32,45 @@ func (c *setupCmd) Help() string {
 	return `Installs mailfs into the runtime's project settings in --dir:
 
   claude  .claude/settings.json: SessionStart, UserPromptSubmit, PostToolUse
-          and Stop hooks running "mailfs hook EVENT AGENT"
+          and Stop hooks running "mailfs hook EVENT AGENT";
+          .claude/skills/mailfs/SKILL.md
   gemini  .gemini/settings.json: SessionStart, BeforeAgent, AfterTool and
-          AfterAgent hooks running "mailfs hook EVENT AGENT --runtime gemini"
-  codex   .codex/config.toml: the MCP server "mailfs mcp --agent AGENT"
-          (Codex's notify program cannot add to the agent's context)
+          AfterAgent hooks running "mailfs hook EVENT AGENT --runtime gemini";
+          .gemini/skills/mailfs/SKILL.md
+  codex   .codex/config.toml: the MCP server "mailfs mcp --agent AGENT";
+          .codex/hooks.json: SessionStart, UserPromptSubmit and Stop hooks
+          running "mailfs hook EVENT AGENT --runtime codex";
+          .agents/skills/mailfs/SKILL.md
 
-It merges with what is there (the user's own hooks and settings are kept),
-replaces only mailfs's own entries, changes nothing when run twice, and
-keeps the old file as <file>.mailfs-backup. "mailfs doctor" checks it.
+With no runtime, it sets up each of claude, gemini and codex found on
+$PATH. The skill (SKILL.md) teaches the agent the mailfs commands without
+costing it a tool definition on every turn.
+
+Files are edited in place, through parsers that keep what mailfs does not
+own: comments, order, formatting, the user's own hooks and keys (in
+Codex's [mcp_servers.mailfs] too, however it is written). Only mailfs's own
+entries are replaced; a second run changes nothing. A file that does not
+parse (Gemini CLI's comments are fine) is refused, and then no file is
+written. A symbolic link is followed: the file it leads to is edited, the
+link stays. Each changed file's old content is kept as <file>.mailfs-backup.
+
+What each runtime still needs from you, which "mailfs doctor" checks:
+  gemini  trust the folder (Gemini CLI loads no project hooks or MCP
+          servers in an untrusted folder, the default)
+  codex   trust the project, and approve the hooks with /hooks
+
+  plugin  writes a Claude Code plugin into --out: hooks, the MCP server and
+          the skill, for the agent $MAILFS_AGENT names in the session
+          (claude --plugin-dir DIR).
+
 On a named host (a town on several machines) it also makes this host the
 agent's home, if the agent has none yet.`
 }
 
 func (c *setupCmd) Run(a *app) error {
+	if c.Runtime == "plugin" {
+		return c.plugin(a)
+	}
 	agent, err := needAgent(c.Agent)
 	if err == nil {
 		agent, err = maildir.ParseAgent(agent)
@@ -51,43 +78,112 @@ func (c *setupCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	rt := setup.Runtime(c.Runtime)
-	path := filepath.Join(c.Dir, setup.File(rt))
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+	runtimes := []setup.Runtime{setup.Runtime(c.Runtime)}
+	if c.Runtime == "" {
+		runtimes = nil
+		for _, rt := range setup.Runtimes {
+			if _, err := exec.LookPath(setup.Binary(rt)); err == nil {
+				runtimes = append(runtimes, rt)
+			}
+		}
+		if len(runtimes) == 0 {
+			return usage("mailfs setup claude, mailfs setup gemini or mailfs setup codex sets one up before it is installed",
+				"no agent runtime on $PATH (claude, gemini, codex): name the one to set up")
+		}
+		names := make([]string, len(runtimes))
+		for i, rt := range runtimes {
+			names[i] = string(rt)
+		}
+		fmt.Fprintf(a.err, "mailfs: found %s on $PATH\n", strings.Join(names, ", "))
 	}
-	data, err := setup.Apply(rt, old, c.Command, agent)
-	if err != nil {
-		return err
+	// Every file is planned before any is written: one that cannot be
+	// parsed stops them all.
+	var changes []setup.Change
+	for _, rt := range runtimes {
+		cs, err := setup.Plan(rt, c.Dir, c.Command, agent)
+		if err != nil {
+			return err
+		}
+		changes = append(changes, cs...)
 	}
 	if c.DryRun {
-		_, err := fmt.Fprint(a.out, setup.Diff(path, old, data))
-		return err
-	}
-	c.home(a, agent)
-	if bytes.Equal(old, data) {
-		fmt.Fprintf(a.err, "mailfs: %s is already set up for %s in %s\n", rt, agent, path)
+		for _, ch := range changes {
+			if !bytes.Equal(ch.Old, ch.New) {
+				fmt.Fprint(a.out, setup.Diff(ch.Path, ch.Old, ch.New))
+			}
+		}
 		return nil
 	}
+	c.home(a, agent)
+	for _, ch := range changes {
+		if bytes.Equal(ch.Old, ch.New) {
+			continue
+		}
+		if err := write(ch); err != nil {
+			return err
+		}
+		note := ""
+		if ch.Target != ch.Path {
+			note = " (through the link, to " + ch.Target + ")"
+		}
+		if ch.Old != nil {
+			note += " (the old file is " + ch.Target + ".mailfs-backup)"
+		}
+		fmt.Fprintf(a.err, "mailfs: wrote %s%s\n", ch.Path, note)
+	}
+	env := setup.Env{Getenv: os.Getenv, LookPath: exec.LookPath}
+	for _, rt := range runtimes {
+		ready, findings := setup.Check(rt, c.Dir, agent, env)
+		if ready {
+			fmt.Fprintf(a.err, "mailfs: %s is set up for %s in %s\n", rt, agent, c.Dir)
+			continue
+		}
+		fmt.Fprintf(a.err, "mailfs: %s is set up for %s in %s; before it runs mailfs:\n", rt, agent, c.Dir)
+		for _, f := range findings {
+			if !f.OK {
+				fmt.Fprintf(a.err, "mailfs:   %s\n", f.Text)
+			}
+		}
+	}
+	return nil
+}
+
+// write puts a change in place: the old content kept beside the file,
+// the new one written atomically, with the old file's mode.
+func write(ch setup.Change) error {
 	mode := fs.FileMode(0o644)
-	if st, err := os.Stat(path); err == nil {
+	if st, err := os.Stat(ch.Target); err == nil {
 		mode = st.Mode().Perm()
-		if err := renameio.WriteFile(path+".mailfs-backup", old, mode); err != nil {
+		if err := renameio.WriteFile(ch.Target+".mailfs-backup", ch.Old, mode); err != nil {
 			return err
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(ch.Target), 0o755); err != nil {
 		return err
 	}
-	if err := renameio.WriteFile(path, data, mode); err != nil {
-		return err
+	return renameio.WriteFile(ch.Target, ch.New, mode)
+}
+
+// plugin writes the Claude Code plugin folder.
+func (c *setupCmd) plugin(a *app) error {
+	files := setup.PluginFiles(c.Command, buildinfo.Version())
+	for _, rel := range setup.PluginPaths(files) {
+		path := filepath.Join(c.Out, rel)
+		if c.DryRun {
+			fmt.Fprintln(a.out, path)
+			continue
+		}
+		_, old, err := setup.ReadTarget(path)
+		if err != nil {
+			return err
+		}
+		if err := write(setup.Change{Path: path, Target: path, Old: old, New: files[rel]}); err != nil {
+			return err
+		}
 	}
-	backup := ""
-	if old != nil {
-		backup = " (the old file is " + path + ".mailfs-backup)"
+	if !c.DryRun {
+		fmt.Fprintf(a.err, "mailfs: wrote the Claude Code plugin in %s: claude --plugin-dir %s (with $MAILFS_AGENT set)\n", c.Out, c.Out)
 	}
-	fmt.Fprintf(a.err, "mailfs: set up %s for %s in %s%s\n", rt, agent, path, backup)
 	return nil
 }
 
@@ -127,11 +223,15 @@ type doctorCmd struct {
 
 func (c *doctorCmd) Help() string {
 	return `Says, for one agent, where its root is, what waits in its mailbox, when
-its hooks last ran, this host's name and the agent's home host, whether
-the MCP server's and the web view's binaries (mailfs-mcp, mailfs-serve) are
-installed, and which runtimes in --dir have mailfs set up. Exit status 0
-when at least one runtime is set up for the agent (Codex only with
-mailfs-mcp installed), 1 when none is.`
+its hooks and its MCP tools last ran, this host's name and the agent's home
+host, whether the MCP server's and the web view's binaries (mailfs-mcp,
+mailfs-serve) are installed, and for each runtime in --dir whether it will
+run mailfs: its files parse and hold mailfs's entries, each hook command
+resolves to a program, and the runtime's own switches let them run
+(Claude Code's disableAllHooks; Gemini CLI's folder trust; Codex's project
+trust, hooks switch and /hooks approval). Lines starting "!" say what
+stands in the way. Exit status 0 when at least one runtime will run mailfs
+for the agent, 1 when none will.`
 }
 
 func (c *doctorCmd) Run(a *app) error {
@@ -158,14 +258,20 @@ func (c *doctorCmd) Run(a *app) error {
 	}
 	nudges, _ := q.Len(agent)
 	fmt.Fprintf(a.out, "mailbox:   %s: %d unread (%d older than 24h), %d nudges queued\n", agent, n.Unread, n.Neglected, nudges)
-	seen, ev, err := (&hook.Handler{Collector: hook.Collector{Store: s, Nudges: q}}).Seen(agent)
+	h := &hook.Handler{Collector: hook.Collector{Store: s, Nudges: q}}
+	seen, ev, err := h.Seen(agent)
 	if err != nil {
 		a.warn(err)
 	}
 	if seen.IsZero() {
-		fmt.Fprintf(a.out, "hooks ran: never (no hook, check --inject or mcp check has run for %s here)\n", agent)
+		fmt.Fprintf(a.out, "hooks ran: never (no hook or check --inject has run for %s as this user)\n", agent)
 	} else {
 		fmt.Fprintf(a.out, "hooks ran: %s at %s (%s ago)\n", ev, seen.UTC().Format(time.RFC3339), time.Since(seen).Round(time.Second))
+	}
+	if used, tool, err := h.MCPSeen(agent); err == nil && !used.IsZero() {
+		fmt.Fprintf(a.out, "mcp used:  %s at %s (%s ago)\n", tool, used.UTC().Format(time.RFC3339), time.Since(used).Round(time.Second))
+	} else {
+		fmt.Fprintf(a.out, "mcp used:  never (no MCP tool call for %s as this user)\n", agent)
 	}
 	host, err := s.LocalHost()
 	if err != nil {
@@ -196,28 +302,30 @@ func (c *doctorCmd) Run(a *app) error {
 	} else {
 		fmt.Fprintf(a.out, "serve:     %s\n", serveBin)
 	}
-	installed := 0
+	env := setup.Env{Getenv: os.Getenv, LookPath: exec.LookPath}
+	ready := 0
 	for _, rt := range setup.Runtimes {
-		path := filepath.Join(c.Dir, setup.File(rt))
-		data, err := os.ReadFile(path)
-		if err != nil {
-			fmt.Fprintf(a.out, "%-10s %s: none (mailfs setup %s)\n", rt+":", path, rt)
-			continue
+		ok, findings := setup.Check(rt, c.Dir, agent, env)
+		if rt == setup.Codex && mcpErr != nil && len(findings) > 0 && strings.Contains(findings[0].Text, "mcp_servers.mailfs") {
+			ok = false
+			findings = append(findings, setup.Finding{Text: "its MCP server, mailfs-mcp, is missing"})
 		}
-		have, missing := setup.Installed(rt, data, agent)
-		switch {
-		case len(missing) == 0 && rt == setup.Codex && mcpErr != nil:
-			fmt.Fprintf(a.out, "%-10s %s: set up (%s), but its MCP server, mailfs-mcp, is missing\n", rt+":", path, strings.Join(have, ", "))
-		case len(missing) == 0:
-			installed++
-			fmt.Fprintf(a.out, "%-10s %s: set up (%s)\n", rt+":", path, strings.Join(have, ", "))
-		case len(have) == 0:
-			fmt.Fprintf(a.out, "%-10s %s: not set up for %s (mailfs setup %s)\n", rt+":", path, agent, rt)
-		default:
-			fmt.Fprintf(a.out, "%-10s %s: partly set up, missing %s (mailfs setup %s)\n", rt+":", path, strings.Join(missing, ", "), rt)
+		if ok {
+			ready++
+		}
+		for i, f := range findings {
+			label := ""
+			if i == 0 {
+				label = string(rt) + ":"
+			}
+			mark := ""
+			if !f.OK && i > 0 {
+				mark = "! "
+			}
+			fmt.Fprintf(a.out, "%-10s %s%s\n", label, mark, f.Text)
 		}
 	}
-	if installed == 0 {
+	if ready == 0 {
 		return &exitStatus{code: exitNothing}
 	}
 	return nil

@@ -1,0 +1,303 @@
+package setup
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/tailscale/hujson"
+)
+
+// A Finding is one thing Check says of a runtime.
+type Finding struct {
+	OK   bool   // false: as things stand, the runtime will not run mailfs
+	Text string // one line
+}
+
+// Env is what Check reads of the machine: the environment and $PATH.
+type Env struct {
+	Getenv   func(string) string
+	LookPath func(string) (string, error)
+}
+
+// Check says whether rt will run mailfs for agent in the worktree dir:
+// that its files parse and hold mailfs's entries, that each hook command
+// resolves to a program, and that the runtime's own switches let them run
+// (Claude Code's disableAllHooks; Gemini CLI's folder trust; Codex's
+// project trust, hooks switch and /hooks approval). ready is true only
+// when nothing stands in the way.
+func Check(rt Runtime, dir, agent string, env Env) (ready bool, findings []Finding) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false, []Finding{{false, err.Error()}}
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	have, missing, err := Installed(rt, dir, agent)
+	switch {
+	case err != nil:
+		return false, []Finding{{false, fmt.Sprintf("cannot be read: %v", err)}}
+	case len(have) == 0:
+		return false, []Finding{{false, fmt.Sprintf("not set up for %s (mailfs setup %s)", agent, rt)}}
+	case len(missing) > 0:
+		findings = append(findings, Finding{false, fmt.Sprintf("partly set up (%s), missing %s (mailfs setup %s)", strings.Join(have, ", "), strings.Join(missing, ", "), rt)})
+	default:
+		findings = append(findings, Finding{true, fmt.Sprintf("set up (%s)", strings.Join(have, ", "))})
+	}
+	var progs []string
+	for _, cmd := range HookCommands(rt, dir) {
+		if prog := firstWord(cmd); !slices.Contains(progs, prog) { // once each
+			progs = append(progs, prog)
+			if f, ok := resolves(cmd, abs, env); !ok {
+				findings = append(findings, f)
+			}
+		}
+	}
+	switch rt {
+	case Claude:
+		findings = append(findings, claudeSwitches(abs, env)...)
+	case Gemini:
+		findings = append(findings, geminiTrust(abs, env)...)
+	case Codex:
+		findings = append(findings, codexTrust(abs, env)...)
+	}
+	ready = true
+	for _, f := range findings {
+		ready = ready && f.OK
+	}
+	return ready, findings
+}
+
+// resolves checks that a hook command's program exists: a runtime would
+// otherwise fail every hook with status 127.
+func resolves(cmd, dir string, env Env) (Finding, bool) {
+	prog := firstWord(cmd)
+	if strings.Contains(prog, "/") {
+		p := prog
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		if st, err := os.Stat(p); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+			return Finding{false, fmt.Sprintf("the hook command %s is not an executable file, so every hook fails (mailfs setup --command PATH)", prog)}, false
+		}
+		return Finding{}, true
+	}
+	if _, err := env.LookPath(prog); err != nil {
+		return Finding{false, fmt.Sprintf("the hook command %s is not on $PATH, so every hook fails with status 127 (install it, or mailfs setup --command PATH)", prog)}, false
+	}
+	return Finding{}, true
+}
+
+// firstWord is a shell command's program, unquoted.
+func firstWord(cmd string) string {
+	if strings.HasPrefix(cmd, "'") {
+		var b strings.Builder
+		for rest := cmd; strings.HasPrefix(rest, "'"); {
+			end := strings.IndexByte(rest[1:], '\'')
+			if end < 0 {
+				return rest[1:]
+			}
+			b.WriteString(rest[1 : end+1])
+			rest = rest[end+2:]
+			if strings.HasPrefix(rest, `\'`) {
+				b.WriteByte('\'')
+				rest = rest[2:]
+			}
+		}
+		return b.String()
+	}
+	prog, _, _ := strings.Cut(cmd, " ")
+	return prog
+}
+
+// home is the user's home folder as the runtimes find it.
+func home(env Env, override string) string {
+	if v := env.Getenv(override); v != "" && override != "" {
+		return v
+	}
+	return env.Getenv("HOME")
+}
+
+// readJSONC reads a JSON or JSON-with-comments file; a missing file is nil.
+func readJSONC(path string) (map[string]any, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	std, err := hujson.Standardize(data)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	return m, json.Unmarshal(std, &m)
+}
+
+// claudeSwitches checks that no settings file Claude Code reads turns all
+// hooks off.
+func claudeSwitches(dir string, env Env) []Finding {
+	config := env.Getenv("CLAUDE_CONFIG_DIR")
+	if config == "" {
+		config = filepath.Join(env.Getenv("HOME"), ".claude")
+	}
+	var out []Finding
+	for _, path := range []string{
+		filepath.Join(dir, ".claude", "settings.json"),
+		filepath.Join(dir, ".claude", "settings.local.json"),
+		filepath.Join(config, "settings.json"),
+		"/etc/claude-code/managed-settings.json",
+	} {
+		m, err := readJSONC(path)
+		if err != nil {
+			out = append(out, Finding{false, fmt.Sprintf("%s cannot be read: %v", path, err)})
+			continue
+		}
+		if m["disableAllHooks"] == true {
+			out = append(out, Finding{false, fmt.Sprintf("%s sets \"disableAllHooks\": true, so Claude Code runs no hooks", path)})
+		}
+	}
+	return out
+}
+
+// geminiTrust checks Gemini CLI's folder trust: on by default, and in a
+// folder not trusted Gemini CLI loads neither the project's hooks nor its
+// MCP servers. The rule for a folder is the longest matching path in
+// trustedFolders.json (TRUST_PARENT trusts the path's parent).
+func geminiTrust(dir string, env Env) []Finding {
+	gemini := filepath.Join(home(env, "GEMINI_CLI_HOME"), ".gemini")
+	settings, err := readJSONC(filepath.Join(gemini, "settings.json"))
+	if err != nil {
+		return []Finding{{false, fmt.Sprintf("%s cannot be read: %v", filepath.Join(gemini, "settings.json"), err)}}
+	}
+	if sec, _ := settings["security"].(map[string]any); sec != nil {
+		if ft, _ := sec["folderTrust"].(map[string]any); ft != nil && ft["enabled"] == false {
+			return nil // folder trust is off: every folder loads
+		}
+	}
+	if env.Getenv("GEMINI_CLI_TRUST_WORKSPACE") == "true" {
+		return []Finding{{true, "Gemini CLI trusts this folder ($GEMINI_CLI_TRUST_WORKSPACE=true)"}}
+	}
+	path := env.Getenv("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+	if path == "" {
+		path = filepath.Join(gemini, "trustedFolders.json")
+	}
+	rules, err := readJSONC(path)
+	if err != nil {
+		return []Finding{{false, fmt.Sprintf("%s cannot be read: %v", path, err)}}
+	}
+	best, level := -1, ""
+	for rule, v := range rules {
+		lv, _ := v.(string)
+		eff := rule
+		if lv == "TRUST_PARENT" {
+			eff = filepath.Dir(rule)
+		}
+		if real, err := filepath.EvalSymlinks(eff); err == nil {
+			eff = real
+		}
+		if within(dir, eff) && len(rule) > best {
+			best, level = len(rule), lv
+		}
+	}
+	if level == "TRUST_FOLDER" || level == "TRUST_PARENT" {
+		return []Finding{{true, "Gemini CLI trusts this folder"}}
+	}
+	return []Finding{{false, fmt.Sprintf("Gemini CLI does not trust %s, so it loads neither its hooks nor its MCP servers: start gemini there and trust the folder (or add it to %s)", dir, path)}}
+}
+
+// within reports whether path is dir or inside it.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// codexTrust checks what Codex needs before it runs a project's hooks and
+// MCP server: hooks switched on, the project trusted (an untrusted
+// project's .codex/ is not loaded), and each hook approved in /hooks.
+func codexTrust(dir string, env Env) []Finding {
+	codexHome := env.Getenv("CODEX_HOME")
+	if codexHome == "" {
+		codexHome = filepath.Join(env.Getenv("HOME"), ".codex")
+	}
+	userConfig := filepath.Join(codexHome, "config.toml")
+	var user map[string]any
+	if data, err := os.ReadFile(userConfig); err == nil {
+		if err := toml.Unmarshal(data, &user); err != nil {
+			return []Finding{{false, fmt.Sprintf("%s is not TOML (%v): Codex will not start", userConfig, tomlError(err))}}
+		}
+	}
+	var project map[string]any
+	if data, err := os.ReadFile(filepath.Join(dir, ".codex", "config.toml")); err == nil {
+		toml.Unmarshal(data, &project)
+	}
+	var out []Finding
+	for _, cfg := range []map[string]any{user, project} {
+		features, _ := cfg["features"].(map[string]any)
+		if features["hooks"] == false || features["codex_hooks"] == false {
+			out = append(out, Finding{false, "Codex has hooks switched off ([features] hooks = false)"})
+			break
+		}
+	}
+	// The project's trust: the longest matching [projects."PATH"].
+	projects, _ := user["projects"].(map[string]any)
+	best, level := -1, ""
+	for path, v := range projects {
+		t, _ := v.(map[string]any)
+		lv, _ := t["trust_level"].(string)
+		if within(dir, path) && len(path) > best {
+			best, level = len(path), lv
+		}
+	}
+	if level != "trusted" {
+		out = append(out, Finding{false, fmt.Sprintf("Codex does not trust %s, so it loads neither .codex/config.toml nor .codex/hooks.json: start codex there and trust the project (or set [projects.%q] trust_level = \"trusted\" in %s)", dir, dir, userConfig)})
+	}
+	// Each hook, approved: [hooks.state."<hooks.json>:<event>:<group>:<hook>"].
+	hooksFile := filepath.Join(dir, ".codex", "hooks.json")
+	hooks, _ := user["hooks"].(map[string]any)
+	state, _ := hooks["state"].(map[string]any)
+	var unapproved []string
+	for _, ev := range hookEvents[Codex] {
+		approved := slices.ContainsFunc(mapKeys(state), func(k string) bool {
+			t, _ := state[k].(map[string]any)
+			return strings.HasPrefix(k, hooksFile+":"+snake(ev.runtime)+":") && t["trusted_hash"] != nil
+		})
+		if !approved {
+			unapproved = append(unapproved, ev.runtime)
+		}
+	}
+	if len(unapproved) > 0 {
+		out = append(out, Finding{false, fmt.Sprintf("Codex has not approved the hooks %s: start codex in %s and approve them with /hooks", strings.Join(unapproved, ", "), dir)})
+	}
+	return out
+}
+
+func mapKeys(m map[string]any) []string {
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// snake is an event name as Codex's hook state writes it: SessionStart →
+// session_start.
+func snake(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if r >= 'A' && r <= 'Z' {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

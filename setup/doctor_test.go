@@ -1,0 +1,117 @@
+package setup
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeMachine is a home folder, a worktree set up for nux with every
+// runtime, and an environment whose $PATH has mailfs (or not).
+func fakeMachine(t *testing.T, onPath bool) (home, dir string, env Env) {
+	t.Helper()
+	root := t.TempDir()
+	home, dir = filepath.Join(root, "home"), filepath.Join(root, "work", "town")
+	os.MkdirAll(home, 0o755)
+	os.MkdirAll(dir, 0o755)
+	dir, _ = filepath.EvalSymlinks(dir)
+	for _, rt := range Runtimes {
+		changes, err := Plan(rt, dir, "mailfs", "nux")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range changes {
+			os.MkdirAll(filepath.Dir(c.Target), 0o755)
+			if err := os.WriteFile(c.Target, c.New, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	vars := map[string]string{"HOME": home}
+	return home, dir, Env{
+		Getenv: func(k string) string { return vars[k] },
+		LookPath: func(name string) (string, error) {
+			if onPath && name == "mailfs" {
+				return "/usr/local/bin/mailfs", nil
+			}
+			return "", errors.New("not found")
+		},
+	}
+}
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// says checks Check's verdict and that some finding contains want.
+func says(t *testing.T, rt Runtime, dir string, env Env, wantReady bool, want string) {
+	t.Helper()
+	ready, findings := Check(rt, dir, "nux", env)
+	var all []string
+	for _, f := range findings {
+		all = append(all, f.Text)
+	}
+	text := strings.Join(all, "\n")
+	if ready != wantReady || !strings.Contains(text, want) {
+		t.Fatalf("%s: ready %v, want %v, saying %q:\n%s", rt, ready, wantReady, want, text)
+	}
+}
+
+func TestDoctorClaude(t *testing.T) {
+	home, dir, env := fakeMachine(t, true)
+	says(t, Claude, dir, env, true, "set up (SessionStart, UserPromptSubmit, PostToolUse, Stop, skill)")
+	write(t, filepath.Join(home, ".claude", "settings.json"), `{"disableAllHooks": true}`)
+	says(t, Claude, dir, env, false, `sets "disableAllHooks": true`)
+	os.Remove(filepath.Join(home, ".claude", "settings.json"))
+	_, dir, env = fakeMachine(t, false)
+	says(t, Claude, dir, env, false, "mailfs is not on $PATH, so every hook fails with status 127")
+}
+
+func TestDoctorGeminiFolderTrust(t *testing.T) {
+	home, dir, env := fakeMachine(t, true)
+	says(t, Gemini, dir, env, false, "Gemini CLI does not trust") // the default: folder trust on, nothing trusted
+	trusted := filepath.Join(home, ".gemini", "trustedFolders.json")
+	write(t, trusted, `{"`+filepath.Dir(dir)+`": "TRUST_FOLDER"}`)
+	says(t, Gemini, dir, env, true, "Gemini CLI trusts this folder")
+	// The longest rule wins.
+	write(t, trusted, `{"`+filepath.Dir(dir)+`": "TRUST_FOLDER", "`+dir+`": "DO_NOT_TRUST"}`)
+	says(t, Gemini, dir, env, false, "does not trust")
+	// TRUST_PARENT trusts the rule's parent, and so its other children.
+	write(t, trusted, `{"`+filepath.Join(filepath.Dir(dir), "sibling")+`": "TRUST_PARENT"}`)
+	says(t, Gemini, dir, env, true, "trusts this folder")
+	// Folder trust switched off (JSON with comments, as Gemini CLI allows).
+	os.Remove(trusted)
+	write(t, filepath.Join(home, ".gemini", "settings.json"), "{\n  // mine\n  \"security\": {\"folderTrust\": {\"enabled\": false}},\n}\n")
+	says(t, Gemini, dir, env, true, "set up")
+}
+
+func TestDoctorCodexTrustAndApproval(t *testing.T) {
+	home, dir, env := fakeMachine(t, true)
+	config := filepath.Join(home, ".codex", "config.toml")
+	says(t, Codex, dir, env, false, "Codex does not trust")
+	write(t, config, "[projects.\""+filepath.Dir(dir)+"\"]\ntrust_level = \"trusted\"\n")
+	says(t, Codex, dir, env, false, "Codex has not approved the hooks SessionStart, UserPromptSubmit, Stop")
+	hooks := filepath.Join(dir, ".codex", "hooks.json")
+	approved := "[projects.\"" + filepath.Dir(dir) + "\"]\ntrust_level = \"trusted\"\n\n"
+	for _, ev := range []string{"session_start", "user_prompt_submit", "stop"} {
+		approved += "[hooks.state.\"" + hooks + ":" + ev + ":0:0\"]\ntrusted_hash = \"sha256:00\"\n"
+	}
+	write(t, config, approved)
+	says(t, Codex, dir, env, true, "set up (mcp_servers.mailfs, SessionStart, UserPromptSubmit, Stop, skill)")
+	write(t, config, approved+"\n[features]\nhooks = false\n")
+	says(t, Codex, dir, env, false, "Codex has hooks switched off")
+	write(t, config, approved+"\n[projects.\""+dir+"\"]\ntrust_level = \"untrusted\"\n")
+	says(t, Codex, dir, env, false, "Codex does not trust")
+	write(t, config, "[broken")
+	says(t, Codex, dir, env, false, "is not TOML")
+	// A project config that no longer parses.
+	write(t, config, approved)
+	write(t, filepath.Join(dir, ".codex", "config.toml"), "model = \nx")
+	says(t, Codex, dir, env, false, "not TOML")
+}

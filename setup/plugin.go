@@ -1,0 +1,41 @@
+package setup
+
+import (
+	"path/filepath"
+	"sort"
+)
+
+// PluginFiles is a Claude Code plugin that carries mailfs's hooks, its MCP
+// server and its skill, for installing mailfs into Claude Code as one unit
+// (claude --plugin-dir DIR, or a marketplace): paths relative to the
+// plugin's folder, and their content. The plugin serves whichever agent
+// $MAILFS_AGENT names in the session's environment; bin is the command
+// that runs mailfs.
+func PluginFiles(bin, version string) map[string][]byte {
+	manifest, _ := marshal(map[string]any{
+		"name":        "mailfs",
+		"version":     version,
+		"description": "Filesystem mail for coding agents: unread mail and nudges at every prompt, a stop held while urgent mail waits, and mail tools over MCP.",
+		"homepage":    "https://github.com/mailfs/mailfs",
+		"license":     "MIT",
+	})
+	mcp, _ := marshal(map[string]any{"mcpServers": map[string]any{"mailfs": map[string]any{"command": bin, "args": []string{"mcp"}}}})
+	return map[string][]byte{
+		filepath.Join(".claude-plugin", "plugin.json"): indent(manifest),
+		filepath.Join("hooks", "hooks.json"):           freshHooks(hookEvents[Claude], group(Claude, bin, "")),
+		".mcp.json":                                    indent(mcp),
+		filepath.Join("skills", "mailfs", "SKILL.md"):  Skill(""),
+	}
+}
+
+// PluginPaths lists the plugin's files in order.
+func PluginPaths(files map[string][]byte) []string {
+	var paths []string
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	return paths
+}
+
+func indent(data []byte) []byte { return append(marshalIndent(jsonRaw(data), "", "  "), '\n') }

@@ -1,0 +1,282 @@
+package setup
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
+)
+
+// mcpServer is where Codex's config.toml registers an MCP server.
+var mcpServer = []string{"mcp_servers", "mailfs"}
+
+// editCodexMCP registers mailfs's MCP server in a Codex config.toml,
+// editing it in place: the server's command and args are set where they are
+// written, whichever way (a [mcp_servers.mailfs] table, with or without a
+// comment on its header; dotted keys; an inline table), and everything
+// else is kept byte for byte: comments, order, the user's own keys in that
+// table (env, timeouts). A file that is not TOML (or that Codex would
+// refuse, such as a duplicate key) is refused, and the result is read back
+// to check that it holds exactly the old settings plus mailfs's.
+func editCodexMCP(old []byte, command string, args []string) ([]byte, error) {
+	var before map[string]any
+	if err := toml.Unmarshal(old, &before); err != nil {
+		return nil, fmt.Errorf("not TOML (%v)", tomlError(err))
+	}
+	out, err := spliceMCP(old, command, args)
+	if err != nil {
+		return nil, err
+	}
+	var after map[string]any
+	if err := toml.Unmarshal(out, &after); err != nil {
+		return nil, fmt.Errorf("could not be edited in place (%v)", tomlError(err))
+	}
+	server := dig(after, mcpServer)
+	if server == nil || server["command"] != command || !reflect.DeepEqual(server["args"], anySlice(args)) {
+		return nil, errors.New("could not be edited in place (the server did not read back)")
+	}
+	// Everything but those two keys must read back as it was.
+	delete(server, "command")
+	delete(server, "args")
+	if was := dig(before, mcpServer); was != nil {
+		delete(was, "command")
+		delete(was, "args")
+	}
+	if before == nil {
+		before = map[string]any{}
+	}
+	prune(after)
+	prune(before)
+	if !reflect.DeepEqual(before, after) {
+		return nil, errors.New("could not be edited in place (other settings would change)")
+	}
+	return out, nil
+}
+
+// spliceMCP sets command and args of [mcp_servers.mailfs] in the text.
+func spliceMCP(old []byte, command string, args []string) ([]byte, error) {
+	values := map[string]string{"command": tomlString(command), "args": tomlArray(args)}
+	type edit struct {
+		at, end int
+		text    string
+	}
+	var edits []edit
+	set := map[string]bool{}
+	// Where to add a key the server lacks, and how to write its name.
+	insertAt, dotted, inline := -1, "", -1
+	p := unstable.Parser{}
+	p.Reset(old)
+	// visit looks at a key-value under the table path prefix, and into
+	// inline tables on the way to the server's.
+	var visit func(kv *unstable.Node, prefix []string)
+	visit = func(kv *unstable.Node, prefix []string) {
+		full := append(slices.Clone(prefix), keyOf(kv.Key())...)
+		start := int(kv.Raw.Offset)
+		end := start + int(kv.Raw.Length)
+		switch {
+		case len(full) == 3 && slices.Equal(full[:2], mcpServer):
+			if v, ok := values[full[2]]; ok {
+				edits = append(edits, edit{start, end, keyText(p, kv) + " = " + v})
+				set[full[2]] = true
+			}
+			if len(prefix) < 2 { // a dotted key, not one inside an inline table
+				insertAt = lineEnd(old, end)
+				dotted = dottedPrefix(p, kv)
+			}
+		case len(full) <= 2 && slices.Equal(full, mcpServer[:len(full)]) && kv.Value().Kind == unstable.InlineTable:
+			if len(full) == 2 {
+				inline = bytes.LastIndexByte(old[:end], '}')
+			}
+			it := kv.Value().Children()
+			for it.Next() {
+				if it.Node().Kind == unstable.KeyValue {
+					visit(it.Node(), full)
+				}
+			}
+		}
+	}
+	var table []string
+	isArrayTable := false
+	for p.NextExpression() {
+		e := p.Expression()
+		switch e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			table = keyOf(e.Key())
+			isArrayTable = e.Kind == unstable.ArrayTable
+			if !isArrayTable && slices.Equal(table, mcpServer) {
+				insertAt, dotted = lineEnd(old, lastKeyEnd(p, e)), ""
+			}
+		case unstable.KeyValue:
+			if !isArrayTable {
+				visit(e, table)
+			}
+		}
+	}
+	if err := p.Error(); err != nil {
+		return nil, fmt.Errorf("not TOML (%v)", err)
+	}
+	var missing []string
+	for _, k := range []string{"command", "args"} {
+		if !set[k] {
+			missing = append(missing, k)
+		}
+	}
+	switch {
+	case len(missing) == 0:
+	case inline >= 0:
+		var add strings.Builder
+		inner := bytes.TrimSpace(old[bytes.LastIndexByte(old[:inline], '{')+1 : inline])
+		for i, k := range missing {
+			if i > 0 || len(inner) > 0 {
+				add.WriteString(", ")
+			}
+			fmt.Fprintf(&add, "%s = %s", k, values[k])
+		}
+		at := inline
+		for at > 0 && (old[at-1] == ' ' || old[at-1] == '\t') {
+			at--
+		}
+		edits = append(edits, edit{at, at, add.String()})
+	case insertAt >= 0:
+		var add strings.Builder
+		for _, k := range missing {
+			fmt.Fprintf(&add, "%s%s = %s\n", dotted, k, values[k])
+		}
+		edits = append(edits, edit{insertAt, insertAt, add.String()})
+	default:
+		var add strings.Builder
+		if len(old) > 0 && !bytes.HasSuffix(old, []byte("\n")) {
+			add.WriteString("\n")
+		}
+		if len(bytes.TrimSpace(old)) > 0 {
+			add.WriteString("\n")
+		}
+		fmt.Fprintf(&add, "[mcp_servers.mailfs]\ncommand = %s\nargs = %s\n", values["command"], values["args"])
+		edits = append(edits, edit{len(old), len(old), add.String()})
+	}
+	sort.SliceStable(edits, func(i, j int) bool { return edits[i].at > edits[j].at })
+	out := bytes.Clone(old)
+	for _, e := range edits {
+		out = append(out[:e.at:e.at], append([]byte(e.text), out[e.end:]...)...)
+	}
+	return out, nil
+}
+
+// keyOf is a key's parts, unquoted.
+func keyOf(it unstable.Iterator) []string {
+	var parts []string
+	for it.Next() {
+		parts = append(parts, string(it.Node().Data))
+	}
+	return parts
+}
+
+// keyText is a key-value's key as written ("mcp_servers . mailfs.command").
+func keyText(p unstable.Parser, kv *unstable.Node) string {
+	it := kv.Key()
+	first, last := -1, 0
+	for it.Next() {
+		r := it.Node().Raw
+		if first < 0 {
+			first = int(r.Offset)
+		}
+		last = int(r.Offset + r.Length)
+	}
+	return string(p.Data()[first:last])
+}
+
+// dottedPrefix is the part of a dotted key before its last part, as
+// written, dot included ("mcp_servers.mailfs."), or "" for a simple key.
+func dottedPrefix(p unstable.Parser, kv *unstable.Node) string {
+	it := kv.Key()
+	first, lastStart := -1, 0
+	for it.Next() {
+		r := it.Node().Raw
+		if first < 0 {
+			first = int(r.Offset)
+		}
+		lastStart = int(r.Offset)
+	}
+	return string(p.Data()[first:lastStart])
+}
+
+// lastKeyEnd is the offset just past a table header's key.
+func lastKeyEnd(p unstable.Parser, table *unstable.Node) int {
+	it := table.Key()
+	end := 0
+	for it.Next() {
+		r := it.Node().Raw
+		end = int(r.Offset + r.Length)
+	}
+	return end
+}
+
+// lineEnd is the offset just past the end of the line holding at.
+func lineEnd(data []byte, at int) int {
+	if i := bytes.IndexByte(data[at:], '\n'); i >= 0 {
+		return at + i + 1
+	}
+	return len(data)
+}
+
+func tomlString(s string) string {
+	b, _ := marshal(s) // JSON's escapes are TOML's
+	return string(b)
+}
+
+func tomlArray(ss []string) string {
+	parts := make([]string, len(ss))
+	for i, s := range ss {
+		parts[i] = tomlString(s)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+func anySlice(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// dig returns the table at path in a decoded document, or nil.
+func dig(doc map[string]any, path []string) map[string]any {
+	cur := doc
+	for _, k := range path {
+		next, ok := cur[k].(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = next
+	}
+	return cur
+}
+
+// prune removes tables left empty, recursively.
+func prune(m map[string]any) {
+	for k, v := range m {
+		if sub, ok := v.(map[string]any); ok {
+			prune(sub)
+			if len(sub) == 0 {
+				delete(m, k)
+			}
+		}
+	}
+}
+
+// tomlError is a TOML error with its line, when the library knows it.
+func tomlError(err error) error {
+	var de *toml.DecodeError
+	if errors.As(err, &de) {
+		row, col := de.Position()
+		return fmt.Errorf("line %d, column %d: %s", row, col, de.Error())
+	}
+	return err
+}
