@@ -3,7 +3,17 @@ package setup
 import (
 	"path/filepath"
 	"sort"
+	"strings"
 )
+
+// pluginVersion is a build's version as a plugin manifest wants it: the
+// module version without its "v", or 0.0.0-dev for a build from a clone.
+func pluginVersion(v string) string {
+	if strings.HasPrefix(v, "v") && !strings.Contains(v, " ") {
+		return strings.TrimPrefix(v, "v")
+	}
+	return "0.0.0-dev"
+}
 
 // PluginFiles is a Claude Code plugin that carries mailfs's hooks, its MCP
 // server and its skill, for installing mailfs into Claude Code as one unit
@@ -14,8 +24,9 @@ import (
 func PluginFiles(bin, version string) map[string][]byte {
 	manifest, _ := marshal(map[string]any{
 		"name":        "mailfs",
-		"version":     version,
+		"version":     pluginVersion(version),
 		"description": "Filesystem mail for coding agents: unread mail and nudges at every prompt, a stop held while urgent mail waits, and mail tools over MCP.",
+		"author":      map[string]string{"name": "mailfs"},
 		"homepage":    "https://github.com/mailfs/mailfs",
 		"license":     "MIT",
 	})

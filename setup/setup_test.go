@@ -249,7 +249,7 @@ func TestPlanFollowsLinksAndRefusesAsAWhole(t *testing.T) {
 func TestPluginLayout(t *testing.T) {
 	files := PluginFiles("mailfs", "v1.2.3")
 	var manifest struct{ Name, Version, Description string }
-	if err := json.Unmarshal(files[filepath.Join(".claude-plugin", "plugin.json")], &manifest); err != nil || manifest.Name != "mailfs" || manifest.Version != "v1.2.3" {
+	if err := json.Unmarshal(files[filepath.Join(".claude-plugin", "plugin.json")], &manifest); err != nil || manifest.Name != "mailfs" || manifest.Version != "1.2.3" {
 		t.Fatalf("plugin.json: %+v %v", manifest, err)
 	}
 	hooks := files[filepath.Join("hooks", "hooks.json")]

@@ -74,8 +74,8 @@ func spliceMCP(old []byte, command string, args []string) ([]byte, error) {
 	p.Reset(old)
 	// visit looks at a key-value under the table path prefix, and into
 	// inline tables on the way to the server's.
-	var visit func(kv *unstable.Node, prefix []string)
-	visit = func(kv *unstable.Node, prefix []string) {
+	var visit func(kv *unstable.Node, prefix []string, inInline bool)
+	visit = func(kv *unstable.Node, prefix []string, inInline bool) {
 		full := append(slices.Clone(prefix), keyOf(kv.Key())...)
 		start := int(kv.Raw.Offset)
 		end := start + int(kv.Raw.Length)
@@ -85,7 +85,7 @@ func spliceMCP(old []byte, command string, args []string) ([]byte, error) {
 				edits = append(edits, edit{start, end, keyText(p, kv) + " = " + v})
 				set[full[2]] = true
 			}
-			if len(prefix) < 2 { // a dotted key, not one inside an inline table
+			if !inInline { // new keys go on the line after the server's last
 				insertAt = lineEnd(old, end)
 				dotted = dottedPrefix(p, kv)
 			}
@@ -96,7 +96,7 @@ func spliceMCP(old []byte, command string, args []string) ([]byte, error) {
 			it := kv.Value().Children()
 			for it.Next() {
 				if it.Node().Kind == unstable.KeyValue {
-					visit(it.Node(), full)
+					visit(it.Node(), full, true)
 				}
 			}
 		}
@@ -114,7 +114,7 @@ func spliceMCP(old []byte, command string, args []string) ([]byte, error) {
 			}
 		case unstable.KeyValue:
 			if !isArrayTable {
-				visit(e, table)
+				visit(e, table, false)
 			}
 		}
 	}
