@@ -53,8 +53,8 @@ type cli struct {
 	DND        dndCmd        `cmd:"" name:"dnd" help:"Do not disturb: hold back normal nudges and reminders (on, off, status)."`
 	Escalate   escalateCmd   `cmd:"" help:"Escalate a problem by severity, and list, acknowledge or close escalations."`
 	MCP        mcpCmd        `cmd:"" name:"mcp" help:"Serve an agent's mail over the Model Context Protocol (stdio)."`
-	Setup      setupCmd      `cmd:"" help:"Install mailfs's hooks (or MCP server) into an agent runtime's settings."`
-	Doctor     doctorCmd     `cmd:"" help:"Check an agent's mail set-up: root, mailbox, hooks."`
+	Setup      setupCmd      `cmd:"" help:"Install mailfs (hooks, MCP server, skill) into agent runtimes' project settings."`
+	Doctor     doctorCmd     `cmd:"" help:"Check an agent's mail set-up: root, mailbox, hooks, and whether each runtime will run mailfs."`
 	Fsck       fsckCmd       `cmd:"" help:"Check the whole tree, and repair what is safe to repair."`
 	Gascity    gascityCmd    `cmd:"" help:"Serve Gas City's exec mail protocol (GC_MAIL=exec:mailfs-gascity)."`
 	Serve      serveCmd      `cmd:"" help:"Serve a live web page of the town's mail, for a person (loopback, read only by default)."`
