@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/mailfs/mailfs/hook"
 )
 
 type demoCmd struct {
@@ -34,6 +36,17 @@ func (c *demoCmd) Run(a *app) error {
 	if !c.Keep {
 		defer os.RemoveAll(dir)
 	}
+	// The hooks keep their state per user; the tour's stays in its scratch
+	// folder, so that nothing outside it is touched.
+	prev, had := os.LookupEnv(hook.StateEnv)
+	os.Setenv(hook.StateEnv, filepath.Join(dir, "hook-state"))
+	defer func() {
+		if had {
+			os.Setenv(hook.StateEnv, prev)
+		} else {
+			os.Unsetenv(hook.StateEnv)
+		}
+	}()
 	d := &demo{a: a, root: filepath.Join(dir, ".chipset")}
 	d.say("mailfs demo: a mayor hands out work, polecats answer and race for queued work, hooks and watchers hear of it.")
 	d.say("Each command below really runs, against a scratch root:")
