@@ -590,3 +590,29 @@ func TestParseAndEncodeRoundTrip(t *testing.T) {
 		t.Fatalf("round trip changed the bytes:\n%s\n%s", data, back.Encode())
 	}
 }
+
+// A reply goes to the sender as it wrote itself (Gas City's providers
+// reply to original.From), and to the agent even when a group bears the
+// sender's name.
+func TestReplyGoesToTheSenderAsWritten(t *testing.T) {
+	ts := newStore(t)
+	sent, err := ts.Send(&maildir.Message{From: "MyRig/Polecat-A", To: "mayor", Subject: "done"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ts.Reply(mbox("mayor"), sent[0].ID, &maildir.Message{Body: "thanks"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r[0].To != "MyRig/Polecat-A" || r[0].Box.Name != "myrig.polecat-a" {
+		t.Fatalf("reply to %q in %s, want to %q in myrig.polecat-a", r[0].To, r[0].Box, "MyRig/Polecat-A")
+	}
+	if _, err := ts.CreateGroup("deacon", []string{"mayor"}); err != nil {
+		t.Fatal(err)
+	}
+	sent, _ = ts.Send(&maildir.Message{From: "deacon", To: "mayor", Subject: "patrol"})
+	r, err = ts.Reply(mbox("mayor"), sent[0].ID, &maildir.Message{Body: "ok"})
+	if err != nil || r[0].Box != mbox("deacon") {
+		t.Fatalf("reply to a sender a group shares its name with: to %q in %s (%v)", r[0].To, r[0].Box, err)
+	}
+}

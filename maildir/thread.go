@@ -47,8 +47,13 @@ func (s *Store) ReplyTo(orig *Message, r *Message) ([]*Message, error) {
 		}
 		reply.From = orig.Box.Name
 	}
-	sender, _ := ParseAgent(orig.From)
-	reply.To = Address{Kind: KindAgent, Name: sender}.Qualified() // the sender, even if a group bears its name
+	// The sender as it wrote itself (Gas City's providers reply to
+	// original.From), unless a group, queue or channel bears that name:
+	// then the agent, prefixed.
+	reply.To = orig.From
+	if a, err := s.Resolve(orig.From); err != nil || a.Kind != KindAgent {
+		reply.To = "agent:" + orig.From
+	}
 	reply.Thread = orig.Thread
 	if reply.Thread == "" {
 		reply.Thread = orig.ID
