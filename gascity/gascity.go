@@ -62,9 +62,9 @@ var errAlreadyArchived = errors.New("already archived")
 
 // Run serves one call, "<op> [arg]", reading stdin and writing stdout and
 // stderr, and returns the exit status. The root is $MAILFS_ROOT; else the
-// town's, from Gas City's own environment (see CityRoot), so that mail never
-// splits by working directory; else the nearest .chipset above the working
-// directory.
+// city's, found as Gas City finds its city (see CityRoot), so that mail never
+// splits by working directory or rig; else the nearest .chipset above the
+// working directory.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	defer func() {
 		if r := recover(); r != nil { // a panic would exit 2, which means "unknown op"
@@ -91,15 +91,14 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	}
 	root := os.Getenv("MAILFS_ROOT")
 	if root == "" {
-		root = CityRoot(os.Getenv)
-	}
-	if root == "" {
 		wd, err := os.Getwd()
 		if err != nil {
 			fmt.Fprintf(stderr, "mailfs: gascity: %v\n", err)
 			return 1
 		}
-		root = maildir.FindRoot(wd)
+		if root = CityRoot(os.Getenv, wd); root == "" {
+			root = maildir.FindRoot(wd)
+		}
 	}
 	s, err := maildir.Open(root)
 	if err != nil {
@@ -321,16 +320,63 @@ func gcCount(c *gcCall) (any, error) {
 // box is the folder m sits in.
 func box(m *maildir.Message) maildir.Address { return m.Box }
 
-// CityRoot returns the mailfs root of the Gas City town the environment
-// names, or "": $GC_CITY_PATH (the city's directory), else $GC_CITY when it
-// is an absolute path (it may also be a city's name, which says nothing
-// about where it is). The root is the nearest .chipset in that directory or
-// above it, else <city>/.chipset.
-func CityRoot(getenv func(string) string) string {
-	for _, key := range []string{"GC_CITY_PATH", "GC_CITY"} {
-		if dir := strings.TrimSpace(getenv(key)); filepath.IsAbs(dir) {
-			return maildir.FindRoot(dir)
+// CityRoot returns the mailfs root of the Gas City city the process runs
+// in, found as Gas City's own gc finds its city, or "" outside any city:
+// $GC_CITY, $GC_CITY_PATH or $GC_CITY_ROOT when it names a city directory
+// (one holding city.toml or .gc/); else the city above $GC_DIR (an agent's
+// working directory); else the city above wd. A city is the nearest
+// directory holding city.toml, else the nearest holding .gc/. The root is
+// the nearest .chipset in the city's directory or above it, else
+// <city>/.chipset: every agent of a city, whatever rig it works in, shares
+// one root.
+func CityRoot(getenv func(string) string, wd string) string {
+	for _, key := range []string{"GC_CITY", "GC_CITY_PATH", "GC_CITY_ROOT"} {
+		if dir := strings.TrimSpace(getenv(key)); dir != "" && isCity(dir) {
+			abs, err := filepath.Abs(dir)
+			if err == nil {
+				return maildir.FindRoot(abs)
+			}
+		}
+	}
+	for _, from := range []string{strings.TrimSpace(getenv("GC_DIR")), wd} {
+		if from == "" {
+			continue
+		}
+		if city := findCity(from); city != "" {
+			return maildir.FindRoot(city)
 		}
 	}
 	return ""
+}
+
+// isCity reports whether dir is a Gas City city's directory.
+func isCity(dir string) bool {
+	if st, err := os.Stat(filepath.Join(dir, "city.toml")); err == nil && !st.IsDir() {
+		return true
+	}
+	st, err := os.Stat(filepath.Join(dir, ".gc"))
+	return err == nil && st.IsDir()
+}
+
+// findCity walks up from dir to the nearest directory holding city.toml,
+// else the nearest holding .gc/ (an older city), or "".
+func findCity(dir string) string {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	legacy := ""
+	for {
+		if st, err := os.Stat(filepath.Join(dir, "city.toml")); err == nil && !st.IsDir() {
+			return dir
+		}
+		if st, err := os.Stat(filepath.Join(dir, ".gc")); legacy == "" && err == nil && st.IsDir() {
+			legacy = dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return legacy
+		}
+		dir = parent
+	}
 }

@@ -22,9 +22,11 @@ func (c *gascityCmd) Help() string {
 mail in mailfs: set GC_MAIL=exec:/path/to/mailfs-gascity (a link to the
 mailfs binary; the name selects this mode), or point it at a two-line
 script that runs "exec mailfs gascity "$@"". The root is $MAILFS_ROOT;
-else the town Gas City names ($GC_CITY_PATH, or $GC_CITY when it is an
-absolute path: the nearest .chipset in or above that directory, else
-<city>/.chipset); else the usual discovery from the working directory.`
+else the city's, found as Gas City finds it ($GC_CITY, $GC_CITY_PATH or
+$GC_CITY_ROOT naming a city directory; else the city above $GC_DIR; else
+the city above the working directory: the nearest city.toml, else .gc/),
+at the nearest .chipset in or above the city, else <city>/.chipset; outside
+a city, the usual discovery from the working directory.`
 }
 
 func (c *gascityCmd) Run(a *app) error {
