@@ -549,7 +549,8 @@ func (c *checker) nudgeFolder(d *durable.Dir, nudges bool) {
 				return
 			}
 			c.fileMode(d, name, st)
-			if orig, at, ok := nudgeq.ParseClaim(name); ok {
+			if orig, _, ok := nudgeq.ParseClaim(name); ok {
+				at, _ := nudgeq.ClaimedAt(name, st)
 				if c.now.Sub(at) >= c.opt.OrphanAfter {
 					f := c.report(Orphan, d.Join(name), fmt.Sprintf("claimed %v ago by a drainer that did not finish", c.now.Sub(at).Round(time.Second)))
 					c.fix(f, "returned to the queue as "+d.Join(orig), func() error { return d.Move(name, d, orig) })

@@ -248,3 +248,38 @@ func sorted(s ...string) []string {
 	slices.Sort(s)
 	return s
 }
+
+// A Gas Town claim ("<nudge>.claimed.<8 hex>") names no time and keeps the
+// nudge's old mtime: fsck judges it by the time of its rename (its ctime),
+// so a fresh claim of an aged nudge is no orphan, and a dead one is
+// reported with its true age.
+func TestGasTownClaimJudgedByItsRename(t *testing.T) {
+	tr := newTree(t)
+	nudge := `{"expires_at":"2026-06-01T13:00:00Z","message":"m","priority":"normal","sender":"s","timestamp":"2026-06-01T11:00:00Z"}`
+	name := "1780000000000000000-a1b2c3d4.json"
+	tr.put("runtime/nudge/toast/"+name, nudge, 0o600, 0)
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(tr.path("runtime/nudge/toast/"+name), old, old)
+	claim := name + ".claimed.deadbeef"
+	if err := os.Rename(tr.path("runtime/nudge/toast/"+name), tr.path("runtime/nudge/toast/"+claim)); err != nil {
+		t.Fatal(err)
+	}
+	check := func(at time.Time) map[string]*fsck.Finding {
+		found, err := fsck.Check(tr.dir, fsck.Options{Repair: true, Now: func() time.Time { return at }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]*fsck.Finding{}
+		for _, f := range found {
+			out[string(f.Kind)+" "+f.Path] = f
+		}
+		return out
+	}
+	if found := check(time.Now()); found["orphan-claim runtime/nudge/toast/"+claim] != nil || !tr.exists("runtime/nudge/toast/"+claim) {
+		t.Fatalf("a live Gas Town claim was taken for an orphan: %v", keys(found))
+	}
+	f := check(time.Now().Add(10 * time.Minute))["orphan-claim runtime/nudge/toast/"+claim]
+	if f == nil || !strings.Contains(f.Detail, "claimed 10m") || !tr.exists("runtime/nudge/toast/"+name) {
+		t.Fatalf("a dead Gas Town claim, ten minutes on: %+v", f)
+	}
+}

@@ -218,9 +218,8 @@ func queueOrder(a, b string) int {
 // ParseClaim splits the name of a claimed nudge file into the nudge's own
 // name and the time it was claimed: mailfs names a claim
 // "<nudge name>.claimed.<claim unixnano>-<rand>". Gas Town's claims,
-// "<nudge name>.claimed.<8 hex>", carry no time: claimedAt is zero, and the
-// claim's time is the file's mtime, by Gas Town's own rule. ok is false for
-// any other name.
+// "<nudge name>.claimed.<8 hex>", carry no time: claimedAt is zero (see
+// [ClaimedAt]). ok is false for any other name.
 func ParseClaim(name string) (nudge string, claimedAt time.Time, ok bool) {
 	nudge, rest, found := strings.Cut(name, ".claimed.")
 	if !found || !isNudgeName(nudge) {
@@ -235,6 +234,24 @@ func ParseClaim(name string) (nudge string, claimedAt time.Time, ok bool) {
 		return "", time.Time{}, false
 	}
 	return nudge, time.Unix(0, ns), true
+}
+
+// ClaimedAt is when the claim file name, whose stat is st, was claimed:
+// the time in a mailfs claim's name; for a Gas Town claim, which names no
+// time, the later of its mtime and its ctime. A rename keeps the mtime (an
+// aged nudge claimed a moment ago still has its old one) but sets the
+// ctime, so the ctime is when the claim was made; the mtime is later only
+// when Gas Town touched the claim since. ok is false for a name that is
+// not a claim.
+func ClaimedAt(name string, st durable.Stat) (at time.Time, ok bool) {
+	_, at, ok = ParseClaim(name)
+	if ok && at.IsZero() {
+		at = st.ModTime
+		if st.Ctime.After(at) {
+			at = st.Ctime
+		}
+	}
+	return at, ok
 }
 
 // listing is what one read of a queue directory holds.
@@ -461,12 +478,12 @@ func (q *Queue) returnOrphans(d *durable.Dir, claims []string, now time.Time) bo
 	returned := false
 	for _, c := range claims {
 		orig, at, _ := ParseClaim(c)
-		if at.IsZero() { // Gas Town's claim: its time is the mtime
+		if at.IsZero() { // Gas Town's claim: the time of its rename
 			st, err := d.Lstat(c)
 			if err != nil {
 				continue
 			}
-			at = st.ModTime
+			at, _ = ClaimedAt(c, st)
 		}
 		if now.Sub(at) >= after && d.Move(c, d, orig) == nil {
 			returned = true
