@@ -73,8 +73,10 @@ func validKey(k string) bool {
 func isLetter(c byte) bool { return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' }
 
 // FormatBody returns a protocol body: one "Key: value" line per field, a
-// blank line, then text. Keys follow [Message.Fields]; a value is any
-// non-empty text on one line, commas included, in valid UTF-8.
+// blank line, then text. Keys follow [Message.Fields]; a value is any text
+// on one line, commas included, in valid UTF-8. An empty value is written
+// "Key: " as Gas Town writes it ("Error: " when there was none), and reads
+// back as no field (see [Message.Fields]).
 func FormatBody(fields [][2]string, text string) (string, error) {
 	var b strings.Builder
 	for _, f := range fields {
@@ -84,8 +86,6 @@ func FormatBody(fields [][2]string, text string) (string, error) {
 			return "", fmt.Errorf("%w: field key %q (use a letter, then letters, digits, -, _ and single spaces, at most %d bytes)", ErrInvalidMessage, k, maxKey)
 		case strings.ContainsAny(v, "\r\n"):
 			return "", fmt.Errorf("%w: the value of field %s must be one line", ErrInvalidMessage, k)
-		case v == "":
-			return "", fmt.Errorf("%w: field %s has no value", ErrInvalidMessage, k)
 		case !utf8.ValidString(v):
 			return "", fmt.Errorf("%w: the value of field %s is not valid UTF-8", ErrInvalidMessage, k)
 		}

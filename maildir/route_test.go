@@ -450,10 +450,23 @@ func TestProtocolFields(t *testing.T) {
 	if v, _ := m.Field("previous status"); v != "hooked" {
 		t.Fatalf("Field(previous status) = %q", v)
 	}
-	for _, bad := range [][2]string{{"two  spaces", "x"}, {"trailing ", "x"}, {"9lives", "x"}, {"Key", "multi\nline"}, {"", "x"}, {"Key", ""}, {"Key", "bad\xff"}} {
+	for _, bad := range [][2]string{{"two  spaces", "x"}, {"trailing ", "x"}, {"9lives", "x"}, {"Key", "multi\nline"}, {"", "x"}, {"Key", "bad\xff"}} {
 		if _, err := maildir.FormatBody([][2]string{bad}, ""); !errors.Is(err, maildir.ErrInvalidMessage) {
 			t.Errorf("FormatBody(%q) = %v", bad, err)
 		}
+	}
+}
+
+// An empty value is written as Gas Town writes it ("Error: "), and reads
+// back as no field.
+func TestEmptyFieldValue(t *testing.T) {
+	body, err := maildir.FormatBody([][2]string{{"Branch", "polecat/nux"}, {"Error", ""}}, "merged")
+	if err != nil || body != "Branch: polecat/nux\nError: \n\nmerged" {
+		t.Fatalf("FormatBody = %q, %v", body, err)
+	}
+	m := &maildir.Message{Body: body}
+	if v, ok := m.Field("Error"); ok {
+		t.Fatalf("an empty field reads as %q", v)
 	}
 }
 

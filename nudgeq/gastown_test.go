@@ -108,3 +108,27 @@ func TestSharedQueueWithGasTown(t *testing.T) {
 		t.Fatalf("delivered twice: %q", messages(b.Nudges))
 	}
 }
+
+// Gas Town writes nudges from no agent with an empty sender (or none):
+// they are delivered, shown as from (no sender), and never left queued to
+// warn at every drain.
+func TestGasTownNudgeWithoutSender(t *testing.T) {
+	f := newFixture(t)
+	ts := t0.UTC().Format(time.RFC3339Nano)
+	gastownNudge(t, f, "toast", t0, "a1b2c3d4", `{"sender":"","message":"system check","priority":"normal","timestamp":"`+ts+`"}`)
+	gastownNudge(t, f, "toast", t0.Add(time.Millisecond), "a1b2c3d5", `{"message":"no sender key","timestamp":"`+ts+`"}`)
+	b, err := f.q.Drain("toast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Nudges) != 2 || b.Nudges[0].Sender != nudgeq.NoSender || b.Nudges[1].Sender != nudgeq.NoSender {
+		t.Fatalf("drained %+v", b.Nudges)
+	}
+	r := (&nudgeq.Reminder{Agent: "toast", Nudges: b.Nudges}).String()
+	if !strings.Contains(r, "[from (no sender)] system check") {
+		t.Fatalf("reminder:\n%s", r)
+	}
+	if n, _ := f.q.Len("toast"); n != 0 || len(f.warns) != 0 {
+		t.Fatalf("%d left queued, warnings %v", n, f.warns)
+	}
+}

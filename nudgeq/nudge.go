@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -90,8 +91,9 @@ func (n *Nudge) encode() []byte {
 }
 
 // Parse decodes a nudge file. It returns an error wrapping [ErrInvalid] for
-// anything but one JSON object with a message, a sender and a timestamp.
-// It reads Gas Town's nudge files too: a priority word other than urgent
+// anything but one JSON object with a message and a timestamp. It reads
+// Gas Town's nudge files too: an empty or missing sender (which Gas Town
+// writes for a nudge from no agent) is [NoSender]; a priority word other than urgent
 // counts as normal, a missing expires_at is the timestamp plus the default
 // time to live, and deliver_after is honoured; keys it does not know are
 // ignored.
@@ -107,10 +109,11 @@ func Parse(data []byte) (*Nudge, error) {
 	switch {
 	case w.Message == nil:
 		return bad("no message")
-	case w.Sender == "":
-		return bad("no sender")
 	case w.Timestamp.IsZero():
 		return bad("no timestamp")
+	}
+	if strings.TrimSpace(w.Sender) == "" {
+		w.Sender = NoSender
 	}
 	if w.Priority != Urgent {
 		w.Priority = Normal
@@ -124,6 +127,10 @@ func Parse(data []byte) (*Nudge, error) {
 	return &Nudge{Sender: w.Sender, Message: *w.Message, Priority: w.Priority,
 		Timestamp: w.Timestamp, ExpiresAt: w.ExpiresAt, MailID: w.MailID, DeliverAfter: w.DeliverAfter}, nil
 }
+
+// NoSender is the sender of a nudge whose file names none (Gas Town writes
+// such nudges): shown as it is, never an agent's name (it has a space).
+const NoSender = "(no sender)"
 
 // check validates a nudge about to be queued and fills in its defaults.
 func (n *Nudge) check(now time.Time, ttl time.Duration) error {
