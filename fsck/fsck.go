@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -215,6 +216,27 @@ func (c *checker) open(rel string) *durable.Dir {
 		return nil
 	}
 	c.dirMode(d)
+	return d
+}
+
+// linked opens the directory a link at rel leads to, reporting a link
+// that leads nowhere, or to anything but a directory.
+func (c *checker) linked(rel string) *durable.Dir {
+	target, err := filepath.EvalSymlinks(filepath.Join(c.r.Path(), filepath.FromSlash(rel)))
+	var r *durable.Root
+	if err == nil {
+		r, err = durable.OpenRoot(target)
+	}
+	if err != nil {
+		c.report(NotRegular, rel, "a link to no directory: "+err.Error())
+		return nil
+	}
+	defer r.Close()
+	d, err := r.Open(".")
+	if err != nil {
+		c.report(NotRegular, rel, err.Error())
+		return nil
+	}
 	return d
 }
 
@@ -514,13 +536,21 @@ func (c *checker) nudges() {
 	}
 	defer parent.Close()
 	parent.Each(func(e fs.DirEntry) {
-		if !e.IsDir() || !maildir.ValidAgent(e.Name()) {
+		shared := e.Type()&fs.ModeSymlink != 0 && maildir.ValidAgent(e.Name())
+		if !shared && (!e.IsDir() || !maildir.ValidAgent(e.Name())) {
 			if !strings.HasPrefix(e.Name(), ".") {
 				c.report(NotRegular, parent.Join(e.Name()), "not a queue named by an agent id")
 			}
 			return
 		}
-		q := c.open(parent.Join(e.Name()))
+		var q *durable.Dir
+		if shared {
+			// A queue shared with Gas Town: a link to its folder, the one
+			// link mailfs follows; its nudges are checked where it leads.
+			q = c.linked(parent.Join(e.Name()))
+		} else {
+			q = c.open(parent.Join(e.Name()))
+		}
 		if q == nil {
 			return
 		}

@@ -283,3 +283,22 @@ func TestGasTownClaimJudgedByItsRename(t *testing.T) {
 		t.Fatalf("a dead Gas Town claim, ten minutes on: %+v", f)
 	}
 }
+
+// A queue shared with Gas Town through a link is checked where it leads,
+// and the link itself is no finding.
+func TestSharedNudgeQueueLink(t *testing.T) {
+	tr := newTree(t)
+	gt := filepath.Join(t.TempDir(), "nudge_queue", "gt-toast")
+	os.MkdirAll(gt, 0o700)
+	os.WriteFile(filepath.Join(gt, "1780000000000000000-a1b2c3d4.json"), []byte("garbage"), 0o600)
+	old := now.Add(-time.Hour)
+	os.Chtimes(filepath.Join(gt, "1780000000000000000-a1b2c3d4.json"), old, old)
+	tr.put("runtime/nudge/.keep", "", 0o600, time.Hour)
+	if err := os.Symlink(gt, tr.path("runtime/nudge/toast")); err != nil {
+		t.Fatal(err)
+	}
+	got := keys(tr.check(false))
+	if slices.Contains(got, "not-regular runtime/nudge/toast") || !slices.ContainsFunc(got, func(k string) bool { return strings.HasPrefix(k, "invalid ") && strings.HasSuffix(k, "a1b2c3d4.json") }) {
+		t.Fatalf("findings: %v", got)
+	}
+}

@@ -132,3 +132,49 @@ func TestGasTownNudgeWithoutSender(t *testing.T) {
 		t.Fatalf("%d left queued, warnings %v", n, f.warns)
 	}
 }
+
+// An agent's queue folder may be a symbolic link to Gas Town's nudge folder
+// for the agent, the one link mailfs follows below the root: both tools
+// then share one queue.
+func TestQueueSharedThroughALink(t *testing.T) {
+	f := newFixture(t)
+	gt := filepath.Join(t.TempDir(), "gastown", ".runtime", "nudge_queue", "gt-gastown-toast")
+	os.MkdirAll(gt, 0o700)
+	os.MkdirAll(filepath.Join(f.dir, "runtime", "nudge"), 0o700)
+	if err := os.Symlink(gt, f.box("toast")); err != nil {
+		t.Fatal(err)
+	}
+	ts := t0.UTC().Format(time.RFC3339Nano)
+	os.WriteFile(filepath.Join(gt, fmt.Sprintf("%d-a1b2c3d4.json", t0.UnixNano())), []byte(`{"sender":"gastown/witness","message":"from gas town","timestamp":"`+ts+`"}`), 0o600)
+	if _, err := f.q.Enqueue("toast", nudgeq.Nudge{Sender: "mayor", Message: "from mailfs"}, 0); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(gt)
+	if len(ents) != 2 {
+		t.Fatalf("mailfs's nudge did not land in Gas Town's folder: %v", ents)
+	}
+	if n, err := f.q.Len("toast"); n != 2 || err != nil {
+		t.Fatalf("Len = %d, %v", n, err)
+	}
+	b, err := f.q.Drain("toast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := messages(b.Nudges)
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"from gas town", "from mailfs"}) {
+		t.Fatalf("drained %q", got)
+	}
+	b.Commit()
+	if st, err := os.Lstat(f.box("toast")); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Fatal("the link was replaced")
+	}
+	// A link to a file is refused, and nothing is written through it.
+	os.Remove(f.box("toast"))
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o600)
+	os.Symlink(file, f.box("toast"))
+	if _, err := f.q.Enqueue("toast", nudgeq.Nudge{Sender: "mayor", Message: "x"}, 0); err == nil {
+		t.Fatal("a nudge was queued through a link to a file")
+	}
+}

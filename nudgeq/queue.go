@@ -124,6 +124,9 @@ func (q *Queue) warn(path string, err error) {
 	}
 }
 
+// queueDir is agent's queue folder, below the root. It may be a symbolic
+// link to a directory (Gas Town's nudge folder for the agent): the one
+// link below the root mailfs follows (see chipset.Root.Linked).
 func queueDir(agent string) string { return Dir + "/" + agent }
 
 // Enqueue queues n for agent and returns it as queued, with its ID,
@@ -144,6 +147,9 @@ func (q *Queue) Enqueue(agent string, n Nudge, ttl time.Duration) (*Nudge, error
 		return nil, err
 	}
 	d, err := r.MkdirAll(queueDir(agent))
+	if errors.Is(err, durable.ErrNotDir) {
+		d, err = q.root.Linked(queueDir(agent)) // a queue shared with Gas Town
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +163,7 @@ func (q *Queue) Enqueue(agent string, n Nudge, ttl time.Duration) (*Nudge, error
 	depth, err := queued(d)
 	if err == nil && depth >= q.maxDepth() {
 		unlock()
-		q.noteRefusal(r, agent, n.Sender, now)
+		q.noteRefusal(d, n.Sender, now)
 		return nil, &FullError{Agent: agent, Max: q.maxDepth()}
 	}
 	var name string
@@ -304,7 +310,7 @@ func (q *Queue) Len(agent string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	d, err := q.root.Dir(queueDir(agent))
+	d, err := q.root.Linked(queueDir(agent))
 	if d == nil {
 		return 0, err
 	}
@@ -319,7 +325,7 @@ func (q *Queue) Peek(agent string) ([]*Nudge, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := q.root.Dir(queueDir(agent))
+	d, err := q.root.Linked(queueDir(agent))
 	if d == nil {
 		return nil, err
 	}
@@ -407,7 +413,7 @@ func (q *Queue) ClaimContext(ctx context.Context, agent string) (*Batch, error) 
 		return nil, err
 	}
 	b := &Batch{Agent: agent}
-	d, err := q.root.Dir(queueDir(agent))
+	d, err := q.root.Linked(queueDir(agent))
 	if d == nil {
 		return b, err
 	}

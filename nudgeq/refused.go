@@ -18,12 +18,12 @@ type refusalNote struct {
 	Timestamp time.Time `json:"timestamp"`
 }
 
-// noteRefusal leaves a note for agent; failing to is reported to Warn, as
-// the sender already gets the refusal as an error.
-func (q *Queue) noteRefusal(r *durable.Root, agent, sender string, now time.Time) {
-	d, err := r.MkdirAll(queueDir(agent) + "/" + refusedDir)
+// noteRefusal leaves a note in the queue folder queue; failing to is
+// reported to Warn, as the sender already gets the refusal as an error.
+func (q *Queue) noteRefusal(queue *durable.Dir, sender string, now time.Time) {
+	d, err := queue.MkSub(refusedDir)
 	if err != nil {
-		q.warn(queueDir(agent)+"/"+refusedDir, err)
+		q.warn(queue.Join(refusedDir), err)
 		return
 	}
 	defer d.Close()
@@ -44,8 +44,11 @@ func (q *Queue) noteRefusal(r *durable.Root, agent, sender string, now time.Time
 
 // claimRefusals claims agent's refusal notes into b and summarises them.
 func (q *Queue) claimRefusals(b *Batch, now time.Time) error {
-	d, err := q.root.Dir(queueDir(b.Agent) + "/" + refusedDir)
-	if d == nil {
+	d, err := b.dir.Sub(refusedDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
 		return err
 	}
 	b.notes = d

@@ -92,6 +92,33 @@ func (r *Root) Dir(rel string) (*durable.Dir, error) {
 	return d, err
 }
 
+// Linked opens the directory at rel, as Dir does, except that when rel
+// itself (its last element, nothing above it) is a symbolic link to a
+// directory, the link is followed: its target is opened as a root of its
+// own, with the same options. It is for the one place mailfs wants a link
+// below the root: an agent's nudge queue shared with Gas Town's folder for
+// the agent. A link to anything but a directory is an error.
+func (r *Root) Linked(rel string) (*durable.Dir, error) {
+	d, err := r.Dir(rel)
+	if err == nil || !errors.Is(err, durable.ErrNotDir) {
+		return d, err
+	}
+	link := filepath.Join(r.path, filepath.FromSlash(rel))
+	if st, lerr := os.Lstat(link); lerr != nil || st.Mode()&fs.ModeSymlink == 0 {
+		return nil, err
+	}
+	target, terr := filepath.EvalSymlinks(link)
+	if terr != nil {
+		return nil, fmt.Errorf("%s is a symbolic link that leads nowhere: %w", link, terr)
+	}
+	root, oerr := durable.OpenRoot(target, r.opts...)
+	if oerr != nil {
+		return nil, oerr
+	}
+	defer root.Close()
+	return root.Open(".")
+}
+
 // Close releases the root's descriptors; a later use opens it again.
 func (r *Root) Close() error {
 	r.mu.Lock()

@@ -205,6 +205,22 @@ func (d *Dir) Sub(name string) (*Dir, error) {
 	return d.root.newDir(fd, d.Join(name)), nil
 }
 
+// MkSub opens the child directory name of d, creating it first (mode
+// [DirPerm], d fsynced) if it is missing, as [Root.MkdirAll] does.
+func (d *Dir) MkSub(name string) (*Dir, error) {
+	if !ValidName(name) {
+		return nil, d.err("open", name, ErrBadName)
+	}
+	fd, err := openDir(d.fd, name)
+	if err == unix.ENOENT {
+		fd, err = mkdirAt(d.fd, name)
+	}
+	if err != nil {
+		return nil, d.err("open", name, dirErr(err))
+	}
+	return d.root.newDir(fd, d.Join(name)), nil
+}
+
 // Path returns the directory's slash-separated path relative to the root.
 func (d *Dir) Path() string { return d.path }
 
