@@ -11,6 +11,7 @@ import (
 type claimCmd struct {
 	Queue string `arg:"" help:"The work queue, queue:NAME."`
 	As    string `required:"" env:"MAILFS_AGENT" placeholder:"AGENT" help:"The agent that takes the item into its mailbox."`
+	ID    bool   `name:"id" help:"Print only the item's id, for a script."`
 	jsonFlag
 }
 
@@ -21,11 +22,16 @@ Claims are serialised by a lock, and each item goes to exactly one claimant
 however many run at once. Prints the item as show does (or as JSON).
 
 Exit status 1, with nothing on stdout, when the queue is empty; 2 when the
-queue does not exist or anything else fails. So
+queue does not exist or anything else fails. A worker's loop:
 
-  while mailfs claim queue:work --as me; do ...; done
+  while :; do
+    id=$(mailfs claim queue:work --as me --id); status=$?
+    [ $status -eq 1 ] && break        # the queue is empty: done
+    [ $status -eq 0 ] || { echo "claim failed ($status)" >&2; exit 1; }
+    mailfs show me "$id"              # ... do the work ...
+    mailfs mark-read me "$id"         # done: no more reminders
+  done
 
-stops when the work runs out, and "[ $? -eq 2 ]" after it tells a failure.
 "mailfs release" puts a claimed item back.
 
 In a town on several machines only the queue's home host moves its items.
@@ -38,6 +44,9 @@ waiting, claim does not add another.`
 }
 
 func (c *claimCmd) Run(a *app) error {
+	if c.ID && c.JSON {
+		return usage("", "--id and --json: choose one")
+	}
 	s, err := a.open()
 	if err != nil {
 		return err
@@ -68,6 +77,10 @@ func (c *claimCmd) Run(a *app) error {
 		return &exitStatus{code: exitNothing, msg: fmt.Sprintf("queue empty: nothing waits in %s", q)}
 	}
 	if err != nil {
+		return err
+	}
+	if c.ID {
+		_, err := fmt.Fprintln(a.out, m.ID)
 		return err
 	}
 	return printOne(a, m, c.JSON)
