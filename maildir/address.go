@@ -121,28 +121,33 @@ func ValidAgent(name string) bool {
 // control character, or too long for a file name.
 func ParseID(s string) (string, error) {
 	id := strings.TrimSuffix(s, ".json")
-	bad := func(why string) (string, error) {
+	if why := idProblem(id); why != "" {
 		return "", fmt.Errorf("%w %q: %s", ErrInvalidID, s, why)
 	}
+	return id, nil
+}
+
+// idProblem says why id cannot be a message id, or "".
+func idProblem(id string) string {
 	switch {
 	case id == "":
-		return bad("empty")
+		return "empty"
 	case id[0] == '.':
-		return bad(`must not start with "."`)
+		return `must not start with "."`
 	case strings.Contains(id, "/"):
-		return bad(`must not contain "/"`)
+		return `must not contain "/"`
 	case len(id)+len(".json") > 255:
-		return bad("too long")
+		return "too long"
 	}
 	for i := 0; i < len(id); i++ {
 		if c := id[i]; c < 0x20 || c == 0x7f {
-			return bad("contains a control character")
+			return "contains a control character"
 		}
 	}
 	if !utf8.ValidString(id) {
-		return bad("not valid UTF-8")
+		return "not valid UTF-8"
 	}
-	return id, nil
+	return ""
 }
 
 // A Kind is what an address names.

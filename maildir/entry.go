@@ -43,6 +43,11 @@ func Classify(name string, typ fs.FileMode, archived bool) (EntryClass, error) {
 	case !typ.IsRegular():
 		return NotMessage, durable.ErrNotRegular
 	}
+	if why := idProblem(strings.TrimSuffix(name, ".json")); why != "" {
+		// A newline or another control character in the name: no command
+		// could name it, so it is no message (fsck reports it).
+		return NotMessage, fmt.Errorf("%w (the name is no message id: it %s)", ErrNotMessage, why)
+	}
 	return Candidate, nil
 }
 

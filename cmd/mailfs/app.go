@@ -285,7 +285,9 @@ func (a *app) close() {
 	}
 }
 
-func (a *app) warn(err error) { fmt.Fprintf(a.err, "mailfs: warning: %v\n", err) }
+// warn says err on stderr, on one line: a file name with a newline or an
+// escape sequence cannot break the line or drive the terminal.
+func (a *app) warn(err error) { fmt.Fprintf(a.err, "mailfs: warning: %s\n", oneLine(err.Error())) }
 
 // exitStatus is an error that sets the exit status, with an optional
 // message for stderr.
