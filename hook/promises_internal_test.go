@@ -242,3 +242,24 @@ func TestOneInjectionPerTurn(t *testing.T) {
 		t.Fatalf("state file %s: %v", data, err)
 	}
 }
+
+// A long nudge another tool queued (an older mailfs took 64 KiB) is shown
+// cut, and delivered: it never waits forever for room it cannot have.
+func TestLongForeignNudgeIsDeliveredCut(t *testing.T) {
+	h, _ := newHandler(t)
+	dir := filepath.Join(h.Store.Dir(), "runtime", "nudge", "toast")
+	os.MkdirAll(dir, 0o700)
+	ts := "2026-11-23T10:00:00Z"
+	body := fmt.Sprintf(`{"sender":"mayor","message":"LONG %s","timestamp":%q,"expires_at":"2099-01-01T00:00:00Z"}`, strings.Repeat(`\"x\" `, 8000), ts)
+	if err := os.WriteFile(filepath.Join(dir, "1795000000000000000-a1b2c3d4.json"), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := h.Handle(context.Background(), Claude, PromptSubmit, "toast", Input{}).Output
+	ctx := addedContext(t, out, "UserPromptSubmit")
+	if len(out) > Limit(Claude) || !strings.Contains(ctx, "[from mayor] LONG") || !strings.Contains(ctx, "more bytes left out") {
+		t.Fatalf("%d bytes:\n%.500s", len(out), ctx)
+	}
+	if n, _ := h.Nudges.Len("toast"); n != 0 {
+		t.Fatalf("the long nudge is still queued")
+	}
+}

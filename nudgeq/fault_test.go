@@ -137,3 +137,25 @@ func TestEnqueueKills(t *testing.T) {
 		})
 	}
 }
+
+// When no nudge can be claimed at all (a root that cannot be written), a
+// drain is an error, not an empty queue, and every nudge stays queued.
+func TestDrainThatCanClaimNothingFails(t *testing.T) {
+	f := newFixture(t)
+	for i := range 3 {
+		f.enqueue(t, "a", fmt.Sprint(i))
+	}
+	f.reopen(t, durable.WithFault(func(s durable.Step, _ string) error {
+		if s == durable.StepRename {
+			return syscall.EROFS
+		}
+		return nil
+	}))
+	b, err := f.q.Drain("a")
+	if !errors.Is(err, syscall.EROFS) || b != nil {
+		t.Fatalf("Drain = %v, %v; want the claim's error", b, err)
+	}
+	if n, _ := f.q.Len("a"); n != 3 {
+		t.Fatalf("%d queued after the failed drain, want 3", n)
+	}
+}

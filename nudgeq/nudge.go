@@ -12,11 +12,19 @@ import (
 	"github.com/mailfs/mailfs/maildir"
 )
 
-// MaxMessage is the longest nudge message, in bytes.
-const MaxMessage = 64 << 10
+// MaxMessage is the longest nudge message mailfs queues, in bytes: a nudge
+// is a short poke, and every nudge must fit a hook's answer (9,000 bytes as
+// the runtime receives them, escaping included) beside the mail it lists.
+// Longer text is mail. A longer nudge another tool queued is shown cut to
+// this length.
+const MaxMessage = 2 << 10
+
+// maxRead is the longest nudge message read from a file another tool
+// wrote (or an older mailfs, which queued up to 64 KiB).
+const maxRead = 64 << 10
 
 // maxFile bounds a nudge file, with room for its keys around the message.
-const maxFile = MaxMessage*6 + 4096
+const maxFile = maxRead*6 + 4096
 
 // A Priority is normal or urgent. Urgent nudges are shown first and
 // flagged, and live longer.
@@ -149,7 +157,7 @@ func (n *Nudge) check(now time.Time, ttl time.Duration) error {
 	case n.Message == "":
 		return bad("empty message")
 	case len(n.Message) > MaxMessage:
-		return bad("the message is %d bytes, the limit is %d", len(n.Message), MaxMessage)
+		return bad("the message is %d bytes, the limit is %d: a nudge is a short poke; send longer text as mail (mailfs send --nudge)", len(n.Message), MaxMessage)
 	case !utf8.ValidString(n.Message):
 		return bad("the message is not valid UTF-8")
 	case ttl < 0:

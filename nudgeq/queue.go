@@ -419,6 +419,7 @@ func (q *Queue) ClaimContext(ctx context.Context, agent string) (*Batch, error) 
 	}
 	b.dir = d
 	now := q.now()
+	var claimErr error // the first claim that failed other than by losing a race
 	l, err := list(d)
 	if err != nil {
 		b.Close()
@@ -437,7 +438,15 @@ func (q *Queue) ClaimContext(ctx context.Context, agent string) (*Batch, error) 
 		}
 		// Claim first: the rename decides among drainers, and losers read
 		// nothing. A claimed file that is not a nudge goes back untouched.
-		claim, ok := claimFile(d, name, now)
+		claim, ok, err := claimFile(d, name, now)
+		if err != nil {
+			// The nudge stays queued for the next drain; if no nudge
+			// could be claimed at all (a read-only root), the caller
+			// hears why below instead of taking the queue for empty.
+			claimErr = cmp.Or(claimErr, err)
+			q.warn(d.Join(name), err)
+			continue
+		}
 		if !ok {
 			continue // another drainer won it
 		}
@@ -457,24 +466,35 @@ func (q *Queue) ClaimContext(ctx context.Context, agent string) (*Batch, error) 
 		}
 		b.Nudges = append(b.Nudges, n)
 	}
+	if claimErr != nil && len(b.claimed) == 0 {
+		b.Close()
+		return nil, fmt.Errorf("nudgeq: no nudge of %s could be claimed: %w", agent, claimErr)
+	}
 	if err := q.claimRefusals(b, now); err != nil {
+		if rerr := b.Release(); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
 		b.Close()
 		return nil, err
 	}
 	return b, nil
 }
 
-// claimFile renames name to a claimed name; false means it was gone.
+// claimFile renames name to a claimed name; false means it was gone
+// (another drainer won it). Any other failure (a root that cannot be
+// written) is an error: the nudge is still queued, not gone.
 // The claim's mtime is set to now as well: Gas Town, draining the same
 // queue, judges a claim by its mtime (which a rename keeps), and must not
 // take a fresh claim of an old nudge for an orphan.
-func claimFile(d *durable.Dir, name string, now time.Time) (string, bool) {
+func claimFile(d *durable.Dir, name string, now time.Time) (string, bool, error) {
 	claim := fmt.Sprintf("%s.claimed.%019d-%08x", name, now.UnixNano(), rand.Uint32())
-	if d.Move(name, d, claim) != nil {
-		return claim, false
+	if err := d.Move(name, d, claim); errors.Is(err, fs.ErrNotExist) {
+		return claim, false, nil
+	} else if err != nil {
+		return claim, false, err
 	}
 	d.SetTimes(claim, now) // best effort: only a shared queue needs it
-	return claim, true
+	return claim, true, nil
 }
 
 // returnOrphans puts claims older than OrphanAfter back in the queue, and

@@ -278,15 +278,15 @@ func TestBadInputIsRefused(t *testing.T) {
 		n     nudgeq.Nudge
 		want  error
 	}{
-		"bad agent":      {"../x", nudgeq.Nudge{Sender: "m", Message: "x"}, maildir.ErrInvalidAddress},
-		"bad sender":     {"a", nudgeq.Nudge{Sender: "m/../..", Message: "x"}, maildir.ErrInvalidAddress},
-		"no sender":      {"a", nudgeq.Nudge{Message: "x"}, nudgeq.ErrInvalid},
-		"empty":          {"a", nudgeq.Nudge{Sender: "m"}, nudgeq.ErrInvalid},
-		"over 64 KiB":    {"a", nudgeq.Nudge{Sender: "m", Message: strings.Repeat("x", 64<<10+1)}, nudgeq.ErrInvalid},
-		"priority":       {"a", nudgeq.Nudge{Sender: "m", Message: "x", Priority: "high"}, nudgeq.ErrInvalid},
-		"invalid UTF-8":  {"a", nudgeq.Nudge{Sender: "m", Message: "\xff"}, nudgeq.ErrInvalid},
-		"bad mail id":    {"a", nudgeq.Nudge{Sender: "m", Message: "x", MailID: "../../y"}, maildir.ErrInvalidID},
-		"exactly 64 KiB": {"a", nudgeq.Nudge{Sender: "m", Message: strings.Repeat("x", 64<<10)}, nil},
+		"bad agent":     {"../x", nudgeq.Nudge{Sender: "m", Message: "x"}, maildir.ErrInvalidAddress},
+		"bad sender":    {"a", nudgeq.Nudge{Sender: "m/../..", Message: "x"}, maildir.ErrInvalidAddress},
+		"no sender":     {"a", nudgeq.Nudge{Message: "x"}, nudgeq.ErrInvalid},
+		"empty":         {"a", nudgeq.Nudge{Sender: "m"}, nudgeq.ErrInvalid},
+		"over 2 KiB":    {"a", nudgeq.Nudge{Sender: "m", Message: strings.Repeat("x", nudgeq.MaxMessage+1)}, nudgeq.ErrInvalid},
+		"priority":      {"a", nudgeq.Nudge{Sender: "m", Message: "x", Priority: "high"}, nudgeq.ErrInvalid},
+		"invalid UTF-8": {"a", nudgeq.Nudge{Sender: "m", Message: "\xff"}, nudgeq.ErrInvalid},
+		"bad mail id":   {"a", nudgeq.Nudge{Sender: "m", Message: "x", MailID: "../../y"}, maildir.ErrInvalidID},
+		"exactly 2 KiB": {"a", nudgeq.Nudge{Sender: "m", Message: strings.Repeat("x", nudgeq.MaxMessage)}, nil},
 	} {
 		if _, err := f.q.Enqueue(tc.agent, tc.n, 0); !errors.Is(err, tc.want) || tc.want == nil && err != nil {
 			t.Errorf("%s: got %v, want %v", name, err, tc.want)
@@ -296,7 +296,7 @@ func TestBadInputIsRefused(t *testing.T) {
 		t.Errorf("negative ttl: %v", err)
 	}
 	if n, _ := f.q.Len("a"); n != 1 {
-		t.Fatalf("%d queued, want only the 64 KiB one", n)
+		t.Fatalf("%d queued, want only the 2 KiB one", n)
 	}
 }
 

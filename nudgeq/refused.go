@@ -74,7 +74,10 @@ func (q *Queue) claimRefusals(b *Batch, now time.Time) error {
 			}
 			continue
 		}
-		claim, ok := claimFile(d, name, now)
+		claim, ok, err := claimFile(d, name, now)
+		if err != nil {
+			return err
+		}
 		if !ok {
 			continue
 		}

@@ -86,7 +86,7 @@ func (r *Reminder) String() string {
 			if n.Priority == Urgent {
 				flag = "[URGENT] "
 			}
-			lines = append(lines, fmt.Sprintf("- %s[from %s] %s", flag, safe(n.Sender), safe(n.Message)))
+			lines = append(lines, fmt.Sprintf("- %s[from %s] %s", flag, safe(n.Sender), safe(cutNudge(n.Message))))
 		}
 		if f := r.Refused; f != nil {
 			lines = append(lines, fmt.Sprintf("%s refused while your queue was full; latest from %s at %s.",
@@ -175,6 +175,16 @@ func them(n int) string {
 // Short cuts s to the characters of a subject a reminder shows (120),
 // marking the cut.
 func Short(s string) string { return short(s) }
+
+// cutNudge cuts a nudge longer than MaxMessage (another tool queued it) at
+// a character boundary, saying how much was left out.
+func cutNudge(s string) string {
+	if len(s) <= MaxMessage {
+		return s
+	}
+	cut := strings.ToValidUTF8(s[:MaxMessage], "")
+	return fmt.Sprintf("%s… (%d more bytes left out: a nudge is short)", cut, len(s)-len(cut))
+}
 
 // short cuts s to maxSubject characters, marking the cut.
 func short(s string) string {
