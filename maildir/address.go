@@ -46,15 +46,27 @@ func canonical(addr string) (name, why string) {
 		return "", "absolute paths are not agent names"
 	}
 	s := strings.TrimSuffix(addr, "/")
-	parts := fold(strings.Split(s, "/"))
-	for _, p := range parts {
+	raw := strings.Split(s, "/")
+	// Every element as written, before folding drops any: "../mayor" or
+	// "$(id)/mayor" must not fold into "mayor".
+	for _, p := range raw {
 		switch p {
 		case "":
 			return "", `empty path element ("//")`
 		case ".", "..":
 			return "", `"." and ".." are not agent names`
 		}
+		for i := 0; i < len(p); i++ {
+			switch c := p[i]; {
+			case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == '-':
+			case c >= 0x80:
+				return "", "only ASCII a-z 0-9 . _ - are allowed"
+			default:
+				return "", fmt.Sprintf("%q is not allowed (use a-z 0-9 . _ -)", rune(c))
+			}
+		}
 	}
+	parts := fold(raw)
 	b := []byte(strings.Join(parts, "."))
 	if len(b) > MaxAgentLen {
 		return "", fmt.Sprintf("longer than %d bytes", MaxAgentLen)

@@ -32,6 +32,8 @@ func TestParseAgentRefuses(t *testing.T) {
 		"", "..", ".", "../x", "x/..", "x/../y", "/abs", "/", "a//b",
 		"nul\x00byte", "new\nline", "tab\there", ".hidden", "-dash",
 		strings.Repeat("x", 65), "space here", "ünïcode", "\u212Aelvin", "a:b", `back\slash`,
+		// Elements that Gas Town's folding drops are checked before it.
+		"../mayor", "$(id)/mayor", "évil/mayor", "a b/deacon", "x/../polecats/nux", "rig/polecats/..",
 	} {
 		got, err := maildir.ParseAgent(in)
 		if !errors.Is(err, maildir.ErrInvalidAddress) {

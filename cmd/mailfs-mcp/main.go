@@ -51,6 +51,12 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mailfs: error: unexpected argument %q\n", fs.Arg(0))
 		return 80
 	}
+	if *host != "" {
+		if _, err := maildir.ParseHost(*host); err != nil {
+			fmt.Fprintf(stderr, "mailfs: error: --host (or $MAILFS_HOST): %v\n", err)
+			return 80
+		}
+	}
 	if *agent == "" {
 		fmt.Fprintln(stderr, "mailfs: error: no agent: give --agent or set $MAILFS_AGENT")
 		return 80

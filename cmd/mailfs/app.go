@@ -115,6 +115,13 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 	case rootEnvEmpty:
 		a.rootFlag = ""
 	}
+	// A host name is checked when it is given, not when a command first
+	// needs it: "--host ../x" is a mistake whatever the command.
+	if a.hostFlag != "" {
+		if _, err := maildir.ParseHost(a.hostFlag); err != nil {
+			return a.exit(usage("a host name is 1-64 of a-z 0-9 . _ -, as \"mailfs host NAME\" sets it", "--host (or $MAILFS_HOST): %v", err))
+		}
+	}
 	defer a.close()
 	return a.exit(kctx.Run(a))
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/mailfs/mailfs/maildir"
@@ -147,11 +149,21 @@ func (c *homeClaimCmd) Run(a *app) error {
 		}
 		objs = append(objs, obj)
 	}
+	known, _ := s.Agents()
 	for _, obj := range objs {
 		if err := s.ClaimHome(obj); err != nil {
 			return err
 		}
 		fmt.Fprintln(a.out, obj)
+		if obj.Kind == maildir.KindAgent && !slices.Contains(known, obj.Name) {
+			// Homed all the same (an agent set up before its first mail),
+			// but a typo must not go unseen.
+			hint := ""
+			if similar := maildir.Similar(obj.Name, known); len(similar) > 0 {
+				hint = "; did you mean " + strings.Join(similar, " or ") + "?"
+			}
+			a.warn(fmt.Errorf("no agent %s has a mailbox yet: homed here all the same%s", obj.Name, hint))
+		}
 	}
 	return nil
 }
