@@ -328,6 +328,12 @@ func (a *app) exit(err error) int {
 		}
 		return st.code
 	}
+	if errors.Is(err, context.Canceled) && a.ctx.Err() != nil {
+		// Interrupted (Ctrl-C, SIGTERM): say so in words, not as
+		// "context canceled"; what was done is what was reported.
+		fmt.Fprintf(a.err, "mailfs: error: interrupted; anything done before is reported above\n")
+		return exitError
+	}
 	fmt.Fprintf(a.err, "mailfs: error: %v\n", err)
 	if hint := hintFor(err); hint != "" {
 		fmt.Fprintf(a.err, "mailfs: hint: %s\n", hint)

@@ -11,8 +11,8 @@ import (
 
 // bodyFlags are the ways to give a message body.
 type bodyFlags struct {
-	Message  *string `short:"m" xor:"body" placeholder:"TEXT" help:"The body (required, or --body-file). \"-m -\" reads it from standard input."`
-	BodyFile string  `name:"body-file" xor:"body" placeholder:"FILE" type:"path" help:"Read the body from FILE."`
+	Message  []string `short:"m" xor:"body" sep:"none" placeholder:"TEXT" help:"The body (required, or --body-file), given once. \"-m -\" reads it from standard input."`
+	BodyFile string   `name:"body-file" xor:"body" placeholder:"FILE" type:"path" help:"Read the body from FILE."`
 }
 
 // body returns the body the flags name, reading at most one byte more than
@@ -20,12 +20,15 @@ type bodyFlags struct {
 func (f *bodyFlags) body(stdin io.Reader, optional bool) (string, error) {
 	var r io.Reader
 	switch {
+	case len(f.Message) > 1:
+		// A second -m would silently replace the first.
+		return "", usage(`one body: -m $'first paragraph\n\nsecond', or -m - to read it from standard input`, "-m given %d times", len(f.Message))
 	case f.Message == nil && f.BodyFile == "" && optional:
 		return "", nil
 	case f.Message == nil && f.BodyFile == "":
 		return "", withHint(errors.New("no body given"), `give one with -m TEXT, -m - (standard input) or --body-file FILE; -m '' sends an empty body`)
-	case f.Message != nil && *f.Message != "-":
-		return *f.Message, nil
+	case f.Message != nil && f.Message[0] != "-":
+		return f.Message[0], nil
 	case f.Message != nil:
 		r = stdin
 	default:

@@ -30,6 +30,9 @@ leaves unprinted nudges to come back later.`
 }
 
 func (c *checkCmd) Run(a *app) error {
+	if c.Inject && c.JSON {
+		return usage("--inject prints the reminder a hook adds to the agent's context; --json is the summary's form", "--inject and --json: choose one")
+	}
 	if c.Inject {
 		c.inject(a)
 		return nil

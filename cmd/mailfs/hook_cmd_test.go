@@ -121,3 +121,14 @@ func TestHookReadsStdinWithinItsBudget(t *testing.T) {
 		t.Fatal("the hook still waits for stdin a minute later")
 	}
 }
+
+// An interrupted command says so in words, never "context canceled".
+func TestInterruptedSaysSo(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var errb bytes.Buffer
+	a := &app{ctx: ctx, stdio: stdio{in: strings.NewReader(""), out: io.Discard, err: &errb}}
+	if code := a.exit(fmt.Errorf("sweeping: %w", context.Canceled)); code != exitError || strings.Contains(errb.String(), "context canceled") || !strings.Contains(errb.String(), "interrupted") {
+		t.Fatalf("status %d: %s", code, errb.String())
+	}
+}

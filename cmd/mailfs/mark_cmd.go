@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"strings"
 
 	"github.com/mailfs/mailfs/maildir"
 )
@@ -35,19 +37,26 @@ func (c *idsArgs) run(a *app, s *maildir.Store, box maildir.Address, ids []strin
 }
 
 // runTargets applies f to each target, reporting each failure, and fails at
-// the end if any did.
+// the end if any did, saying which were done: a partial failure never
+// hides the part that succeeded.
 func (c *idsArgs) runTargets(a *app, s *maildir.Store, ts []target, f func(s *maildir.Store, agent maildir.Address, id string) error) error {
-	failed := 0
+	var done []string
 	for _, t := range ts {
 		if err := f(s, t.box, t.id); err != nil {
-			if failed++; len(ts) == 1 {
+			if len(ts) == 1 {
 				return err
 			}
 			a.exit(err)
+			continue
 		}
+		done = append(done, t.id)
 	}
-	if failed > 0 {
-		return &exitStatus{code: exitError}
+	if failed := len(ts) - len(done); failed > 0 {
+		msg := fmt.Sprintf("error: %d of %d failed (each said above); none was done", failed, len(ts))
+		if len(done) > 0 {
+			msg = fmt.Sprintf("error: %d of %d failed (each said above); done: %s", failed, len(ts), strings.Join(done, " "))
+		}
+		return &exitStatus{code: exitError, msg: msg}
 	}
 	return nil
 }

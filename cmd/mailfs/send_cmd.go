@@ -56,6 +56,9 @@ warning; the exit status stays 0, because the mail was delivered.`
 }
 
 func (c *sendCmd) Run(a *app) error {
+	if c.Timeout != 0 && c.WaitFor == "" {
+		return usage("--timeout bounds --wait-for read: give both, or neither", "--timeout without --wait-for")
+	}
 	if c.From == "" {
 		return usage("pass --from AGENT, or set MAILFS_AGENT", "no sender given")
 	}

@@ -100,9 +100,9 @@ func (c *watchCmd) run(a *app, ev watch.Event) {
 }
 
 type waitCmd struct {
-	Agent   string        `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose mailbox."`
-	Timeout time.Duration `placeholder:"D" help:"Give up after D (exit status 124). Default: wait forever."`
-	Poll    time.Duration `placeholder:"D" help:"Scan every D instead of using inotify/kqueue (see watch)."`
+	Agent   string         `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose mailbox."`
+	Timeout *time.Duration `placeholder:"D" help:"Give up after D (exit status 124); 0 looks once and does not wait. Default: wait forever."`
+	Poll    time.Duration  `placeholder:"D" help:"Scan every D instead of using inotify/kqueue (see watch)."`
 	jsonFlag
 }
 
@@ -119,7 +119,7 @@ func (c *waitCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	if c.Timeout < 0 || c.Poll < 0 {
+	if c.Timeout != nil && *c.Timeout < 0 || c.Poll < 0 {
 		return usage("write durations such as 30s or 10m", "--timeout and --poll must not be negative")
 	}
 	s, err := a.read()
@@ -127,9 +127,21 @@ func (c *waitCmd) Run(a *app) error {
 		return err
 	}
 	ctx := a.ctx
-	if c.Timeout > 0 {
+	timeout := time.Duration(0)
+	if c.Timeout != nil {
+		timeout = *c.Timeout
+		if timeout == 0 { // look once
+			n, err := s.Count(agent)
+			if err != nil {
+				return err
+			}
+			if n.Unread == 0 {
+				return &exitStatus{code: exitTimeout, msg: fmt.Sprintf("timeout: no unread mail for %s", agent)}
+			}
+			return (&inboxCmd{Agent: agent.String(), By: "time", jsonFlag: c.jsonFlag}).Run(a)
+		}
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
+		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
 	w := &watch.Watcher{Store: s, Boxes: []maildir.Address{agent}, Poll: c.Poll, Warn: a.warn}
@@ -141,7 +153,7 @@ func (c *waitCmd) Run(a *app) error {
 		if a.ctx.Err() != nil {
 			return nil // interrupted
 		}
-		return &exitStatus{code: exitTimeout, msg: fmt.Sprintf("timeout: no unread mail for %s within %v", agent, c.Timeout)}
+		return &exitStatus{code: exitTimeout, msg: fmt.Sprintf("timeout: no unread mail for %s within %v", agent, timeout)}
 	}
 	// Something arrived (or was waiting): show everything unread, as inbox.
 	return (&inboxCmd{Agent: agent.String(), By: "time", jsonFlag: c.jsonFlag}).Run(a)
