@@ -86,6 +86,7 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 		kong.Writers(io.out, io.err),
 		kong.Exit(func(c int) { code, exited = c, true; panic(errExit) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Help(printHelp),
 		kong.Vars{"version": version(args)},
 	)
 	if err != nil {
@@ -124,6 +125,32 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 	}
 	defer a.close()
 	return a.exit(kctx.Run(a))
+}
+
+// printHelp prints kong's help, but a command's help without the global
+// flags (--root, --host, --version, --man), which every command takes and
+// "mailfs --help" lists: they would open every page with the same lines.
+func printHelp(options kong.HelpOptions, ctx *kong.Context) error {
+	if ctx.Selected() == nil {
+		return kong.DefaultHelpPrinter(options, ctx)
+	}
+	var hidden []*kong.Flag
+	for _, f := range ctx.Model.Flags {
+		if f.Name != "help" && !f.Hidden {
+			f.Hidden = true
+			hidden = append(hidden, f)
+		}
+	}
+	defer func() {
+		for _, f := range hidden {
+			f.Hidden = false
+		}
+	}()
+	if err := kong.DefaultHelpPrinter(options, ctx); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(ctx.Stdout, "\nEvery command also takes --root DIR and --host NAME (see mailfs --help).")
+	return err
 }
 
 // How the root was given empty, if it was.

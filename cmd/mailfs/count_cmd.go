@@ -9,7 +9,7 @@ import (
 
 type countCmd struct {
 	Agent string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose mailbox (or queue:name, channel:name)."`
-	jsonFlag
+	jsonRows
 }
 
 func (c *countCmd) Run(a *app) error {
@@ -33,7 +33,7 @@ func (c *countCmd) Run(a *app) error {
 }
 
 type agentsCmd struct {
-	jsonFlag
+	jsonRows
 }
 
 func (c *agentsCmd) Help() string {

@@ -11,7 +11,7 @@ import (
 
 type dndCmd struct {
 	Action string `arg:"" enum:"on,off,status" help:"on, off or status."`
-	Agent  string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose (default $MAILFS_AGENT)."`
+	Agent  string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose."`
 }
 
 func (c *dndCmd) Help() string {

@@ -9,7 +9,7 @@ import (
 )
 
 type fsckCmd struct {
-	Repair bool `help:"Fix what is safe to fix (see below); report the rest."`
+	Repair bool `help:"Fix what is safe to fix (the repair column above); report the rest."`
 	JSON   bool `help:"Print each finding as a JSON line."`
 }
 
@@ -23,12 +23,18 @@ queues) and prints one line per finding:
                                                          name is taken again
   orphan-claim  a nudge claimed over 5 minutes ago     repair: returns it to
                 by a drainer that did not finish         the queue
+                (a Gas Town claim: by its rename time)
   invalid       not a valid message (corrupt, too      repair: moves it to the
                 large, duplicate keys, invalid UTF-8,    folder's quarantine/,
-                not one object, not *.json), older       never replacing, with
-                than a minute                            <name>.reason beside it
+                not one object, not *.json, a name       never replacing, with
+                no command could give, such as one       <name>.reason beside it
+                with a newline), older than a minute;
+                a nudge or group file that does not
+                parse
   not-regular   a symbolic link, FIFO, socket, device  reported only
-                or stray directory
+                or stray directory (a nudge queue
+                that links to Gas Town's is checked
+                where it leads)
   duplicate     the same id in a mailbox and its       repair: removes the
                 archive                                  mailbox name if both are
                                                          one file (an interrupted
@@ -36,8 +42,18 @@ queues) and prints one line per finding:
   misdirected   a "to" that does not match the folder  reported only
   permissions   a file wider than 0600, a directory    repair: tightens it
                 wider than 0700
+  unfinished    a queue item still carrying a claim    repair: drops the claim
+                record or read: a claim or release       record, read false,
+                was cut short                            under the claimants' lock
+  dangling      a group naming a group that does not   reported only
+                exist: every send to it fails
+  neglected     a mailbox with unread mail older than  reported only: the agent's
+                the sweep's cut-off (24h)                work, which the sweep keeps
 
-The exit status is 0 when the tree is clean (after repair), 1 otherwise.`
+Lines are "KIND PATH: what", and with --repair "(what was done)"; --json
+gives each finding as an object. The exit status is 0 when the tree is
+clean (after repair), 1 when findings are left, 2 when the tree cannot be
+checked (no root at --root).`
 }
 
 func (c *fsckCmd) Run(a *app) error {

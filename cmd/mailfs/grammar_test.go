@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -64,7 +65,7 @@ func TestOneCommandGrammarBehavesAsTheFull(t *testing.T) {
 	if code, _, errs := call("--root", root, "inbox", "toast", "--frm", "x"); code != exitUsage || !strings.Contains(errs, `did you mean "--from"`) {
 		t.Fatalf("a mistyped flag: %d %q", code, errs)
 	}
-	if code, out, _ := call("send", "--help"); code != 0 || !strings.Contains(out, "Usage: mailfs send") || !strings.Contains(out, "--root=DIR") {
+	if code, out, _ := call("send", "--help"); code != 0 || !strings.Contains(out, "Usage: mailfs send") || !strings.Contains(out, "takes --root DIR and --host NAME") || strings.Contains(out, "--root=DIR") {
 		t.Fatalf("send --help: %d %q", code, out)
 	}
 	one, _ := onlyCommand([]string{"inbox"})
@@ -152,5 +153,25 @@ func TestBufferedOutputFailsLoudly(t *testing.T) {
 	out.Reset()
 	if code, errs := call(&out, "drain", "toast"); code != 0 || !strings.Contains(out.String(), "look") {
 		t.Fatalf("drain after a failed one: %d %q %s", code, out.String(), errs)
+	}
+}
+
+// The man page has a proper heading (name, section, date, source, manual),
+// a description, each command's help as paragraphs, and the exit statuses.
+func TestManPage(t *testing.T) {
+	var out, errs bytes.Buffer
+	if code := run(context.Background(), []string{"--man"}, stdio{in: strings.NewReader(""), out: &out, err: &errs}); code != 0 {
+		t.Fatalf("--man: %d %s", code, errs.String())
+	}
+	page := out.String()
+	first, _, _ := strings.Cut(page, "\n")
+	if !regexp.MustCompile(`^\.TH MAILFS 1 "\d{4}-\d\d-\d\d" "mailfs [^"]+" "mailfs manual"$`).MatchString(first) {
+		t.Fatalf("heading %q", first)
+	}
+	for _, want := range []string{".SH DESCRIPTION\nmailfs keeps the mail", "124: timeout: wait --timeout with no mail in time\\&.", "1: \"no\", or nothing there: check with nothing to say, claim of an empty queue,",
+		"Exit status 1, with nothing on stdout, when the queue is empty; 2 when the queue does not exist or anything else fails\\&. A worker"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
 	}
 }

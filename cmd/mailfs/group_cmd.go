@@ -62,7 +62,7 @@ func editGroup(a *app, edit func(*maildir.Store) (*maildir.Group, error)) error 
 
 type groupShowCmd struct {
 	Name string `arg:"" help:"The group (with or without @)."`
-	jsonFlag
+	jsonRows
 }
 
 func (c *groupShowCmd) Run(a *app) error {
@@ -90,7 +90,7 @@ func (c *groupShowCmd) Run(a *app) error {
 }
 
 type groupListCmd struct {
-	jsonFlag
+	jsonRows
 }
 
 func (c *groupListCmd) Run(a *app) error {

@@ -10,15 +10,14 @@ import (
 	"syscall"
 
 	"github.com/alecthomas/kong"
-	mangokong "github.com/alecthomas/mango-kong"
 	kongcompletion "github.com/jotaen/kong-completion"
 )
 
 type cli struct {
-	Root    string            `help:"The mailfs root, the .chipset directory. Default: the nearest .chipset in the working directory or above it, else ./.chipset." env:"MAILFS_ROOT" placeholder:"DIR" type:"path"`
-	Host    string            `help:"This host's name, in a town that spans machines (see \"mailfs host\"). Default: the name in the root's runtime/host." env:"MAILFS_HOST" placeholder:"NAME"`
-	Version kong.VersionFlag  `help:"Print the version (module version and VCS revision) and exit."`
-	Man     mangokong.ManFlag `help:"Print the man page (roff) and exit: mailfs --man > mailfs.1"`
+	Root    string           `help:"The mailfs root, the .chipset directory. Default: the nearest .chipset in the working directory or above it, else ./.chipset." env:"MAILFS_ROOT" placeholder:"DIR" type:"path"`
+	Host    string           `help:"This host's name, in a town that spans machines (see \"mailfs host\"). Default: the name in the root's runtime/host." env:"MAILFS_HOST" placeholder:"NAME"`
+	Version kong.VersionFlag `help:"Print the version (module version and VCS revision) and exit."`
+	Man     manFlag          `help:"Print the man page (roff) and exit: mailfs --man > mailfs.1"`
 
 	Init       initCmd       `cmd:"" help:"Create the mail tree and its .gitignore."`
 	Send       sendCmd       `cmd:"" help:"Deliver a message to one or more agents."`

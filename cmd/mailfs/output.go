@@ -19,6 +19,12 @@ type jsonFlag struct {
 	JSON bool `help:"Print one JSON object per line: id, agent, path, then the message's keys."`
 }
 
+// jsonRows is --json for the commands that list things other than
+// messages (mailboxes, groups, queues, channels, counts).
+type jsonRows struct {
+	JSON bool `help:"Print one JSON object per line, one per row of the table, with the same fields."`
+}
+
 // printJSON writes msgs as JSON lines.
 func printJSON(w io.Writer, msgs []*maildir.Message) error {
 	var b []byte

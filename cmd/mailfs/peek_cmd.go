@@ -7,7 +7,7 @@ import (
 )
 
 type peekCmd struct {
-	Agent string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose mailbox (default $MAILFS_AGENT)."`
+	Agent string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose mailbox."`
 	jsonFlag
 }
 
@@ -32,7 +32,7 @@ func (c *peekCmd) Run(a *app) error {
 }
 
 type clearCmd struct {
-	Agent  string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose mailbox (default $MAILFS_AGENT)."`
+	Agent  string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose mailbox."`
 	DryRun bool   `name:"dry-run" help:"Print the ids that would move, and move nothing."`
 }
 

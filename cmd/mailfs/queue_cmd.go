@@ -152,7 +152,7 @@ func (c *queueCreateCmd) Run(a *app) error {
 }
 
 type queueListCmd struct {
-	jsonFlag
+	jsonRows
 }
 
 func (c *queueListCmd) Run(a *app) error {
@@ -237,7 +237,7 @@ func (c *channelCreateCmd) Run(a *app) error {
 }
 
 type channelListCmd struct {
-	jsonFlag
+	jsonRows
 }
 
 func (c *channelListCmd) Run(a *app) error {

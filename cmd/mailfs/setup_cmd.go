@@ -21,7 +21,7 @@ import (
 
 type setupCmd struct {
 	Runtime string `arg:"" optional:"" enum:"claude,gemini,codex,plugin," default:"" help:"claude (Claude Code), gemini (Gemini CLI), codex (Codex), or plugin (a Claude Code plugin folder). Default: every one of claude, gemini and codex found on $PATH."`
-	Agent   string `env:"MAILFS_AGENT" placeholder:"NAME" help:"The agent that works in this worktree (default $MAILFS_AGENT)."`
+	Agent   string `env:"MAILFS_AGENT" placeholder:"NAME" help:"The agent that works in this worktree."`
 	Dir     string `default:"." type:"path" placeholder:"WORKTREE" help:"The agent's worktree, where the runtime's project settings live."`
 	Command string `default:"mailfs" placeholder:"PATH" help:"How the hooks run mailfs (a path, if it is not on the agent's PATH)."`
 	Out     string `default:"mailfs-plugin" type:"path" placeholder:"DIR" help:"plugin: the folder to write the plugin into."`
@@ -217,7 +217,7 @@ func (c *setupCmd) home(a *app, agent string) {
 }
 
 type doctorCmd struct {
-	Agent string `arg:"" optional:"" env:"MAILFS_AGENT" help:"The agent (default $MAILFS_AGENT)."`
+	Agent string `arg:"" optional:"" env:"MAILFS_AGENT" help:"The agent."`
 	Dir   string `default:"." type:"path" placeholder:"WORKTREE" help:"The agent's worktree."`
 }
 

@@ -8,7 +8,7 @@ import (
 )
 
 type takeCmd struct {
-	Agent string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose mailbox (default $MAILFS_AGENT)."`
+	Agent string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose mailbox."`
 	Limit int    `placeholder:"N" help:"Take at most N messages, oldest first (0: all)."`
 	jsonFlag
 }
@@ -69,7 +69,7 @@ func (c *takeCmd) Run(a *app) error {
 }
 
 type handoffCmd struct {
-	Agent   string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Who hands off, to its next session (default $MAILFS_AGENT)."`
+	Agent   string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Who hands off, to its next session."`
 	Subject string `short:"s" required:"" placeholder:"TEXT" help:"One line: where things stand."`
 	bodyFlags
 }

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/alecthomas/kong"
+	"github.com/muesli/mango"
+	"github.com/muesli/roff"
+
+	"github.com/mailfs/mailfs/internal/buildinfo"
+)
+
+// manFlag prints the man page: mango-kong's page of every command and
+// flag, with a heading, a description and an exit status section of its
+// own (mango-kong would put the one-line summary in the heading and turn
+// the --help table into a paragraph per line).
+type manFlag bool
+
+// manDescription is the page's DESCRIPTION.
+const manDescription = `mailfs keeps the mail of a town of coding agents in files: every message is one JSON file under the root's state/mail/<agent>/, written durably and atomically, so that agents, hooks, shell scripts and git all read and write the same tree, with no database and no server. Each command below reads or changes that tree; "mailfs demo" shows them at work.`
+
+func (manFlag) BeforeApply(app *kong.Kong) error {
+	help := strings.Split(strings.TrimSpace(app.Model.Help), "\n")
+	page := mango.NewManPage(1, app.Model.Name, help[0]).WithLongDescription(manDescription)
+	addManCommand(page, app.Model.Node, nil)
+	var status []string
+	for _, line := range strings.Split(exitHelp, "\n")[1:] {
+		if strings.HasPrefix(line, "       ") { // a continued line
+			status[len(status)-1] += " " + strings.TrimSpace(line)
+			continue
+		}
+		code, what, _ := strings.Cut(strings.TrimSpace(line), " ")
+		status = append(status, code+": "+strings.TrimSpace(what))
+	}
+	for i := range status {
+		status[i] += "."
+	}
+	page = page.WithSection("Exit status", "The same for every command.\n"+strings.Join(status, "\n"))
+	fmt.Fprint(app.Stdout, manHeading(page.Build(roff.NewDocument()), buildinfo.Version()))
+	app.Exit(0)
+	return nil
+}
+
+// addManCommand adds node and its children to the page, as mango-kong
+// does, but with each paragraph of a command's help on one line: mango
+// makes a paragraph of every line it is given. Indented lines (tables,
+// examples) stay lines of their own.
+func addManCommand(page *mango.ManPage, node *kong.Node, parent *mango.Command) {
+	name := node.Summary()
+	if parent == nil {
+		name = node.Name
+	}
+	item := mango.NewCommand(name, node.Help, reflow(node.Detail))
+	if parent == nil {
+		page.Root = *item
+		item = &page.Root
+	} else if err := parent.AddCommand(item); err != nil {
+		panic(err) // kong has checked the structure
+	}
+	for _, child := range node.Children {
+		if !child.Hidden {
+			addManCommand(page, child, item)
+		}
+	}
+	for _, flag := range node.Flags {
+		if flag.Hidden {
+			continue
+		}
+		short := ""
+		if flag.Short != 0 {
+			short = string(flag.Short)
+		}
+		item.AddFlag(mango.Flag{Name: strings.TrimPrefix(flag.Summary(), "--"), Short: short, Usage: flag.Help, PFlag: true})
+	}
+}
+
+// reflow joins the lines of each paragraph of help text into one; blank
+// lines and indented lines are kept as they are.
+func reflow(text string) string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		last := len(out) - 1
+		if line != "" && !strings.HasPrefix(line, " ") && last >= 0 && out[last] != "" && !strings.HasPrefix(out[last], " ") {
+			out[last] += " " + line
+			continue
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
+}
+
+var thLine = regexp.MustCompile(`(?m)^\.TH MAILFS 1 "([^"]*)" .*$`)
+
+// manHeading makes the .TH line: name, section, date, source (the
+// version), and the manual's title, where mango puts the summary.
+func manHeading(page, version string) string {
+	version = strings.ReplaceAll(strings.Fields(version + " mailfs")[0], `"`, "")
+	return thLine.ReplaceAllString(page, `.TH MAILFS 1 "$1" "mailfs `+version+`" "mailfs manual"`)
+}
