@@ -38,7 +38,7 @@ func (manFlag) BeforeApply(app *kong.Kong) error {
 		status[i] += "."
 	}
 	page = page.WithSection("Exit status", "The same for every command.\n"+strings.Join(status, "\n"))
-	fmt.Fprint(app.Stdout, manHeading(page.Build(roff.NewDocument()), buildinfo.Version()))
+	fmt.Fprintln(app.Stdout, strings.TrimSuffix(manHeading(page.Build(roff.NewDocument()), buildinfo.Version()), "\n"))
 	app.Exit(0)
 	return nil
 }
