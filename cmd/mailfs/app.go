@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"reflect"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -321,7 +322,14 @@ func (a *app) close() {
 
 // warn says err on stderr, on one line: a file name with a newline or an
 // escape sequence cannot break the line or drive the terminal.
-func (a *app) warn(err error) { fmt.Fprintf(a.err, "mailfs: warning: %s\n", oneLine(err.Error())) }
+func (a *app) warn(err error) { fmt.Fprintf(a.err, "mailfs: warning: %s\n", oneLine(userText(err))) }
+
+// packagePrefix is the "maildir: " a library puts before its errors, for
+// programs; a person reading "mailfs: error: …" needs it no more.
+var packagePrefix = regexp.MustCompile(`(^|: )(maildir|nudgeq|gitsync|archive|fsck|watch|escalation|setup|hook): `)
+
+// userText is err's text for a person: without the packages' prefixes.
+func userText(err error) string { return packagePrefix.ReplaceAllString(err.Error(), "$1") }
 
 // exitStatus is an error that sets the exit status, with an optional
 // message for stderr.
@@ -351,7 +359,11 @@ func (a *app) exit(err error) int {
 	var st *exitStatus
 	if errors.As(err, &st) {
 		if st.msg != "" {
-			fmt.Fprintf(a.err, "mailfs: %s\n", st.msg)
+			msg := st.msg
+			if st.code == exitError && !strings.HasPrefix(msg, "error: ") {
+				msg = "error: " + msg // every error says it is one
+			}
+			fmt.Fprintf(a.err, "mailfs: %s\n", msg)
 		}
 		return st.code
 	}
@@ -361,7 +373,7 @@ func (a *app) exit(err error) int {
 		fmt.Fprintf(a.err, "mailfs: error: interrupted; anything done before is reported above\n")
 		return exitError
 	}
-	fmt.Fprintf(a.err, "mailfs: error: %v\n", err)
+	fmt.Fprintf(a.err, "mailfs: error: %s\n", userText(err))
 	if hint := hintFor(err); hint != "" {
 		fmt.Fprintf(a.err, "mailfs: hint: %s\n", hint)
 	}

@@ -36,7 +36,7 @@ func (d *demo) queues() {
 	if d.err != nil {
 		return
 	}
-	type claim struct{ who, subject string }
+	type claim struct{ who, subject, id string }
 	var (
 		mu   sync.Mutex
 		got  []claim
@@ -52,7 +52,7 @@ func (d *demo) queues() {
 				if code == exitNothing {
 					return // the queue is empty
 				}
-				var m struct{ Subject string }
+				var m struct{ ID, Subject string }
 				if err := json.Unmarshal([]byte(out.String()), &m); code != 0 || err != nil {
 					mu.Lock()
 					fail = fmt.Errorf("demo: claim by %s failed with status %d", polecat, code)
@@ -60,7 +60,7 @@ func (d *demo) queues() {
 					return
 				}
 				mu.Lock()
-				got = append(got, claim{polecat, m.Subject})
+				got = append(got, claim{polecat, m.Subject, m.ID})
 				mu.Unlock()
 			}
 		})
@@ -77,10 +77,12 @@ func (d *demo) queues() {
 	}
 	fmt.Fprintf(d.a.out, "  %d items, %d claims: each went to exactly one polecat.\n", 4, len(got))
 	d.say("A claimed item records its claim; only such an item can be released back to its queue.")
-	id := d.quiet("inbox", "nux", "--json", "--limit", "1")
-	if id = jsonID(id); id != "" {
-		d.run("show", "nux", id, "--field", "Issue")
-		d.run("release", "nux", id)
+	// The first item in subject order, whichever polecat won it (one may
+	// win them all).
+	if len(got) > 0 {
+		c := got[0]
+		d.run("show", c.who, c.id, "--field", "Issue")
+		d.run("release", c.who, c.id)
 		d.run("queue", "list")
 	}
 }
