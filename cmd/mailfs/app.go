@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/alecthomas/kong"
@@ -38,12 +39,15 @@ const (
 
 // exitHelp is the table as --help and the README print it.
 const exitHelp = `Exit status, the same for every command:
-  0    success, or "yes"
-  1    "no", or nothing there: check with nothing to say, claim of an
-       empty queue, show --field of a field the message lacks, fsck with
-       findings
+  0    success, or "yes"; a list or count, even an empty one (inbox,
+       agents, count, thread, the list and show subcommands)
+  1    "no", or nothing there, from a command that fetches or tests:
+       check with nothing to say, take, peek, drain or search finding
+       nothing, claim of an empty queue, show --field of a field the
+       message lacks, fsck with findings
   2    an error: nothing was done, or only what was reported
-  80   usage error: a wrong flag or argument, a missing agent or sender
+  80   usage error: a wrong flag or argument (a negative duration
+       included), a missing agent or sender
   124  timeout: wait --timeout with no mail in time`
 
 // run parses args and runs one command, returning the exit status.
@@ -88,6 +92,7 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 		kong.Exit(func(c int) { code, exited = c, true; panic(errExit) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.Help(printHelp),
+		kong.TypeMapper(reflect.TypeFor[time.Duration](), durationMapper()),
 		kong.Vars{"version": version(args)},
 	)
 	if err != nil {
@@ -126,6 +131,27 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 	}
 	defer a.close()
 	return a.exit(kctx.Run(a))
+}
+
+// durationMapper reads every duration flag: a Go duration, never negative
+// (no flag takes one), so "--ttl=-5m" is a usage error like any other bad
+// flag, whichever command it is given to.
+func durationMapper() kong.MapperFunc {
+	return func(ctx *kong.DecodeContext, target reflect.Value) error {
+		var s string
+		if err := ctx.Scan.PopValueInto("duration", &s); err != nil {
+			return err
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("expected a duration such as 30s, 10m or 36h, not %q", s)
+		}
+		if d < 0 {
+			return fmt.Errorf("must not be negative, not %v", d)
+		}
+		target.SetInt(int64(d))
+		return nil
+	}
 }
 
 // printHelp prints kong's help, but a command's help without the global

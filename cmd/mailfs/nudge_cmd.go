@@ -59,7 +59,8 @@ func (c *drainCmd) Help() string {
 them: each nudge is printed by exactly one drainer. Expired nudges, and
 nudges about mail that is already read, are dropped unprinted. A drainer
 that dies before removing what it claimed causes a redelivery five minutes
-later, never a loss.`
+later, never a loss. Exit status 1, with nothing printed, when no nudge
+waits (as take and peek); 2 when the queue cannot be drained.`
 }
 
 func (c *drainCmd) Run(a *app) error {
@@ -87,7 +88,13 @@ func (c *drainCmd) Run(a *app) error {
 		b.Close()
 		return err
 	}
-	return b.Commit()
+	if err := b.Commit(); err != nil {
+		return err
+	}
+	if len(b.Nudges) == 0 && b.Refused == nil {
+		return &exitStatus{code: exitNothing}
+	}
+	return nil
 }
 
 type nudgeJSON struct {
