@@ -12,6 +12,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -27,21 +28,28 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stderr)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
 
 // run serves on the process's stdin and stdout until the client goes or
 // ctx is done, and returns the exit status (mailfs's table).
-func run(ctx context.Context, args []string, stderr io.Writer) int {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mailfs-mcp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	agent := fs.String("agent", os.Getenv("MAILFS_AGENT"), "the agent whose mail the tools read and send as ($MAILFS_AGENT)")
 	root := fs.String("root", os.Getenv("MAILFS_ROOT"), "the mailfs root, the .chipset directory ($MAILFS_ROOT)")
 	host := fs.String("host", os.Getenv("MAILFS_HOST"), "this host's name in a town on several machines ($MAILFS_HOST; default the root's runtime/host)")
-	if err := fs.Parse(args); err != nil {
+	version := fs.Bool("version", false, "print the version and exit")
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return 0 // -h: the usage, printed, is what was asked for
+	} else if err != nil {
 		return 80
+	}
+	if *version {
+		fmt.Fprintln(stdout, buildinfo.Version())
+		return 0
 	}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "mailfs: error: %v\n", err)

@@ -21,10 +21,22 @@ func TestRefusesBadCommandLines(t *testing.T) {
 		{[]string{"--root", root, "--agent", "toast", "extra"}, 80, `unexpected argument "extra"`},
 		{[]string{"--root", root, "--bogus"}, 80, "flag provided but not defined: -bogus"},
 		{[]string{"--root", root, "--agent", "../etc"}, 2, "mcp: maildir: invalid"},
+		{[]string{"--host", "../x", "--agent", "toast"}, 80, "invalid host name"},
 	} {
 		var errs bytes.Buffer
-		if code := run(context.Background(), tc.args, &errs); code != tc.code || !strings.Contains(errs.String(), tc.err) {
+		if code := run(context.Background(), tc.args, &bytes.Buffer{}, &errs); code != tc.code || !strings.Contains(errs.String(), tc.err) {
 			t.Errorf("%q: status %d, stderr %q; want %d and %q", tc.args, code, errs.String(), tc.code, tc.err)
 		}
+	}
+}
+
+// -h prints the usage and succeeds; --version prints the version.
+func TestHelpAndVersion(t *testing.T) {
+	var out, errs bytes.Buffer
+	if code := run(context.Background(), []string{"-h"}, &out, &errs); code != 0 || !strings.Contains(errs.String(), "-agent") {
+		t.Fatalf("-h: status %d, %q", code, errs.String())
+	}
+	if code := run(context.Background(), []string{"--version"}, &out, &errs); code != 0 || !strings.Contains(out.String(), "go1.") {
+		t.Fatalf("--version: status %d, %q", code, out.String())
 	}
 }
