@@ -278,3 +278,24 @@ func (s *Store) mustExist(a Address) error {
 func (s *Store) openFolder(b Address, archived bool) (*durable.Dir, error) {
 	return s.root.Dir(b.Dir(archived))
 }
+
+// AddAgent makes agent's mailbox, empty, if it has none: the agent is then
+// known (it is listed, patterns of groups match it, a send to it is no
+// first send). It reports whether the mailbox was made now. An empty
+// folder is not kept by git: on a town of several machines the agent is
+// known on the others once its first mail is synced, or its home record.
+func (s *Store) AddAgent(agent string) (made bool, err error) {
+	name, err := ParseAgent(agent)
+	if err != nil {
+		return false, err
+	}
+	b := Address{Kind: KindAgent, Name: name}
+	if s.exists(b) {
+		return false, nil
+	}
+	d, err := s.mkdir(b.Dir(false))
+	if err != nil {
+		return false, err
+	}
+	return true, d.Close()
+}

@@ -33,6 +33,7 @@ type cli struct {
 	Search     searchCmd     `cmd:"" help:"Find messages across mailboxes by text, sender, type, priority and time."`
 	Count      countCmd      `cmd:"" help:"Count an agent's messages: total and unread."`
 	Agents     agentsCmd     `cmd:"" help:"List every mailbox with its counts."`
+	Agent      agentCmd      `cmd:"" help:"Register agents before their first mail (agent add)."`
 	Delete     deleteCmd     `cmd:"" help:"Remove messages."`
 	Clear      clearCmd      `cmd:"" help:"Archive every message in a mailbox, read or not."`
 	Archive    archiveCmd    `cmd:"" help:"Sweep old messages into archive/, or archive named ones now."`

@@ -10,6 +10,7 @@ import (
 type takeCmd struct {
 	Agent string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose mailbox."`
 	Limit int    `placeholder:"N" help:"Take at most N messages, oldest first (0: all)."`
+	filterFlags
 	jsonFlag
 }
 
@@ -17,8 +18,10 @@ func (c *takeCmd) Help() string {
 	return `Prints the agent's unread messages with their bodies, oldest first, then
 marks each read: what an agent wants at the top of its loop, in one call.
 Printing comes first and marking after, so a take killed in between shows
-the messages again next time; it never loses one. Exit status 1 when there
-was nothing to take.`
+the messages again next time; it never loses one. The filters (--type,
+--from, --priority, --since, --subject, --body) take only the messages they
+match, as inbox lists them: "take --type work_assignment" leaves the rest
+unread. Exit status 1 when there was nothing to take.`
 }
 
 func (c *takeCmd) Run(a *app) error {
@@ -32,7 +35,11 @@ func (c *takeCmd) Run(a *app) error {
 	if err := s.MayChange(box); err != nil {
 		return err // refused before anything is printed: take marks what it prints
 	}
-	msgs, err := s.List(box, maildir.ListOptions{Limit: c.Limit})
+	m, err := c.matcher("")
+	if err != nil {
+		return err
+	}
+	msgs, err := s.List(box, maildir.ListOptions{Limit: c.Limit, Match: m})
 	if err != nil {
 		return err
 	}
