@@ -108,6 +108,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	defer s.Close()
 	s.Host = os.Getenv("MAILFS_HOST") // else the root's runtime/host
 	s.NoIndex = maildir.IndexOff(os.Getenv(maildir.IndexEnv))
+	s.Verbatim = true // Gas City's addresses, not Gas Town's folding
 	s.Warn = func(err error) { fmt.Fprintf(stderr, "mailfs: warning: %v\n", err) }
 	out, err := handler(&gcCall{store: s, arg: arg, stdin: stdin})
 	if err != nil {
@@ -155,9 +156,11 @@ var gcOps = map[string]gcOp{
 }
 
 // recipient maps a Gas City recipient (human, rig/name, binding.name, a
-// session id) to a mailbox, SPEC §2.
+// session id) to its mailbox, exactly as written: Gas City keeps
+// "myrig/witness", "myrig.witness" and "MyRig/Witness" apart, and
+// "frontend/mayor" is not the city's mayor (see maildir.VerbatimMailbox).
 func (c *gcCall) recipient() (maildir.Address, error) {
-	agent, err := maildir.ParseAgent(c.arg)
+	agent, err := maildir.VerbatimMailbox(c.arg)
 	return maildir.Address{Kind: maildir.KindAgent, Name: agent}, err
 }
 

@@ -105,3 +105,47 @@ func TestGasTownFolding(t *testing.T) {
 		t.Errorf("Similar = %v", got)
 	}
 }
+
+// Gas City's addresses map to mailboxes one to one: no two addresses share
+// a mailbox, and every mailbox is a valid agent id.
+func TestVerbatimMailboxIsOneToOne(t *testing.T) {
+	for in, want := range map[string]string{
+		"myrig/witness": "myrig.witness", "myrig.witness": "myrig_.witness", "MyRig/Witness": "_my_rig._witness",
+		"frontend/mayor": "frontend.mayor", "mayor": "mayor", "a_b": "a__b", "human": "human",
+	} {
+		if got, err := maildir.VerbatimMailbox(in); err != nil || got != want {
+			t.Errorf("VerbatimMailbox(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	seen := map[string]string{}
+	alphabet := "aZ._/-9"
+	var walk func(prefix string, n int)
+	walk = func(prefix string, n int) {
+		if prefix != "" {
+			if name, err := maildir.VerbatimMailbox(prefix); err == nil {
+				if other, ok := seen[name]; ok {
+					t.Fatalf("%q and %q share the mailbox %q", other, prefix, name)
+				}
+				seen[name] = prefix
+				if !maildir.ValidAgent(name) {
+					t.Fatalf("%q maps to %q, no agent id", prefix, name)
+				}
+			}
+		}
+		if n == 0 {
+			return
+		}
+		for _, c := range alphabet {
+			walk(prefix+string(c), n-1)
+		}
+	}
+	walk("", 5) // every address of up to five of these characters
+	if len(seen) < 1000 {
+		t.Fatalf("only %d addresses mapped", len(seen))
+	}
+	for _, bad := range []string{"", "../x", "a//b", "./a", "évil", "a b", "$(id)"} {
+		if _, err := maildir.VerbatimMailbox(bad); !errors.Is(err, maildir.ErrInvalidAddress) {
+			t.Errorf("VerbatimMailbox(%q) = %v", bad, err)
+		}
+	}
+}

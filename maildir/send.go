@@ -103,16 +103,16 @@ func (s *Store) prepare(m *Message) (*Message, []Address, error) {
 		return nil, nil, fmt.Errorf("%w: no sender (set From)", ErrInvalidMessage)
 	}
 	var err error
-	from, err := ParseAgent(c.From)
+	from, err := s.agentOf(c.From)
 	if err != nil {
 		return nil, nil, err
 	}
-	c.From = Written(c.From) // as the sender wrote it; the mailbox is from
+	c.From = s.written(c.From) // as the sender wrote it; the mailbox is from
 	to, err := s.Resolve(c.To)
 	if err != nil {
 		return nil, nil, err
 	}
-	c.To = writtenAs(m.To, to)
+	c.To = s.writtenAs(m.To, to)
 	written := []Address{to}
 	c.CC = nil
 	for _, cc := range m.CC {
@@ -122,7 +122,7 @@ func (s *Store) prepare(m *Message) (*Message, []Address, error) {
 		}
 		if !containsAddr(written, a) {
 			written = append(written, a)
-			c.CC = append(c.CC, writtenAs(cc, a))
+			c.CC = append(c.CC, s.writtenAs(cc, a))
 		}
 	}
 	var rcpts []Address
@@ -179,9 +179,9 @@ func (s *Store) prepare(m *Message) (*Message, []Address, error) {
 // writtenAs is how a message records address s, which resolved to a: an
 // agent as written (folded), anything else in its canonical written form,
 // so a bare name that meant a group reads "@name" in the file.
-func writtenAs(s string, a Address) string {
+func (s *Store) writtenAs(addr string, a Address) string {
 	if a.Kind == KindAgent {
-		return Written(s)
+		return s.written(addr)
 	}
 	return a.String()
 }
@@ -226,7 +226,7 @@ func (s *Store) deliver(r *durable.Root, b Address, m *Message, ownThread bool) 
 		}
 		defer unlock()
 	}
-	from, err := ParseAgent(m.From) // ids carry the sender's mailbox name
+	from, err := s.agentOf(m.From) // ids carry the sender's mailbox name
 	if err != nil {
 		return err
 	}

@@ -50,6 +50,13 @@ type Store struct {
 	// the Store is used.
 	NoIndex bool
 
+	// Verbatim keeps agent addresses apart exactly as written, as Gas City
+	// does, instead of folding them as Gas Town does: each distinct
+	// address has its own mailbox (see [VerbatimMailbox]) and messages
+	// record addresses as given. The Gas City provider sets it. Set it
+	// before the Store is used.
+	Verbatim bool
+
 	root *chipset.Root
 
 	racy time.Duration // RacyWindow when 0; none when negative (tests)
@@ -144,6 +151,11 @@ var ErrAmbiguousAddress = errors.New("maildir: ambiguous address")
 // name exist; the error says how to write each. Prefixed addresses are
 // taken as written. Every command that takes an address resolves it here.
 func (s *Store) Resolve(addr string) (Address, error) {
+	if s.Verbatim && !strings.HasPrefix(addr, "@") && !strings.HasPrefix(addr, "queue:") && !strings.HasPrefix(addr, "channel:") {
+		// Gas City's addresses are agents, each as written.
+		name, err := s.agentOf(addr)
+		return Address{Kind: KindAgent, Name: name}, err
+	}
 	a, explicit, err := parseAddress(addr)
 	if err != nil || explicit {
 		return a, err

@@ -37,7 +37,7 @@ func (s *Store) ReplyTo(orig *Message, r *Message) ([]*Message, error) {
 	if orig.From == "" {
 		return nil, fmt.Errorf("%w: %s has no sender to reply to", ErrInvalidMessage, orig.Path)
 	}
-	if _, err := ParseAgent(orig.From); err != nil {
+	if _, err := s.agentOf(orig.From); err != nil {
 		return nil, fmt.Errorf("%w: %s cannot be answered: its sender %q is not an agent address", ErrInvalidMessage, orig.Path, orig.From)
 	}
 	reply := *r
