@@ -263,3 +263,27 @@ func TestLongForeignNudgeIsDeliveredCut(t *testing.T) {
 		t.Fatalf("the long nudge is still queued")
 	}
 }
+
+// When the reminder without its nudges still does not fit (a small
+// --max-bytes, long lists), it is cut at a line, saying so, and its
+// blocks stay closed: the bound holds whatever is to be said.
+func TestCutAtALineWhenNothingElseFits(t *testing.T) {
+	for _, rt := range []Runtime{Claude, Gemini, Plain} {
+		h, _ := newHandler(t)
+		h.MaxBytes = 1024
+		for i := range 15 {
+			send(t, h, fmt.Sprintf("%d %s", i, strings.Repeat(`"long" subject `, 10)), maildir.Priority([]string{"urgent", "high", "normal"}[i%3]), "")
+		}
+		out := h.Handle(context.Background(), rt, PromptSubmit, "toast", Input{}).Output
+		text := string(out)
+		if rt != Plain {
+			text = addedContext(t, out, runtimeEvents[rt][PromptSubmit])
+		}
+		if len(out) > 1024 || !strings.Contains(text, "mailfs cut this reminder short") || !strings.Contains(text, "URGENT") {
+			t.Fatalf("%s: %d bytes:\n%s", rt, len(out), text)
+		}
+		if strings.Count(text, "<system-reminder>") != strings.Count(text, "</system-reminder>") {
+			t.Fatalf("%s: blocks left open:\n%s", rt, text)
+		}
+	}
+}
