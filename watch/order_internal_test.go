@@ -10,10 +10,11 @@ import (
 )
 
 // Watches come before the first scan (SPEC §4, the README's "level-
-// triggered" promise): a message delivered between the two is reported, by
-// the scan or by its event. Scanning first would lose it: it would land
-// after the listing and before any watch could see it. Swapping the two
-// steps in Watch makes this test fail.
+// triggered" promise): a message delivered just after the scan listed its
+// mailbox is reported by the watch's event. Scanning first would lose it:
+// it lands after the listing and before any watch could see it. Moving the
+// scan before the watches in Watch makes this test fail (the hook runs at
+// the end of the first scan, wherever the scan is).
 func TestMailBetweenWatchesAndScanIsReported(t *testing.T) {
 	s, err := maildir.Open(filepath.Join(t.TempDir(), ".chipset"))
 	if err != nil {
@@ -25,7 +26,7 @@ func TestMailBetweenWatchesAndScanIsReported(t *testing.T) {
 	}
 	var between *maildir.Message
 	w := &Watcher{Store: s, Boxes: []maildir.Address{{Kind: maildir.KindAgent, Name: "toast"}},
-		between: func() {
+		afterFirstScan: func() {
 			sent, err := s.Send(&maildir.Message{From: "mayor", To: "toast", Subject: "in between"})
 			if err != nil {
 				t.Error(err)

@@ -57,9 +57,10 @@ type Watcher struct {
 	// watcher's goroutine.
 	Warn func(error)
 
-	// between, for tests, runs after the watches are added and before the
-	// first scan: what it delivers must be reported.
-	between func()
+	// afterFirstScan, for tests, runs as soon as the first scan has
+	// listed every box: what it delivers must be reported, which holds
+	// only if the watches were added before that scan.
+	afterFirstScan func()
 }
 
 // Watch starts watching and returns the channel of events, which is closed
@@ -96,9 +97,6 @@ func (w *Watcher) Watch(ctx context.Context) (<-chan Event, error) {
 			fsw.Close()
 			return nil, err
 		}
-	}
-	if w.between != nil {
-		w.between()
 	}
 	st.scanAll(true)
 	go st.run(ctx)
@@ -329,6 +327,9 @@ func (st *state) scanAll(initial bool) {
 	}
 	for _, b := range st.boxes {
 		st.scan(b, initial)
+	}
+	if initial && st.w.afterFirstScan != nil {
+		st.w.afterFirstScan()
 	}
 }
 
