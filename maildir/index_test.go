@@ -643,3 +643,38 @@ func rewriteInPlace(t *testing.T, p, old, new string) {
 		t.Fatal(err)
 	}
 }
+
+// While files are too fresh to vouch for (the racy rules, on here as in
+// use), the thread index is not trusted: a message rewritten in place to
+// join a thread, which changes nothing in its folder's stat, is found at
+// once. (TestThreadIndexSeesEveryChange runs with the racy window off.)
+func TestThreadIndexNotTrustedWhileRacy(t *testing.T) {
+	ts := newStore(t)
+	maildir.SetRacyWindow(ts.Store, time.Hour) // every file is fresh
+	plan := ts.send(t, "mayor", "toast", "the plan")
+	noise := ts.send(t, "mayor", "toast", "noise")
+	ids := func(s *maildir.Store) []string {
+		t.Helper()
+		msgs, err := s.Thread(plan.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, m := range msgs {
+			out = append(out, m.ID)
+		}
+		return out
+	}
+	if got := ids(ts.Store); len(got) != 1 {
+		t.Fatalf("the thread before: %v", got)
+	}
+	p := ts.path("state/mail/toast/" + noise.ID + ".json")
+	rewriteInPlace(t, p, `"thread": "`+noise.Thread+`"`, `"thread": "`+plan.ID+`"`)
+	want := ids(noIndex(t, ts))
+	if len(want) != 2 {
+		t.Fatalf("the rewrite did not join the thread: %v", want)
+	}
+	if got := ids(ts.Store); !slices.Equal(got, want) {
+		t.Fatalf("the index answered while racy: %v, the files say %v", got, want)
+	}
+}
