@@ -56,6 +56,7 @@ type Root struct {
 	path    string
 	dir     *Dir
 	fault   func(Step, string) error
+	fsyncFn func(fd int) error // nil: unix.Fsync
 	forced  bool        // fallbacks forced, by a test
 	refused atomic.Bool // the file system refused the renameat2 flags
 }
@@ -118,7 +119,7 @@ func (r *Root) walk(rel string, create bool) (*Dir, error) {
 		}
 		next, err := openDir(fd, name)
 		if err == unix.ENOENT && create {
-			next, err = mkdirAt(fd, name)
+			next, err = r.mkdirAt(fd, name)
 		}
 		closeOwned()
 		if err != nil {
@@ -141,7 +142,7 @@ func openDir(parent int, name string) (int, error) {
 // mkdirAt creates name in parent with mode DirPerm whatever the umask, fsyncs
 // parent, and opens the new directory. A directory created concurrently by
 // another process is simply opened.
-func mkdirAt(parent int, name string) (int, error) {
+func (r *Root) mkdirAt(parent int, name string) (int, error) {
 	err := unix.Mkdirat(parent, name, uint32(DirPerm))
 	if err == unix.EEXIST {
 		return openDir(parent, name)
@@ -157,7 +158,7 @@ func mkdirAt(parent int, name string) (int, error) {
 		unix.Close(fd)
 		return -1, err
 	}
-	if err := unix.Fsync(parent); err != nil {
+	if err := r.fsync(parent); err != nil {
 		unix.Close(fd)
 		return -1, err
 	}
@@ -213,7 +214,7 @@ func (d *Dir) MkSub(name string) (*Dir, error) {
 	}
 	fd, err := openDir(d.fd, name)
 	if err == unix.ENOENT {
-		fd, err = mkdirAt(d.fd, name)
+		fd, err = d.root.mkdirAt(d.fd, name)
 	}
 	if err != nil {
 		return nil, d.err("open", name, dirErr(err))
@@ -288,7 +289,7 @@ func (d *Dir) flock(how int) (unlock func(), err error) {
 func (d *Dir) Sync() error {
 	err := d.root.step(StepSyncDir, d.path)
 	if err == nil {
-		err = unix.Fsync(d.fd)
+		err = d.root.fsync(d.fd)
 	}
 	if err != nil {
 		return d.err("fsync", "", err)
@@ -707,7 +708,7 @@ func (d *Dir) writeTemp(target string, data []byte, sync bool) (string, error) {
 	if sync {
 		err := d.root.step(StepSync, d.Join(target))
 		if err == nil {
-			err = unix.Fsync(fd)
+			err = d.root.fsync(fd)
 		}
 		if err != nil {
 			return fail("fsync", err)

@@ -2,6 +2,8 @@
 
 package durable
 
+import "golang.org/x/sys/unix"
+
 // A Step is a point in a durable write, named for fault-injection tests.
 type Step int
 
@@ -40,6 +42,19 @@ type Option func(*Root)
 // root-relative path being written; an error f returns stands in for that
 // step's system call.
 func WithFault(f func(step Step, path string) error) Option { return func(r *Root) { r.fault = f } }
+
+// WithFsync makes the root call f in place of fsync(2), for every file and
+// directory it makes durable: a test counts the calls (and makes them),
+// so that a durability claim fails its test if a call is lost.
+func WithFsync(f func(fd int) error) Option { return func(r *Root) { r.fsyncFn = f } }
+
+// fsync is fsync(2), or the test's stand-in.
+func (r *Root) fsync(fd int) error {
+	if r.fsyncFn != nil {
+		return r.fsyncFn(fd)
+	}
+	return unix.Fsync(fd)
+}
 
 // WithFallback forces the rename fallbacks of file systems that refuse
 // renameat2's flags (see [Root.rename]).
