@@ -57,8 +57,8 @@ type Root struct {
 	dir     *Dir
 	fault   func(Step, string) error
 	fsyncFn func(fd int) error // nil: unix.Fsync
-	forced  bool        // fallbacks forced, by a test
-	refused atomic.Bool // the file system refused the renameat2 flags
+	forced  bool               // fallbacks forced, by a test
+	refused atomic.Bool        // the file system refused the renameat2 flags
 }
 
 // OpenRoot opens the directory at path. The path itself may contain
