@@ -17,12 +17,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/mailfs/mailfs/internal/town"
 	"github.com/mailfs/mailfs/maildir"
 )
 
@@ -89,27 +88,13 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintf(stderr, "mailfs: gascity: %s needs an argument\n", op)
 		return 1
 	}
-	root := os.Getenv("MAILFS_ROOT")
-	if root == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			fmt.Fprintf(stderr, "mailfs: gascity: %v\n", err)
-			return 1
-		}
-		if root = CityRoot(os.Getenv, wd); root == "" {
-			root = maildir.FindRoot(wd)
-		}
-	}
-	s, err := maildir.Open(root)
+	s, _, err := town.Open(town.Config{City: true, Warn: func(err error) { fmt.Fprintf(stderr, "mailfs: warning: %v\n", err) }})
 	if err != nil {
 		fmt.Fprintf(stderr, "mailfs: gascity: %v\n", err)
 		return 1
 	}
 	defer s.Close()
-	s.Host = os.Getenv("MAILFS_HOST") // else the root's runtime/host
-	s.NoIndex = maildir.IndexOff(os.Getenv(maildir.IndexEnv))
 	s.Verbatim = true // Gas City's addresses, not Gas Town's folding
-	s.Warn = func(err error) { fmt.Fprintf(stderr, "mailfs: warning: %v\n", err) }
 	out, err := handler(&gcCall{store: s, arg: arg, stdin: stdin})
 	if err != nil {
 		fmt.Fprintf(stderr, "mailfs: gascity %s: %v\n", op, err)
@@ -322,64 +307,3 @@ func gcCount(c *gcCall) (any, error) {
 
 // box is the folder m sits in.
 func box(m *maildir.Message) maildir.Address { return m.Box }
-
-// CityRoot returns the mailfs root of the Gas City city the process runs
-// in, found as Gas City's own gc finds its city, or "" outside any city:
-// $GC_CITY, $GC_CITY_PATH or $GC_CITY_ROOT when it names a city directory
-// (one holding city.toml or .gc/); else the city above $GC_DIR (an agent's
-// working directory); else the city above wd. A city is the nearest
-// directory holding city.toml, else the nearest holding .gc/. The root is
-// the nearest .chipset in the city's directory or above it, else
-// <city>/.chipset: every agent of a city, whatever rig it works in, shares
-// one root.
-func CityRoot(getenv func(string) string, wd string) string {
-	for _, key := range []string{"GC_CITY", "GC_CITY_PATH", "GC_CITY_ROOT"} {
-		if dir := strings.TrimSpace(getenv(key)); dir != "" && isCity(dir) {
-			abs, err := filepath.Abs(dir)
-			if err == nil {
-				return maildir.FindRoot(abs)
-			}
-		}
-	}
-	for _, from := range []string{strings.TrimSpace(getenv("GC_DIR")), wd} {
-		if from == "" {
-			continue
-		}
-		if city := findCity(from); city != "" {
-			return maildir.FindRoot(city)
-		}
-	}
-	return ""
-}
-
-// isCity reports whether dir is a Gas City city's directory.
-func isCity(dir string) bool {
-	if st, err := os.Stat(filepath.Join(dir, "city.toml")); err == nil && !st.IsDir() {
-		return true
-	}
-	st, err := os.Stat(filepath.Join(dir, ".gc"))
-	return err == nil && st.IsDir()
-}
-
-// findCity walks up from dir to the nearest directory holding city.toml,
-// else the nearest holding .gc/ (an older city), or "".
-func findCity(dir string) string {
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return ""
-	}
-	legacy := ""
-	for {
-		if st, err := os.Stat(filepath.Join(dir, "city.toml")); err == nil && !st.IsDir() {
-			return dir
-		}
-		if st, err := os.Stat(filepath.Join(dir, ".gc")); legacy == "" && err == nil && st.IsDir() {
-			legacy = dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return legacy
-		}
-		dir = parent
-	}
-}

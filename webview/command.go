@@ -7,11 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 
 	"github.com/mailfs/mailfs/internal/buildinfo"
-	"github.com/mailfs/mailfs/maildir"
-	"github.com/mailfs/mailfs/nudgeq"
+	"github.com/mailfs/mailfs/internal/town"
 )
 
 // Command is the mailfs-serve program, which "mailfs serve" runs: it
@@ -23,8 +21,8 @@ import (
 func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mailfs-serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	root := fs.String("root", os.Getenv("MAILFS_ROOT"), "the mailfs root, the .chipset directory ($MAILFS_ROOT; default the nearest .chipset)")
-	host := fs.String("host", os.Getenv("MAILFS_HOST"), "this host's name in a town on several machines ($MAILFS_HOST)")
+	root := fs.String("root", "", "the mailfs root, the .chipset directory (default $MAILFS_ROOT, else the nearest .chipset)")
+	host := fs.String("host", "", "this host's name in a town on several machines (default $MAILFS_HOST)")
 	addr := fs.String("addr", DefaultAddr, "where to listen; anything but loopback needs --token")
 	as := fs.String("as", "", "let the page send, reply, mark read and archive as this agent (its own mail only)")
 	token := fs.String("token", "", `require this token for every request; "auto" makes one up`)
@@ -49,25 +47,11 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return usage(fmt.Errorf("unexpected argument %q", fs.Arg(0)), "mailfs serve [--addr HOST:PORT] [--as NAME] [--token SECRET|auto]")
 	}
-	if *root == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return fail(err)
-		}
-		*root = maildir.FindRoot(wd)
-	}
-	st, err := maildir.Open(*root)
+	st, q, err := town.Open(town.Config{Root: *root, Host: *host, Warn: func(err error) { fmt.Fprintf(stderr, "mailfs: warning: %v\n", err) }})
 	if err != nil {
 		return fail(err)
 	}
 	defer st.Close()
-	st.Host = *host
-	st.NoIndex = maildir.IndexOff(os.Getenv(maildir.IndexEnv))
-	st.Warn = func(err error) { fmt.Fprintf(stderr, "mailfs: warning: %v\n", err) }
-	q, err := nudgeq.Open(st.Dir())
-	if err != nil {
-		return fail(err)
-	}
 	defer q.Close()
 	if *token == "auto" {
 		*token = NewToken()

@@ -11,6 +11,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -21,9 +22,9 @@ import (
 	"syscall"
 
 	"github.com/mailfs/mailfs/internal/buildinfo"
+	"github.com/mailfs/mailfs/internal/town"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/mcpserver"
-	"github.com/mailfs/mailfs/nudgeq"
 )
 
 func main() {
@@ -39,8 +40,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mailfs-mcp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	agent := fs.String("agent", os.Getenv("MAILFS_AGENT"), "the agent whose mail the tools read and send as ($MAILFS_AGENT)")
-	root := fs.String("root", os.Getenv("MAILFS_ROOT"), "the mailfs root, the .chipset directory ($MAILFS_ROOT)")
-	host := fs.String("host", os.Getenv("MAILFS_HOST"), "this host's name in a town on several machines ($MAILFS_HOST; default the root's runtime/host)")
+	root := fs.String("root", "", "the mailfs root, the .chipset directory (default $MAILFS_ROOT, else the nearest .chipset)")
+	host := fs.String("host", "", "this host's name in a town on several machines (default $MAILFS_HOST, else the root's runtime/host)")
 	version := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 		return 0 // -h: the usage, printed, is what was asked for
@@ -59,8 +60,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mailfs: error: unexpected argument %q\n", fs.Arg(0))
 		return 80
 	}
-	if *host != "" {
-		if _, err := maildir.ParseHost(*host); err != nil {
+	if h := cmp.Or(*host, os.Getenv("MAILFS_HOST")); h != "" {
+		if _, err := maildir.ParseHost(h); err != nil {
 			fmt.Fprintf(stderr, "mailfs: error: --host (or $MAILFS_HOST): %v\n", err)
 			return 80
 		}
@@ -69,28 +70,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "mailfs: error: no agent: give --agent or set $MAILFS_AGENT")
 		return 80
 	}
-	if *root == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return fail(err)
-		}
-		*root = maildir.FindRoot(wd)
-	}
-	s, err := maildir.Open(*root)
+	warn := func(err error) { fmt.Fprintf(stderr, "mailfs: warning: %v\n", err) }
+	s, q, err := town.Open(town.Config{Root: *root, Host: *host, Warn: warn})
 	if err != nil {
 		return fail(err)
 	}
 	defer s.Close()
-	s.Host = *host
-	s.NoIndex = maildir.IndexOff(os.Getenv(maildir.IndexEnv))
-	warn := func(err error) { fmt.Fprintf(stderr, "mailfs: warning: %v\n", err) }
-	s.Warn = warn
-	q, err := nudgeq.Open(s.Dir())
-	if err != nil {
-		return fail(err)
-	}
 	defer q.Close()
-	q.Warn, q.Mail = warn, s
 	srv := &mcpserver.Server{Store: s, Nudges: q, Agent: *agent, Version: buildinfo.Version()}
 	if err := srv.Run(ctx); err != nil && ctx.Err() == nil {
 		return fail(err)

@@ -18,6 +18,7 @@ import (
 	kongcompletion "github.com/jotaen/kong-completion"
 
 	"github.com/mailfs/mailfs/internal/buildinfo"
+	"github.com/mailfs/mailfs/internal/town"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/nudgeq"
 )
@@ -264,26 +265,11 @@ func (a *app) open() (*maildir.Store, error) {
 	if a.store != nil {
 		return a.store, nil
 	}
-	root := a.rootFlag
-	if root == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, err
-		}
-		root = maildir.FindRoot(wd)
-	}
-	s, err := maildir.Open(root)
+	s, q, err := town.Open(town.Config{Root: a.rootFlag, Host: a.hostFlag, Warn: a.warn})
 	if err != nil {
 		return nil, err
 	}
-	s.Warn = a.warn
-	s.Host = a.hostFlag
-	off, known := maildir.IndexSetting(os.Getenv(maildir.IndexEnv))
-	if !known {
-		a.warn(fmt.Errorf("$%s=%q is neither off (off, 0, false, no) nor on (on, 1, true, yes): the indexes stay on", maildir.IndexEnv, os.Getenv(maildir.IndexEnv)))
-	}
-	s.NoIndex = off
-	a.store = s
+	a.store, a.queue = s, q
 	return s, nil
 }
 
@@ -320,21 +306,10 @@ func (a *app) openBox(arg string, reading bool) (*maildir.Store, maildir.Address
 // nudges returns the nudge queues of the same root. Drains consult the
 // store, to drop nudges about mail already read.
 func (a *app) nudges() (*nudgeq.Queue, error) {
-	if a.queue != nil {
-		return a.queue, nil
-	}
-	s, err := a.open()
-	if err != nil {
+	if _, err := a.open(); err != nil {
 		return nil, err
 	}
-	q, err := nudgeq.Open(s.Dir())
-	if err != nil {
-		return nil, err
-	}
-	q.Warn = func(err error) { a.warn(err) }
-	q.Mail = s
-	a.queue = q
-	return q, nil
+	return a.queue, nil
 }
 
 func (a *app) close() {
