@@ -16,7 +16,8 @@ import (
 // safe path element inside the mail tree that round-trips.
 func FuzzParseAgent(f *testing.F) {
 	for _, s := range []string{"toast", "Gastown/Witness", "mayor/", "..", "../x", "/abs", "a//b", "a\x00b", "\u212Aelvin",
-		strings.Repeat("x", 65), strings.Repeat("x", 64), "-x", ".x", "a/.", "a/", "a//", "a b", "É", "x\x7f"} {
+		strings.Repeat("x", 65), strings.Repeat("x", 64), "-x", ".x", "a/.", "a/", "a//", "a b", "É", "x\x7f",
+		"../mayor", " /mAYoR", "$(id)/deacon", "x/../polecats/nux"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -54,8 +55,8 @@ func FuzzParseAgent(f *testing.F) {
 // reads: drop one trailing "/", refuse an absolute path, empty elements,
 // "." and "..", join the elements with "."; the result is 1-64 bytes of
 // a-z 0-9 . _ - (ASCII capitals folded to lower case), not starting with
-// "." or "-"; control characters anywhere are refused; Gas Town's spellings
-// of one agent are folded first.
+// "." or "-"; control characters anywhere are refused; every element is
+// checked as written, then Gas Town's spellings of one agent are folded.
 func agentRule(s string) (string, bool) {
 	if s == "" || strings.HasPrefix(s, "/") {
 		return "", false
@@ -66,6 +67,18 @@ func agentRule(s string) (string, bool) {
 		}
 	}
 	elems := strings.Split(strings.TrimSuffix(s, "/"), "/")
+	// Every element as written, before the folding drops any (mailfs's
+	// departure from the SPEC, which folds first: "../mayor" is no mayor).
+	for _, e := range elems {
+		if e == "" || e == "." || e == ".." {
+			return "", false
+		}
+		for i := 0; i < len(e); i++ {
+			if c := e[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+				return "", false
+			}
+		}
+	}
 	// Gas Town's folding: rig/polecats/name and rig/crew/name are rig/name,
 	// rig/mayor and rig/deacon the town-level roles.
 	switch {
