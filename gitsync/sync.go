@@ -134,7 +134,7 @@ func (s *Syncer) Sync(ctx context.Context) (*Report, error) {
 		return nil, err
 	}
 	if host == "" {
-		return nil, fmt.Errorf("%w: name it first (mailfs host NAME); only named hosts have homes, and homes are what keep syncs free of conflicts", ErrNoHost)
+		return nil, fmt.Errorf("%w: only named hosts have homes, and homes are what keep syncs free of conflicts", ErrNoHost)
 	}
 	if err := s.Store.Init(); err != nil {
 		return nil, err
@@ -206,7 +206,7 @@ func (s *Syncer) open(ctx context.Context, host string) (*git, string, string, e
 	g := &git{dir: dir, bin: bin, env: environ(host, true)}
 	if _, err := os.Lstat(filepath.Join(dir, ".git")); errors.Is(err, os.ErrNotExist) {
 		if s.Remote == "" { // a repository with nowhere to sync to: make none
-			return nil, "", "", fmt.Errorf("%w: %s has no repository yet; give the remote to start one: mailfs sync --remote URL", ErrNoRemote, dir)
+			return nil, "", "", fmt.Errorf("%w: %s has no repository yet; give the remote to start one", ErrNoRemote, dir)
 		}
 		branch := s.Branch
 		if branch == "" {
@@ -262,7 +262,7 @@ func (s *Syncer) remote(ctx context.Context, g *git) (string, error) {
 	case want == "" && slices.Contains(names, "origin"):
 		return "origin", nil
 	case want == "":
-		return "", fmt.Errorf("%w: the repository at %s has no \"origin\"; give one: mailfs sync --remote URL", ErrNoRemote, g.dir)
+		return "", fmt.Errorf("%w: the repository at %s has no \"origin\"; give one", ErrNoRemote, g.dir)
 	case slices.Contains(names, want):
 		return want, nil
 	case slices.Contains(names, "origin"):

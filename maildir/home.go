@@ -30,6 +30,10 @@ var (
 	// home on a named host. Nothing was changed.
 	ErrNotHome = errors.New("maildir: not this object's home host")
 
+	// ErrUnnamedHost is returned (matching [ErrNotHome] too) when a home
+	// is claimed on a host that has no name.
+	ErrUnnamedHost = fmt.Errorf("%w: this host has no name", ErrNotHome)
+
 	// ErrInvalidHost is returned for a host name that is not one path
 	// segment of a-z 0-9 . _ - (the rules for agent ids).
 	ErrInvalidHost = errors.New("maildir: invalid host name")
@@ -47,12 +51,11 @@ func (e *NotHomeError) Error() string {
 	obj := e.Object.String()
 	switch {
 	case e.Home == "":
-		return fmt.Sprintf("%s has no home host, and in a town of named hosts only an object's home may change its files; on the host where it lives run: mailfs home claim %s", obj, obj)
+		return fmt.Sprintf("%s has no home host, and in a town of named hosts only an object's home may change its files", obj)
 	case e.Host == "":
-		return fmt.Sprintf("%s is homed on host %s; this host has no name (mailfs host NAME), and only %s may change its files", obj, e.Home, e.Home)
+		return fmt.Sprintf("%s is homed on host %s; this host has no name, and only %s may change its files", obj, e.Home, e.Home)
 	}
-	return fmt.Sprintf("%s is homed on host %s, and only %s may mark, move, claim or delete its files (this is host %s); send mail instead, or move its home there (mailfs home move %s --to %s, on %s)",
-		obj, e.Home, e.Home, e.Host, obj, e.Host, e.Home)
+	return fmt.Sprintf("%s is homed on host %s, and only %s may mark, move, claim or delete its files (this is host %s)", obj, e.Home, e.Home, e.Host)
 }
 
 // Is makes a NotHomeError match ErrNotHome.
@@ -199,7 +202,7 @@ func (s *Store) ClaimHome(a Address) error {
 		return err
 	}
 	if host == "" {
-		return fmt.Errorf("%w: this host has no name; run mailfs host NAME first", ErrNotHome)
+		return ErrUnnamedHost
 	}
 	return s.writeHome(a, host, host, false)
 }

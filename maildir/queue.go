@@ -267,7 +267,7 @@ func (s *Store) Release(a Address, id string) (*Message, error) {
 		return nil, err
 	}
 	if m.Claim == nil {
-		return nil, fmt.Errorf("%w: %s was delivered to %s, not claimed from a queue (only what \"mailfs claim\" took can be released)", ErrNotClaimed, m.ID, a)
+		return nil, fmt.Errorf("%w: %s was delivered to %s, not claimed from a queue (only what a claim took can be released)", ErrNotClaimed, m.ID, a)
 	}
 	q, err := ParseAddress(m.Claim.Queue)
 	if err == nil && q.Kind != KindQueue {

@@ -17,6 +17,7 @@ import (
 	"github.com/alecthomas/kong"
 	kongcompletion "github.com/jotaen/kong-completion"
 
+	"github.com/mailfs/mailfs/gitsync"
 	"github.com/mailfs/mailfs/internal/buildinfo"
 	"github.com/mailfs/mailfs/internal/town"
 	"github.com/mailfs/mailfs/maildir"
@@ -402,9 +403,20 @@ func usage(hint, format string, args ...any) error {
 
 func hintFor(err error) string {
 	var h *hinted
+	var nh *maildir.NotHomeError
 	switch {
 	case errors.As(err, &h):
 		return h.hint
+	case errors.As(err, &nh) && nh.Home == "":
+		return fmt.Sprintf("on the host where it lives: mailfs home claim %s", nh.Object)
+	case errors.As(err, &nh) && nh.Host == "":
+		return "name this host first: mailfs host NAME"
+	case errors.As(err, &nh):
+		return fmt.Sprintf("send mail instead, or move its home here: mailfs home move %s --to %s, on %s", nh.Object, nh.Host, nh.Home)
+	case errors.Is(err, maildir.ErrUnnamedHost), errors.Is(err, gitsync.ErrNoHost):
+		return "name this host first: mailfs host NAME"
+	case errors.Is(err, gitsync.ErrNoRemote):
+		return "mailfs sync --remote URL"
 	case errors.Is(err, maildir.ErrInvalidAddress):
 		return "agent ids are 1-64 characters of a-z 0-9 . _ - (rig/role is stored as rig.role)"
 	case errors.Is(err, maildir.ErrInvalidName):

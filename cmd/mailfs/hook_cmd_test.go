@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mailfs/mailfs/maildir"
 )
 
 // runHook runs "mailfs hook" in this process with stdin, and returns its
@@ -130,5 +132,26 @@ func TestInterruptedSaysSo(t *testing.T) {
 	a := &app{ctx: ctx, stdio: stdio{in: strings.NewReader(""), out: io.Discard, err: &errb}}
 	if code := a.exit(fmt.Errorf("sweeping: %w", context.Canceled)); code != exitError || strings.Contains(errb.String(), "context canceled") || !strings.Contains(errb.String(), "interrupted") {
 		t.Fatalf("status %d: %s", code, errb.String())
+	}
+}
+
+// Library errors say what is wrong; the command line adds what to run (an
+// MCP client never receives shell advice).
+func TestNotHomeHintsAreTheCLIs(t *testing.T) {
+	box := maildir.Address{Kind: maildir.KindAgent, Name: "toast"}
+	for _, tc := range []struct {
+		err  *maildir.NotHomeError
+		hint string
+	}{
+		{&maildir.NotHomeError{Object: box, Host: "beta"}, "mailfs home claim toast"},
+		{&maildir.NotHomeError{Object: box, Home: "alpha"}, "mailfs host NAME"},
+		{&maildir.NotHomeError{Object: box, Home: "alpha", Host: "beta"}, "mailfs home move toast --to beta, on alpha"},
+	} {
+		if strings.Contains(tc.err.Error(), "mailfs ") {
+			t.Errorf("the library's error carries a command: %s", tc.err)
+		}
+		if got := hintFor(fmt.Errorf("mark: %w", tc.err)); !strings.Contains(got, tc.hint) {
+			t.Errorf("hint %q, want %q", got, tc.hint)
+		}
 	}
 }
