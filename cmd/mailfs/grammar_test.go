@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
@@ -173,5 +175,32 @@ func TestManPage(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
 		}
+	}
+}
+
+// docs/mailfs.1 is the man page of the code as it is: regenerate it with
+// go test ./cmd/mailfs -run TestManPageIsCurrent -update. (The heading's
+// date and version are not compared.)
+func TestManPageIsCurrent(t *testing.T) {
+	var out bytes.Buffer
+	if code := run(context.Background(), []string{"--man"}, stdio{in: strings.NewReader(""), out: &out, err: io.Discard}); code != 0 {
+		t.Fatalf("--man: status %d", code)
+	}
+	path := filepath.Join("..", "..", "docs", "mailfs.1")
+	if *update {
+		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := func(page []byte) string {
+		_, rest, _ := strings.Cut(string(page), "\n") // past .TH
+		return rest
+	}
+	if body(file) != body(out.Bytes()) {
+		t.Fatal("docs/mailfs.1 is not the man page of this code: go test ./cmd/mailfs -run TestManPageIsCurrent -update")
 	}
 }

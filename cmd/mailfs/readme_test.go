@@ -5,21 +5,44 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"unicode"
 )
 
-// The README names the test behind each promise; every name it gives must
-// be a test, fuzz target or benchmark that exists, so a renamed or deleted
-// test cannot leave a promise pointing at nothing.
-func TestReadmeNamesRealTests(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
+// docs returns the README and every page of docs/, by path from the
+// repository's root.
+func docs(t *testing.T) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	paths, _ := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	for _, p := range append(paths, filepath.Join("..", "..", "README.md")) {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(filepath.Join("..", ".."), p)
+		out[filepath.ToSlash(rel)] = data
 	}
+	if len(out) < 5 {
+		t.Fatalf("only %d pages of documentation", len(out))
+	}
+	return out
+}
+
+// The README and docs/ name the test behind each promise; every name they
+// give must be a test, fuzz target or benchmark that exists, so a renamed
+// or deleted test cannot leave a promise pointing at nothing.
+func TestReadmeNamesRealTests(t *testing.T) {
+	var all []byte
+	for _, data := range docs(t) {
+		all = append(all, data...)
+	}
+	readme := all
 	defined := map[string]bool{}
 	def := regexp.MustCompile(`(?m)^func ((?:Test|Fuzz|Benchmark)[A-Za-z0-9_]+)\(`)
-	err = filepath.WalkDir(filepath.Join("..", ".."), func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(filepath.Join("..", ".."), func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, "_test.go") {
 			return err
 		}
@@ -34,11 +57,70 @@ func TestReadmeNamesRealTests(t *testing.T) {
 	}
 	named := regexp.MustCompile(`\b((?:Test|Fuzz|Benchmark)[A-Z][A-Za-z0-9_]+)`).FindAllString(string(readme), -1)
 	if len(named) < 20 {
-		t.Fatalf("the README names only %d tests", len(named))
+		t.Fatalf("the documentation names only %d tests", len(named))
 	}
 	for _, n := range named {
 		if !defined[n] {
-			t.Errorf("the README names %s, which no test file defines", n)
+			t.Errorf("the documentation names %s, which no test file defines", n)
 		}
 	}
+}
+
+// The README is a landing page (at most 400 lines), and every link in it
+// and in docs/ leads somewhere: a file of the repository, and a heading of
+// that file when the link names one.
+func TestDocsLinksResolve(t *testing.T) {
+	pages := docs(t)
+	if n := strings.Count(string(pages["README.md"]), "\n"); n > 400 {
+		t.Errorf("the README has %d lines; keep it under 400 and put the rest in docs/", n)
+	}
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for page, data := range pages {
+		for _, m := range link.FindAllStringSubmatch(string(data), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file, anchor, _ := strings.Cut(target, "#")
+			path := page
+			if file != "" {
+				path = filepath.ToSlash(filepath.Join(filepath.Dir(page), file))
+			}
+			content, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(path)))
+			if err != nil {
+				t.Errorf("%s links to %s: %v", page, target, err)
+				continue
+			}
+			if anchor != "" && !slices.Contains(anchors(string(content)), anchor) {
+				t.Errorf("%s links to %s: no heading %q in %s", page, target, anchor, path)
+			}
+		}
+	}
+}
+
+// anchors are the ids GitHub gives a markdown page's headings: lower case,
+// spaces as "-", other punctuation dropped.
+func anchors(md string) []string {
+	var out []string
+	inCode := false
+	for line := range strings.Lines(md) {
+		if strings.HasPrefix(line, "```") {
+			inCode = !inCode
+		}
+		if inCode || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		title := strings.TrimSpace(strings.TrimLeft(line, "#"))
+		var b strings.Builder
+		for _, r := range strings.ToLower(title) {
+			switch {
+			case r == ' ':
+				b.WriteByte('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		out = append(out, b.String())
+	}
+	return out
 }
