@@ -277,3 +277,27 @@ func (ts *testStore) exists(t *testing.T, rel string) bool {
 	}
 	return err == nil
 }
+
+// An item removed between its claim record and its move into the mailbox
+// (a script's rm, a racing tool) is skipped as gone: the claim takes the
+// next item instead of failing.
+func TestClaimSkipsAnItemRemovedMidClaim(t *testing.T) {
+	ts := newStore(t)
+	ts.CreateQueue("work")
+	first := sendTo(t, ts, "queue:work")[0]
+	second := sendTo(t, ts, "queue:work")[0]
+	removed := false
+	faulty := ts.reopen(t, durable.WithFault(func(s durable.Step, path string) error {
+		if s == durable.StepRename && strings.HasPrefix(path, "state/mail/toast/") && !removed {
+			removed = true
+			// The item vanishes just before the move: the rename's error.
+			os.Remove(ts.path("state/queues/work/" + first.ID + ".json"))
+			return syscall.ENOENT
+		}
+		return nil
+	}))
+	m, err := faulty.Claim(mbox("queue:work"), mbox("toast"))
+	if err != nil || !removed || m.ID != second.ID {
+		t.Fatalf("claim = %v, %v (removed %v); want the second item", m, err, removed)
+	}
+}

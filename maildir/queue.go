@@ -157,6 +157,8 @@ func (s *Store) claim(q, a Address, request string) (*Message, error) {
 				}
 			}
 			switch err := src.Move(name, dst, name); {
+			case errors.Is(err, fs.ErrNotExist):
+				continue // removed between its claim record and the move (a script's rm): not this one
 			case errors.Is(err, fs.ErrExist):
 				// The agent already holds a message with this id: leave the
 				// item waiting, say so, and try the next.
