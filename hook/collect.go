@@ -27,7 +27,7 @@ type Collector struct {
 // A Result is one collected reminder. Print Reminder.String(), then call
 // Commit.
 type Result struct {
-	Reminder *nudgeq.Reminder
+	Reminder *Reminder
 	Errs     []error // problems met, each once; the reminder has what could be had
 	Held     Held    // what do not disturb held back (see SetDND)
 
@@ -63,7 +63,7 @@ func (c *Collector) Collect(ctx context.Context, agent string) *Result {
 		res.Errs = append(res.Errs, err)
 		return res
 	}
-	res.Reminder = &nudgeq.Reminder{Agent: agent}
+	res.Reminder = &Reminder{Agent: agent}
 	budget := c.Budget
 	if budget <= 0 {
 		budget = DefaultBudget

@@ -253,7 +253,7 @@ func (h *Handler) fit(rt Runtime, ev Event, res *Result, prefix string, errs *[]
 	}
 	if len(r.Nudges) > 0 && res.batch != nil {
 		shown := slices.Clone(r.Nudges)
-		slices.SortStableFunc(shown, nudgeq.ShownFirst)
+		slices.SortStableFunc(shown, ShownFirst)
 		partial := r.Partial
 		for back := 1; len(shown) > 0 && len(out) > limit; back++ {
 			shown = shown[:len(shown)-1]
@@ -361,7 +361,7 @@ func (h *Handler) handoffs(agent string, errs *[]error) string {
 		if len(body) > maxHandoffBody {
 			body = strings.ToValidUTF8(body[:maxHandoffBody], "") + fmt.Sprintf("\n… (cut: mailfs read %s %s shows it whole)", agent, neutral(m.ID, false))
 		}
-		fmt.Fprintf(&b, "--- %s, %s: %s\n%s\n", neutral(m.ID, false), m.Timestamp.UTC().Format(time.RFC3339), nudgeq.Short(neutral(m.Subject, false)), body)
+		fmt.Fprintf(&b, "--- %s, %s: %s\n%s\n", neutral(m.ID, false), m.Timestamp.UTC().Format(time.RFC3339), Short(neutral(m.Subject, false)), body)
 	}
 	b.WriteString("</system-reminder>\n")
 	return b.String()
@@ -477,7 +477,7 @@ func (h *Handler) stopAnswer(rt Runtime, agent string, fresh []*maildir.Message,
 		var b strings.Builder
 		fmt.Fprintf(&b, "Before you stop: %d urgent or high-priority message(s) wait unread for %s. Read them (mailfs read %s <id>) and act on them:", len(fresh)+told, agent, agent)
 		for _, m := range fresh[:lines] {
-			fmt.Fprintf(&b, "\n- [%s] %s from %s: %s", m.Priority, neutral(m.ID, false), neutral(m.From, false), nudgeq.Short(neutral(m.Subject, false)))
+			fmt.Fprintf(&b, "\n- [%s] %s from %s: %s", m.Priority, neutral(m.ID, false), neutral(m.From, false), Short(neutral(m.Subject, false)))
 		}
 		if more := len(fresh) - lines + told; more > 0 {
 			fmt.Fprintf(&b, "\n- and %d more (mailfs inbox %s --by priority)", more, agent)
@@ -505,4 +505,4 @@ func (h *Handler) now() time.Time {
 }
 
 // neutral keeps message text inside its block (see nudgeq.Neutral).
-func neutral(s string, multiline bool) string { return nudgeq.Neutral(s, multiline) }
+func neutral(s string, multiline bool) string { return Neutral(s, multiline) }

@@ -1,4 +1,4 @@
-package nudgeq_test
+package hook_test
 
 import (
 	"fmt"
@@ -6,13 +6,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailfs/mailfs/hook"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/nudgeq"
 )
 
+var t0 = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+
 func TestReminderText(t *testing.T) {
 	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
-	r := &nudgeq.Reminder{
+	r := &hook.Reminder{
 		Agent: "toast",
 		Mail: []*maildir.Message{
 			{ID: "m3", From: "mayor", Subject: "later, normal", Priority: maildir.Normal, Timestamp: at(3)},
@@ -57,10 +60,10 @@ Nudges for toast:
 }
 
 func TestReminderSaysNothingWhenThereIsNothing(t *testing.T) {
-	if got := (&nudgeq.Reminder{Agent: "toast"}).String(); got != "" {
+	if got := (&hook.Reminder{Agent: "toast"}).String(); got != "" {
 		t.Fatalf("got %q, want nothing", got)
 	}
-	got := (&nudgeq.Reminder{Agent: "toast", Partial: "the 2s budget ran out"}).String()
+	got := (&hook.Reminder{Agent: "toast", Partial: "the 2s budget ran out"}).String()
 	if !strings.Contains(got, "mailfs stopped early: the 2s budget ran out.") || !strings.Contains(got, `run "mailfs inbox toast"`) {
 		t.Fatalf("partial reminder:\n%s", got)
 	}
@@ -69,7 +72,7 @@ func TestReminderSaysNothingWhenThereIsNothing(t *testing.T) {
 // However much mail waits, each tier lists a handful of messages, counts
 // the rest and names the command that lists them; subjects are cut.
 func TestReminderIsBounded(t *testing.T) {
-	r := &nudgeq.Reminder{Agent: "toast"}
+	r := &hook.Reminder{Agent: "toast"}
 	long := strings.Repeat("é", 5000)
 	for i := range 10000 {
 		p := maildir.Normal
@@ -102,7 +105,7 @@ func TestReminderIsBounded(t *testing.T) {
 			t.Errorf("reminder lacks %q:\n%s", want, got)
 		}
 	}
-	if strings.Contains(got, "m00020 ") || strings.Count(got, "\n- ") != 3*nudgeq.MaxMailLines {
-		t.Errorf("more than %d lines a tier:\n%s", nudgeq.MaxMailLines, got)
+	if strings.Contains(got, "m00020 ") || strings.Count(got, "\n- ") != 3*hook.MaxMailLines {
+		t.Errorf("more than %d lines a tier:\n%s", hook.MaxMailLines, got)
 	}
 }

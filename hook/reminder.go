@@ -1,4 +1,4 @@
-package nudgeq
+package hook
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/nudgeq"
 )
 
 // MaxMailLines is how many messages a tier of a reminder lists; the rest
@@ -23,8 +24,8 @@ const maxSubject = 120
 type Reminder struct {
 	Agent   string
 	Mail    []*maildir.Message // unread mail, in any order; grouped by priority when shown
-	Nudges  []*Nudge           // in any order; urgent ones are shown first
-	Refused *Refusals          // nudges refused while the queue was full
+	Nudges  []*nudgeq.Nudge           // in any order; urgent ones are shown first
+	Refused *nudgeq.Refusals          // nudges refused while the queue was full
 
 	// Partial, if not empty, says why the reminder is incomplete (for
 	// instance a time budget ran out); it is shown last.
@@ -83,7 +84,7 @@ func (r *Reminder) String() string {
 		var lines []string
 		for _, n := range nudges {
 			flag := ""
-			if n.Priority == Urgent {
+			if n.Priority == nudgeq.Urgent {
 				flag = "[URGENT] "
 			}
 			lines = append(lines, fmt.Sprintf("- %s[from %s] %s", flag, safe(n.Sender), safe(cutNudge(n.Message))))
@@ -133,11 +134,11 @@ func tierOf(p maildir.Priority) int {
 
 // ShownFirst orders nudges as a reminder shows them: urgent first, then
 // oldest first.
-func ShownFirst(a, b *Nudge) int {
+func ShownFirst(a, b *nudgeq.Nudge) int {
 	if a.Priority == b.Priority {
 		return a.Timestamp.Compare(b.Timestamp)
 	}
-	if a.Priority == Urgent {
+	if a.Priority == nudgeq.Urgent {
 		return -1
 	}
 	return 1
@@ -176,13 +177,13 @@ func them(n int) string {
 // marking the cut.
 func Short(s string) string { return short(s) }
 
-// cutNudge cuts a nudge longer than MaxMessage (another tool queued it) at
+// cutNudge cuts a nudge longer than nudgeq.MaxMessage (another tool queued it) at
 // a character boundary, saying how much was left out.
 func cutNudge(s string) string {
-	if len(s) <= MaxMessage {
+	if len(s) <= nudgeq.MaxMessage {
 		return s
 	}
-	cut := strings.ToValidUTF8(s[:MaxMessage], "")
+	cut := strings.ToValidUTF8(s[:nudgeq.MaxMessage], "")
 	return fmt.Sprintf("%s… (%d more bytes left out: a nudge is short)", cut, len(s)-len(cut))
 }
 
