@@ -504,5 +504,5 @@ func (h *Handler) now() time.Time {
 	return time.Now()
 }
 
-// neutral keeps message text inside its block (see nudgeq.Neutral).
+// neutral keeps message text inside its block (see Neutral).
 func neutral(s string, multiline bool) string { return Neutral(s, multiline) }

@@ -24,8 +24,8 @@ const maxSubject = 120
 type Reminder struct {
 	Agent   string
 	Mail    []*maildir.Message // unread mail, in any order; grouped by priority when shown
-	Nudges  []*nudgeq.Nudge           // in any order; urgent ones are shown first
-	Refused *nudgeq.Refusals          // nudges refused while the queue was full
+	Nudges  []*nudgeq.Nudge    // in any order; urgent ones are shown first
+	Refused *nudgeq.Refusals   // nudges refused while the queue was full
 
 	// Partial, if not empty, says why the reminder is incomplete (for
 	// instance a time budget ran out); it is shown last.
