@@ -30,7 +30,7 @@ func duplicates(root string, pulled []string) ([]string, error) {
 		return nil, nil
 	}
 	places := map[string][]string{}
-	for _, top := range []string{"state/mail", "state/queue", "state/channel"} {
+	for _, top := range []string{maildir.MailDir, maildir.QueueDir, maildir.ChannelDir} {
 		boxes, err := os.ReadDir(filepath.Join(root, top))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -79,7 +79,7 @@ func (s *Syncer) prune(ctx context.Context, g *git, head string) ([]string, erro
 		return nil, nil
 	}
 	// Only what a commit holds: history must keep what leaves the tree.
-	tracked, err := g.paths(ctx, "ls-tree", "-r", "-z", "--name-only", head, "--", "state/mail", "state/channel")
+	tracked, err := g.paths(ctx, "ls-tree", "-r", "-z", "--name-only", head, "--", maildir.MailDir, maildir.ChannelDir)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +148,7 @@ func (s *Syncer) Recall(ctx context.Context, id string) (string, error) {
 	host, _ := s.Store.LocalHost()
 	g := &git{dir: s.Store.Dir(), bin: bin, env: environ(host, true)}
 	out, err := g.run(ctx, "log", "--all", "-1", "--format=%H", "--name-only", "--diff-filter=D", "--",
-		":(glob)state/mail/*/archive/"+id+".json", ":(glob)state/channel/*/archive/"+id+".json")
+		":(glob)"+maildir.MailDir+"/*/"+maildir.ArchiveDir+"/"+id+".json", ":(glob)"+maildir.ChannelDir+"/*/"+maildir.ArchiveDir+"/"+id+".json")
 	if err != nil {
 		return "", err
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/nudgeq"
 	"github.com/mailfs/mailfs/watch"
 )
 
@@ -98,7 +99,7 @@ func (h *hub) changes(ctx context.Context, root string, every time.Duration) {
 // mailbox (and its archive), queue, channel and nudge queue under root.
 func folderPrint(root string) uint64 {
 	sum := fnv.New64a()
-	for _, top := range []string{maildir.MailDir, maildir.QueueDir, maildir.ChannelDir, "runtime/nudge"} {
+	for _, top := range []string{maildir.MailDir, maildir.QueueDir, maildir.ChannelDir, nudgeq.Dir} {
 		dir := filepath.Join(root, filepath.FromSlash(top))
 		stamp(sum, dir)
 		entries, _ := os.ReadDir(dir)
