@@ -2,7 +2,6 @@ package webview_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -487,21 +486,5 @@ func TestLiveFeed(t *testing.T) {
 	}
 	if ev, _ := next(); ev != "event: change" {
 		t.Fatalf("after a mark read: %q", ev)
-	}
-}
-
-// mailfs-serve -h prints the usage and succeeds; --version prints the
-// version; a wrong flag is a usage error.
-func TestCommandHelpAndVersion(t *testing.T) {
-	var out, errs bytes.Buffer
-	if code := webview.Command(context.Background(), []string{"-h"}, &out, &errs); code != 0 || !strings.Contains(errs.String(), "-addr") {
-		t.Fatalf("-h: status %d, %q", code, errs.String())
-	}
-	out.Reset()
-	if code := webview.Command(context.Background(), []string{"--version"}, &out, &errs); code != 0 || !strings.Contains(out.String(), "go1.") {
-		t.Fatalf("--version: status %d, %q", code, out.String())
-	}
-	if code := webview.Command(context.Background(), []string{"--bogus"}, &out, &errs); code != 80 {
-		t.Fatalf("--bogus: status %d", code)
 	}
 }

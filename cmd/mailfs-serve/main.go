@@ -1,5 +1,5 @@
 // Command mailfs-serve serves the overseer's web view of a town: see
-// package webview. "mailfs serve" runs it; it is a binary of its own
+// packages webview and internal/servecmd. "mailfs serve" runs it; it is a binary of its own
 // because net/http and html/template double a binary and add about half a
 // millisecond to every start, which every hook call of the mailfs binary
 // would otherwise pay.
@@ -13,12 +13,12 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/mailfs/mailfs/webview"
+	"github.com/mailfs/mailfs/internal/servecmd"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := webview.Command(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := servecmd.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/mailfs/mailfs/webview"
+	"github.com/mailfs/mailfs/internal/servecmd"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/script from what the commands print")
@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 
 func serveMain() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := webview.Command(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := servecmd.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

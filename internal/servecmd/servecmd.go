@@ -1,4 +1,8 @@
-package webview
+// Package servecmd is the mailfs-serve program: its flags, its exit
+// statuses and its messages, around package webview (which takes no flags
+// and picks no exit status). "mailfs serve" runs the binary; the command's
+// tests run this in-process.
+package servecmd
 
 import (
 	"context"
@@ -10,20 +14,21 @@ import (
 
 	"github.com/mailfs/mailfs/internal/buildinfo"
 	"github.com/mailfs/mailfs/internal/town"
+	"github.com/mailfs/mailfs/webview"
 )
 
-// Command is the mailfs-serve program, which "mailfs serve" runs: it
+// Run is the mailfs-serve program, which "mailfs serve" runs: it
 // parses args, serves until ctx ends and returns the exit status (mailfs's
 // table: 0, 2 for an error, 80 for a usage error). It prints the address
 // to open on stdout, and its notes on stderr.
 //
 //	mailfs-serve [--root DIR] [--host NAME] [--addr HOST:PORT] [--as NAME] [--token SECRET|auto]
-func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mailfs-serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	root := fs.String("root", "", "the mailfs root, the .chipset directory (default $MAILFS_ROOT, else the nearest .chipset)")
 	host := fs.String("host", "", "this host's name in a town on several machines (default $MAILFS_HOST)")
-	addr := fs.String("addr", DefaultAddr, "where to listen; anything but loopback needs --token")
+	addr := fs.String("addr", webview.DefaultAddr, "where to listen; anything but loopback needs --token")
 	as := fs.String("as", "", "let the page send, reply, mark read and archive as this agent (its own mail only)")
 	token := fs.String("token", "", `require this token for every request; "auto" makes one up`)
 	version := fs.Bool("version", false, "print the version and exit")
@@ -54,19 +59,19 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer st.Close()
 	defer q.Close()
 	if *token == "auto" {
-		*token = NewToken()
+		*token = webview.NewToken()
 	}
-	srv, err := New(st, q, *as, *token)
-	if errors.Is(err, ErrBadIdentity) {
+	srv, err := webview.New(st, q, *as, *token)
+	if errors.Is(err, webview.ErrBadIdentity) {
 		return usage(err, "--as takes an agent id, such as human")
 	}
 	if err != nil {
 		return fail(err)
 	}
-	ln, loopback, err := Listen(*addr, *token)
+	ln, loopback, err := webview.Listen(*addr, *token)
 	var addrErr *net.AddrError
 	switch {
-	case errors.Is(err, ErrNeedsToken):
+	case errors.Is(err, webview.ErrNeedsToken):
 		return usage(err, "mailfs serve --addr "+*addr+" --token auto")
 	case errors.As(err, &addrErr):
 		return usage(fmt.Errorf("--addr %w", err), "give HOST:PORT, such as 127.0.0.1:8025")
