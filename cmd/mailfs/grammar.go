@@ -78,15 +78,19 @@ func commandOf(args []string) string {
 	return ""
 }
 
-// isBrief reports whether args run a command that finishes in moments,
-// which needs no signal handling: killed, it leaves what the store's
-// guarantees leave (a dot-temp at worst, which fsck removes). A command
-// that can wait (send --wait-for) or loops is not brief.
+// isBrief reports whether args run a command that finishes in moments
+// (its field in cli is tagged brief), which needs no signal handling:
+// killed, it leaves what the store's guarantees leave (a dot-temp at
+// worst, which fsck removes). A command that can wait (send --wait-for)
+// or loops is not brief.
 func isBrief(args []string) bool {
-	switch commandOf(args) {
-	case "inbox", "show", "read", "peek", "count", "agents", "check", "hook", "nudge", "drain",
-		"mark-read", "mark-unread", "reply", "delete", "take", "send":
-		return !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--wait") })
+	name := commandOf(args)
+	t := reflect.TypeFor[cli]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if _, brief := f.Tag.Lookup("brief"); brief && commandName(f) == name {
+			return !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--wait") })
+		}
 	}
 	return false
 }

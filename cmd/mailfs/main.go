@@ -20,21 +20,21 @@ type cli struct {
 	Man     manFlag          `help:"Print the man page (roff) and exit: mailfs --man > mailfs.1"`
 
 	Init       initCmd       `cmd:"" help:"Create the mail tree and its .gitignore."`
-	Send       sendCmd       `cmd:"" help:"Deliver a message to one or more agents."`
-	Inbox      inboxCmd      `cmd:"" help:"List an agent's unread messages, oldest first."`
-	Show       showCmd       `cmd:"" help:"Print one message without changing it."`
-	Read       readCmd       `cmd:"" help:"Print one message and mark it read."`
-	Take       takeCmd       `cmd:"" help:"Print all unread messages with their bodies, then mark them read."`
-	Peek       peekCmd       `cmd:"" help:"Print the oldest unread message without changing it."`
-	MarkRead   markReadCmd   `cmd:"" name:"mark-read" help:"Mark messages read."`
-	MarkUnread markUnreadCmd `cmd:"" name:"mark-unread" help:"Mark messages unread."`
-	Reply      replyCmd      `cmd:"" help:"Answer a message: to its sender, in its thread."`
+	Send       sendCmd       `cmd:"" brief:"" help:"Deliver a message to one or more agents."`
+	Inbox      inboxCmd      `cmd:"" brief:"" help:"List an agent's unread messages, oldest first."`
+	Show       showCmd       `cmd:"" brief:"" help:"Print one message without changing it."`
+	Read       readCmd       `cmd:"" brief:"" help:"Print one message and mark it read."`
+	Take       takeCmd       `cmd:"" brief:"" help:"Print all unread messages with their bodies, then mark them read."`
+	Peek       peekCmd       `cmd:"" brief:"" help:"Print the oldest unread message without changing it."`
+	MarkRead   markReadCmd   `cmd:"" brief:"" name:"mark-read" help:"Mark messages read."`
+	MarkUnread markUnreadCmd `cmd:"" brief:"" name:"mark-unread" help:"Mark messages unread."`
+	Reply      replyCmd      `cmd:"" brief:"" help:"Answer a message: to its sender, in its thread."`
 	Thread     threadCmd     `cmd:"" help:"Print every message of a conversation, in all mailboxes and archives."`
 	Search     searchCmd     `cmd:"" help:"Find messages across mailboxes by text, sender, type, priority and time."`
-	Count      countCmd      `cmd:"" help:"Count an agent's messages: total and unread."`
-	Agents     agentsCmd     `cmd:"" help:"List every mailbox with its counts."`
+	Count      countCmd      `cmd:"" brief:"" help:"Count an agent's messages: total and unread."`
+	Agents     agentsCmd     `cmd:"" brief:"" help:"List every mailbox with its counts."`
 	Agent      agentCmd      `cmd:"" help:"Register agents before their first mail (agent add)."`
-	Delete     deleteCmd     `cmd:"" help:"Remove messages."`
+	Delete     deleteCmd     `cmd:"" brief:"" help:"Remove messages."`
 	Clear      clearCmd      `cmd:"" help:"Archive every message in a mailbox, read or not."`
 	Archive    archiveCmd    `cmd:"" help:"Sweep old messages into archive/, or archive named ones now."`
 	Restore    restoreCmd    `cmd:"" help:"Move archived messages back into the mailbox."`
@@ -45,10 +45,10 @@ type cli struct {
 	Release    releaseCmd    `cmd:"" help:"Put a claimed item back in its work queue."`
 	Queue      queueCmd      `cmd:"" help:"List work queues and what waits in them."`
 	Channel    channelCmd    `cmd:"" help:"Manage broadcast channels and their retention."`
-	Nudge      nudgeCmd      `cmd:"" help:"Queue a short, ephemeral nudge for an agent."`
-	Drain      drainCmd      `cmd:"" help:"Claim and print an agent's queued nudges."`
-	Check      checkCmd      `cmd:"" help:"Summarise unread mail and nudges, or print them for a prompt hook."`
-	Hook       hookCmd       `cmd:"" help:"Answer an agent runtime's hook event (session-start, prompt-submit, post-tool, stop)."`
+	Nudge      nudgeCmd      `cmd:"" brief:"" help:"Queue a short, ephemeral nudge for an agent."`
+	Drain      drainCmd      `cmd:"" brief:"" help:"Claim and print an agent's queued nudges."`
+	Check      checkCmd      `cmd:"" brief:"" help:"Summarise unread mail and nudges, or print them for a prompt hook."`
+	Hook       hookCmd       `cmd:"" brief:"" help:"Answer an agent runtime's hook event (session-start, prompt-submit, post-tool, stop)."`
 	Handoff    handoffCmd    `cmd:"" help:"Leave a note to your next session."`
 	DND        dndCmd        `cmd:"" name:"dnd" help:"Do not disturb: hold back normal nudges and reminders (on, off, status)."`
 	Escalate   escalateCmd   `cmd:"" help:"Escalate a problem by severity, and list, acknowledge or close escalations."`
