@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/mailfs/mailfs/internal/durable"
@@ -212,6 +213,12 @@ func (s *Store) threadIn(a Address, archived bool, key string, in func(*Message)
 	names, err := s.threadNames(d, a, archived, key)
 	if err != nil {
 		return nil, err
+	}
+	// The message whose id is the key belongs too, whatever thread its
+	// file now names (a script may have moved it to another): the index
+	// files it under that other thread.
+	if root := key + ".json"; idProblem(key) == "" && !slices.Contains(names, root) {
+		names = append(names, root)
 	}
 	var msgs []*Message
 	s.loadNames(d, a, archived, names, nil, func(name string, m *Message, _ durable.Stat, err error) {
