@@ -181,7 +181,8 @@ func (c *restoreCmd) Run(a *app) error {
 // eachMoved runs an Archive or Restore for the targets, one call per
 // mailbox, and reports each failed id.
 func eachMoved(a *app, move func(maildir.Address, []string) ([]error, error), ts []target) error {
-	var errs []error
+	var done []string
+	failed := 0
 	for len(ts) > 0 {
 		box := ts[0].box
 		var ids []string
@@ -195,22 +196,24 @@ func eachMoved(a *app, move func(maildir.Address, []string) ([]error, error), ts
 		}
 		e, err := move(box, ids)
 		if err != nil {
-			return err
+			if len(done) == 0 {
+				return err
+			}
+			a.exit(err)
+			failed += len(ids) + len(rest)
+			break
 		}
-		errs = append(errs, e...)
-		ts = rest
-	}
-	failed := 0
-	for _, err := range errs {
-		if err != nil {
-			if failed++; len(errs) == 1 {
+		for i, err := range e {
+			if err == nil {
+				done = append(done, ids[i])
+				continue
+			}
+			if failed++; len(e) == 1 && len(rest) == 0 && len(done) == 0 {
 				return err
 			}
 			a.exit(err)
 		}
+		ts = rest
 	}
-	if failed > 0 {
-		return &exitStatus{code: exitError}
-	}
-	return nil
+	return partialFailure(done, failed)
 }

@@ -51,14 +51,22 @@ func (c *idsArgs) runTargets(a *app, s *maildir.Store, ts []target, f func(s *ma
 		}
 		done = append(done, t.id)
 	}
-	if failed := len(ts) - len(done); failed > 0 {
-		msg := fmt.Sprintf("error: %d of %d failed (each said above); none was done", failed, len(ts))
-		if len(done) > 0 {
-			msg = fmt.Sprintf("error: %d of %d failed (each said above); done: %s", failed, len(ts), strings.Join(done, " "))
-		}
-		return &exitStatus{code: exitError, msg: msg}
+	return partialFailure(done, len(ts)-len(done))
+}
+
+// partialFailure is the end of a command that acted on several ids of
+// which failed failed (each already said): nil when none did, else status
+// 2 with a line naming what was done, so a partial failure never hides the
+// part that succeeded.
+func partialFailure(done []string, failed int) error {
+	if failed == 0 {
+		return nil
 	}
-	return nil
+	total := failed + len(done)
+	if len(done) == 0 {
+		return &exitStatus{code: exitError, msg: fmt.Sprintf("error: %d of %d failed (each said above); none was done", failed, total)}
+	}
+	return &exitStatus{code: exitError, msg: fmt.Sprintf("error: %d of %d failed (each said above); done: %s", failed, total, strings.Join(done, " "))}
 }
 
 type markReadCmd struct {
