@@ -127,12 +127,8 @@ func indexProperty(t *testing.T, seed uint64, window time.Duration) {
 			if err != nil {
 				return ""
 			}
-			flipped := strings.Replace(string(data), `"read": false`, `"read": true`, 1)
-			if flipped == string(data) {
-				flipped = strings.Replace(string(data), `"read": true`, `"read": false`, 1)
-			}
 			tmp := ts.path("state/mail/" + box + "/.git-tmp")
-			os.WriteFile(tmp, []byte(flipped), 0o600)
+			os.WriteFile(tmp, []byte(flipRead(string(data))), 0o600)
 			os.Rename(tmp, ts.path("state/mail/"+box+"/"+name))
 			return box
 		}},
@@ -156,11 +152,7 @@ func indexProperty(t *testing.T, seed uint64, window time.Duration) {
 			if err != nil {
 				return ""
 			}
-			s := strings.Replace(string(data), `"read": false`, `"read": true`, 1)
-			if s == string(data) {
-				s = strings.Replace(string(data), `"read": true`, `"read": false`, 1)
-			}
-			os.WriteFile(p, []byte(s), 0o600)
+			os.WriteFile(p, []byte(flipRead(string(data))), 0o600)
 			sent = append(sent, ts.send(t, "mayor", box, "after a rewrite"))
 			return box
 		}},
@@ -175,10 +167,7 @@ func indexProperty(t *testing.T, seed uint64, window time.Duration) {
 			if err != nil {
 				return ""
 			}
-			s := strings.Replace(string(data), `"read": false`, `"read": true`, 1)
-			if s == string(data) {
-				s = strings.Replace(string(data), `"read": true`, `"read": false`, 1)
-			}
+			s := flipRead(string(data))
 			if len(sent) > 0 && rng.IntN(2) == 0 {
 				// Move it into another conversation, too.
 				other := sent[rng.IntN(len(sent))]
@@ -240,6 +229,15 @@ func indexProperty(t *testing.T, seed uint64, window time.Duration) {
 			}
 		}
 	}
+}
+
+// flipRead turns a message file's "read" the other way (as mailfs writes
+// it: sorted keys, indented).
+func flipRead(data string) string {
+	if s := strings.Replace(data, `"read": false`, `"read": true`, 1); s != data {
+		return s
+	}
+	return strings.Replace(data, `"read": true`, `"read": false`, 1)
 }
 
 // summary lists messages by folder, id and read state, in a stable order.

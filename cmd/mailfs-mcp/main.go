@@ -13,7 +13,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -42,15 +41,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	agent := fs.String("agent", os.Getenv("MAILFS_AGENT"), "the agent whose mail the tools read and send as ($MAILFS_AGENT)")
 	root := fs.String("root", "", "the mailfs root, the .chipset directory (default $MAILFS_ROOT, else the nearest .chipset)")
 	host := fs.String("host", "", "this host's name in a town on several machines (default $MAILFS_HOST, else the root's runtime/host)")
-	version := fs.Bool("version", false, "print the version and exit")
-	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
-		return 0 // -h: the usage, printed, is what was asked for
-	} else if err != nil {
-		return 80
-	}
-	if *version {
-		fmt.Fprintln(stdout, buildinfo.Version())
-		return 0
+	if done, code := buildinfo.ParseFlags(fs, args, stdout); done {
+		return code
 	}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "mailfs: error: %v\n", err)

@@ -1,7 +1,13 @@
 // Package buildinfo says which build of mailfs is running.
 package buildinfo
 
-import "runtime/debug"
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"runtime/debug"
+)
 
 // Version is the module version and, for a build from a clone, the VCS
 // revision, its time, and whether the tree was modified.
@@ -31,4 +37,23 @@ func Version() string {
 		}
 	}
 	return v + " " + bi.GoVersion
+}
+
+// ParseFlags parses a helper program's flags, with -version added: done
+// is true when the program should exit now with code — 0 after -h (the
+// usage, printed, was what was asked for) or -version (printed to
+// stdout), 80 for a usage error (flag has said it on the flag set's
+// output).
+func ParseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (done bool, code int) {
+	version := fs.Bool("version", false, "print the version and exit")
+	switch err := fs.Parse(args); {
+	case errors.Is(err, flag.ErrHelp):
+		return true, 0
+	case err != nil:
+		return true, 80
+	case *version:
+		fmt.Fprintln(stdout, Version())
+		return true, 0
+	}
+	return false, 0
 }

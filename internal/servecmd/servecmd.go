@@ -31,15 +31,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	addr := fs.String("addr", webview.DefaultAddr, "where to listen; anything but loopback needs --token")
 	as := fs.String("as", "", "let the page send, reply, mark read and archive as this agent (its own mail only)")
 	token := fs.String("token", "", `require this token for every request; "auto" makes one up`)
-	version := fs.Bool("version", false, "print the version and exit")
-	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
-		return 0 // -h: the usage, printed, is what was asked for
-	} else if err != nil {
-		return 80
-	}
-	if *version {
-		fmt.Fprintln(stdout, buildinfo.Version())
-		return 0
+	if done, code := buildinfo.ParseFlags(fs, args, stdout); done {
+		return code
 	}
 	usage := func(err error, hint string) int {
 		fmt.Fprintf(stderr, "mailfs: error: %v\nmailfs: hint: %s\n", err, hint)
