@@ -110,7 +110,7 @@ func spliceMCP(old []byte, command string, args []string) ([]byte, error) {
 			table = keyOf(e.Key())
 			isArrayTable = e.Kind == unstable.ArrayTable
 			if !isArrayTable && slices.Equal(table, mcpServer) {
-				insertAt, dotted = lineEnd(old, lastKeyEnd(p, e)), ""
+				insertAt, dotted = lineEnd(old, lastKeyEnd(e)), ""
 			}
 		case unstable.KeyValue:
 			if !isArrayTable {
@@ -177,43 +177,36 @@ func keyOf(it unstable.Iterator) []string {
 	return parts
 }
 
-// keyText is a key-value's key as written ("mcp_servers . mailfs.command").
-func keyText(p unstable.Parser, kv *unstable.Node) string {
-	it := kv.Key()
-	first, last := -1, 0
-	for it.Next() {
-		r := it.Node().Raw
+// keySpan is where a key is written: the offset of its first part, of its
+// last part, and just past its last part.
+func keySpan(key unstable.Iterator) (first, lastStart, end int) {
+	first = -1
+	for key.Next() {
+		r := key.Node().Raw
 		if first < 0 {
 			first = int(r.Offset)
 		}
-		last = int(r.Offset + r.Length)
+		lastStart, end = int(r.Offset), int(r.Offset+r.Length)
 	}
-	return string(p.Data()[first:last])
+	return first, lastStart, end
+}
+
+// keyText is a key-value's key as written ("mcp_servers . mailfs.command").
+func keyText(p unstable.Parser, kv *unstable.Node) string {
+	first, _, end := keySpan(kv.Key())
+	return string(p.Data()[first:end])
 }
 
 // dottedPrefix is the part of a dotted key before its last part, as
 // written, dot included ("mcp_servers.mailfs."), or "" for a simple key.
 func dottedPrefix(p unstable.Parser, kv *unstable.Node) string {
-	it := kv.Key()
-	first, lastStart := -1, 0
-	for it.Next() {
-		r := it.Node().Raw
-		if first < 0 {
-			first = int(r.Offset)
-		}
-		lastStart = int(r.Offset)
-	}
+	first, lastStart, _ := keySpan(kv.Key())
 	return string(p.Data()[first:lastStart])
 }
 
 // lastKeyEnd is the offset just past a table header's key.
-func lastKeyEnd(p unstable.Parser, table *unstable.Node) int {
-	it := table.Key()
-	end := 0
-	for it.Next() {
-		r := it.Node().Raw
-		end = int(r.Offset + r.Length)
-	}
+func lastKeyEnd(table *unstable.Node) int {
+	_, _, end := keySpan(table.Key())
 	return end
 }
 
