@@ -142,8 +142,13 @@ func (h *Handler) Handle(ctx context.Context, rt Runtime, ev Event, agent string
 	return a
 }
 
-// Seen reports when agent's hooks last ran, and for which event: what
-// "mailfs doctor" shows. A zero time means never.
+// seenEvery is how fresh the record of a hook's last call is kept: a call
+// within this time of the recorded one, for the same event, that has
+// nothing else to record writes nothing.
+const seenEvery = 30 * time.Second
+
+// Seen reports when agent's hooks last ran (to within 30 seconds), and for
+// which event: what "mailfs doctor" shows. A zero time means never.
 func (h *Handler) Seen(agent string) (time.Time, Event, error) {
 	st, err := h.peek(agent)
 	return st.LastSeen, st.LastEvent, err
@@ -195,6 +200,7 @@ func (h *Handler) deliver(rt Runtime, ev Event, agent string, res *Result, prefi
 			})
 		}
 		a.Output = h.fit(rt, ev, res, prefix, &a.Errs)
+		was := *st
 		shown := res.Reminder.Listed()
 		if newTurn {
 			st.TurnShown = shown
@@ -205,7 +211,13 @@ func (h *Handler) deliver(rt Runtime, ev Event, agent string, res *Result, prefi
 				}
 			}
 		}
-		st.LastSeen, st.LastEvent = h.now(), ev
+		// The record of the call is kept fresh to within seenEvery: a
+		// prompt hook with nothing new to record writes nothing.
+		now := h.now()
+		if slices.Equal(st.TurnShown, was.TurnShown) && st.LastEvent == ev && !st.LastSeen.After(now) && now.Sub(st.LastSeen) < seenEvery {
+			return false
+		}
+		st.LastSeen, st.LastEvent = now, ev
 		return true
 	})
 	if err != nil {

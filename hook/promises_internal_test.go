@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/mailfs/mailfs/maildir"
@@ -285,5 +286,32 @@ func TestCutAtALineWhenNothingElseFits(t *testing.T) {
 		if strings.Count(text, "<system-reminder>") != strings.Count(text, "</system-reminder>") {
 			t.Fatalf("%s: blocks left open:\n%s", rt, text)
 		}
+	}
+}
+
+// A prompt hook with nothing new to record writes no state: the record of
+// the last call is kept fresh to within 30 seconds, as doctor needs.
+func TestPromptHookWritesNothingNew(t *testing.T) {
+	h, now := newHandler(t)
+	start := *now
+	send(t, h, "fyi", maildir.Normal, "")
+	file := filepath.Join(h.StateDir, "toast.json")
+	h.Handle(context.Background(), Plain, PromptSubmit, "toast", Input{})
+	before, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	*now = start.Add(10 * time.Second)
+	h.Handle(context.Background(), Plain, PromptSubmit, "toast", Input{})
+	if after, _ := os.Stat(file); !os.SameFile(before, after) {
+		t.Fatal("a prompt hook with nothing new rewrote its state")
+	}
+	if at, ev, _ := h.Seen("toast"); !at.Equal(start) || ev != PromptSubmit {
+		t.Fatalf("seen %v %s", at, ev)
+	}
+	*now = start.Add(31 * time.Second)
+	h.Handle(context.Background(), Plain, PromptSubmit, "toast", Input{})
+	if at, _, _ := h.Seen("toast"); !at.Equal(start.Add(31 * time.Second)) {
+		t.Fatalf("a stale record was not refreshed: %v", at)
 	}
 }

@@ -85,10 +85,13 @@ func (h *Handler) update(agent string, f func(st *state) (save bool)) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(path, 0o700); err != nil {
-		return fmt.Errorf("hook: state: %w", err)
-	}
 	root, err := durable.OpenRoot(path)
+	if errors.Is(err, fs.ErrNotExist) { // the first call: make the folder
+		if err := os.MkdirAll(path, 0o700); err != nil {
+			return fmt.Errorf("hook: state: %w", err)
+		}
+		root, err = durable.OpenRoot(path)
+	}
 	if err != nil {
 		return fmt.Errorf("hook: state: %w", err)
 	}
