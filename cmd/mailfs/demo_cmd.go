@@ -58,6 +58,9 @@ func (c *demoCmd) Run(a *app) error {
 		}
 	}()
 
+	d.say("The town registers its agents, so that a send to a mistyped name stands out.")
+	d.run("agent", "add", "mayor", "toast", "nux", "refinery", "witness")
+
 	d.say("The mayor assigns work. Each send is one JSON file, fsynced, renamed into place.")
 	toastWork := d.run("send", "toast", "--from", "mayor", "--type", "work_assignment", "--priority", "high",
 		"-s", "WORK gt-101: fix the flaky build", "-m", "Branch: polecat/toast/gt-101\nIssue: gt-101\n\nThe integration suite fails one run in five.")
