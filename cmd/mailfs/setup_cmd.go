@@ -78,6 +78,10 @@ func (c *setupCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
+	// A mistyped --dir must not grow a tree of its own.
+	if st, err := os.Stat(c.Dir); err != nil || !st.IsDir() {
+		return withHint(fmt.Errorf("no worktree at %s", c.Dir), "--dir names the agent's worktree, which must exist")
+	}
 	runtimes := []setup.Runtime{setup.Runtime(c.Runtime)}
 	if c.Runtime == "" {
 		runtimes = nil
