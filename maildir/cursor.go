@@ -2,13 +2,12 @@ package maildir
 
 import (
 	"bytes"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/mailfs/mailfs/internal/durable"
+	"github.com/mailfs/mailfs/internal/folderindex"
 )
 
 // The claim cursor lets a claim skip listing its queue. A claim needs the
@@ -36,45 +35,6 @@ import (
 // changes, and is then taken in its order.
 const claimWindow = 256
 
-const cursorMagic = "mailfs-cursor/2"
-
-// noOrder is the order file of a cursor that only marks a queue that
-// changes between claims (see claimSource.churn).
-const noOrder = "-"
-
-// A claimCursor is a queue's place in its order file.
-type claimCursor struct {
-	order string   // the order file's name in IndexDir, or noOrder
-	pos   int      // names of the order file behind the cursor
-	off   int64    // byte offset of the next name
-	uses  int      // claims the order file has served
-	stamp dirStamp // the queue folder as the last claimant left it
-}
-
-func cursorName(rel string) string { return indexName(rel) + ".cursor" }
-
-func (c *claimCursor) encode() []byte {
-	return fmt.Appendf(nil, "%s %s %x %x %x %x %x %x %x\n", cursorMagic, c.order, c.pos, c.off, c.uses,
-		c.stamp.dev, c.stamp.ino, uint64(c.stamp.mtime), uint64(c.stamp.ctime))
-}
-
-func decodeCursor(data []byte) *claimCursor {
-	f := strings.Fields(string(data))
-	if len(f) != 9 || f[0] != cursorMagic || f[1] != noOrder && !strings.Contains(f[1], ".order-") {
-		return nil
-	}
-	var n [7]uint64
-	for i := range n {
-		v, err := strconv.ParseUint(f[i+2], 16, 64)
-		if err != nil || i < 3 && v > 1<<40 {
-			return nil
-		}
-		n[i] = v
-	}
-	return &claimCursor{order: f[1], pos: int(n[0]), off: int64(n[1]), uses: int(n[2]),
-		stamp: dirStamp{dev: n[3], ino: n[4], mtime: int64(n[5]), ctime: int64(n[6])}}
-}
-
 // A claimSource gives one claim its candidate names, oldest first, in
 // batches: from the cursor when it can be trusted, else from a listing.
 type claimSource struct {
@@ -84,9 +44,9 @@ type claimSource struct {
 	start durable.Stat // the folder as the claim found it
 	tried map[string]bool
 
-	cur    *claimCursor // the cursor in use, if any
-	keep   bool         // the cursor may be saved after a claim
-	listed bool         // this claim has listed the folder
+	cur    *folderindex.Cursor // the cursor in use, if any
+	keep   bool                // the cursor may be saved after a claim
+	listed bool                // this claim has listed the folder
 
 	// churn is set when the queue changed since the last claim and that
 	// claim's order file served no other: items arrive between claims, so
@@ -110,15 +70,15 @@ func (s *Store) claimSource(q *durable.Dir, tried map[string]bool) (*claimSource
 		return c, nil
 	}
 	defer d.Close()
-	data, err := d.Head(cursorName(c.rel), 512)
+	data, err := d.Head(folderindex.CursorName(c.rel), 512)
 	if err != nil {
 		return c, nil
 	}
-	switch cur := decodeCursor(data); {
+	switch cur := folderindex.DecodeCursor(data); {
 	case cur == nil:
-	case cur.stamp == stampOf(st) && cur.order != noOrder:
+	case cur.Stamp == folderindex.StampOf(st) && cur.Order != folderindex.NoOrder:
 		c.cur, c.keep = cur, true
-	case cur.stamp != stampOf(st) && (cur.order == noOrder || cur.uses <= 1):
+	case cur.Stamp != folderindex.StampOf(st) && (cur.Order == folderindex.NoOrder || cur.Uses <= 1):
 		c.churn = true
 	}
 	return c, nil
@@ -147,7 +107,7 @@ func (c *claimSource) fromCursor(n int) []string {
 		return nil
 	}
 	defer d.Close()
-	data, err := d.ReadAt(c.cur.order, c.cur.off, n*256)
+	data, err := d.ReadAt(c.cur.Order, c.cur.Off, n*256)
 	if err != nil {
 		return nil
 	}
@@ -168,8 +128,8 @@ func (c *claimSource) fromCursor(n int) []string {
 // consume moves the cursor past name, which the claim is about to try.
 func (c *claimSource) consume(name string) {
 	if c.cur != nil {
-		c.cur.pos++
-		c.cur.off += int64(len(name)) + 1
+		c.cur.Pos++
+		c.cur.Off += int64(len(name)) + 1
 	}
 }
 
@@ -211,15 +171,15 @@ func (c *claimSource) list() ([]string, bool, error) {
 		return window[:claimPick], false, nil // no cursor: the claim goes on without one
 	}
 	defer d.Close()
-	order := indexName(c.rel) + ".order-" + strconv.FormatUint(rand.Uint64(), 36)
+	order := folderindex.FileName(c.rel) + ".order-" + strconv.FormatUint(rand.Uint64(), 36)
 	if d.CreateEphemeral(order, buf.Bytes()) != nil {
 		return window[:claimPick], false, nil
 	}
 	// Trusted only if nothing changed while the folder was listed.
-	if st, err := c.q.Stat(); err == nil && stampOf(st) == stampOf(c.start) {
+	if st, err := c.q.Stat(); err == nil && folderindex.StampOf(st) == folderindex.StampOf(c.start) {
 		c.keep = true
 	}
-	c.cur = &claimCursor{order: order}
+	c.cur = &folderindex.Cursor{Order: order}
 	if names := c.fromCursor(claimPick); len(names) > 0 {
 		return names, false, nil
 	}
@@ -293,18 +253,18 @@ func (c *claimSource) done() {
 		return
 	}
 	defer d.Close()
-	name := cursorName(c.rel)
-	var old *claimCursor
+	name := folderindex.CursorName(c.rel)
+	var old *folderindex.Cursor
 	if data, err := d.Head(name, 512); err == nil {
-		old = decodeCursor(data)
+		old = folderindex.DecodeCursor(data)
 	}
-	var next *claimCursor
+	var next *folderindex.Cursor
 	switch {
 	case c.cur != nil && c.keep:
 		next = c.cur
-		next.uses++
+		next.Uses++
 	case c.churn:
-		next = &claimCursor{order: noOrder}
+		next = &folderindex.Cursor{Order: folderindex.NoOrder}
 	}
 	var err2 error
 	if next != nil {
@@ -312,13 +272,13 @@ func (c *claimSource) done() {
 		if err != nil {
 			return
 		}
-		next.stamp = stampOf(st)
-		err2 = d.ReplaceEphemeral(name, next.encode())
+		next.Stamp = folderindex.StampOf(st)
+		err2 = d.ReplaceEphemeral(name, next.Encode())
 	} else if old != nil {
 		err2 = d.Remove(name)
 	}
-	if err2 == nil && old != nil && old.order != noOrder && (next == nil || old.order != next.order) {
-		_ = d.Remove(old.order)
+	if err2 == nil && old != nil && old.Order != folderindex.NoOrder && (next == nil || old.Order != next.Order) {
+		_ = d.Remove(old.Order)
 	}
 }
 

@@ -1,17 +1,14 @@
 package maildir
 
 import (
-	"bytes"
 	"errors"
-	"fmt"
-	"hash/crc32"
 	"io/fs"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mailfs/mailfs/internal/durable"
+	"github.com/mailfs/mailfs/internal/folderindex"
 )
 
 // IndexDir holds the folder index: one file per folder of messages
@@ -79,244 +76,32 @@ func IndexSetting(v string) (off, known bool) {
 // again at the next call, as git treats a "racily clean" index entry.
 const RacyWindow = time.Second
 
-const indexMagic = "mailfs-index/1"
-
-// A dirStamp is what identifies one state of a directory.
-type dirStamp struct {
-	dev, ino     uint64
-	mtime, ctime int64
-}
-
-func stampOf(st durable.Stat) dirStamp {
-	return dirStamp{dev: st.Dev, ino: st.Ino, mtime: st.ModTime.UnixNano(), ctime: st.Ctime.UnixNano()}
-}
-
-// A folderIndex is what a folder of messages held when it was listed.
-type folderIndex struct {
-	stamp dirStamp
-	racy  bool // look again at the next call: the stamp, or a file, was too fresh to vouch for
-
-	count int          // message-file names (every candidate, read or not)
-	load  []string     // candidates a reader must read: unread, or not parsed as a message
-	odd   []oddEntry   // entries that are not message files, reported at each call
-	known []knownEntry // messages parsed as read, with the inode and ctime of the file that said so
-}
-
-type oddEntry struct {
-	name string
-	typ  fs.FileMode
-}
-
-type knownEntry struct {
-	name  string
-	ino   uint64
-	ctime int64
-}
-
-// indexName is the file of folder rel in IndexDir: the path with its
-// slashes as "~", which no folder name may hold.
-func indexName(rel string) string { return strings.ReplaceAll(rel, "/", "~") }
-
 // indexOn reports whether s keeps folder indexes.
 func (s *Store) indexOn() bool { return !s.NoIndex }
-
-// usable reports whether ix describes the folder whose stat is st as it
-// stands, without listing it.
-func (ix *folderIndex) usable(st durable.Stat) bool {
-	return ix != nil && !ix.racy && ix.stamp == stampOf(st)
-}
 
 // readIndex returns the index of folder rel, or nil if there is none or
 // it does not decode. With full false, the known section is not decoded
 // (nor read, if the file is large): its names are needed only when the
 // folder changed.
-func (s *Store) readIndex(rel string, full bool) *folderIndex {
+func (s *Store) readIndex(rel string, full bool) *folderindex.Folder {
 	d, err := s.root.Dir(IndexDir)
 	if d == nil || err != nil {
 		return nil
 	}
 	defer d.Close()
-	name := indexName(rel)
-	data, err := d.Head(name, 16<<10)
-	if err != nil {
-		return nil
-	}
-	h, ok := parseIndexHeader(data)
-	if !ok {
-		return nil
-	}
-	if len(data) < h.end(full) {
-		// Read it whole; it may have been replaced since, so its header
-		// is read again.
-		if data, _, err = d.ReadFile(name, 1<<30); err != nil {
-			return nil
-		}
-		if h, ok = parseIndexHeader(data); !ok || len(data) < h.end(full) {
-			return nil
-		}
-	}
-	return h.decode(data, full)
-}
-
-// An indexHeader is the first line of an index file: the folder's stamp,
-// the counts, and the length and checksum of the two sections that follow
-// it, the head (what a reader needs at every call: the names to read and
-// the entries to report) and the tail (the names known to be read).
-type indexHeader struct {
-	ix               folderIndex
-	start            int // where the head section begins
-	headLen, tailLen int
-	headCRC, tailCRC uint32
-}
-
-func (h *indexHeader) end(full bool) int {
-	if full {
-		return h.start + h.headLen + h.tailLen
-	}
-	return h.start + h.headLen
-}
-
-// parseHeaderLine parses the first line of an index file: its magic, then
-// count hexadecimal numbers. It returns the numbers and where the line
-// ends.
-func parseHeaderLine(data []byte, magic string, count int) (n []uint64, end int, ok bool) {
-	nl := bytes.IndexByte(data, '\n')
-	if nl < 0 {
-		return nil, 0, false
-	}
-	f := strings.Fields(string(data[:nl]))
-	if len(f) != count+1 || f[0] != magic {
-		return nil, 0, false
-	}
-	n = make([]uint64, count)
-	for i := range n {
-		v, err := strconv.ParseUint(f[i+1], 16, 64)
-		if err != nil {
-			return nil, 0, false
-		}
-		n[i] = v
-	}
-	return n, nl + 1, true
-}
-
-func parseIndexHeader(data []byte) (*indexHeader, bool) {
-	n, start, ok := parseHeaderLine(data, indexMagic, 10)
-	if !ok {
-		return nil, false
-	}
-	h := &indexHeader{
-		ix: folderIndex{
-			stamp: dirStamp{dev: n[0], ino: n[1], mtime: int64(n[2]), ctime: int64(n[3])},
-			racy:  n[4] != 0,
-			count: int(n[5]),
-		},
-		start:   start,
-		headLen: int(n[6]),
-		tailLen: int(n[7]),
-		headCRC: uint32(n[8]),
-		tailCRC: uint32(n[9]),
-	}
-	const most = 1 << 30
-	if n[5] > most || n[6] > most || n[7] > most || n[8] > 1<<32-1 || n[9] > 1<<32-1 {
-		return nil, false
-	}
-	return h, true
-}
-
-// decode decodes the sections of data that h describes: the head, and the
-// tail too when full.
-func (h *indexHeader) decode(data []byte, full bool) *folderIndex {
-	ix := h.ix
-	head := data[h.start : h.start+h.headLen]
-	if crc32.ChecksumIEEE(head) != h.headCRC {
-		return nil
-	}
-	for rec := range bytes.SplitSeq(head, []byte{0}) {
-		if len(rec) == 0 {
-			continue
-		}
-		kind, rest, ok := bytes.Cut(rec, []byte{' '})
-		if !ok {
-			return nil
-		}
-		switch string(kind) {
-		case "c":
-			ix.load = append(ix.load, string(rest))
-		case "x":
-			t, name, ok := bytes.Cut(rest, []byte{' '})
-			typ, err := strconv.ParseUint(string(t), 16, 32)
-			if !ok || err != nil {
-				return nil
-			}
-			ix.odd = append(ix.odd, oddEntry{name: string(name), typ: fs.FileMode(typ)})
-		default:
-			return nil
-		}
-	}
-	if !full {
-		return &ix
-	}
-	tail := data[h.start+h.headLen : h.end(true)]
-	if crc32.ChecksumIEEE(tail) != h.tailCRC {
-		return nil
-	}
-	for rec := range bytes.SplitSeq(tail, []byte{0}) {
-		if len(rec) == 0 {
-			continue
-		}
-		i, rest, ok1 := bytes.Cut(rec, []byte{' '})
-		c, name, ok2 := bytes.Cut(rest, []byte{' '})
-		ino, err1 := strconv.ParseUint(string(i), 16, 64)
-		ctime, err2 := strconv.ParseUint(string(c), 16, 64)
-		if !ok1 || !ok2 || err1 != nil || err2 != nil {
-			return nil
-		}
-		ix.known = append(ix.known, knownEntry{name: string(name), ino: ino, ctime: int64(ctime)})
-	}
-	return &ix
-}
-
-func (ix *folderIndex) encode() []byte {
-	var head, tail bytes.Buffer
-	for _, n := range ix.load {
-		head.WriteString("c ")
-		head.WriteString(n)
-		head.WriteByte(0)
-	}
-	for _, o := range ix.odd {
-		fmt.Fprintf(&head, "x %x %s\x00", uint32(o.typ), o.name)
-	}
-	for _, k := range ix.known {
-		tail.WriteString(strconv.FormatUint(k.ino, 16))
-		tail.WriteByte(' ')
-		tail.WriteString(strconv.FormatUint(uint64(k.ctime), 16))
-		tail.WriteByte(' ')
-		tail.WriteString(k.name)
-		tail.WriteByte(0)
-	}
-	racy := 0
-	if ix.racy {
-		racy = 1
-	}
-	var out bytes.Buffer
-	fmt.Fprintf(&out, "%s %x %x %x %x %x %x %x %x %x %x\n", indexMagic,
-		ix.stamp.dev, ix.stamp.ino, uint64(ix.stamp.mtime), uint64(ix.stamp.ctime), racy, ix.count,
-		head.Len(), tail.Len(), crc32.ChecksumIEEE(head.Bytes()), crc32.ChecksumIEEE(tail.Bytes()))
-	out.Write(head.Bytes())
-	out.Write(tail.Bytes())
-	return out.Bytes()
+	return folderindex.ReadFolder(d, rel, full)
 }
 
 // writeIndex replaces the index of folder rel, atomically and without
 // fsync: a cache, checked on every read, that a crash may only lose. A
 // failure is not reported; the next reader lists the folder.
-func (s *Store) writeIndex(rel string, ix *folderIndex) {
+func (s *Store) writeIndex(rel string, ix *folderindex.Folder) {
 	d, err := s.mkdir(IndexDir)
 	if err != nil {
 		return
 	}
 	defer d.Close()
-	_ = d.ReplaceEphemeral(indexName(rel), ix.encode())
+	_ = d.ReplaceEphemeral(folderindex.FileName(rel), ix.Encode())
 }
 
 // dirRacy reports whether a folder's stat taken at now could fail to show
@@ -334,7 +119,7 @@ func (s *Store) racyAt(st durable.Stat, now time.Time) bool {
 	if w == 0 {
 		w = RacyWindow
 	}
-	return now.Sub(st.Ctime) < w
+	return folderindex.Racy(st, now, w)
 }
 
 // An unreadScan says what [Store.readUnread] does with what it finds.
@@ -377,23 +162,23 @@ func (s *Store) readUnread(b Address, u unreadScan) ([]*Message, int, error) {
 		}
 		full := u.read != nil
 		ix := s.readIndex(d.Path(), full)
-		if !ix.usable(st) {
+		if !ix.Usable(st) {
 			if !full {
 				ix = nil // only its head was read: reindex reads it whole
 			}
 			return s.reindex(d, b, st, ix, u, warn)
 		}
-		for _, o := range ix.odd {
-			if _, why := Classify(o.name, o.typ, false); why != nil {
-				warn(d.Join(o.name), why)
+		for _, o := range ix.Odd {
+			if _, why := Classify(o.Name, o.Typ, false); why != nil {
+				warn(d.Join(o.Name), why)
 			}
 		}
 		if u.read != nil {
-			for _, k := range ix.known {
-				u.read(k.name)
+			for _, k := range ix.Known {
+				u.read(k.Name)
 			}
 		}
-		names, known = ix.load, ix.count-len(ix.load)
+		names, known = ix.Load, ix.Count-len(ix.Load)
 	}
 	var kept []*Message
 	s.loadNames(d, b, false, names, nil, func(name string, m *Message, _ durable.Stat, err error) {
@@ -417,33 +202,33 @@ func (s *Store) readUnread(b Address, u unreadScan) ([]*Message, int, error) {
 // trusted as it stands: it lists the folder, checks each file the old
 // index knew to be read (see relist), reads the rest, and writes the new
 // index. old is the old index read whole, or nil to read it here.
-func (s *Store) reindex(d *durable.Dir, b Address, st durable.Stat, old *folderIndex, u unreadScan, warn func(string, error)) ([]*Message, int, error) {
+func (s *Store) reindex(d *durable.Dir, b Address, st durable.Stat, old *folderindex.Folder, u unreadScan, warn func(string, error)) ([]*Message, int, error) {
 	rel := d.Path()
 	if old == nil {
 		old = s.readIndex(rel, true)
 	}
-	was := map[string]knownEntry{}
+	was := map[string]folderindex.Entry{}
 	if old != nil {
-		for _, k := range old.known {
-			was[k.name] = k
+		for _, k := range old.Known {
+			was[k.Name] = k
 		}
 	}
 	now := time.Now()
-	next := &folderIndex{stamp: stampOf(st), racy: s.dirRacy(st, now)}
+	next := &folderindex.Folder{Stamp: folderindex.StampOf(st), Racy: s.dirRacy(st, now)}
 	same, load, err := s.relist(d, false, was, func(name string, typ fs.FileMode, why error) {
 		warn(d.Join(name), why)
-		next.odd = append(next.odd, oddEntry{name: name, typ: typ})
+		next.Odd = append(next.Odd, folderindex.Odd{Name: name, Typ: typ})
 	})
 	if err != nil {
 		return nil, 0, err
 	}
 	for _, k := range same {
-		next.known = append(next.known, k)
+		next.Known = append(next.Known, k)
 		if u.read != nil {
-			u.read(k.name)
+			u.read(k.Name)
 		}
 	}
-	known := len(next.known)
+	known := len(next.Known)
 	var kept []*Message
 	s.loadNames(d, b, false, load, nil, func(name string, m *Message, fst durable.Stat, err error) {
 		switch {
@@ -451,7 +236,7 @@ func (s *Store) reindex(d *durable.Dir, b Address, st durable.Stat, old *folderI
 			return // gone since the listing: the folder's stamp moved too
 		case err != nil:
 			warn(d.Join(name), Reason(err))
-			next.load = append(next.load, name)
+			next.Load = append(next.Load, name)
 		case m.Read:
 			known++
 			if u.read != nil {
@@ -462,64 +247,35 @@ func (s *Store) reindex(d *durable.Dir, b Address, st durable.Stat, old *folderI
 				// made again within the clock's tick could have the same
 				// inode and ctime. Read again at the next call, which
 				// lists the folder again to vouch for it then.
-				next.load = append(next.load, name)
-				next.racy = true
+				next.Load = append(next.Load, name)
+				next.Racy = true
 			} else {
-				next.known = append(next.known, knownEntry{name: name, ino: fst.Ino, ctime: fst.Ctime.UnixNano()})
+				next.Known = append(next.Known, folderindex.Entry{Name: name, Ino: fst.Ino, Ctime: fst.Ctime.UnixNano()})
 			}
 		default:
-			next.load = append(next.load, name)
+			next.Load = append(next.Load, name)
 			if u.kept(m) {
 				kept = append(kept, m)
 			}
 		}
 	})
-	next.count = len(next.known) + len(next.load)
+	next.Count = len(next.Known) + len(next.Load)
 	s.writeIndex(rel, next)
 	return kept, known, nil
 }
 
 // relist lists folder d (an archive when archived) for an index being
-// rebuilt: the entries the old index vouched for (was, by name) whose file
-// is still the one it recorded — the same inode and the same ctime, since
-// an inode number alone can be reused by a file removed and created again
-// under the same name, as git checkout does — and the names of the other
-// message files, sorted, to be read. odd, if not nil, is called with each
-// entry that is not a message file.
-func (s *Store) relist(d *durable.Dir, archived bool, was map[string]knownEntry, odd func(name string, typ fs.FileMode, why error)) (same []knownEntry, load []string, err error) {
-	var check []knownEntry
-	err = d.Scan(func(raw []byte, ino uint64, typ fs.FileMode) {
-		class, why := Classify(string(raw), typ, archived)
-		switch class {
-		case Candidate:
-			if k, ok := was[string(raw)]; ok && k.ino == ino {
-				check = append(check, k)
-			} else {
-				load = append(load, string(raw))
-			}
-		case NotMessage:
-			if odd != nil {
-				odd(string(raw), typ, why)
-			}
+// rebuilt, classifying its entries as every reader does (see
+// folderindex.Relist): the entries of was still vouched for, and the names
+// to read.
+func (s *Store) relist(d *durable.Dir, archived bool, was map[string]folderindex.Entry, odd func(name string, typ fs.FileMode, why error)) (same []folderindex.Entry, load []string, err error) {
+	return folderindex.Relist(d, was, func(name string, typ fs.FileMode) (bool, error) {
+		class, why := Classify(name, typ, archived)
+		if class == NotMessage {
+			return false, why
 		}
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	ok := make([]bool, len(check))
-	parallel(len(check), func(i int) {
-		fst, err := d.Lstat(check[i].name)
-		ok[i] = err == nil && fst.Ino == check[i].ino && fst.Ctime.UnixNano() == check[i].ctime
-	})
-	for i, k := range check {
-		if ok[i] {
-			same = append(same, k)
-		} else {
-			load = append(load, k.name)
-		}
-	}
-	slices.Sort(load)
-	return same, load, nil
+		return class == Candidate, nil
+	}, odd)
 }
 
 // countNames counts the message-file names in d (an archive folder), from
@@ -532,8 +288,8 @@ func (s *Store) countNames(d *durable.Dir) (int, error) {
 	}
 	rel := d.Path()
 	if s.indexOn() {
-		if ix := s.readIndex(rel, false); ix.usable(st) {
-			return ix.count, nil
+		if ix := s.readIndex(rel, false); ix.Usable(st) {
+			return ix.Count, nil
 		}
 	}
 	n := 0
@@ -541,7 +297,7 @@ func (s *Store) countNames(d *durable.Dir) (int, error) {
 		return 0, err
 	}
 	if s.indexOn() {
-		s.writeIndex(rel, &folderIndex{stamp: stampOf(st), racy: s.dirRacy(st, time.Now()), count: n})
+		s.writeIndex(rel, &folderindex.Folder{Stamp: folderindex.StampOf(st), Racy: s.dirRacy(st, time.Now()), Count: n})
 	}
 	return n, nil
 }

@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mailfs/mailfs/internal/durable"
+	"github.com/mailfs/mailfs/internal/par"
 )
 
 // QuarantineDir is the folder of a mailbox where fsck moves files that are
@@ -252,28 +251,8 @@ func (s *Store) loadNames(d *durable.Dir, b Address, archived bool, names []stri
 	}
 }
 
-// parallel calls f(0) … f(n-1), spread over the CPUs when n is large enough
-// for that to pay: reading a big mailbox is mostly waiting on system calls.
-func parallel(n int, f func(int)) {
-	workers := min(runtime.GOMAXPROCS(0)*2, n/64)
-	if workers < 2 {
-		for i := range n {
-			f(i)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	chunk := (n + workers - 1) / workers
-	for lo := 0; lo < n; lo += chunk {
-		hi := min(lo+chunk, n)
-		wg.Go(func() {
-			for i := lo; i < hi; i++ {
-				f(i)
-			}
-		})
-	}
-	wg.Wait()
-}
+// parallel calls f(0) … f(n-1), in parallel when n is large (par.Do).
+func parallel(n int, f func(int)) { par.Do(n, f) }
 
 // eachName calls f with the name of each candidate message file in d, in
 // directory order. Dot-files and the archive and quarantine folders are

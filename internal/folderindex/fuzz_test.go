@@ -1,4 +1,4 @@
-package maildir
+package folderindex
 
 import (
 	"reflect"
@@ -11,19 +11,19 @@ import (
 // a folder index that decodes must encode back to one that decodes the
 // same (what a reader trusts is what a writer meant).
 func FuzzIndexFiles(f *testing.F) {
-	good := (&folderIndex{
-		stamp: dirStamp{dev: 1, ino: 2, mtime: 3, ctime: 4}, count: 3,
-		load:  []string{"2026-01-01T00-00-00Z-a.json"},
-		odd:   []oddEntry{{name: "notes.txt"}},
-		known: []knownEntry{{name: "b c.json", ino: 9, ctime: -1}, {name: "d.json", ino: 10, ctime: 11}},
-	}).encode()
+	good := (&Folder{
+		Stamp: Stamp{Dev: 1, Ino: 2, Mtime: 3, Ctime: 4}, Count: 3,
+		Load:  []string{"2026-01-01T00-00-00Z-a.json"},
+		Odd:   []Odd{{Name: "notes.txt"}},
+		Known: []Entry{{Name: "b c.json", Ino: 9, Ctime: -1}, {Name: "d.json", Ino: 10, Ctime: 11}},
+	}).Encode()
 	f.Add(good)
 	f.Add(good[:len(good)/2])
 	f.Add([]byte("mailfs-index/1 1 1 1 1 0 ffffffffffff ffffffffff 0 0 0\n"))
-	f.Add(encodeThreads(dirStamp{dev: 1}, false, []threadEntry{{knownEntry: knownEntry{name: "x.json", ino: 1, ctime: 2}, hash: 7}}))
-	f.Add((&claimCursor{order: "state~queue~w.order-1", pos: 3, off: 40}).encode())
+	f.Add(EncodeThreads(Stamp{Dev: 1}, false, []ThreadEntry{{Entry: Entry{Name: "x.json", Ino: 1, Ctime: 2}, Hash: 7}}))
+	f.Add((&Cursor{Order: "state~queue~w.order-1", Pos: 3, Off: 40}).Encode())
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if h, ok := parseIndexHeader(data); ok {
+		if h, ok := parseFolderHeader(data); ok {
 			for _, full := range []bool{false, true} {
 				if len(data) < h.end(full) {
 					continue
@@ -32,8 +32,8 @@ func FuzzIndexFiles(f *testing.F) {
 				if ix == nil || !full {
 					continue
 				}
-				again := ix.encode()
-				h2, ok := parseIndexHeader(again)
+				again := ix.Encode()
+				h2, ok := parseFolderHeader(again)
 				if !ok || len(again) != h2.end(true) {
 					t.Fatalf("%q decodes, but its encoding %q does not", data, again)
 				}
@@ -45,8 +45,8 @@ func FuzzIndexFiles(f *testing.F) {
 		if tt, ok := parseThreadHeader(data); ok && tt.n < 0 {
 			t.Fatalf("a negative table in %q", data)
 		}
-		parseThreadRecord(data)
-		if c := decodeCursor(data); c != nil && (c.pos < 0 || c.off < 0) {
+		parseEntry(data, false)
+		if c := DecodeCursor(data); c != nil && (c.Pos < 0 || c.Off < 0) {
 			t.Fatalf("a cursor before its file's start in %q", data)
 		}
 	})
