@@ -79,49 +79,6 @@ const RacyWindow = time.Second
 // indexOn reports whether s keeps folder indexes.
 func (s *Store) indexOn() bool { return !s.NoIndex }
 
-// readIndex returns the index of folder rel, or nil if there is none or
-// it does not decode. With full false, the known section is not decoded
-// (nor read, if the file is large): its names are needed only when the
-// folder changed.
-func (s *Store) readIndex(rel string, full bool) *folderindex.Folder {
-	d, err := s.root.Dir(IndexDir)
-	if d == nil || err != nil {
-		return nil
-	}
-	defer d.Close()
-	return folderindex.ReadFolder(d, rel, full)
-}
-
-// writeIndex replaces the index of folder rel, atomically and without
-// fsync: a cache, checked on every read, that a crash may only lose. A
-// failure is not reported; the next reader lists the folder.
-func (s *Store) writeIndex(rel string, ix *folderindex.Folder) {
-	d, err := s.mkdir(IndexDir)
-	if err != nil {
-		return
-	}
-	defer d.Close()
-	_ = d.ReplaceEphemeral(folderindex.FileName(rel), ix.Encode())
-}
-
-// dirRacy reports whether a folder's stat taken at now could fail to show
-// a change made after it: never on a file system with a fine clock (see
-// fineClock), else when the folder changed less than the racy window
-// before.
-func (s *Store) dirRacy(st durable.Stat, now time.Time) bool {
-	return s.racyAt(st, now) && !s.fineClock(st.Dev)
-}
-
-// racyAt reports whether a stat taken at now is too recent to be trusted
-// on its own at the next call.
-func (s *Store) racyAt(st durable.Stat, now time.Time) bool {
-	w := s.racy
-	if w == 0 {
-		w = RacyWindow
-	}
-	return folderindex.Racy(st, now, w)
-}
-
 // An unreadScan says what [Store.readUnread] does with what it finds.
 type unreadScan struct {
 	keep  func(*Message) bool // called with each unread message; nil keeps them all
@@ -150,6 +107,7 @@ func (s *Store) readUnread(b Address, u unreadScan) ([]*Message, int, error) {
 	defer d.Close()
 	var names []string
 	known := 0
+	var plan *folderindex.Plan
 	if !s.indexOn() {
 		if err := s.eachName(d, !u.quiet, func(name string) { names = append(names, name) }); err != nil {
 			return nil, 0, err
@@ -160,30 +118,31 @@ func (s *Store) readUnread(b Address, u unreadScan) ([]*Message, int, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		full := u.read != nil
-		ix := s.readIndex(d.Path(), full)
-		if !ix.Usable(st) {
-			if !full {
-				ix = nil // only its head was read: reindex reads it whole
-			}
-			return s.reindex(d, b, st, ix, u, warn)
+		plan, err = folderindex.PlanUnread(d, st, s.rules(false), u.read != nil, func(name string, _ fs.FileMode, why error) {
+			warn(d.Join(name), why)
+		})
+		if err != nil {
+			return nil, 0, err
 		}
-		for _, o := range ix.Odd {
-			if _, why := Classify(o.Name, o.Typ, false); why != nil {
-				warn(d.Join(o.Name), why)
+		if !plan.Listed() {
+			for _, o := range plan.Odd {
+				if _, why := Classify(o.Name, o.Typ, false); why != nil {
+					warn(d.Join(o.Name), why)
+				}
 			}
 		}
 		if u.read != nil {
-			for _, k := range ix.Known {
+			for _, k := range plan.Known {
 				u.read(k.Name)
 			}
 		}
-		names, known = ix.Load, ix.Count-len(ix.Load)
+		names, known = plan.Read, plan.Count-len(plan.Read)
 	}
 	var kept []*Message
-	s.loadNames(d, b, false, names, nil, func(name string, m *Message, _ durable.Stat, err error) {
+	s.loadNames(d, b, false, names, nil, func(name string, m *Message, fst durable.Stat, err error) {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
+			return // gone since the listing: the folder's stamp moved too
 		case err != nil:
 			warn(d.Join(name), Reason(err))
 		case m.Read:
@@ -194,110 +153,58 @@ func (s *Store) readUnread(b Address, u unreadScan) ([]*Message, int, error) {
 		case u.kept(m):
 			kept = append(kept, m)
 		}
+		if plan != nil {
+			plan.Record(name, fst, err == nil && m.Read)
+		}
 	})
+	if plan != nil {
+		plan.Save()
+	}
 	return kept, known, nil
-}
-
-// reindex is readUnread for a folder whose index is missing or cannot be
-// trusted as it stands: it lists the folder, checks each file the old
-// index knew to be read (see relist), reads the rest, and writes the new
-// index. old is the old index read whole, or nil to read it here.
-func (s *Store) reindex(d *durable.Dir, b Address, st durable.Stat, old *folderindex.Folder, u unreadScan, warn func(string, error)) ([]*Message, int, error) {
-	rel := d.Path()
-	if old == nil {
-		old = s.readIndex(rel, true)
-	}
-	was := map[string]folderindex.Entry{}
-	if old != nil {
-		for _, k := range old.Known {
-			was[k.Name] = k
-		}
-	}
-	now := time.Now()
-	next := &folderindex.Folder{Stamp: folderindex.StampOf(st), Racy: s.dirRacy(st, now)}
-	same, load, err := s.relist(d, false, was, func(name string, typ fs.FileMode, why error) {
-		warn(d.Join(name), why)
-		next.Odd = append(next.Odd, folderindex.Odd{Name: name, Typ: typ})
-	})
-	if err != nil {
-		return nil, 0, err
-	}
-	for _, k := range same {
-		next.Known = append(next.Known, k)
-		if u.read != nil {
-			u.read(k.Name)
-		}
-	}
-	known := len(next.Known)
-	var kept []*Message
-	s.loadNames(d, b, false, load, nil, func(name string, m *Message, fst durable.Stat, err error) {
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return // gone since the listing: the folder's stamp moved too
-		case err != nil:
-			warn(d.Join(name), Reason(err))
-			next.Load = append(next.Load, name)
-		case m.Read:
-			known++
-			if u.read != nil {
-				u.read(name)
-			}
-			if s.racyAt(fst, now) {
-				// Changed too recently to vouch for: a file removed and
-				// made again within the clock's tick could have the same
-				// inode and ctime. Read again at the next call, which
-				// lists the folder again to vouch for it then.
-				next.Load = append(next.Load, name)
-				next.Racy = true
-			} else {
-				next.Known = append(next.Known, folderindex.Entry{Name: name, Ino: fst.Ino, Ctime: fst.Ctime.UnixNano()})
-			}
-		default:
-			next.Load = append(next.Load, name)
-			if u.kept(m) {
-				kept = append(kept, m)
-			}
-		}
-	})
-	next.Count = len(next.Known) + len(next.Load)
-	s.writeIndex(rel, next)
-	return kept, known, nil
-}
-
-// relist lists folder d (an archive when archived) for an index being
-// rebuilt, classifying its entries as every reader does (see
-// folderindex.Relist): the entries of was still vouched for, and the names
-// to read.
-func (s *Store) relist(d *durable.Dir, archived bool, was map[string]folderindex.Entry, odd func(name string, typ fs.FileMode, why error)) (same []folderindex.Entry, load []string, err error) {
-	return folderindex.Relist(d, was, func(name string, typ fs.FileMode) (bool, error) {
-		class, why := Classify(name, typ, archived)
-		if class == NotMessage {
-			return false, why
-		}
-		return class == Candidate, nil
-	}, odd)
 }
 
 // countNames counts the message-file names in d (an archive folder), from
 // its index when the folder has not changed since, and keeps the count in
 // the index for the next call.
 func (s *Store) countNames(d *durable.Dir) (int, error) {
+	count := func() (int, error) {
+		n := 0
+		err := s.eachName(d, false, func(string) { n++ })
+		return n, err
+	}
+	if !s.indexOn() {
+		return count()
+	}
 	st, err := d.Stat()
 	if err != nil {
 		return 0, err
 	}
-	rel := d.Path()
-	if s.indexOn() {
-		if ix := s.readIndex(rel, false); ix.Usable(st) {
-			return ix.Count, nil
-		}
+	return folderindex.Count(d, st, s.rules(true), count)
+}
+
+// rules are the folder index's rules for this store: where the index
+// folder is, the racy window, the file system's clock, and what a folder
+// of messages (an archive when archived) holds.
+func (s *Store) rules(archived bool) *folderindex.Rules {
+	w := s.racy
+	if w == 0 {
+		w = RacyWindow
 	}
-	n := 0
-	if err := s.eachName(d, false, func(string) { n++ }); err != nil {
-		return 0, err
+	return &folderindex.Rules{
+		Open: func(create bool) (*durable.Dir, error) {
+			if create {
+				return s.mkdir(IndexDir)
+			}
+			return s.root.Dir(IndexDir)
+		},
+		Window: w,
+		Fine:   s.fineClock,
+		Classify: func(name string, typ fs.FileMode) (bool, error) {
+			class, why := Classify(name, typ, archived)
+			if class == NotMessage {
+				return false, why
+			}
+			return class == Candidate, nil
+		},
 	}
-	if s.indexOn() {
-		s.writeIndex(rel, &folderindex.Folder{Stamp: folderindex.StampOf(st), Racy: s.dirRacy(st, time.Now()), Count: n})
-	}
-	return n, nil
 }
