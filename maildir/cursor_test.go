@@ -15,7 +15,7 @@ import (
 	"github.com/mailfs/mailfs/maildir"
 )
 
-// The claim cursor (see maildir's claimWindow) must keep claims oldest
+// The claim cursor (see folderindex.ClaimWindow) must keep claims oldest
 // first and exactly once whatever is added, released or removed behind
 // its back. These tests hold on any file system; where the clock is
 // coarse the cursor is never used and they test the listing.

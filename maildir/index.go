@@ -14,14 +14,14 @@ import (
 // IndexDir holds the folder index: one file per folder of messages
 // recording what the folder held when it was last listed, so that a reader
 // of unread mail reads only the files it must. (The thread index and the
-// claim cursor live beside it: see threadNames and claimWindow.) It is a
+// claim cursor live beside it: see threadNames and folderindex.ClaimWindow.) It is a
 // cache: per host (under runtime/, never committed), rebuilt from the
 // folder whenever it cannot be trusted, and safe to delete at any time.
 //
 // The rule that keeps it from ever showing a stale folder: an index is
 // used as it stands only while the folder's own stat — device, inode,
 // mtime and ctime — is the one read before the listing it was built from,
-// and that stat was not racy (see [RacyWindow] and fineClock). Every change
+// and that stat was not racy (see [RacyWindow] and [folderindex.Clock]). Every change
 // made through the directory moves its ctime, and the kernel sets ctime
 // (no caller can put it back): a message sent, marked read or unread (a
 // rewrite is a new file renamed over the old), a script's mv, cp to a new
@@ -30,7 +30,7 @@ import (
 // replaced. When the stamp differs the folder is listed again — names and
 // inode numbers, one getdents pass, no file opened — and a file is taken as
 // still read only if its name, inode and ctime are those the index
-// recorded (see relist: an inode number alone is reused); everything else
+// recorded (see [folderindex.Relist]: an inode number alone is reused); everything else
 // is read.
 //
 // What the folder's stamp does not show is a file truncated and rewritten
@@ -191,12 +191,7 @@ func (s *Store) rules(archived bool) *folderindex.Rules {
 		w = RacyWindow
 	}
 	return &folderindex.Rules{
-		Open: func(create bool) (*durable.Dir, error) {
-			if create {
-				return s.mkdir(IndexDir)
-			}
-			return s.root.Dir(IndexDir)
-		},
+		Open:   s.indexDir,
 		Window: w,
 		Fine:   s.fineClock,
 		Classify: func(name string, typ fs.FileMode) (bool, error) {

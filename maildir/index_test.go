@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/mailfs/mailfs/internal/folderindex"
 	"github.com/mailfs/mailfs/maildir"
 )
 
@@ -469,7 +470,7 @@ func TestClockProbeAgreesWithTheFileSystem(t *testing.T) {
 			t.Errorf("%s: the probe called the clock fine, but changes left ctime unmoved: %v", dir, stuck)
 		}
 		// The verdict is kept for the next process.
-		data, err := os.ReadFile(filepath.Join(dir, ".chipset", maildir.IndexDir, "clock"))
+		data, err := os.ReadFile(filepath.Join(dir, ".chipset", maildir.IndexDir, folderindex.ClockFile))
 		if err != nil || !strings.HasSuffix(string(data), map[bool]string{true: "fine\n", false: "coarse\n"}[fine]) {
 			t.Errorf("%s: clock file %q (%v)", dir, data, err)
 		}

@@ -79,7 +79,7 @@ func (s *Store) move(b Address, ids []string, toArchive bool) ([]error, error) {
 		return nil, err
 	}
 	if b.Kind == KindQueue && !toArchive {
-		unlock, err := s.lockQueues(true) // an add to a queue: see claimWindow
+		unlock, err := s.lockQueues(true) // an add to a queue: see folderindex.ClaimWindow
 		if err != nil {
 			return nil, err
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mailfs/mailfs/internal/durable"
+	"github.com/mailfs/mailfs/internal/folderindex"
 )
 
 var (
@@ -100,7 +101,7 @@ func (s *Store) claim(q, a Address, request string) (*Message, error) {
 	}
 	defer unlock()
 	// Stamped names sort oldest first. A claim needs the oldest item that
-	// can be had, not the whole sorted queue: the cursor (see claimWindow)
+	// can be had, not the whole sorted queue: the cursor (see folderindex.ClaimWindow)
 	// or one pass that keeps the claimPick smallest names, and only if
 	// none of them can be had the next ones.
 	tried := map[string]bool{}
@@ -110,12 +111,16 @@ func (s *Store) claim(q, a Address, request string) (*Message, error) {
 			dst.Close()
 		}
 	}()
-	from, err := s.claimSource(src, tried)
+	var rules *folderindex.Rules
+	if s.indexOn() {
+		rules = s.rules(false)
+	}
+	from, err := folderindex.NewClaims(src, rules, claimPick, tried)
 	if err != nil {
 		return nil, err
 	}
 	for {
-		names, last, err := from.batch()
+		names, last, err := from.Batch()
 		if err != nil {
 			return nil, err
 		}
@@ -123,7 +128,7 @@ func (s *Store) claim(q, a Address, request string) (*Message, error) {
 			break
 		}
 		for _, name := range names {
-			from.consume(name)
+			from.Consume(name)
 			tried[name] = true
 			st, err := src.Lstat(name)
 			switch {
@@ -170,7 +175,7 @@ func (s *Store) claim(q, a Address, request string) (*Message, error) {
 			if err := syncBoth(src, dst); err != nil {
 				return nil, err
 			}
-			from.done()
+			from.Done()
 			m.Box, m.Path = a, dst.Join(name)
 			return m, nil
 		}
@@ -408,4 +413,31 @@ func (s *Store) names(kind Kind) ([]string, error) {
 	}
 	slices.Sort(names)
 	return names, err
+}
+
+// LockQueues takes the lock that claims take, for a writer outside the
+// store that adds items to queues behind its back — mailfs sync while git
+// writes the tree — so that no add slips between a claim's move and its
+// reading of the queue's stamp (see [folderindex.ClaimWindow]). It returns the function
+// that releases it; with no queues yet it holds nothing.
+func (s *Store) LockQueues() (unlock func(), err error) { return s.lockQueues(false) }
+
+// lockQueues takes the claim lock on the queues' folder: shared (senders,
+// restores) or exclusive.
+func (s *Store) lockQueues(shared bool) (func(), error) {
+	d, err := s.root.Dir(QueueDir)
+	if d == nil || err != nil {
+		return func() {}, err
+	}
+	var unlock func()
+	if shared {
+		unlock, err = d.LockShared()
+	} else {
+		unlock, err = d.Lock()
+	}
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	return func() { unlock(); d.Close() }, nil
 }

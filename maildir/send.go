@@ -219,7 +219,7 @@ func (s *Store) deliver(r *durable.Root, b Address, m *Message, ownThread bool) 
 	defer d.Close()
 	if b.Kind == KindQueue {
 		// Claims keep a cursor that an add must never slip past: hold
-		// the claim lock, shared with other senders (see claimWindow).
+		// the claim lock, shared with other senders (see folderindex.ClaimWindow).
 		unlock, err := s.lockQueues(true)
 		if err != nil {
 			return err

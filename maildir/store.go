@@ -11,6 +11,7 @@ import (
 
 	"github.com/mailfs/mailfs/internal/chipset"
 	"github.com/mailfs/mailfs/internal/durable"
+	"github.com/mailfs/mailfs/internal/folderindex"
 )
 
 // The layout below the root (SPEC §1).
@@ -61,8 +62,7 @@ type Store struct {
 
 	racy time.Duration // RacyWindow when 0; none when negative (tests)
 
-	clockMu sync.Mutex
-	clocks  map[uint64]bool // device → fineClock's verdict
+	clock folderindex.Clock // the file system's clock, see fineClock
 
 	mu   sync.Mutex
 	last time.Time // the latest stamp given out, see stamp
