@@ -80,7 +80,7 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 		}()
 	}
 	var c cli
-	exited := false
+	var trap exitTrap
 	// Kong's model of all commands costs more to build than most commands
 	// take to run; a call that names its command gets a model of just it.
 	grammar := any(&c)
@@ -91,7 +91,7 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 		kong.Name("mailfs"),
 		kong.Description("Filesystem mail for coding agents: one JSON file per message, no database, no server."),
 		kong.Writers(io.out, io.err),
-		kong.Exit(func(c int) { code, exited = c, true; panic(errExit) }),
+		trap.option(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.Help(printHelp),
 		kong.TypeMapper(reflect.TypeFor[time.Duration](), durationMapper()),
@@ -100,16 +100,16 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 	if err != nil {
 		panic(err) // the cli struct is wrong: a programming error
 	}
-	defer func() {
-		if r := recover(); r != nil && !(exited && r == errExit) {
-			panic(r)
+	var kctx *kong.Context
+	if trap.do(func() {
+		if os.Getenv("COMP_LINE") != "" { // a shell asking for completions
+			kongcompletion.Register(parser)
 		}
-	}()
-	if os.Getenv("COMP_LINE") != "" { // a shell asking for completions
-		kongcompletion.Register(parser)
+		kctx, err = parser.Parse(args)
+	}) {
+		return trap.code
 	}
 	a := &app{ctx: ctx, stdio: io}
-	kctx, err := parser.Parse(args)
 	if err != nil {
 		return a.usage(err)
 	}
@@ -132,7 +132,10 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 		}
 	}
 	defer a.close()
-	return a.exit(kctx.Run(a))
+	if trap.do(func() { err = kctx.Run(a) }) { // a command of kong's own (completion) ends with its Exit too
+		return trap.code
+	}
+	return a.exit(err)
 }
 
 // durationMapper reads every duration flag: a Go duration, never negative
@@ -230,9 +233,6 @@ func version(args []string) string {
 func isGasCity(args []string) bool {
 	return len(args) > 1 && args[0] == "gascity" && !strings.HasPrefix(args[1], "-")
 }
-
-// errExit unwinds kong's Exit without leaving run.
-var errExit = errors.New("exit")
 
 type stdio struct {
 	in  io.Reader
