@@ -100,7 +100,35 @@ func (s *Syncer) finishLanding(ctx context.Context, g *git, j *journal, rep *Rep
 			return err
 		}
 	}
-	return os.Remove(filepath.Join(g.dir, ".git", journalFile))
+	return removeJournal(g)
+}
+
+// journalDir opens .git for the journal, which is written as durably as
+// the mail it lands (temp, fsync, rename, directory fsync): a landing cut
+// off by a power loss is finished at the next sync, not forgotten.
+func journalDir(g *git) (d *durable.Dir, done func(), err error) {
+	r, err := durable.OpenRoot(filepath.Join(g.dir, ".git"))
+	if err != nil {
+		return nil, nil, err
+	}
+	if d, err = r.Open("."); err != nil {
+		r.Close()
+		return nil, nil, err
+	}
+	return d, func() { d.Close(); r.Close() }, nil
+}
+
+// removeJournal removes the journal of a landing that is done, durably.
+func removeJournal(g *git) error {
+	d, done, err := journalDir(g)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if err := d.Remove(journalFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return d.Sync()
 }
 
 func (s *Syncer) writeJournal(g *git, j *journal) error {
@@ -112,11 +140,12 @@ func (s *Syncer) writeJournal(g *git, j *journal) error {
 	if err != nil {
 		return err
 	}
-	p := filepath.Join(g.dir, ".git", journalFile)
-	if err := os.WriteFile(p+".tmp", data, 0o600); err != nil {
+	d, done, err := journalDir(g)
+	if err != nil {
 		return err
 	}
-	return os.Rename(p+".tmp", p)
+	defer done()
+	return d.Replace(journalFile, data)
 }
 
 // readJournal returns the landing a stopped sync left, or nil.

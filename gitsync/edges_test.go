@@ -18,8 +18,8 @@ import (
 // .git/rebase-merge, the tree checked out at the remote's commit (this
 // host's committed send gone from it) and the uncommitted mark stashed
 // (undone). The next sync ends the rebase without touching the tree,
-// writes back both, removes a stale index.lock, says so, and nothing is
-// lost on either host.
+// writes back both, removes a stale index.lock and a journal's temp, says
+// so, and nothing is lost on either host.
 func TestStoppedRebaseOfAnOlderSyncIsRecovered(t *testing.T) {
 	_, a, b := twoHosts(t)
 	old, err := b.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "old"})
@@ -52,10 +52,13 @@ func TestStoppedRebaseOfAnOlderSyncIsRecovered(t *testing.T) {
 		t.Fatalf("the set-up did not undo the mark: %v %v", m, err)
 	}
 	must(t, os.WriteFile(filepath.Join(dir, ".git", "index.lock"), nil, 0o600))
+	// A journal's temp, as a sync killed while it wrote its journal leaves.
+	temp := filepath.Join(dir, ".git", ".mailfs-0123456789abcdef.tmp")
+	must(t, os.WriteFile(temp, []byte("{"), 0o600))
 
 	rep := b.syncOK(t)
 	joined := strings.Join(rep.Recovered, "\n")
-	for _, want := range []string{"removed .git/index.lock", "ended a rebase", "wrote back"} {
+	for _, want := range []string{"removed .git/index.lock", "removed .git/.mailfs-0123456789abcdef.tmp", "ended a rebase", "wrote back"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("recovered %q, want it to say %q", rep.Recovered, want)
 		}
@@ -75,6 +78,9 @@ func TestStoppedRebaseOfAnOlderSyncIsRecovered(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".git", "rebase-merge")); err == nil {
 		t.Error("the rebase is still there")
+	}
+	if _, err := os.Stat(temp); err == nil {
+		t.Error("the journal's temp is still there")
 	}
 }
 

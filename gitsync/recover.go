@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/mailfs/mailfs/internal/durable"
 )
 
 // recoverLeftovers puts right what a sync killed part-way left in the
@@ -34,6 +36,8 @@ func (s *Syncer) recoverLeftovers(ctx context.Context, g *git, rep *Report) erro
 		"config.lock", "shallow.lock", "mailfs-merge-index", "mailfs-merge-index.lock", journalFile + ".tmp"} {
 		locks = append(locks, filepath.Join(gitDir, name))
 	}
+	temps, _ := filepath.Glob(filepath.Join(gitDir, durable.TempPrefix+"*"+durable.TempSuffix)) // a journal's temp
+	locks = append(locks, temps...)
 	_ = filepath.WalkDir(filepath.Join(gitDir, "refs"), func(p string, e fs.DirEntry, err error) error {
 		if err == nil && !e.IsDir() && strings.HasSuffix(p, ".lock") {
 			locks = append(locks, p)
@@ -58,7 +62,7 @@ func (s *Syncer) recoverLeftovers(ctx context.Context, g *git, rep *Report) erro
 		if err := s.unstage(j.Changes); err != nil {
 			return err
 		}
-		if err := os.Remove(filepath.Join(gitDir, journalFile)); err != nil {
+		if err := removeJournal(g); err != nil {
 			return err
 		}
 		note("removed the half-written arrivals of a sync that was stopped")
