@@ -226,7 +226,7 @@ func (s *Store) MoveHome(a Address, to string) error {
 // writeHome writes a's record naming host to; with replace false an
 // existing record is kept (and must name host).
 func (s *Store) writeHome(a Address, host, to string, replace bool) error {
-	if err := ValidAddressName(a); err != nil {
+	if err := validAddressName(a); err != nil {
 		return err
 	}
 	folder, name := homeFile(a)
@@ -270,8 +270,8 @@ func (s *Store) homed(a Address) bool {
 	return err == nil && h.Host != ""
 }
 
-// ValidAddressName checks that a's name is a canonical name of its kind.
-func ValidAddressName(a Address) error {
+// validAddressName checks that a's name is a canonical name of its kind.
+func validAddressName(a Address) error {
 	if !ValidAgent(a.Name) {
 		return &NameError{Kind: a.Kind, Name: a.Name, Why: "not a canonical name"}
 	}

@@ -44,20 +44,13 @@ const IndexDir = "runtime/index"
 
 // IndexEnv is the environment variable with which a user turns the
 // indexes off in mailfs's programs (the command, the Gas City provider, the
-// MCP server, the web view): see [IndexOff].
+// MCP server, the web view): see [IndexSetting].
 const IndexEnv = "MAILFS_INDEX"
 
-// IndexOff reports whether v, a value of [IndexEnv], turns the indexes
-// off: "off", "0", "false" or "no", in any case. A program sets
-// [Store.NoIndex] from it.
-func IndexOff(v string) bool {
-	off, _ := IndexSetting(v)
-	return off
-}
-
-// IndexSetting reads v, a value of [IndexEnv]: off as [IndexOff] says, and
-// whether v was a value it knows ("", "on", "1", "true", "yes" keep the
-// indexes on), so that a program can warn about a mistyped one.
+// IndexSetting reads v, a value of [IndexEnv]: off for "off", "0", "false"
+// or "no", in any case, and whether v was a value it knows ("", "on", "1",
+// "true", "yes" keep the indexes on), so that a program can warn about a
+// mistyped one. A program sets [Store.NoIndex] from it.
 func IndexSetting(v string) (off, known bool) {
 	switch strings.ToLower(v) {
 	case "off", "0", "false", "no":

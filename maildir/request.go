@@ -47,7 +47,7 @@ func (s *Store) RequestClaim(q, a Address) (r *Request, fresh bool, err error) {
 	if err := s.check(a); err != nil {
 		return nil, false, err
 	}
-	if err := ValidAddressName(q); err != nil {
+	if err := validAddressName(q); err != nil {
 		return nil, false, err
 	}
 	home, err := s.HomeOf(q)
