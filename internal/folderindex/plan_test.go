@@ -24,7 +24,8 @@ import (
 // alone — the planned answer (the unread names and the read count) equals
 // a full scan's after every step, with the racy rules on: a short window
 // (both the trusted and the listing paths taken) and one longer than the
-// run (every file fresh).
+// run (every file fresh). The thread index is checked the same way, with a
+// file's content as its thread.
 func TestPlanEqualsAFullScan(t *testing.T) {
 	// A fine clock is claimed only where this file system has one.
 	probe, err := durable.OpenRoot(t.TempDir())
@@ -176,6 +177,34 @@ func planProperty(t *testing.T, seed uint64, window time.Duration, fine bool) {
 		slices.Sort(unread)
 		if !slices.Equal(unread, wantUnread) || read != wantRead {
 			t.Fatalf("step %d: the plan says unread %v and %d read; the files say %v and %d", step, unread, read, wantUnread, wantRead)
+		}
+		// The thread index, with a file's content as its thread: the
+		// lookup's names equal the files that hold the key.
+		key := state()
+		if d, err = root.Open("box"); err != nil {
+			t.Fatal(err)
+		}
+		st, _ = d.Stat()
+		tp, err := folderindex.PlanThread(d, st, rules, folderindex.ThreadHash(key), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range tp.Read {
+			if data, fst, err := d.ReadFile(name, 16); err == nil {
+				tp.Record(name, fst, string(data))
+			}
+		}
+		tp.Save()
+		d.Close()
+		var inThread []string
+		for _, name := range names() {
+			if b, _ := os.ReadFile(filepath.Join(folder, name)); string(b) == key {
+				inThread = append(inThread, name)
+			}
+		}
+		got := slices.Sorted(slices.Values(tp.Names))
+		if !slices.Equal(got, inThread) {
+			t.Fatalf("step %d: the thread plan says %q holds %v; the files say %v", step, key, got, inThread)
 		}
 	}
 }
