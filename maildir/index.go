@@ -117,13 +117,6 @@ func (s *Store) readUnread(b Address, u unreadScan) ([]*Message, int, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		if !plan.Listed() {
-			for _, o := range plan.Odd {
-				if _, why := Classify(o.Name, o.Typ, false); why != nil {
-					warn(d.Join(o.Name), why)
-				}
-			}
-		}
 		if u.read != nil {
 			for _, k := range plan.Known {
 				u.read(k.Name)

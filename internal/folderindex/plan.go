@@ -34,7 +34,6 @@ func (r *Rules) dirRacy(st durable.Stat, now time.Time) bool {
 type Plan struct {
 	Read  []string // the files to read, sorted
 	Known []Entry  // files known to be read: not to be read again
-	Odd   []Odd    // entries that are not message files, to report
 	// Count is the number of message files: Known and Read together.
 	Count int
 
@@ -48,7 +47,9 @@ type Plan struct {
 // listing, is st): from its index when that describes the folder as it
 // stands; else from a listing that keeps what the old index still vouches
 // for, and rebuilds the index as the reader records what it reads.
-// listed is called with each odd entry found by a listing, as it is found.
+// listed is called with each entry that is not a message file and why
+// (as Rules Classify says), whether a listing found it or the index
+// recorded it: a reader reports them either way.
 // Known is filled only when known is true (the index's list of files known
 // to be read is read only when the reader wants their names, or the folder
 // changed).
@@ -64,7 +65,14 @@ func PlanUnread(d *durable.Dir, st durable.Stat, r *Rules, known bool, listed fu
 		idx.Close()
 	}
 	if old.Usable(st) {
-		p.Read, p.Known, p.Odd, p.Count = old.Load, old.Known, old.Odd, old.Count
+		if listed != nil {
+			for _, o := range old.Odd {
+				if _, why := r.Classify(o.Name, o.Typ); why != nil {
+					listed(o.Name, o.Typ, why)
+				}
+			}
+		}
+		p.Read, p.Known, p.Count = old.Load, old.Known, old.Count
 		return p, nil
 	}
 	was := map[string]Entry{}
@@ -87,10 +95,6 @@ func PlanUnread(d *durable.Dir, st durable.Stat, r *Rules, known bool, listed fu
 	p.Count = len(same) + len(load)
 	return p, nil
 }
-
-// Listed reports whether the plan listed the folder (its odd entries were
-// then given to PlanUnread's listed as they were found).
-func (p *Plan) Listed() bool { return p.next != nil }
 
 // Record says what the file name, whose stat is st, was when it was read:
 // a message that says it is read (read), or anything else (unread, or not

@@ -25,7 +25,8 @@ import (
 // a full scan's after every step, with the racy rules on: a short window
 // (both the trusted and the listing paths taken) and one longer than the
 // run (every file fresh). The thread index is checked the same way, with a
-// file's content as its thread.
+// file's content as its thread; and every entry that is no message file
+// is reported at every read, from a listing or from the index.
 func TestPlanEqualsAFullScan(t *testing.T) {
 	// A fine clock is claimed only where this file system has one.
 	probe, err := durable.OpenRoot(t.TempDir())
@@ -142,7 +143,10 @@ func planProperty(t *testing.T, seed uint64, window time.Duration, fine bool) {
 			t.Fatal(err)
 		}
 		st, _ := d.Stat()
-		plan, err := folderindex.PlanUnread(d, st, rules, rng.IntN(2) == 0, nil)
+		var odd []string
+		plan, err := folderindex.PlanUnread(d, st, rules, rng.IntN(2) == 0, func(name string, _ fs.FileMode, why error) {
+			odd = append(odd, name)
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,6 +181,18 @@ func planProperty(t *testing.T, seed uint64, window time.Duration, fine bool) {
 		slices.Sort(unread)
 		if !slices.Equal(unread, wantUnread) || read != wantRead {
 			t.Fatalf("step %d: the plan says unread %v and %d read; the files say %v and %d", step, unread, read, wantUnread, wantRead)
+		}
+		// Every stray entry is reported, whether listed or from the index.
+		var strays []string
+		ents, _ := os.ReadDir(folder)
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), "notes") {
+				strays = append(strays, e.Name())
+			}
+		}
+		slices.Sort(odd)
+		if !slices.Equal(odd, strays) {
+			t.Fatalf("step %d: the plan reported %v as not messages; the folder holds %v", step, odd, strays)
 		}
 		// The thread index, with a file's content as its thread: the
 		// lookup's names equal the files that hold the key.
