@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -156,4 +157,20 @@ func (h *Handler) peek(agent string) (state, error) {
 	}
 	defer d.Close()
 	return readState(d, agent)
+}
+
+// Shown records that ids were shown to agent in this turn by another way
+// (a live doorbell), so the post-tool and stop hooks do not show them
+// again; the next prompt reminds of them as of all unread mail.
+func (h *Handler) Shown(agent string, ids []string) error {
+	return h.update(agent, func(st *state) bool {
+		changed := false
+		for _, id := range ids {
+			if !slices.Contains(st.TurnShown, id) {
+				st.TurnShown = append(st.TurnShown, id)
+				changed = true
+			}
+		}
+		return changed
+	})
 }

@@ -108,7 +108,11 @@ func group(rt Runtime, bin, agent string) func(hookEvent) map[string]any {
 			entry["name"] = "mailfs-" + ev.mailfs
 			entry["timeout"] = 10000 // milliseconds
 		}
-		g := map[string]any{"hooks": []any{entry}}
+		hooks := []any{entry}
+		if rt == Claude && ev.mailfs == "session-start" {
+			hooks = append(hooks, liveEntry(bin, agent))
+		}
+		g := map[string]any{"hooks": hooks}
 		if ev.matcher != "" {
 			g["matcher"] = ev.matcher
 		}
@@ -116,9 +120,28 @@ func group(rt Runtime, bin, agent string) func(hookEvent) map[string]any {
 	}
 }
 
+// LiveCommand is the command of Claude Code's async SessionStart hook
+// that runs the session's live deliverer; agent "" leaves it to
+// $MAILFS_AGENT.
+func LiveCommand(bin, agent string) string {
+	cmd := shellQuote(bin) + " live claude"
+	if agent != "" {
+		cmd += " " + agent
+	}
+	return cmd
+}
+
+// liveEntry is the hook that runs the live deliverer: async, so the
+// session does not wait for it, and with a timeout of a week, because
+// Claude Code stops an async hook when the session ends, not at its
+// timeout.
+func liveEntry(bin, agent string) map[string]any {
+	return map[string]any{"type": "command", "command": LiveCommand(bin, agent), "async": true, "timeout": 604800}
+}
+
 // ours matches a command mailfs installed, whatever the binary's path and
 // the agent.
-var ours = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|/)mailfs(-[a-z]+)?'? (hook|mcp)\b`) })
+var ours = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|/)mailfs(-[a-z]+)?'? (hook|mcp|live)\b`) })
 
 //go:embed assets/SKILL.md
 var skill string

@@ -270,7 +270,8 @@ func TestPluginLayout(t *testing.T) {
 			t.Errorf("hooks.json lacks %q: %v", "mailfs hook "+ev, cmds)
 		}
 	}
-	if len(cmds) != 4 {
+	// And the live deliverer, for the same agent.
+	if !cmds["mailfs live claude"] || len(cmds) != 5 {
 		t.Errorf("hooks.json commands: %v", cmds)
 	}
 	var mcp struct {

@@ -31,6 +31,9 @@ type Event struct {
 	ID      string
 	Path    string // relative to the root, "/"-separated
 	Message *maildir.Message
+	// Initial says the message was in the mailbox, unread, when the
+	// watch began: it was not seen arriving.
+	Initial bool
 }
 
 // A Watcher watches mailboxes. Set its fields, then call Watch.
@@ -394,7 +397,7 @@ func (st *state) check(b *box, name string, initial bool) {
 		if initial && m.Read {
 			return // old news: it was there, and read, before we started
 		}
-		st.queue = append(st.queue, Event{Box: b.addr, ID: id, Path: m.Path, Message: m})
+		st.queue = append(st.queue, Event{Box: b.addr, ID: id, Path: m.Path, Message: m, Initial: initial})
 	}
 }
 

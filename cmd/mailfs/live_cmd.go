@@ -1,0 +1,235 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mailfs/mailfs/hook"
+	"github.com/mailfs/mailfs/live"
+	"github.com/mailfs/mailfs/maildir"
+)
+
+type liveCmd struct {
+	Claude liveClaudeCmd `cmd:"" help:"Deliver to the Claude Code session this runs under (its async SessionStart hook)."`
+	Qwen   liveQwenCmd   `cmd:"" help:"Deliver to the Qwen Code session this runs under (its SessionStart hook), or to one named by pid."`
+	Tmux   liveTmuxCmd   `cmd:"" help:"Deliver to an agent in a tmux pane, by typing a doorbell into it."`
+	List   liveListCmd   `cmd:"" help:"List the running deliverers: which session each serves, what it rang, what waits."`
+}
+
+func (c *liveCmd) Help() string {
+	return `Live delivery: a small process per agent session that watches the agent's
+mailbox and nudge queue and pushes a short doorbell into the running session
+the moment mail lands: urgent and high-priority mail at once (between two
+tool calls of a busy turn; an idle session gets a new turn), normal mail at
+most once per --every, nothing but urgent mail while do not disturb is on.
+The doorbell names the messages (id, sender, subject) and says how to read
+them; the mail stays in the mailbox, the only copy, so a push that is lost
+loses nothing: the next doorbell or hook shows it.
+
+A deliverer ends when its session ends. "mailfs setup claude" installs it as
+Claude Code's async SessionStart hook; MAILFS_LIVE=off in a session's
+environment turns it off there.`
+}
+
+// liveFlags are what every deliverer takes.
+type liveFlags struct {
+	Agent string        `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose mail."`
+	Every time.Duration `default:"30s" placeholder:"D" help:"The least time between two doorbells for normal and low mail and normal nudges (urgent and high ring at once)."`
+}
+
+// deliver runs a deliverer on door until its session ends.
+func (f *liveFlags) deliver(a *app, door live.Door) error {
+	if f.Every <= 0 {
+		return usage("write durations such as 30s or 10m", "--every must be positive")
+	}
+	agent, err := needAgent(f.Agent)
+	if err == nil {
+		agent, err = maildir.ParseAgent(agent)
+	}
+	if err != nil {
+		return err
+	}
+	s, err := a.open()
+	if err != nil {
+		return err
+	}
+	q, err := a.nudges()
+	if err != nil {
+		return err
+	}
+	d := &live.Deliverer{Store: s, Nudges: q, Agent: agent, Door: door, Every: f.Every, Warn: a.warn,
+		Hooks: &hook.Handler{Collector: hook.Collector{Store: s, Nudges: q}}}
+	err = d.Run(a.ctx)
+	if errors.Is(err, live.ErrRunning) || a.ctx.Err() != nil {
+		return nil // another deliverer serves the session; or stopped: a clean end
+	}
+	return err
+}
+
+// liveOff reports whether live delivery is turned off in this environment.
+func liveOff() bool {
+	v := strings.ToLower(os.Getenv("MAILFS_LIVE"))
+	return v == "off" || v == "0" || v == "false" || v == "no"
+}
+
+type liveClaudeCmd struct {
+	liveFlags
+}
+
+func (c *liveClaudeCmd) Help() string {
+	return `Run as Claude Code's SessionStart hook with "async": true (mailfs setup
+claude writes it): Claude Code starts it in the background with the
+session's CLAUDE_CODE_MESSAGING_SOCKET and CLAUDE_CODE_MESSAGING_TOKEN, and
+stops it when the session ends. It finds its session in
+~/.claude/sessions/<pid>.json ($CLAUDE_CONFIG_DIR) among its ancestors, and
+checks the session's pid and procStart every half second, so it never
+outlives it. A second SessionStart of the same session (/clear, /resume,
+compaction) finds the first deliverer running and leaves at once.
+
+Being the session's own child is what lets Claude Code deliver the doorbell
+without asking, also in a session that bypasses permissions. Exit status 0
+whatever happens, as a hook's must be; problems go to stderr.`
+}
+
+func (c *liveClaudeCmd) Run(a *app) error {
+	if liveOff() {
+		return nil
+	}
+	drainStdin(a)
+	// The session registers a moment after it starts its hooks.
+	ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
+	door, err := live.FindClaude(ctx, live.ClaudeConfig(os.Getenv), os.Getpid(), os.Getenv("CLAUDE_CODE_MESSAGING_TOKEN"), os.Getenv("CLAUDE_CODE_MESSAGING_SOCKET"))
+	cancel()
+	if err == nil {
+		err = c.deliver(a, door)
+	}
+	if err != nil {
+		a.exit(err) // said on stderr; a hook exits 0
+	}
+	return nil
+}
+
+type liveQwenCmd struct {
+	liveFlags
+	PID int `placeholder:"PID" help:"The Qwen Code session's pid; default: the session this runs under."`
+}
+
+func (c *liveQwenCmd) Help() string {
+	return `Run from Qwen Code's SessionStart hook, or by hand with --pid. It reads the
+session's record in $QWEN_HOME/sessions (default ~/.qwen/sessions) and speaks
+Qwen Code's published cross-session protocol (schema 1, frames 1): an auth
+line with the session's QWEN_CODE_MESSAGING_TOKEN when it runs under the
+session (delivered as the session's own process), else the record's
+ipcToken (Qwen Code then holds it for review unless the user set
+agents.crossSessionInbound to "accept"), then a user frame addressed to the
+record's sessionId, which the session queues for its next turn.`
+}
+
+func (c *liveQwenCmd) Run(a *app) error {
+	if liveOff() {
+		return nil
+	}
+	if c.PID == 0 {
+		drainStdin(a)
+	}
+	door, err := live.FindQwen(live.QwenHome(os.Getenv), c.PID, os.Getpid(), os.Getenv("QWEN_CODE_MESSAGING_TOKEN"))
+	if err == nil {
+		err = c.deliver(a, door)
+	}
+	if err != nil && c.PID == 0 {
+		a.exit(err) // from a hook: exit 0
+		return nil
+	}
+	return err
+}
+
+type liveTmuxCmd struct {
+	liveFlags
+	Pane string `required:"" placeholder:"PANE" help:"The tmux pane the agent runs in (%3, session:window.pane)."`
+}
+
+func (c *liveTmuxCmd) Help() string {
+	return `Types the doorbell into the agent's tmux pane, with Gas Town's care: never
+while a person typed into the pane's client in the last 2 seconds, the text
+sent literally in chunks, then Enter, then the pane read back to see it
+arrived, up to 3 tries. It ends when the pane does. Use it for any agent
+in a terminal (Codex, Gemini CLI, an older Claude Code): the doorbell
+arrives as typed input.`
+}
+
+func (c *liveTmuxCmd) Run(a *app) error {
+	door, err := live.FindTmux(c.Pane)
+	if err != nil {
+		return err
+	}
+	return c.deliver(a, door)
+}
+
+type liveListCmd struct {
+	Agent string `arg:"" optional:"" help:"Whose deliverers; default: every agent's."`
+	jsonFlag
+}
+
+func (c *liveListCmd) Run(a *app) error {
+	s, err := a.read()
+	if err != nil {
+		return err
+	}
+	agents := []string{}
+	if c.Agent != "" {
+		agent, err := maildir.ParseAgent(c.Agent)
+		if err != nil {
+			return err
+		}
+		agents = append(agents, agent)
+	} else if agents, err = live.Agents(s); err != nil {
+		return err
+	}
+	if !c.JSON {
+		fmt.Fprintf(a.out, "%-20s %-7s %-8s %-6s %-5s %-6s %s\n", "AGENT", "RUNTIME", "SESSION", "STATUS", "RINGS", "HELD", "LAST RING")
+	}
+	for _, agent := range agents {
+		recs, err := live.Records(s, agent)
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			if !r.Live() {
+				continue
+			}
+			if c.JSON {
+				if err := printValue(a.out, r); err != nil {
+					return err
+				}
+				continue
+			}
+			last := "-"
+			if !r.LastRing.IsZero() {
+				last = r.LastRing.Format(time.RFC3339)
+			}
+			fmt.Fprintf(a.out, "%-20s %-7s %-8d %-6s %-5d %-6d %s\n", r.Agent, r.Session.Runtime, r.Session.Process.PID, orDash(r.Session.Status), r.Rings, len(r.Held), last)
+		}
+	}
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// drainStdin reads and drops a hook's event, so the runtime's write never
+// blocks on a full pipe.
+func drainStdin(a *app) {
+	if f, ok := a.in.(*os.File); ok && isTerminal(f) {
+		return
+	}
+	go io.Copy(io.Discard, io.LimitReader(a.in, 1<<20))
+}

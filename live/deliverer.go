@@ -1,0 +1,436 @@
+package live
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/mailfs/mailfs/hook"
+	"github.com/mailfs/mailfs/internal/chipset"
+	"github.com/mailfs/mailfs/internal/durable"
+	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/nudgeq"
+	"github.com/mailfs/mailfs/watch"
+)
+
+// Defaults of a Deliverer's zero fields.
+const (
+	// DefaultEvery is the least time between two doorbells that carry only
+	// normal or low mail and normal nudges.
+	DefaultEvery = 30 * time.Second
+	// DefaultCheck is how often a deliverer checks that its session still
+	// runs, and looks at the nudge queue and do not disturb.
+	DefaultCheck = 500 * time.Millisecond
+	// coalesce is how long an urgent doorbell waits for more mail landing
+	// in the same burst, so a burst rings once.
+	coalesce = 20 * time.Millisecond
+	// maxBackoff bounds the wait between retries of a failed push.
+	maxBackoff = 30 * time.Second
+)
+
+// A Deliverer rings one session's door when its agent has new mail or
+// nudges. Set the fields, then call Run.
+//
+// It watches the agent's mailbox (package watch: a file landing wakes it
+// at once, whatever the mailbox's size) and its nudge queue. Urgent and
+// high-priority mail and urgent nudges ring at once; normal and low mail
+// and normal nudges ring at most once per Every. While do not disturb is
+// on only urgent mail and urgent nudges ring. A doorbell names each
+// message once per session, never one already read; a push that fails is
+// retried (with backoff) until it succeeds, the mail is read, or the
+// session ends. The mail itself never moves: the doorbell is only a
+// pointer to it, so a lost push loses nothing.
+type Deliverer struct {
+	Store  *maildir.Store
+	Nudges *nudgeq.Queue // nil: nudges are left to the hooks
+	Agent  string
+	Door   Door
+
+	Every time.Duration // 0 means DefaultEvery
+	Check time.Duration // 0 means DefaultCheck
+	// Hooks, if set, records each doorbell's messages as shown in this
+	// turn, so the post-tool and stop hooks do not repeat them.
+	Hooks *hook.Handler
+	// Warn receives problems the deliverer recovers from.
+	Warn func(error)
+	// Rang, for tests, is called after each doorbell the session took.
+	Rang func(Doorbell)
+}
+
+type pending struct {
+	m     *maildir.Message
+	since time.Time
+}
+
+// Run delivers until the session ends (nil), ctx ends (ctx.Err()), or
+// another deliverer already serves the session ([ErrRunning]).
+func (d *Deliverer) Run(ctx context.Context) error {
+	agent, err := maildir.ParseAgent(d.Agent)
+	if err != nil {
+		return err
+	}
+	info, err := d.Door.Session()
+	if errors.Is(err, ErrGone) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	root, err := chipset.New(d.Store.Dir())
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	dir, err := recordDir(root, agent, true)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	rec := &Record{Agent: agent, Deliverer: Self(), Session: info, Started: time.Now().UTC(), Rung: map[string]time.Time{}, Held: map[string]string{}}
+	unlock, err := lock(root, dir, rec.name())
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	defer dir.Remove(rec.name()) // the session is over: no record of a deliverer that is gone
+	if err := rec.save(dir); err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w := &watch.Watcher{Store: d.Store, Boxes: []maildir.Address{{Kind: maildir.KindAgent, Name: agent}}, Warn: d.warn}
+	events, err := w.Watch(ctx)
+	if err != nil {
+		return err
+	}
+	nudgeEvents := d.watchNudges(ctx, agent)
+
+	every := cmp.Or(d.Every, DefaultEvery)
+	check := time.NewTicker(cmp.Or(d.Check, DefaultCheck))
+	defer check.Stop()
+	due := time.NewTimer(time.Hour)
+	due.Stop()
+	st := &run{d: d, agent: agent, rec: rec, dir: dir, waiting: map[string]pending{}, every: every}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev, ok := <-events:
+			if !ok {
+				return ctx.Err()
+			}
+			if ev.Initial || ev.Message.Read || rec.Rung[ev.ID] != (time.Time{}) {
+				// Unread when the session started: the session-start hook
+				// showed it.
+				continue
+			}
+			st.waiting[ev.ID] = pending{ev.Message, time.Now()}
+		case <-nudgeEvents:
+			st.nudgesMaybe = true
+		case <-check.C:
+			if _, err := d.Door.Session(); errors.Is(err, ErrGone) {
+				return nil
+			}
+			st.nudgesMaybe = true // a level-triggered look, whatever the events said
+		case <-due.C:
+		}
+		next, gone := st.step(ctx)
+		if gone {
+			return nil
+		}
+		due.Stop()
+		if !next.IsZero() {
+			due.Reset(max(time.Until(next), 0))
+		}
+	}
+}
+
+// run is one Run's state.
+type run struct {
+	d           *Deliverer
+	agent       string
+	rec         *Record
+	dir         *durable.Dir
+	waiting     map[string]pending
+	every       time.Duration
+	nudgesMaybe bool
+	failures    int
+	retryAt     time.Time
+}
+
+// step rings if a doorbell is due, and returns when the next one may be.
+func (st *run) step(ctx context.Context) (next time.Time, gone bool) {
+	now := time.Now()
+	if now.Before(st.retryAt) {
+		return st.retryAt, false
+	}
+	dnd, _, err := hook.DND(st.d.Store, st.agent)
+	if err != nil {
+		st.d.warn(err)
+	}
+	urgentNow, normalSince := false, time.Time{}
+	var mail []*maildir.Message
+	held := map[string]string{}
+	for id, p := range st.waiting {
+		pressing := p.m.Priority == maildir.Urgent || p.m.Priority == maildir.High && !dnd
+		switch {
+		case pressing:
+			if now.Sub(p.since) < coalesce {
+				next = minTime(next, p.since.Add(coalesce))
+				continue
+			}
+			urgentNow = true
+		case dnd:
+			held[id] = "dnd"
+			continue
+		default:
+			if normalSince.IsZero() || p.since.Before(normalSince) {
+				normalSince = p.since
+			}
+		}
+		mail = append(mail, p.m)
+	}
+	normalDue := !normalSince.IsZero() && (st.rec.LastRing.IsZero() || !now.Before(st.rec.LastRing.Add(st.every)))
+	var nudges *nudgeq.Batch
+	if st.nudgesMaybe && st.d.Nudges != nil {
+		st.nudgesMaybe = false
+		if n, err := st.d.Nudges.Len(st.agent); err == nil && n > 0 {
+			nudges = st.claimNudges(dnd, urgentNow || normalDue || st.rec.LastRing.IsZero() || !now.Before(st.rec.LastRing.Add(st.every)))
+		}
+	}
+	hasUrgentNudge := nudges != nil && slices.ContainsFunc(nudges.Nudges, func(n *nudgeq.Nudge) bool { return n.Priority == nudgeq.Urgent })
+	if !urgentNow && !normalDue && !hasUrgentNudge && (nudges == nil || len(nudges.Nudges) == 0) {
+		if nudges != nil {
+			nudges.Release()
+		}
+		if !normalSince.IsZero() {
+			for _, m := range mail {
+				if m.Priority != maildir.Urgent && m.Priority != maildir.High {
+					held[m.ID] = "batched"
+				}
+			}
+			next = minTime(next, st.rec.LastRing.Add(st.every))
+		}
+		st.publishHeld(held)
+		return next, false
+	}
+	// Only what is still unread rings: mail read (or gone) since it
+	// landed needs no doorbell.
+	mail = slices.DeleteFunc(mail, func(m *maildir.Message) bool {
+		cur, err := st.d.Store.Get(maildir.Address{Kind: maildir.KindAgent, Name: st.agent}, m.ID)
+		if err != nil || cur.Read {
+			delete(st.waiting, m.ID)
+			return true
+		}
+		return false
+	})
+	slices.SortFunc(mail, func(a, b *maildir.Message) int {
+		if c := rank(a.Priority) - rank(b.Priority); c != 0 {
+			return c
+		}
+		return cmp.Or(a.Timestamp.Compare(b.Timestamp), cmp.Compare(a.ID, b.ID))
+	})
+	bell := Doorbell{Agent: st.agent, Mail: mail}
+	if nudges != nil {
+		inBell := map[string]bool{}
+		for _, m := range mail {
+			inBell[m.ID] = true
+		}
+		for _, n := range nudges.Nudges {
+			if n.MailID == "" || !inBell[n.MailID] { // a nudge announcing mail the bell names says nothing more
+				bell.Nudges = append(bell.Nudges, n)
+			}
+		}
+	}
+	leftMail, leftNudges := bell.Fit()
+	if nudges != nil && len(leftNudges) > 0 {
+		if err := nudges.Keep(func(n *nudgeq.Nudge) bool { return !slices.Contains(leftNudges, n) }); err != nil {
+			st.d.warn(err)
+		}
+	}
+	if len(bell.Mail) == 0 && len(bell.Nudges) == 0 {
+		if nudges != nil {
+			if err := nudges.Commit(); err != nil { // only announcements of mail already read, or expired nudges
+				st.d.warn(err)
+			}
+		}
+		st.publishHeld(held)
+		return next, false
+	}
+	err = st.d.Door.Ring(ctx, bell.Text())
+	switch {
+	case errors.Is(err, ErrGone):
+		if nudges != nil {
+			nudges.Release()
+		}
+		return time.Time{}, true
+	case err != nil:
+		if nudges != nil {
+			nudges.Release()
+		}
+		st.failures++
+		backoff := min(time.Second<<min(st.failures-1, 5), maxBackoff)
+		st.retryAt = now.Add(backoff)
+		why := "retrying"
+		if errors.Is(err, ErrHeld) {
+			why = "held by the session"
+		}
+		for _, m := range bell.Mail {
+			held[m.ID] = why
+		}
+		st.rec.Error = err.Error()
+		st.d.warn(err)
+		st.publishHeld(held)
+		return st.retryAt, false
+	}
+	st.failures, st.retryAt = 0, time.Time{}
+	if nudges != nil {
+		if err := nudges.Commit(); err != nil {
+			st.d.warn(err)
+		}
+	}
+	rang := time.Now().UTC()
+	var ids []string
+	for _, m := range bell.Mail {
+		st.rec.Rung[m.ID] = rang
+		delete(st.waiting, m.ID)
+		ids = append(ids, m.ID)
+	}
+	st.rec.Rings++
+	st.rec.LastRing = rang
+	st.rec.Error = ""
+	st.forget()
+	for _, m := range leftMail {
+		if m.Priority == maildir.Urgent || m.Priority == maildir.High {
+			next = now // what did not fit rings next, at once
+		} else {
+			held[m.ID] = "batched"
+			next = minTime(next, rang.Add(st.every))
+		}
+	}
+	if len(leftNudges) > 0 {
+		st.nudgesMaybe = true
+		next = minTime(next, rang.Add(st.every))
+	}
+	if st.d.Hooks != nil && len(ids) > 0 {
+		if err := st.d.Hooks.Shown(st.agent, ids); err != nil {
+			st.d.warn(err)
+		}
+	}
+	st.publishHeld(held)
+	if st.d.Rang != nil {
+		st.d.Rang(bell)
+	}
+	return next, false
+}
+
+// claimNudges claims the agent's nudges: urgent ones always, normal ones
+// when a doorbell may ring now and do not disturb is off.
+func (st *run) claimNudges(dnd, normalOK bool) *nudgeq.Batch {
+	b, err := st.d.Nudges.Claim(st.agent)
+	if err != nil {
+		st.d.warn(err)
+		return nil
+	}
+	if err := b.Keep(func(n *nudgeq.Nudge) bool { return n.Priority == nudgeq.Urgent || normalOK && !dnd }); err != nil {
+		st.d.warn(err)
+	}
+	return b
+}
+
+// publishHeld writes the record with what waits, when that changed.
+func (st *run) publishHeld(held map[string]string) {
+	if maps.Equal(held, st.rec.Held) && st.rec.Updated.After(st.rec.LastRing) {
+		return
+	}
+	st.rec.Held = held
+	st.rec.Updated = time.Now().UTC()
+	if info, err := st.d.Door.Session(); err == nil {
+		st.rec.Session = info
+	}
+	if err := st.rec.save(st.dir); err != nil {
+		st.d.warn(err)
+	}
+}
+
+// forget bounds the record: past maxRung ids, those no longer unread go.
+func (st *run) forget() {
+	if len(st.rec.Rung) <= maxRung {
+		return
+	}
+	box := maildir.Address{Kind: maildir.KindAgent, Name: st.agent}
+	for id := range st.rec.Rung {
+		if m, err := st.d.Store.Get(box, id); err != nil || m.Read {
+			delete(st.rec.Rung, id)
+		}
+	}
+}
+
+// watchNudges returns a channel that receives when the agent's nudge
+// queue may have changed; nil when it cannot be watched (the check
+// ticker looks anyway).
+func (d *Deliverer) watchNudges(ctx context.Context, agent string) <-chan struct{} {
+	if d.Nudges == nil {
+		return nil
+	}
+	fsw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil
+	}
+	dir := d.Store.Dir() + "/" + nudgeq.Dir + "/" + agent
+	if err := fsw.Add(dir); err != nil {
+		fsw.Close()
+		return nil // no queue yet: the ticker finds the first nudge
+	}
+	out := make(chan struct{}, 1)
+	go func() {
+		defer fsw.Close()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev := <-fsw.Events:
+				if ev.Has(fsnotify.Create) {
+					select {
+					case out <- struct{}{}:
+					default:
+					}
+				}
+			case <-fsw.Errors:
+			}
+		}
+	}()
+	return out
+}
+
+func (d *Deliverer) warn(err error) {
+	if d.Warn != nil && err != nil {
+		d.Warn(fmt.Errorf("live: %w", err))
+	}
+}
+
+func rank(p maildir.Priority) int {
+	switch p {
+	case maildir.Urgent:
+		return 0
+	case maildir.High:
+		return 1
+	case maildir.Low:
+		return 3
+	}
+	return 2
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.IsZero() || b.Before(a) {
+		return b
+	}
+	return a
+}

@@ -1,0 +1,182 @@
+package live
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// QwenDoor rings a Qwen Code session through its published cross-session
+// protocol (schema 1, frames 1: bundled with Qwen Code as
+// docs/features/cross-session-protocol.md). The session registers
+// $QWEN_HOME/sessions/<pid>.json (or <pid>-<8 hex>.json) with ipcPath and
+// ipcToken; a connection carries an auth line, then a user frame with a
+// fresh msgId, addressed to the record's sessionId (re-read before each
+// send: /clear and /resume swap it), which the session queues for its
+// next turn.
+//
+// Token: a deliverer the session started (its SessionStart hook) presents
+// the child token QWEN_CODE_MESSAGING_TOKEN and is delivered as the
+// session's own process; one started elsewhere presents the record's
+// ipcToken, and Qwen Code then holds the doorbell for a person unless the
+// user set agents.crossSessionInbound to "accept".
+type QwenDoor struct {
+	Home  string  // $QWEN_HOME, else ~/.qwen
+	File  string  // the record's file name in Home/sessions
+	Proc  Process // the session's process, Start as the record writes it
+	Token string  // the child token; "" to use the record's ipcToken
+}
+
+// qwenRecord is the part of a Qwen Code registry record mailfs reads.
+type qwenRecord struct {
+	SchemaVersion int    `json:"schemaVersion"`
+	PID           int    `json:"pid"`
+	ProcStart     string `json:"procStart"`
+	SessionID     string `json:"sessionId"`
+	IPCPath       string `json:"ipcPath"`
+	IPCToken      string `json:"ipcToken"`
+	Kind          string `json:"kind"`
+}
+
+// QwenHome returns $QWEN_HOME, else $HOME/.qwen.
+func QwenHome(getenv func(string) string) string {
+	if d := getenv("QWEN_HOME"); d != "" {
+		return d
+	}
+	return filepath.Join(getenv("HOME"), ".qwen")
+}
+
+var qwenName = regexp.MustCompile(`^([0-9]+)(-[0-9a-f]{8})?\.json$`)
+
+// FindQwen returns the door of the Qwen Code session with this pid, or,
+// when pid is 0, of the session that is self or one of its ancestors.
+// token is the child token (QWEN_CODE_MESSAGING_TOKEN) when the caller
+// runs under the session.
+func FindQwen(home string, pid, self int, token string) (*QwenDoor, error) {
+	pids := []int{pid}
+	if pid == 0 {
+		pids = append([]int{self}, Ancestors(self)...)
+	} else {
+		token = "" // a session named by pid did not start us: its child token is not ours
+	}
+	entries, _ := os.ReadDir(filepath.Join(home, "sessions"))
+	for _, p := range pids {
+		for _, e := range entries {
+			m := qwenName.FindStringSubmatch(e.Name())
+			if m == nil || m[1] != strconv.Itoa(p) {
+				continue
+			}
+			rec, err := readQwen(home, e.Name())
+			if err != nil || rec.SchemaVersion > 1 {
+				continue
+			}
+			d := &QwenDoor{Home: home, File: e.Name(), Proc: Process{PID: p}, Token: token}
+			if d.alive(rec) {
+				d.Proc.Start = rec.ProcStart
+				return d, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("%w: no Qwen Code session registers in %s for %s", ErrNoSession, filepath.Join(home, "sessions"), pidsText(pids))
+}
+
+func pidsText(pids []int) string {
+	if len(pids) == 1 {
+		return "pid " + strconv.Itoa(pids[0])
+	}
+	return "this process or its ancestors"
+}
+
+func readQwen(home, name string) (*qwenRecord, error) {
+	b, err := os.ReadFile(filepath.Join(home, "sessions", name))
+	if err != nil {
+		return nil, err
+	}
+	var rec qwenRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, err
+	}
+	if m := qwenName.FindStringSubmatch(name); m == nil || m[1] != strconv.Itoa(rec.PID) {
+		return nil, fmt.Errorf("live: %s names pid %d", name, rec.PID)
+	}
+	return &rec, nil
+}
+
+// alive applies the protocol's liveness rule: the pid runs, with the start
+// ticks (and boot id) the record names.
+func (d *QwenDoor) alive(rec *qwenRecord) bool {
+	if rec.ProcStart == "" {
+		return Process{PID: rec.PID}.Alive()
+	}
+	boot, ticks, ok := strings.Cut(rec.ProcStart, ":")
+	if !ok {
+		return false
+	}
+	if b := bootID(); b != "" && boot != b {
+		return false
+	}
+	return Process{PID: rec.PID, Start: ticks}.Alive()
+}
+
+// Session re-reads the record.
+func (d *QwenDoor) Session() (Info, error) {
+	rec, err := readQwen(d.Home, d.File)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Info{}, fmt.Errorf("%w: Qwen Code process %d no longer registers", ErrGone, d.Proc.PID)
+	}
+	if err != nil {
+		return Info{}, err
+	}
+	if !d.alive(rec) || d.Proc.Start != "" && rec.ProcStart != d.Proc.Start {
+		return Info{}, fmt.Errorf("%w: Qwen Code process %d", ErrGone, d.Proc.PID)
+	}
+	return Info{Runtime: "qwen", Process: d.Proc, ID: rec.SessionID, Where: rec.IPCPath}, nil
+}
+
+// Ring sends the auth line and a user frame.
+func (d *QwenDoor) Ring(ctx context.Context, text string) error {
+	rec, err := readQwen(d.Home, d.File)
+	if errors.Is(err, fs.ErrNotExist) || err == nil && !d.alive(rec) {
+		return fmt.Errorf("%w: Qwen Code process %d", ErrGone, d.Proc.PID)
+	}
+	if err != nil {
+		return err
+	}
+	if rec.IPCPath == "" {
+		return fmt.Errorf("live: Qwen Code session %d has no inbox bound (no ipcPath)", d.Proc.PID)
+	}
+	token := d.Token
+	if token == "" {
+		token = rec.IPCToken
+	}
+	var data []byte
+	if token != "" {
+		data = appendLine(data, map[string]any{"msgV": 1, "type": "auth", "token": token})
+	}
+	data = appendLine(data, map[string]any{
+		"msgV": 1, "msgId": d.msgID(), "type": "user", "fromName": "mailfs",
+		"toSessionId": rec.SessionID, "priority": "next",
+		"message": map[string]any{"role": "user", "content": text},
+	})
+	if err := sendLines(ctx, rec.IPCPath, data); err != nil {
+		return fmt.Errorf("live: ringing Qwen Code session %d: %w", d.Proc.PID, err)
+	}
+	return nil
+}
+
+// msgID is a fresh message id: the receiver repeats its verdict for an id
+// it has seen, so every doorbell needs its own.
+func (*QwenDoor) msgID() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return "mailfs-" + hex.EncodeToString(b)
+}

@@ -1,0 +1,263 @@
+package live_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mailfs/mailfs/internal/stubmodel"
+	"github.com/mailfs/mailfs/live"
+	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/setup"
+)
+
+// These tests run the real Claude Code CLI (npm: @anthropic-ai/claude-code,
+// pinned in .ci/run) against a loopback stand-in for the model API, with
+// mailfs's hooks and live deliverer installed as "mailfs setup claude"
+// installs them. Without claude on $PATH they skip, saying so.
+
+var buildOnce = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "mailfs-live-bin-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "mailfs")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/mailfs/mailfs/cmd/mailfs").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// town is one test's Claude Code session set-up: a project with a root,
+// a home of its own, the model stand-in and the mailfs binary.
+type town struct {
+	t       *testing.T
+	claude  string
+	bin     string
+	proj    string
+	home    string
+	store   *maildir.Store
+	model   *stubmodel.Server
+	release string // the file the long tool call waits for
+	env     []string
+}
+
+// tools is what the model stand-in does: the first prompt asks for a
+// Bash call that waits until the test releases it ("the long tool call");
+// everything else is answered "done".
+func newTown(t *testing.T, liveArgs string) *town {
+	t.Helper()
+	claude, err := exec.LookPath("claude")
+	if err != nil {
+		t.Skip("claude is not on $PATH: install @anthropic-ai/claude-code (npm) to test live delivery against it")
+	}
+	bin, err := buildOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := t.TempDir()
+	tw := &town{t: t, claude: claude, bin: bin, proj: filepath.Join(base, "proj"), home: filepath.Join(base, "home"), release: filepath.Join(base, "release")}
+	os.MkdirAll(tw.proj, 0o755)
+	os.MkdirAll(tw.home, 0o755)
+	root := filepath.Join(tw.proj, ".chipset")
+	tw.store, err = maildir.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes, err := setup.Plan(setup.Claude, tw.proj, bin, "toast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range changes {
+		data := c.New
+		if liveArgs != "" {
+			data = []byte(strings.ReplaceAll(string(data), "live claude toast", "live claude toast "+liveArgs))
+		}
+		os.MkdirAll(filepath.Dir(c.Target), 0o755)
+		if err := os.WriteFile(c.Target, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tw.model, err = stubmodel.Start(func(r stubmodel.Request) stubmodel.Reply {
+		last := r.LastUser()
+		if strings.Contains(last, "START-LONG-TOOL") && !strings.Contains(last, "tool_result") {
+			return stubmodel.Reply{Tool: "Bash", Input: map[string]any{
+				"command":     "while [ ! -e " + tw.release + " ]; do sleep 0.05; done",
+				"description": "wait for the test",
+			}}
+		}
+		return stubmodel.Reply{Text: "done"}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		os.WriteFile(tw.release, nil, 0o644) // no tool call left waiting
+		tw.model.Close()
+		if t.Failed() {
+			t.Logf("claude's debug log, hooks and messaging:\n%s", tw.debugLog())
+		}
+	})
+	tw.env = append(os.Environ(), "HOME="+tw.home, "ANTHROPIC_BASE_URL="+tw.model.URL, "ANTHROPIC_API_KEY=sk-ant-test-0000000000000000",
+		"MAILFS_ROOT="+root, "MAILFS_STATE_DIR="+filepath.Join(base, "state"), "IS_SANDBOX=1",
+		"DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
+	return tw
+}
+
+// start runs "claude -p" on a prompt that makes the long tool call; the
+// returned channel closes when claude exits.
+func (tw *town) start(ctx context.Context) (*exec.Cmd, <-chan error) {
+	cmd := exec.CommandContext(ctx, tw.claude, "-p", "START-LONG-TOOL", "--dangerously-skip-permissions", "--debug-file", filepath.Join(tw.home, "debug.log"))
+	cmd.Dir = tw.proj
+	cmd.Env = tw.env
+	out := &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		tw.t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		err := cmd.Wait()
+		if err != nil {
+			err = fmt.Errorf("%v: %s", err, out)
+		}
+		done <- err
+	}()
+	return cmd, done
+}
+
+// debugLog is what Claude Code's debug log says of hooks and its socket.
+func (tw *town) debugLog() string {
+	data, _ := os.ReadFile(filepath.Join(tw.home, "debug.log"))
+	var keep []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.Contains(line, "uds-messaging") || strings.Contains(line, "cross-session") || strings.Contains(strings.ToLower(line), "hook") && !strings.Contains(line, "hooks module") {
+			keep = append(keep, line)
+		}
+	}
+	return strings.Join(keep, "\n")
+}
+
+// until polls cond (a condition on files, not a guess at timing) until it
+// holds or the deadline passes.
+func until(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// deliverer waits for the session's deliverer to publish its record.
+func (tw *town) deliverer() *live.Record {
+	tw.t.Helper()
+	var rec *live.Record
+	until(tw.t, "the live deliverer to start", 60*time.Second, func() bool {
+		recs, _ := live.Records(tw.store, "toast")
+		for _, r := range recs {
+			if r.Live() {
+				rec = r
+				return true
+			}
+		}
+		return false
+	})
+	return rec
+}
+
+func (tw *town) record() *live.Record {
+	recs, _ := live.Records(tw.store, "toast")
+	for _, r := range recs {
+		if r.Live() {
+			return r
+		}
+	}
+	return nil
+}
+
+func (tw *town) send(subject string, p maildir.Priority) *maildir.Message {
+	tw.t.Helper()
+	sent, err := tw.store.Send(&maildir.Message{From: "mayor", To: "toast", Subject: subject, Body: "see " + subject, Priority: p})
+	if err != nil {
+		tw.t.Fatal(err)
+	}
+	return sent[0]
+}
+
+// bells returns the doorbell texts that reached the model, each once.
+func (tw *town) bells() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range tw.model.Requests() {
+		msgs, _ := r.Body["messages"].([]any)
+		for _, m := range msgs {
+			b, _ := json.Marshal(m)
+			var msg struct {
+				Role    string
+				Content json.RawMessage
+			}
+			json.Unmarshal(b, &msg)
+			var texts []string
+			var s string
+			if json.Unmarshal(msg.Content, &s) == nil {
+				texts = append(texts, s)
+			} else {
+				var blocks []struct{ Type, Text string }
+				json.Unmarshal(msg.Content, &blocks)
+				for _, bl := range blocks {
+					texts = append(texts, bl.Text)
+				}
+			}
+			for _, s := range texts {
+				if i := strings.Index(s, "mailfs doorbell for toast"); i >= 0 && !seen[s[i:]] {
+					seen[s[i:]] = true
+					out = append(out, s[i:])
+				}
+			}
+		}
+	}
+	return out
+}
+
+// An urgent message sent while the session runs a long tool call reaches
+// the model in the very next request, and the deliverer ends with the
+// session.
+func TestRealClaudeUrgentMailMidTurn(t *testing.T) {
+	tw := newTown(t, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_, done := tw.start(ctx)
+	rec := tw.deliverer()
+	until(t, "the long tool call", 60*time.Second, func() bool { return len(tw.model.Requests()) >= 1 })
+	n := len(tw.model.Requests())
+	m := tw.send("MERGE_FAILED nux", maildir.Urgent)
+	until(t, "the doorbell to ring", 30*time.Second, func() bool {
+		r := tw.record()
+		return r != nil && !r.Rung[m.ID].IsZero()
+	})
+	os.WriteFile(tw.release, nil, 0o644)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	reqs := tw.model.Requests()
+	if len(reqs) <= n {
+		t.Fatalf("no request after the tool call")
+	}
+	next := reqs[n] // the first request after the mail landed
+	if !strings.Contains(next.Raw, "mailfs doorbell for toast") || !strings.Contains(next.Raw, m.ID) || !strings.Contains(next.Raw, "MERGE_FAILED nux") {
+		t.Fatalf("the request after the tool call does not carry the doorbell for %s:\n%.3000s", m.ID, next.LastUser())
+	}
+	// No orphan: the deliverer ended with the session.
+	until(t, "the deliverer to end", 30*time.Second, func() bool { return !rec.Deliverer.Alive() })
+}

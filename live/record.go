@@ -1,0 +1,184 @@
+package live
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mailfs/mailfs/internal/chipset"
+	"github.com/mailfs/mailfs/internal/durable"
+	"github.com/mailfs/mailfs/maildir"
+)
+
+// Dir is the folder, below the root, of the running deliverers' records:
+// runtime/live/<agent>/<runtime>-<pid>.json, never committed.
+const Dir = "runtime/live"
+
+// A Record is what a running deliverer publishes of itself and of what it
+// rang, for "mailfs live list" and for senders' receipts
+// ("send --wait-for delivered"). It is rewritten after every ring.
+type Record struct {
+	Agent     string               `json:"agent"`
+	Deliverer Process              `json:"deliverer"`
+	Session   Info                 `json:"session"`
+	Started   time.Time            `json:"started"`
+	Updated   time.Time            `json:"updated"`
+	Rings     int                  `json:"rings"`
+	LastRing  time.Time            `json:"last_ring,omitzero"`
+	Rung      map[string]time.Time `json:"rung"`           // message id -> when a doorbell named it
+	Held      map[string]string    `json:"held,omitempty"` // message id -> why it waits: "dnd", "batched", "retrying", "held by the session"
+	Error     string               `json:"error,omitempty"`
+}
+
+// Live reports whether the record's deliverer still runs.
+func (r *Record) Live() bool { return r.Deliverer.Alive() }
+
+// name is the record's file name.
+func (r *Record) name() string {
+	return r.Session.Runtime + "-" + itoa(r.Session.Process.PID) + ".json"
+}
+
+// maxRung bounds the ids a record keeps: past it, ids no longer unread
+// are forgotten first.
+const maxRung = 2000
+
+// recordDir opens (and with create, makes) the agent's folder of records.
+func recordDir(root *chipset.Root, agent string, create bool) (*durable.Dir, error) {
+	if !create {
+		return root.Dir(Dir + "/" + agent)
+	}
+	r, err := root.Open(true)
+	if err != nil {
+		return nil, err
+	}
+	return r.MkdirAll(Dir + "/" + agent)
+}
+
+// save writes the record (atomic, not fsynced: runtime state).
+func (r *Record) save(d *durable.Dir) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return d.ReplaceEphemeral(r.name(), append(data, '\n'))
+}
+
+// lock takes the lock that makes one deliverer per session: it is held
+// until the returned function is called (or the process ends). A lock
+// another process holds is ErrRunning.
+func lock(root *chipset.Root, d *durable.Dir, name string) (unlock func(), err error) {
+	f, err := os.OpenFile(filepath.Join(root.Path(), filepath.FromSlash(d.Join("."+strings.TrimSuffix(name, ".json")+".lock"))), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, ErrRunning
+		}
+		return nil, err
+	}
+	return func() { f.Close() }, nil
+}
+
+// ErrRunning is returned by [Deliverer.Run] when another deliverer already
+// serves the session: a second SessionStart (/clear, /resume) starts a
+// second one, which leaves.
+var ErrRunning = errors.New("live: a deliverer already serves this session")
+
+// Records returns the records of agent's deliverers, live or not, oldest
+// first; a record that does not parse is skipped.
+func Records(s *maildir.Store, agent string) ([]*Record, error) {
+	agent, err := maildir.ParseAgent(agent)
+	if err != nil {
+		return nil, err
+	}
+	root, err := chipset.New(s.Dir())
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	d, err := recordDir(root, agent, false)
+	if d == nil {
+		return nil, err
+	}
+	defer d.Close()
+	var names []string
+	if err := d.Each(func(e fs.DirEntry) {
+		if !strings.HasPrefix(e.Name(), ".") && strings.HasSuffix(e.Name(), ".json") && e.Type().IsRegular() {
+			names = append(names, e.Name())
+		}
+	}); err != nil {
+		return nil, err
+	}
+	var recs []*Record
+	for _, name := range names {
+		data, _, err := d.ReadFile(name, 1<<20)
+		if err != nil {
+			continue
+		}
+		var r Record
+		if json.Unmarshal(data, &r) != nil {
+			continue
+		}
+		recs = append(recs, &r)
+	}
+	slices.SortFunc(recs, func(a, b *Record) int { return a.Started.Compare(b.Started) })
+	return recs, nil
+}
+
+// Agents returns the agents that have deliverer records.
+func Agents(s *maildir.Store) ([]string, error) {
+	root, err := chipset.New(s.Dir())
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	d, err := root.Dir(Dir)
+	if d == nil {
+		return nil, err
+	}
+	defer d.Close()
+	var agents []string
+	err = d.Each(func(e fs.DirEntry) {
+		if e.IsDir() && maildir.ValidAgent(e.Name()) {
+			agents = append(agents, e.Name())
+		}
+	})
+	slices.Sort(agents)
+	return agents, err
+}
+
+// Prune removes the records of deliverers that no longer run.
+func Prune(s *maildir.Store, agent string) error {
+	recs, err := Records(s, agent)
+	if err != nil || len(recs) == 0 {
+		return err
+	}
+	root, err := chipset.New(s.Dir())
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	d, err := recordDir(root, agent, false)
+	if d == nil {
+		return err
+	}
+	defer d.Close()
+	for _, r := range recs {
+		if !r.Live() {
+			if err := d.Remove(r.name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("live: pruning %s: %w", r.name(), err)
+			}
+			d.Remove("." + strings.TrimSuffix(r.name(), ".json") + ".lock")
+		}
+	}
+	return nil
+}
