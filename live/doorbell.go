@@ -39,7 +39,7 @@ func (b *Doorbell) Text() string {
 			urgent++
 		}
 	}
-	fmt.Fprintf(&s, "<system-reminder>\nmailfs doorbell for %s: ", b.Agent)
+	fmt.Fprintf(&s, "mailfs doorbell for %s: ", b.Agent)
 	switch {
 	case len(b.Mail) == 0:
 		s.WriteString("nudges from other agents.\n")
@@ -62,7 +62,7 @@ func (b *Doorbell) Text() string {
 		}
 		fmt.Fprintf(&s, "- nudge %s[from %s] %s\n", flag, hook.Neutral(n.Sender, false), hook.Neutral(n.Message, false))
 	}
-	s.WriteString("The mail stays in your mailbox until you read it; this note is only a doorbell.\n</system-reminder>")
+	s.WriteString("The mail stays in your mailbox until you read it; this note is only a doorbell.")
 	return s.String()
 }
 

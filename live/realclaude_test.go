@@ -106,7 +106,7 @@ func newTown(t *testing.T, liveArgs string) *town {
 			t.Logf("claude's debug log, hooks and messaging:\n%s", tw.debugLog())
 		}
 	})
-	tw.env = append(os.Environ(), "HOME="+tw.home, "ANTHROPIC_BASE_URL="+tw.model.URL, "ANTHROPIC_API_KEY=sk-ant-test-0000000000000000",
+	tw.env = append(os.Environ(), "HOME="+tw.home, "ANTHROPIC_BASE_URL="+tw.model.URL, "ANTHROPIC_API_KEY="+testKey,
 		"MAILFS_ROOT="+root, "MAILFS_STATE_DIR="+filepath.Join(base, "state"), "IS_SANDBOX=1",
 		"DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
 	return tw
@@ -220,9 +220,14 @@ func (tw *town) bells() []string {
 				}
 			}
 			for _, s := range texts {
-				if i := strings.Index(s, "mailfs doorbell for toast"); i >= 0 && !seen[s[i:]] {
-					seen[s[i:]] = true
-					out = append(out, s[i:])
+				// Claude Code may join queued messages into one: each
+				// doorbell is cut at the next one's start and at its end.
+				for _, piece := range strings.Split(s, "mailfs doorbell for toast")[1:] {
+					piece, _, _ = strings.Cut(piece, "this note is only a doorbell")
+					if !seen[piece] {
+						seen[piece] = true
+						out = append(out, piece)
+					}
 				}
 			}
 		}
@@ -261,3 +266,160 @@ func TestRealClaudeUrgentMailMidTurn(t *testing.T) {
 	// No orphan: the deliverer ended with the session.
 	until(t, "the deliverer to end", 30*time.Second, func() bool { return !rec.Deliverer.Alive() })
 }
+
+// 100 messages in a burst ring a bounded number of doorbells, and every
+// message is named exactly once across them.
+func TestRealClaudeBurstIsBatched(t *testing.T) {
+	tw := newTown(t, "--every 1s")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_, done := tw.start(ctx)
+	tw.deliverer()
+	until(t, "the long tool call", 60*time.Second, func() bool { return len(tw.model.Requests()) >= 1 })
+	var ids []string
+	for i := range 100 {
+		ids = append(ids, tw.send(fmt.Sprintf("WORK gt-%d", i), maildir.Normal).ID)
+	}
+	until(t, "every message to be rung", 90*time.Second, func() bool {
+		r := tw.record()
+		if r == nil {
+			return false
+		}
+		for _, id := range ids {
+			if r.Rung[id].IsZero() {
+				return false
+			}
+		}
+		return true
+	})
+	rings := tw.record().Rings
+	os.WriteFile(tw.release, nil, 0o644)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if max := (100+live.MaxLines-1)/live.MaxLines + 1; rings > max {
+		t.Errorf("%d doorbells for 100 messages; want at most %d", rings, max)
+	}
+	bells := strings.Join(tw.bells(), "\n")
+	for _, id := range ids {
+		if n := strings.Count(bells, id); n != 1 {
+			t.Errorf("%s is named %d times across the doorbells the model saw; want 1", id, n)
+			break
+		}
+	}
+}
+
+// Killing the deliverer loses no mail: urgent mail sent after it died
+// still reaches the model, through the post-tool hook.
+func TestRealClaudeKilledDelivererLosesNothing(t *testing.T) {
+	tw := newTown(t, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_, done := tw.start(ctx)
+	rec := tw.deliverer()
+	until(t, "the long tool call", 60*time.Second, func() bool { return len(tw.model.Requests()) >= 1 })
+	if p, err := os.FindProcess(rec.Deliverer.PID); err == nil {
+		p.Kill()
+	}
+	until(t, "the deliverer to die", 10*time.Second, func() bool { return !rec.Deliverer.Alive() })
+	m := tw.send("MERGE_FAILED after the kill", maildir.Urgent)
+	os.WriteFile(tw.release, nil, 0o644)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	all := ""
+	for _, r := range tw.model.Requests() {
+		all += r.Raw
+	}
+	if !strings.Contains(all, m.ID) {
+		t.Fatalf("%s never reached the model after the deliverer was killed", m.ID)
+	}
+	if got, _ := tw.store.Get(maildir.Address{Kind: maildir.KindAgent, Name: "toast"}, m.ID); got == nil || got.Read {
+		t.Fatalf("the message is not in the mailbox, unread: %+v", got)
+	}
+}
+
+// Killing the session loses no mail and leaves no deliverer behind.
+func TestRealClaudeKilledSessionLeavesNoOrphan(t *testing.T) {
+	tw := newTown(t, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd, done := tw.start(ctx)
+	rec := tw.deliverer()
+	until(t, "the long tool call", 60*time.Second, func() bool { return len(tw.model.Requests()) >= 1 })
+	cmd.Process.Kill() // SIGKILL: the session cannot stop its hooks
+	<-done
+	m := tw.send("sent to a dead session", maildir.Urgent)
+	until(t, "the deliverer to notice its session ended", 30*time.Second, func() bool { return !rec.Deliverer.Alive() })
+	if got, err := tw.store.Get(maildir.Address{Kind: maildir.KindAgent, Name: "toast"}, m.ID); err != nil || got.Read {
+		t.Fatalf("the message is not in the mailbox, unread: %v", err)
+	}
+}
+
+// An idle interactive session (in a tmux pane, as a person runs it) is
+// woken into a new turn by urgent mail.
+func TestRealClaudeIdleSessionWakes(t *testing.T) {
+	tw := newTown(t, "")
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not on $PATH: install it (apt-get install tmux) to run an interactive session")
+	}
+	// A first run's dialogs, answered as a person who set it up would.
+	cfg, _ := json.Marshal(map[string]any{
+		"hasCompletedOnboarding": true, "theme": "dark",
+		"customApiKeyResponses": map[string]any{"approved": []string{testKey[len(testKey)-20:]}},
+		"projects":              map[string]any{tw.proj: map[string]any{"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true}},
+	})
+	os.WriteFile(filepath.Join(tw.home, ".claude.json"), cfg, 0o600)
+	sock := filepath.Join(t.TempDir(), "tmux.sock")
+	env := []string{}
+	for _, kv := range tw.env {
+		if strings.HasPrefix(kv, "HOME=") || strings.HasPrefix(kv, "ANTHROPIC_") || strings.HasPrefix(kv, "MAILFS_") || strings.HasPrefix(kv, "IS_SANDBOX") {
+			env = append(env, kv)
+		}
+	}
+	script := "cd " + tw.proj + " && env " + strings.Join(quoteAll(env), " ") + " " + tw.claude + " --debug-file " + filepath.Join(tw.home, "debug.log")
+	tmux := func(args ...string) string {
+		out, _ := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
+		return string(out)
+	}
+	if out, err := exec.Command("tmux", "-S", sock, "new-session", "-d", "-x", "200", "-y", "50", "sh", "-c", script).CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v: %s", err, out)
+	}
+	defer tmux("kill-server")
+	rec := tw.deliverer()
+	until(t, "the session to be idle", 60*time.Second, func() bool {
+		r := tw.record()
+		return r != nil && r.Session.Status == "idle" || sessionStatus(tw, rec) == "idle"
+	})
+	before := len(tw.model.Requests())
+	m := tw.send("WAKE UP: MERGE_FAILED", maildir.Urgent)
+	until(t, "a new turn carrying the doorbell", 60*time.Second, func() bool {
+		for _, r := range tw.model.Requests()[before:] {
+			if strings.Contains(r.Raw, m.ID) {
+				return true
+			}
+		}
+		return false
+	})
+	tmux("kill-server")
+	until(t, "the deliverer to end with the session", 30*time.Second, func() bool { return !rec.Deliverer.Alive() })
+}
+
+// sessionStatus reads the session's status from Claude Code's registry.
+func sessionStatus(tw *town, rec *live.Record) string {
+	data, _ := os.ReadFile(filepath.Join(tw.home, ".claude", "sessions", fmt.Sprint(rec.Session.Process.PID)+".json"))
+	var v struct{ Status string }
+	json.Unmarshal(data, &v)
+	return v.Status
+}
+
+func quoteAll(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return out
+}
+
+// testKey is the API key the sessions present to the stand-in.
+const testKey = "sk-ant-test-0000000000000000"
