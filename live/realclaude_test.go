@@ -39,7 +39,7 @@ var buildOnce = sync.OnceValues(func() (string, error) {
 // town is one test's Claude Code session set-up: a project with a root,
 // a home of its own, the model stand-in and the mailfs binary.
 type town struct {
-	t       *testing.T
+	t       testing.TB
 	claude  string
 	bin     string
 	proj    string
@@ -53,7 +53,7 @@ type town struct {
 // tools is what the model stand-in does: the first prompt asks for a
 // Bash call that waits until the test releases it ("the long tool call");
 // everything else is answered "done".
-func newTown(t *testing.T, liveArgs string) *town {
+func newTown(t testing.TB, liveArgs string) *town {
 	t.Helper()
 	claude, err := exec.LookPath("claude")
 	if err != nil {
@@ -114,8 +114,12 @@ func newTown(t *testing.T, liveArgs string) *town {
 
 // start runs "claude -p" on a prompt that makes the long tool call; the
 // returned channel closes when claude exits.
-func (tw *town) start(ctx context.Context) (*exec.Cmd, <-chan error) {
-	cmd := exec.CommandContext(ctx, tw.claude, "-p", "START-LONG-TOOL", "--dangerously-skip-permissions", "--debug-file", filepath.Join(tw.home, "debug.log"))
+func (tw *town) start(ctx context.Context, perms ...string) (*exec.Cmd, <-chan error) {
+	if perms == nil {
+		perms = []string{"--dangerously-skip-permissions"}
+	}
+	args := append([]string{"-p", "START-LONG-TOOL", "--debug-file", filepath.Join(tw.home, "debug.log")}, perms...)
+	cmd := exec.CommandContext(ctx, tw.claude, args...)
 	cmd.Dir = tw.proj
 	cmd.Env = tw.env
 	out := &strings.Builder{}
@@ -148,7 +152,7 @@ func (tw *town) debugLog() string {
 
 // until polls cond (a condition on files, not a guess at timing) until it
 // holds or the deadline passes.
-func until(t *testing.T, what string, d time.Duration, cond func() bool) {
+func until(t testing.TB, what string, d time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {

@@ -149,12 +149,41 @@ func (c *waitCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := <-ch; !ok {
+	first, ok := <-ch
+	if !ok {
 		if a.ctx.Err() != nil {
 			return nil // interrupted
 		}
 		return &exitStatus{code: exitTimeout, msg: fmt.Sprintf("timeout: no unread mail for %s within %v", agent, timeout)}
 	}
-	// Something arrived (or was waiting): show everything unread, as inbox.
-	return (&inboxCmd{Agent: agent.String(), By: "time", jsonFlag: c.jsonFlag}).Run(a)
+	// What the watcher found: every unread message at start (its first
+	// scan), or what arrived. They are printed as inbox prints them,
+	// without listing the mailbox again: a mailbox of 10,000 read
+	// messages must not slow the wake-up.
+	msgs := []*maildir.Message{first.Message}
+	quiet := time.NewTimer(waitQuiet)
+	defer quiet.Stop()
+collect:
+	for {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				break collect
+			}
+			msgs = append(msgs, ev.Message)
+			quiet.Reset(waitQuiet)
+		case <-quiet.C:
+			break collect
+		}
+	}
+	if c.JSON {
+		return printJSON(a.out, msgs)
+	}
+	return table(a.out, []string{"ID", "FROM", "PRIORITY", "SUBJECT"}, messageRows(msgs, func(m *maildir.Message) []string {
+		return []string{m.ID, m.From, string(m.Priority), m.Subject}
+	}))
 }
+
+// waitQuiet is how long wait keeps taking messages after the first: the
+// rest of the watcher's first scan, or of a burst, comes within it.
+const waitQuiet = 5 * time.Millisecond

@@ -1,0 +1,339 @@
+package live_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mailfs/mailfs/hook"
+	"github.com/mailfs/mailfs/live"
+	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/nudgeq"
+)
+
+// fakeDoor records what it is rung with; fail makes the next rings fail.
+type fakeDoor struct {
+	mu    sync.Mutex
+	rings []string
+	fail  error
+	gone  bool
+	rung  chan string
+}
+
+func newFakeDoor() *fakeDoor { return &fakeDoor{rung: make(chan string, 100)} }
+
+func (d *fakeDoor) Ring(_ context.Context, text string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.gone {
+		return live.ErrGone
+	}
+	if d.fail != nil {
+		return d.fail
+	}
+	d.rings = append(d.rings, text)
+	d.rung <- text
+	return nil
+}
+
+func (d *fakeDoor) Session() (live.Info, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.gone {
+		return live.Info{}, live.ErrGone
+	}
+	return live.Info{Runtime: "fake", Process: live.Self()}, nil
+}
+
+func (d *fakeDoor) set(f func(d *fakeDoor)) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	f(d)
+}
+
+type fixture struct {
+	s    *maildir.Store
+	q    *nudgeq.Queue
+	door *fakeDoor
+	done chan error
+}
+
+func start(t *testing.T, every time.Duration, before func(*maildir.Store)) *fixture {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), ".chipset")
+	s, err := maildir.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := nudgeq.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before != nil {
+		before(s)
+	}
+	f := &fixture{s: s, q: q, door: newFakeDoor(), done: make(chan error, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &live.Deliverer{Store: s, Nudges: q, Agent: "toast", Door: f.door, Every: every, Check: 20 * time.Millisecond,
+		Hooks: &hook.Handler{Collector: hook.Collector{Store: s, Nudges: q}, StateDir: t.TempDir()}}
+	go func() { f.done <- d.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-f.done
+	})
+	// Ready when the record is published.
+	until(t, "the deliverer's record", 10*time.Second, func() bool {
+		recs, _ := live.Records(s, "toast")
+		return len(recs) == 1
+	})
+	return f
+}
+
+func send(t *testing.T, s *maildir.Store, subject string, p maildir.Priority) *maildir.Message {
+	t.Helper()
+	sent, err := s.Send(&maildir.Message{From: "mayor", To: "toast", Subject: subject, Body: "b", Priority: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sent[0]
+}
+
+func (f *fixture) next(t *testing.T, what string) string {
+	t.Helper()
+	select {
+	case s := <-f.door.rung:
+		return s
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no doorbell: %s", what)
+		return ""
+	}
+}
+
+// noRing asserts no doorbell rings before the deliverer has certainly
+// looked: a later urgent message rings, and it must be the first.
+func (f *fixture) firstRingNames(t *testing.T, want string, not ...string) {
+	t.Helper()
+	got := f.next(t, "the urgent message")
+	if !strings.Contains(got, want) {
+		t.Fatalf("the first doorbell does not name %s:\n%s", want, got)
+	}
+	for _, n := range not {
+		if strings.Contains(got, n) {
+			t.Fatalf("the doorbell names %s, which should not ring:\n%s", n, got)
+		}
+	}
+}
+
+// Unread mail already there when the session started is not rung (the
+// session-start hook showed it); mail that lands is, once.
+func TestStartIsQuietAndEachMessageRingsOnce(t *testing.T) {
+	var old *maildir.Message
+	f := start(t, time.Hour, func(s *maildir.Store) { old = send(t, s, "OLD", maildir.Urgent) })
+	m := send(t, f.s, "NEW urgent", maildir.Urgent)
+	f.firstRingNames(t, m.ID, old.ID)
+	m2 := send(t, f.s, "NEXT urgent", maildir.Urgent)
+	f.firstRingNames(t, m2.ID, m.ID)
+	until(t, "the record of both rings", 10*time.Second, func() bool {
+		recs, _ := live.Records(f.s, "toast")
+		return len(recs) == 1 && !recs[0].Rung[m.ID].IsZero() && !recs[0].Rung[m2.ID].IsZero() && recs[0].Rings == 2
+	})
+}
+
+// Normal mail waits for the batch interval; urgent mail rings at once and
+// takes the waiting normal mail with it.
+func TestNormalMailIsBatchedUrgentRingsAtOnce(t *testing.T) {
+	f := start(t, time.Hour, nil)
+	first := send(t, f.s, "first normal", maildir.Normal)
+	f.firstRingNames(t, first.ID) // the first normal mail after a quiet spell rings
+	n := send(t, f.s, "batched normal", maildir.Normal)
+	until(t, "the normal message to be held as batched", 10*time.Second, func() bool {
+		recs, _ := live.Records(f.s, "toast")
+		return len(recs) == 1 && recs[0].Held[n.ID] == "batched"
+	})
+	u := send(t, f.s, "URGENT", maildir.Urgent)
+	got := f.next(t, "urgent")
+	if !strings.Contains(got, u.ID) || !strings.Contains(got, n.ID) || strings.Index(got, u.ID) > strings.Index(got, n.ID) {
+		t.Fatalf("the urgent doorbell should name the urgent message first, then the batched one:\n%s", got)
+	}
+}
+
+// Do not disturb holds everything but urgent mail; mail read before its
+// doorbell is never rung.
+func TestDNDAndReadMail(t *testing.T) {
+	f := start(t, time.Hour, nil)
+	if err := hook.SetDND(f.s, "toast", true, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	h := send(t, f.s, "high under dnd", maildir.High)
+	until(t, "the high message to be held for dnd", 10*time.Second, func() bool {
+		recs, _ := live.Records(f.s, "toast")
+		return len(recs) == 1 && recs[0].Held[h.ID] == "dnd"
+	})
+	u := send(t, f.s, "urgent under dnd", maildir.Urgent)
+	f.firstRingNames(t, u.ID, h.ID)
+	// Read before dnd ends: it never rings.
+	if _, err := f.s.MarkRead(maildir.Address{Kind: maildir.KindAgent, Name: "toast"}, h.ID); err != nil {
+		t.Fatal(err)
+	}
+	hook.SetDND(f.s, "toast", false, time.Now())
+	u2 := send(t, f.s, "urgent after dnd", maildir.Urgent)
+	f.firstRingNames(t, u2.ID, h.ID)
+}
+
+// A push that fails is retried until it gets through; nothing is lost.
+func TestFailedPushIsRetried(t *testing.T) {
+	f := start(t, time.Hour, nil)
+	f.door.set(func(d *fakeDoor) { d.fail = errors.New("connection refused") })
+	u := send(t, f.s, "urgent while the socket is down", maildir.Urgent)
+	until(t, "the message to be held for a retry", 10*time.Second, func() bool {
+		recs, _ := live.Records(f.s, "toast")
+		return len(recs) == 1 && recs[0].Held[u.ID] == "retrying"
+	})
+	f.door.set(func(d *fakeDoor) { d.fail = nil })
+	f.firstRingNames(t, u.ID)
+}
+
+// Urgent nudges ring at once, with their text, and leave the queue.
+func TestUrgentNudgeRings(t *testing.T) {
+	f := start(t, time.Hour, nil)
+	if _, err := f.q.Enqueue("toast", nudgeq.Nudge{Sender: "witness", Message: "status? now", Priority: nudgeq.Urgent}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	got := f.next(t, "the urgent nudge")
+	if !strings.Contains(got, "[URGENT] [from witness] status? now") {
+		t.Fatalf("doorbell: %s", got)
+	}
+	until(t, "the nudge to leave the queue", 10*time.Second, func() bool { n, _ := f.q.Len("toast"); return n == 0 })
+}
+
+// When the session ends the deliverer ends, and removes its record.
+func TestDelivererEndsWithItsSession(t *testing.T) {
+	f := start(t, time.Hour, nil)
+	f.door.set(func(d *fakeDoor) { d.gone = true })
+	select {
+	case err := <-f.done:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		f.done <- nil // for the cleanup
+	case <-time.After(10 * time.Second):
+		t.Fatal("the deliverer outlived its session")
+	}
+	if recs, _ := live.Records(f.s, "toast"); len(recs) != 0 {
+		t.Fatalf("records left: %+v", recs)
+	}
+}
+
+// The doorbell is bounded: at most MaxLines messages and MaxBytes bytes,
+// subjects cut and neutralised.
+func TestDoorbellIsBounded(t *testing.T) {
+	var mail []*maildir.Message
+	for range 30 {
+		mail = append(mail, &maildir.Message{ID: "id", From: "mayor", Subject: strings.Repeat("<x>", 500), Priority: maildir.Urgent})
+	}
+	b := live.Doorbell{Agent: "toast", Mail: mail}
+	left, _ := b.Fit()
+	text := b.Text()
+	if len(b.Mail) > live.MaxLines || len(text) > live.MaxBytes || len(left)+len(b.Mail) != 30 {
+		t.Fatalf("%d named, %d left, %d bytes", len(b.Mail), len(left), len(text))
+	}
+	if strings.Contains(text, "<x>") {
+		t.Fatalf("message text not neutralised: %.200s", text)
+	}
+}
+
+// The Qwen Code door speaks the published protocol to a socket that
+// follows it: an auth line with the child token, then a user frame with
+// a fresh msgId addressed to the record's sessionId (re-read each time).
+func TestQwenDoorFollowsTheProtocol(t *testing.T) {
+	home := t.TempDir()
+	sock := filepath.Join(t.TempDir(), "q.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	lines := make(chan []map[string]any, 4)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			var got []map[string]any
+			sc := bufio.NewScanner(c)
+			for sc.Scan() {
+				var v map[string]any
+				json.Unmarshal(sc.Bytes(), &v)
+				got = append(got, v)
+			}
+			c.Close()
+			lines <- got
+		}
+	}()
+	self := live.Self()
+	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	procStart := ""
+	if len(boot) > 0 {
+		procStart = strings.TrimSpace(string(boot)) + ":" + self.Start
+	}
+	write := func(session string) {
+		rec, _ := json.Marshal(map[string]any{"schemaVersion": 1, "pid": self.PID, "procStart": nilIfEmpty(procStart), "sessionId": session, "ipcPath": sock, "ipcToken": strings.Repeat("ab", 32), "kind": "tui"})
+		os.MkdirAll(filepath.Join(home, "sessions"), 0o700)
+		os.WriteFile(filepath.Join(home, "sessions", itoa(self.PID)+".json"), rec, 0o600)
+	}
+	write("s-1")
+	door, err := live.FindQwen(home, 0, self.PID, "childtoken")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[any]bool{}
+	for _, session := range []string{"s-1", "s-2"} { // /clear swaps the id
+		write(session)
+		if err := door.Ring(context.Background(), "mailfs doorbell for toast: hi"); err != nil {
+			t.Fatal(err)
+		}
+		got := <-lines
+		if len(got) != 2 || got[0]["type"] != "auth" || got[0]["token"] != "childtoken" || got[0]["msgV"] != 1.0 {
+			t.Fatalf("auth line: %v", got)
+		}
+		f := got[1]
+		msg, _ := f["message"].(map[string]any)
+		if f["type"] != "user" || f["msgV"] != 1.0 || f["toSessionId"] != session || msg["role"] != "user" || msg["content"] != "mailfs doorbell for toast: hi" || ids[f["msgId"]] {
+			t.Fatalf("user frame: %v", f)
+		}
+		ids[f["msgId"]] = true
+	}
+	// A session named by pid, not our ancestor, gets the record's token.
+	door, err = live.FindQwen(home, self.PID, 0, "childtoken")
+	if err != nil {
+		t.Fatal(err)
+	}
+	door.Ring(context.Background(), "x")
+	if got := <-lines; got[0]["token"] != strings.Repeat("ab", 32) {
+		t.Fatalf("auth with the record's token: %v", got[0])
+	}
+	os.Remove(filepath.Join(home, "sessions", itoa(self.PID)+".json"))
+	if _, err := door.Session(); !errors.Is(err, live.ErrGone) {
+		t.Fatalf("a session whose record is gone: %v", err)
+	}
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func itoa(n int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + jsonNum(n)) }
+
+func jsonNum(n int) string { b, _ := json.Marshal(n); return string(b) }
