@@ -39,7 +39,16 @@ func Check(rt Runtime, dir, agent string, env Env) (ready bool, findings []Findi
 		abs = real
 	}
 	have, missing, err := Installed(rt, dir, agent)
+	plugin := ""
+	if rt == Claude && err == nil && len(have) == 0 {
+		plugin = claudePlugin(abs, env)
+	}
 	switch {
+	case plugin != "":
+		findings = append(findings, Finding{true, fmt.Sprintf("set up by the plugin %s (hooks, live deliverer, MCP server, skill) for the agent each session's $MAILFS_AGENT names", plugin)})
+		if env.Getenv("MAILFS_AGENT") != "" && env.Getenv("MAILFS_AGENT") != agent {
+			findings = append(findings, Finding{false, fmt.Sprintf("$MAILFS_AGENT here is %s: a session started from this shell is %s, not %s", env.Getenv("MAILFS_AGENT"), env.Getenv("MAILFS_AGENT"), agent)})
+		}
 	case err != nil:
 		return false, []Finding{{false, fmt.Sprintf("cannot be read: %v", err)}}
 	case len(have) == 0:
@@ -138,6 +147,33 @@ func readJSONC(path string) (map[string]any, error) {
 	}
 	var m map[string]any
 	return m, json.Unmarshal(std, &m)
+}
+
+// claudePlugin returns the name of an enabled Claude Code plugin that is
+// mailfs's ("mailfs@marketplace" in enabledPlugins of the project's, the
+// local or the user's settings), or "".
+func claudePlugin(dir string, env Env) string {
+	config := env.Getenv("CLAUDE_CONFIG_DIR")
+	if config == "" {
+		config = filepath.Join(env.Getenv("HOME"), ".claude")
+	}
+	for _, path := range []string{
+		filepath.Join(dir, ".claude", "settings.local.json"),
+		filepath.Join(dir, ".claude", "settings.json"),
+		filepath.Join(config, "settings.json"),
+	} {
+		m, err := readJSONC(path)
+		if err != nil {
+			continue
+		}
+		enabled, _ := m["enabledPlugins"].(map[string]any)
+		for _, name := range mapKeys(enabled) {
+			if (name == "mailfs" || strings.HasPrefix(name, "mailfs@")) && enabled[name] == true {
+				return name
+			}
+		}
+	}
+	return ""
 }
 
 // claudeSwitches checks that no settings file Claude Code reads turns all

@@ -277,7 +277,8 @@ func installedHooks(rt Runtime, data []byte, agent string) (have, missing []stri
 		for _, g := range settings.Hooks[ev.runtime] {
 			for _, h := range g.Hooks {
 				f := strings.Fields(h.Command)
-				if ours().MatchString(h.Command) && slices.Contains(f, ev.mailfs) && slices.Contains(f, agent) {
+				// A shared hook (no agent named) serves every agent.
+				if named, ok := HookAgent(h.Command); ok && slices.Contains(f, ev.mailfs) && (named == agent || named == "") {
 					found = true
 				}
 			}

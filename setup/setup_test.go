@@ -3,6 +3,7 @@ package setup
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -319,5 +320,76 @@ func TestDiff(t *testing.T) {
 	d := Diff("f", []byte("a\nb\nc\nd\ne\nf\ng\n"), []byte("a\nb\nc\nX\ne\nf\ng\n"))
 	if !strings.Contains(d, "-d\n+X\n") || strings.Contains(d, " a\n") {
 		t.Fatalf("diff:\n%s", d)
+	}
+}
+
+// Several agents in one worktree: setting up bob where alice's hooks are
+// is refused; shared hooks serve both; doctor says so for each.
+func TestSeveralAgentsInOneWorktree(t *testing.T) {
+	dir := t.TempDir()
+	apply := func(agent string) {
+		changes, err := Plan(Claude, dir, "mailfs", agent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeChanges(t, changes)
+	}
+	apply("alice")
+	if err := Guard(Claude, dir, "bob"); !errors.Is(err, ErrOtherAgent) {
+		t.Fatalf("bob over alice's hooks: %v", err)
+	}
+	if err := Guard(Claude, dir, "alice"); err != nil {
+		t.Fatalf("alice again: %v", err)
+	}
+	if err := Guard(Claude, dir, ""); err != nil {
+		t.Fatalf("shared over alice's: %v", err)
+	}
+	apply("")
+	if agents, shared := Serves(Claude, dir); len(agents) != 0 || !shared {
+		t.Fatalf("after a shared set-up: %v %v", agents, shared)
+	}
+	if err := Guard(Claude, dir, "bob"); !errors.Is(err, ErrOtherAgent) {
+		t.Fatalf("bob over shared hooks: %v", err)
+	}
+	for _, agent := range []string{"alice", "bob"} {
+		have, missing, err := Installed(Claude, dir, agent)
+		if err != nil || len(missing) != 0 || len(have) == 0 {
+			t.Fatalf("%s with shared hooks: have %v, missing %v, %v", agent, have, missing, err)
+		}
+	}
+}
+
+// Doctor knows a worktree served by the mailfs plugin, not its files.
+func TestDoctorSeesThePlugin(t *testing.T) {
+	dir, home := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(home, ".claude", "settings.json"), `{"enabledPlugins": {"mailfs@town": true}}`)
+	env := Env{Getenv: func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}, LookPath: func(string) (string, error) { return "/bin/true", nil }}
+	ready, findings := Check(Claude, dir, "toast", env)
+	if !ready || !strings.Contains(findings[0].Text, "plugin mailfs@town") {
+		t.Fatalf("ready %v: %+v", ready, findings)
+	}
+}
+
+func TestHookAgent(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"mailfs hook stop toast":                     "toast",
+		"/opt/bin/mailfs hook stop --runtime gemini": "",
+		"mailfs hook stop nux --runtime codex":       "nux",
+		"'/a b/mailfs' live claude gastown.nux":      "gastown.nux",
+		"mailfs live claude":                         "",
+		"mailfs mcp --agent mayor":                   "mayor",
+	} {
+		got, ok := HookAgent(cmd)
+		if !ok || got != want {
+			t.Errorf("HookAgent(%q) = %q, %v; want %q", cmd, got, ok, want)
+		}
+	}
+	if _, ok := HookAgent("echo hello"); ok {
+		t.Error("echo is not mailfs's")
 	}
 }

@@ -26,6 +26,8 @@ type setupCmd struct {
 	Command string `default:"mailfs" placeholder:"PATH" help:"How the hooks run mailfs (a path, if it is not on the agent's PATH)."`
 	Out     string `default:"mailfs-plugin" type:"path" placeholder:"DIR" help:"plugin: the folder to write the plugin into."`
 	DryRun  bool   `name:"dry-run" help:"Print the change as a diff and write nothing."`
+	Shared  bool   `help:"Hooks for several agents in this worktree: they name no agent, and each session's $MAILFS_AGENT says which it is (MAILFS_AGENT=bob claude)."`
+	Replace bool   `help:"Replace hooks that serve another agent (or are shared) with this agent's."`
 }
 
 func (c *setupCmd) Help() string {
@@ -63,6 +65,15 @@ What each runtime still needs from you, which "mailfs doctor" checks:
           the skill, for the agent $MAILFS_AGENT names in the session
           (claude --plugin-dir DIR).
 
+Claude Code also gets the live deliverer ("mailfs live claude AGENT") as an
+async SessionStart hook: mail reaches the running session between tool
+calls, and an idle session wakes (see "mailfs live").
+
+Several agents in one worktree: "mailfs setup --shared" writes hooks that
+name no agent, and each session says who it is by $MAILFS_AGENT. Setting up
+one agent where the hooks serve another (or are shared) is refused, never
+a silent replacement: --shared to serve both, --replace to hand them over.
+
 On a named host (a town on several machines) it also makes this host the
 agent's home, if the agent has none yet.`
 }
@@ -71,12 +82,22 @@ func (c *setupCmd) Run(a *app) error {
 	if c.Runtime == "plugin" {
 		return c.plugin(a)
 	}
+	if c.Shared && c.Replace {
+		return usage("--shared serves every agent; --replace hands the hooks to one", "--shared and --replace together")
+	}
 	agent, err := needAgent(c.Agent)
-	if err == nil {
+	if c.Shared && c.Agent == "" {
+		agent, err = "", nil // shared hooks need no agent
+	}
+	if err == nil && agent != "" {
 		agent, err = maildir.ParseAgent(agent)
 	}
 	if err != nil {
 		return err
+	}
+	hooksFor := agent
+	if c.Shared {
+		hooksFor = ""
 	}
 	// A mistyped --dir must not grow a tree of its own.
 	if st, err := os.Stat(c.Dir); err != nil || !st.IsDir() {
@@ -104,7 +125,10 @@ func (c *setupCmd) Run(a *app) error {
 	// parsed stops them all.
 	var changes []setup.Change
 	for _, rt := range runtimes {
-		cs, err := setup.Plan(rt, c.Dir, c.Command, agent)
+		if err := setup.Guard(rt, c.Dir, hooksFor); err != nil && !c.Replace {
+			return withHint(err, "several agents in one worktree: mailfs setup --shared (each session's $MAILFS_AGENT says who it is); or --replace to hand the hooks over")
+		}
+		cs, err := setup.Plan(rt, c.Dir, c.Command, hooksFor)
 		if err != nil {
 			return err
 		}
@@ -118,7 +142,9 @@ func (c *setupCmd) Run(a *app) error {
 		}
 		return nil
 	}
-	c.home(a, agent)
+	if agent != "" {
+		c.home(a, agent)
+	}
 	for _, ch := range changes {
 		if bytes.Equal(ch.Old, ch.New) {
 			continue
@@ -137,12 +163,16 @@ func (c *setupCmd) Run(a *app) error {
 	}
 	env := setup.Env{Getenv: os.Getenv, LookPath: exec.LookPath}
 	for _, rt := range runtimes {
-		ready, findings := setup.Check(rt, c.Dir, agent, env)
+		ready, findings := setup.Check(rt, c.Dir, hooksFor, env)
+		who := agent
+		if c.Shared {
+			who = "every agent by $MAILFS_AGENT"
+		}
 		if ready {
-			fmt.Fprintf(a.err, "mailfs: %s is set up for %s in %s\n", rt, agent, c.Dir)
+			fmt.Fprintf(a.err, "mailfs: %s is set up for %s in %s\n", rt, who, c.Dir)
 			continue
 		}
-		fmt.Fprintf(a.err, "mailfs: %s is set up for %s in %s; before it runs mailfs:\n", rt, agent, c.Dir)
+		fmt.Fprintf(a.err, "mailfs: %s is set up for %s in %s; before it runs mailfs:\n", rt, who, c.Dir)
 		for _, f := range findings {
 			if !f.OK {
 				fmt.Fprintf(a.err, "mailfs:   %s\n", f.Text)
