@@ -337,3 +337,32 @@ func nilIfEmpty(s string) any {
 func itoa(n int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + jsonNum(n)) }
 
 func jsonNum(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// A sender's receipt: delivered once a live session was rung, none for an
+// agent without one.
+func TestWaitDelivered(t *testing.T) {
+	f := start(t, time.Hour, nil)
+	sent, err := f.s.Send(&maildir.Message{From: "mayor", To: "toast", CC: []string{"nobody"}, Subject: "urgent", Body: "b", Priority: maildir.Urgent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rs, err := live.WaitDelivered(ctx, f.s, sent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 || rs[0].Live != live.Delivered || rs[0].At.IsZero() || rs[1].Agent != "nobody" || rs[1].Live != live.NoSession {
+		t.Fatalf("receipts: %+v", rs)
+	}
+	// Under do not disturb a normal message stays held: the wait ends
+	// with the timeout, saying why.
+	hook.SetDND(f.s, "toast", true, time.Now())
+	sent, _ = f.s.Send(&maildir.Message{From: "mayor", To: "toast", Subject: "normal", Body: "b"})
+	ctx, cancel = context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	rs, err = live.WaitDelivered(ctx, f.s, sent)
+	if !errors.Is(err, context.DeadlineExceeded) || rs[0].Live != live.Held {
+		t.Fatalf("under dnd: %+v %v", rs, err)
+	}
+}

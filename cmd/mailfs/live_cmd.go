@@ -101,8 +101,13 @@ func (c *liveClaudeCmd) Run(a *app) error {
 		return nil
 	}
 	drainStdin(a)
-	// The session registers a moment after it starts its hooks.
-	ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
+	// The session registers a moment after it starts its hooks; outside
+	// a session (no socket given) one look says so.
+	wait := 30 * time.Second
+	if os.Getenv("CLAUDE_CODE_MESSAGING_SOCKET") == "" {
+		wait = 0
+	}
+	ctx, cancel := context.WithTimeout(a.ctx, wait)
 	door, err := live.FindClaude(ctx, live.ClaudeConfig(os.Getenv), os.Getpid(), os.Getenv("CLAUDE_CODE_MESSAGING_TOKEN"), os.Getenv("CLAUDE_CODE_MESSAGING_SOCKET"))
 	cancel()
 	if err == nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailfs/mailfs/live"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/watch"
 )
@@ -24,7 +25,7 @@ type sendCmd struct {
 	Field    []string      `sep:"none" placeholder:"KEY=VALUE" help:"Put a \"Key: value\" line at the top of the body (repeatable), as protocol messages do. The value is the rest of the argument, commas and all."`
 	Nudge    bool          `help:"Also nudge each recipient about the message; the nudge is dropped unseen once the message is read."`
 	JSON     bool          `help:"Print each delivered copy as a JSON line instead of its id."`
-	WaitFor  string        `name:"wait-for" enum:",read" default:"" placeholder:"read" help:"After sending, block until every copy has been read (receipts as JSON lines with --json)."`
+	WaitFor  string        `name:"wait-for" enum:",read,delivered" default:"" placeholder:"read|delivered" help:"After sending, block until every copy has been read, or until a live session was rung about it (receipts as JSON lines with --json)."`
 	Timeout  time.Duration `placeholder:"D" help:"With --wait-for, give up after D: exit status 124."`
 }
 
@@ -50,6 +51,15 @@ mailbox has been read (or deleted), watching the mailboxes rather than
 polling; --timeout bounds the wait (exit status 124), and --json adds one
 receipt line per copy: agent, id, read_at.
 
+With --wait-for delivered, send blocks until each copy's agent has a live
+session that was rung about it (see "mailfs live"), and prints one receipt
+line per copy: agent, id, live: "delivered" (with when and which session),
+"held" (with why: dnd, batched, retrying, held by the session) or "none"
+(no live session: the agent's hooks or its next poll will show it). The
+file format is unchanged: a receipt is about the doorbell, not the mail.
+Exit status 0 when every copy is delivered or has no live session, 124
+when --timeout ends the wait with some held.
+
 With --nudge, each recipient also gets a nudge announcing the message. A
 nudge that cannot be queued (the recipient's queue is full) is reported as a
 warning; the exit status stays 0, because the mail was delivered.`
@@ -57,7 +67,7 @@ warning; the exit status stays 0, because the mail was delivered.`
 
 func (c *sendCmd) Run(a *app) error {
 	if c.Timeout != 0 && c.WaitFor == "" {
-		return usage("--timeout bounds --wait-for read: give both, or neither", "--timeout without --wait-for")
+		return usage("--timeout bounds --wait-for: give both, or neither", "--timeout without --wait-for")
 	}
 	if c.From == "" {
 		return usage("pass --from AGENT, or set MAILFS_AGENT", "no sender given")
@@ -90,6 +100,9 @@ func (c *sendCmd) Run(a *app) error {
 	if c.WaitFor == "read" && err == nil {
 		return c.waitRead(a, s, sent)
 	}
+	if c.WaitFor == "delivered" && err == nil {
+		return c.waitDelivered(a, s, sent)
+	}
 	return err
 }
 
@@ -120,6 +133,44 @@ func (c *sendCmd) waitRead(a *app, s *maildir.Store, sent []*maildir.Message) er
 		return &exitStatus{code: exitTimeout, msg: fmt.Sprintf("timeout: %d of %d copies still unread after %v", unread, len(receipts), c.Timeout)}
 	case a.ctx.Err() != nil:
 		return &exitStatus{code: exitError, msg: "error: interrupted before every copy was read"}
+	}
+	return err
+}
+
+// waitDelivered blocks until every copy reached a live session, or the
+// timeout, and prints the receipts.
+func (c *sendCmd) waitDelivered(a *app, s *maildir.Store, sent []*maildir.Message) error {
+	ctx := a.ctx
+	if c.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
+		defer cancel()
+	}
+	receipts, err := live.WaitDelivered(ctx, s, sent)
+	held := 0
+	for _, r := range receipts {
+		if r.Live == live.Held {
+			held++
+		}
+		var perr error
+		if c.JSON {
+			perr = printValue(a.out, r)
+		} else {
+			detail := r.Why
+			if r.Live == live.Delivered {
+				detail = r.Session + " at " + r.At.Format(time.RFC3339Nano)
+			}
+			_, perr = fmt.Fprintln(a.out, strings.TrimSpace(r.Agent+" "+r.ID+" "+r.Live+" "+detail))
+		}
+		if perr != nil {
+			return perr
+		}
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return &exitStatus{code: exitTimeout, msg: fmt.Sprintf("timeout: %d of %d copies not yet delivered to a live session after %v", held, len(receipts), c.Timeout)}
+	case a.ctx.Err() != nil:
+		return &exitStatus{code: exitError, msg: "error: interrupted before every copy was delivered"}
 	}
 	return err
 }
