@@ -35,9 +35,10 @@ const tmuxChunk = 512
 // typing: it is retried.
 var ErrBusy = errors.New("live: a person is typing in the pane")
 
-// FindTmux returns the door of pane (any target tmux understands).
-func FindTmux(pane string) (*TmuxDoor, error) {
-	d := &TmuxDoor{Pane: pane}
+// FindTmux returns the door of pane (any target tmux understands); tmux
+// is the tmux command, "" for "tmux".
+func FindTmux(tmux, pane string) (*TmuxDoor, error) {
+	d := &TmuxDoor{Pane: pane, Tmux: tmux}
 	out, err := d.tmux("display-message", "-p", "-t", pane, "#{pane_id} #{pane_pid}")
 	if err != nil {
 		return nil, fmt.Errorf("%w: tmux pane %s: %v", ErrNoSession, pane, err)

@@ -168,7 +168,7 @@ arrives as typed input.`
 }
 
 func (c *liveTmuxCmd) Run(a *app) error {
-	door, err := live.FindTmux(c.Pane)
+	door, err := live.FindTmux("", c.Pane)
 	if err != nil {
 		return err
 	}
