@@ -85,6 +85,7 @@ func (c *demoCmd) Run(a *app) error {
 	d.hookCost(seeded)
 	d.town()
 	d.watcher()
+	d.liveDoorbell()
 	d.sweep()
 	d.web()
 	d.hosts(dir)

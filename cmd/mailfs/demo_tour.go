@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +18,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/mailfs/mailfs/live"
 	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/nudgeq"
 	"github.com/mailfs/mailfs/watch"
 )
 
@@ -469,4 +472,93 @@ func jsonID(lines string) string {
 		return ""
 	}
 	return m.ID
+}
+
+// liveDoorbell shows an idle agent session woken by mail: a deliverer
+// watches the mailbox and rings the session's socket. The session is a
+// stand-in that speaks Claude Code's messaging socket (a registry file and
+// a Unix socket, as Claude Code 2.1.224+ makes), so the tour needs no
+// Claude Code; with it, "mailfs setup claude" installs the same deliverer
+// as the session's async SessionStart hook.
+func (d *demo) liveDoorbell() {
+	d.say("Live delivery: an idle agent session is woken the moment urgent mail lands (here a stand-in for Claude Code's session socket).")
+	if d.err != nil {
+		return
+	}
+	s, err := maildir.Open(d.root)
+	if err != nil {
+		d.err = err
+		return
+	}
+	defer s.Close()
+	q, err := nudgeq.Open(d.root)
+	if err != nil {
+		d.err = err
+		return
+	}
+	defer q.Close()
+	config, err := os.MkdirTemp("", "mailfs-demo-claude-")
+	if err != nil {
+		d.err = err
+		return
+	}
+	defer os.RemoveAll(config)
+	self := live.Self()
+	sock := filepath.Join(config, "session.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		d.err = err
+		return
+	}
+	defer ln.Close()
+	reg, _ := json.Marshal(map[string]any{"pid": self.PID, "procStart": self.Start, "sessionId": "demo", "peerProtocol": 1, "messagingSocketPath": sock, "status": "idle"})
+	os.MkdirAll(filepath.Join(config, "sessions"), 0o700)
+	if err := os.WriteFile(filepath.Join(config, "sessions", strconv.Itoa(self.PID)+".json"), reg, 0o600); err != nil {
+		d.err = err
+		return
+	}
+	woken := make(chan string, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		sc := bufio.NewScanner(c)
+		for sc.Scan() {
+			var line struct {
+				Type    string
+				Message struct{ Content string }
+			}
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Type == "user" {
+				woken <- line.Message.Content
+				return
+			}
+		}
+	}()
+	ctx, cancel := context.WithTimeout(d.a.ctx, 10*time.Second)
+	defer cancel()
+	dl := &live.Deliverer{Store: s, Nudges: q, Agent: "capable", Door: &live.ClaudeDoor{Config: config, Proc: self}}
+	ended := make(chan error, 1)
+	go func() { ended <- dl.Run(ctx) }()
+	fmt.Fprintln(d.a.out, "$ mailfs live claude capable &      # what Claude Code's SessionStart hook starts; the session is idle")
+	// Ready once it publishes its record.
+	for ready := false; !ready && ctx.Err() == nil; {
+		recs, _ := live.Records(s, "capable")
+		ready = len(recs) > 0
+		time.Sleep(5 * time.Millisecond)
+	}
+	start := time.Now()
+	d.run("send", "capable", "--from", "witness", "--priority", "urgent", "-s", "HELP: refinery stuck on gt-203", "-m", "Rebase conflict in go.sum.")
+	select {
+	case text := <-woken:
+		first, _, _ := strings.Cut(text, "\n")
+		second := strings.Split(text, "\n")[1]
+		fmt.Fprintf(d.a.out, "  session woken into a new turn (%v after the send began):\n    %s\n    %s\n", time.Since(start).Round(100*time.Microsecond), first, second)
+	case <-ctx.Done():
+		d.err = fmt.Errorf("demo: the session was not rung within 10s")
+	}
+	d.run("live", "list")
+	cancel()
+	<-ended
 }
