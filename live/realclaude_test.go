@@ -150,6 +150,18 @@ func (tw *town) debugLog() string {
 	return strings.Join(keep, "\n")
 }
 
+// busy starts a session, waits for its deliverer and for the long tool
+// call to begin, and returns them.
+func (tw *town) busy() (*exec.Cmd, <-chan error, *live.Record) {
+	tw.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	tw.t.Cleanup(cancel)
+	cmd, done := tw.start(ctx)
+	rec := tw.deliverer()
+	until(tw.t, "the long tool call", 60*time.Second, func() bool { return len(tw.model.Requests()) >= 1 })
+	return cmd, done, rec
+}
+
 // until polls cond (a condition on files, not a guess at timing) until it
 // holds or the deadline passes.
 func until(t testing.TB, what string, d time.Duration, cond func() bool) {
@@ -244,11 +256,7 @@ func (tw *town) bells() []string {
 // session.
 func TestRealClaudeUrgentMailMidTurn(t *testing.T) {
 	tw := newTown(t, "")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	_, done := tw.start(ctx)
-	rec := tw.deliverer()
-	until(t, "the long tool call", 60*time.Second, func() bool { return len(tw.model.Requests()) >= 1 })
+	_, done, rec := tw.busy()
 	n := len(tw.model.Requests())
 	m := tw.send("MERGE_FAILED nux", maildir.Urgent)
 	until(t, "the doorbell to ring", 30*time.Second, func() bool {
@@ -275,11 +283,7 @@ func TestRealClaudeUrgentMailMidTurn(t *testing.T) {
 // message is named exactly once across them.
 func TestRealClaudeBurstIsBatched(t *testing.T) {
 	tw := newTown(t, "--every 1s")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	_, done := tw.start(ctx)
-	tw.deliverer()
-	until(t, "the long tool call", 60*time.Second, func() bool { return len(tw.model.Requests()) >= 1 })
+	_, done, _ := tw.busy()
 	var ids []string
 	for i := range 100 {
 		ids = append(ids, tw.send(fmt.Sprintf("WORK gt-%d", i), maildir.Normal).ID)
@@ -317,11 +321,7 @@ func TestRealClaudeBurstIsBatched(t *testing.T) {
 // still reaches the model, through the post-tool hook.
 func TestRealClaudeKilledDelivererLosesNothing(t *testing.T) {
 	tw := newTown(t, "")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	_, done := tw.start(ctx)
-	rec := tw.deliverer()
-	until(t, "the long tool call", 60*time.Second, func() bool { return len(tw.model.Requests()) >= 1 })
+	_, done, rec := tw.busy()
 	if p, err := os.FindProcess(rec.Deliverer.PID); err == nil {
 		p.Kill()
 	}
@@ -346,11 +346,7 @@ func TestRealClaudeKilledDelivererLosesNothing(t *testing.T) {
 // Killing the session loses no mail and leaves no deliverer behind.
 func TestRealClaudeKilledSessionLeavesNoOrphan(t *testing.T) {
 	tw := newTown(t, "")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd, done := tw.start(ctx)
-	rec := tw.deliverer()
-	until(t, "the long tool call", 60*time.Second, func() bool { return len(tw.model.Requests()) >= 1 })
+	cmd, done, rec := tw.busy()
 	cmd.Process.Kill() // SIGKILL: the session cannot stop its hooks
 	<-done
 	m := tw.send("sent to a dead session", maildir.Urgent)
