@@ -403,6 +403,9 @@ func TestRealClaudeIdleSessionWakes(t *testing.T) {
 	})
 	tmux("kill-server")
 	until(t, "the deliverer to end with the session", 30*time.Second, func() bool { return !rec.Deliverer.Alive() })
+	// Claude Code itself, and what it writes into its home, end too before
+	// the test's folders are removed.
+	until(t, "the session to end", 30*time.Second, func() bool { return !rec.Session.Process.Alive() })
 }
 
 // sessionStatus reads the session's status from Claude Code's registry.
