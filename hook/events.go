@@ -35,11 +35,12 @@ const (
 	Claude Runtime = "claude" // Claude Code
 	Codex  Runtime = "codex"  // Codex (hooks.json; Claude Code's formats)
 	Gemini Runtime = "gemini" // Gemini CLI
+	Qwen   Runtime = "qwen"   // Qwen Code (Claude Code's formats)
 	Plain  Runtime = "plain"  // plain text on stdout, for anything else
 )
 
 // Runtimes lists them.
-var Runtimes = []Runtime{Claude, Codex, Gemini, Plain}
+var Runtimes = []Runtime{Claude, Codex, Gemini, Qwen, Plain}
 
 // Limit is the most bytes a hook prints for rt by default, counted as the
 // runtime receives them (after JSON encoding). Claude Code shows the model
@@ -317,6 +318,7 @@ var runtimeEvents = map[Runtime]map[Event]string{
 	Claude: {SessionStart: "SessionStart", PromptSubmit: "UserPromptSubmit", PostTool: "PostToolUse", Stop: "Stop"},
 	Codex:  {SessionStart: "SessionStart", PromptSubmit: "UserPromptSubmit", PostTool: "PostToolUse", Stop: "Stop"},
 	Gemini: {SessionStart: "SessionStart", PromptSubmit: "BeforeAgent", PostTool: "AfterTool", Stop: "AfterAgent"},
+	Qwen:   {SessionStart: "SessionStart", PromptSubmit: "UserPromptSubmit", PostTool: "PostToolUse", Stop: "Stop"},
 }
 
 // render writes added context in rt's documented format; "" is nothing.

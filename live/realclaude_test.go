@@ -343,6 +343,42 @@ func TestRealClaudeKilledDelivererLosesNothing(t *testing.T) {
 	}
 }
 
+// A session whose socket is gone (removed under it) loses no mail: the
+// doorbell cannot ring, the deliverer says why and keeps the message
+// waiting, and the post-tool hook shows it.
+func TestRealClaudeLostSocketLosesNothing(t *testing.T) {
+	tw := newTown(t, "")
+	_, done, rec := tw.busy()
+	if rec.Session.Where == "" {
+		t.Fatal("the deliverer's record names no socket")
+	}
+	if err := os.Remove(rec.Session.Where); err != nil {
+		t.Fatal(err)
+	}
+	m := tw.send("MERGE_FAILED with no socket", maildir.Urgent)
+	until(t, "the deliverer to hold the message for a retry", 30*time.Second, func() bool {
+		r := tw.record()
+		return r != nil && r.Held[m.ID] != "" && r.Error != ""
+	})
+	if r := tw.record(); !r.Rung[m.ID].IsZero() {
+		t.Fatalf("the record says %s was rung through a socket that is gone", m.ID)
+	}
+	os.WriteFile(tw.release, nil, 0o644)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	all := ""
+	for _, r := range tw.model.Requests() {
+		all += r.Raw
+	}
+	if !strings.Contains(all, m.ID) {
+		t.Fatalf("%s never reached the model after the socket was removed", m.ID)
+	}
+	if got, _ := tw.store.Get(maildir.Address{Kind: maildir.KindAgent, Name: "toast"}, m.ID); got == nil || got.Read {
+		t.Fatalf("the message is not in the mailbox, unread: %+v", got)
+	}
+}
+
 // Killing the session loses no mail and leaves no deliverer behind.
 func TestRealClaudeKilledSessionLeavesNoOrphan(t *testing.T) {
 	tw := newTown(t, "")

@@ -22,6 +22,9 @@ type TmuxDoor struct {
 	Proc Process
 	// Tmux is the tmux command; "" means "tmux".
 	Tmux string
+	// Socket is the tmux server's socket (tmux -S); "" means the server
+	// $TMUX names, else the default one.
+	Socket string
 	// TypingQuiet is how long since a person last typed into the pane's
 	// session before the doorbell may type; 0 means 2 seconds.
 	TypingQuiet time.Duration
@@ -35,10 +38,11 @@ const tmuxChunk = 512
 // typing: it is retried.
 var ErrBusy = errors.New("live: a person is typing in the pane")
 
-// FindTmux returns the door of pane (any target tmux understands); tmux
-// is the tmux command, "" for "tmux".
-func FindTmux(tmux, pane string) (*TmuxDoor, error) {
-	d := &TmuxDoor{Pane: pane, Tmux: tmux}
+// FindTmux returns the door of pane (any target tmux understands) on the
+// server at socket ("" for tmux's own choice); tmux is the tmux command,
+// "" for "tmux".
+func FindTmux(tmux, socket, pane string) (*TmuxDoor, error) {
+	d := &TmuxDoor{Pane: pane, Tmux: tmux, Socket: socket}
 	out, err := d.tmux("display-message", "-p", "-t", pane, "#{pane_id} #{pane_pid}")
 	if err != nil {
 		return nil, fmt.Errorf("%w: tmux pane %s: %v", ErrNoSession, pane, err)
@@ -57,6 +61,9 @@ func (d *TmuxDoor) tmux(args ...string) (string, error) {
 	bin := d.Tmux
 	if bin == "" {
 		bin = "tmux"
+	}
+	if d.Socket != "" {
+		args = append([]string{"-S", d.Socket}, args...)
 	}
 	out, err := exec.Command(bin, args...).CombinedOutput()
 	if err != nil {

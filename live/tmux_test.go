@@ -15,9 +15,7 @@ import (
 // tmuxDoor returns a door on the test's own tmux server.
 func tmuxDoor(t *testing.T, sock string) *live.TmuxDoor {
 	t.Helper()
-	wrapper := filepath.Join(t.TempDir(), "tmux")
-	os.WriteFile(wrapper, []byte("#!/bin/sh\nexec tmux -S "+sock+" \"$@\"\n"), 0o755)
-	d, err := live.FindTmux(wrapper, "%0")
+	d, err := live.FindTmux("", sock, "%0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +29,7 @@ func TestTmuxDoorRings(t *testing.T) {
 	}
 	dir := t.TempDir()
 	sock, got := filepath.Join(dir, "tmux.sock"), filepath.Join(dir, "got")
-	if out, err := exec.Command("tmux", "-S", sock, "new-session", "-d", "-x", "300", "-y", "20", "sh", "-c", "read line; printf '%s' \"$line\" > "+got+"; sleep 60").CombinedOutput(); err != nil {
+	if out, err := exec.Command("tmux", "-S", sock, "new-session", "-d", "-x", "300", "-y", "20", "sh", "-c", "read line; printf '%s' \"$line\" > "+got+".tmp && mv "+got+".tmp "+got+"; sleep 60").CombinedOutput(); err != nil {
 		t.Fatalf("tmux: %v %s", err, out)
 	}
 	defer exec.Command("tmux", "-S", sock, "kill-server").Run()

@@ -27,7 +27,7 @@ type Env struct {
 // Check says whether rt will run mailfs for agent in the worktree dir:
 // that its files parse and hold mailfs's entries, that each hook command
 // resolves to a program, and that the runtime's own switches let them run
-// (Claude Code's disableAllHooks; Gemini CLI's folder trust; Codex's
+// (Claude Code's disableAllHooks; Gemini CLI's and Qwen Code's folder trust; Codex's
 // project trust, hooks switch and /hooks approval). ready is true only
 // when nothing stands in the way.
 func Check(rt Runtime, dir, agent string, env Env) (ready bool, findings []Finding) {
@@ -74,6 +74,8 @@ func Check(rt Runtime, dir, agent string, env Env) (ready bool, findings []Findi
 		findings = append(findings, geminiTrust(abs, env)...)
 	case Codex:
 		findings = append(findings, codexTrust(abs, env)...)
+	case Qwen:
+		findings = append(findings, qwenTrust(abs, env)...)
 	}
 	ready = true
 	for _, f := range findings {
@@ -204,29 +206,52 @@ func claudeSwitches(dir string, env Env) []Finding {
 
 // geminiTrust checks Gemini CLI's folder trust: on by default, and in a
 // folder not trusted Gemini CLI loads neither the project's hooks nor its
-// MCP servers. The rule for a folder is the longest matching path in
-// trustedFolders.json (TRUST_PARENT trusts the path's parent).
+// MCP servers.
 func geminiTrust(dir string, env Env) []Finding {
-	gemini := filepath.Join(home(env, "GEMINI_CLI_HOME"), ".gemini")
-	settings, err := readJSONC(filepath.Join(gemini, "settings.json"))
-	if err != nil {
-		return []Finding{{false, fmt.Sprintf("%s cannot be read: %v", filepath.Join(gemini, "settings.json"), err)}}
-	}
-	if sec, _ := settings["security"].(map[string]any); sec != nil {
-		if ft, _ := sec["folderTrust"].(map[string]any); ft != nil && ft["enabled"] == false {
-			return nil // folder trust is off: every folder loads
-		}
-	}
 	if env.Getenv("GEMINI_CLI_TRUST_WORKSPACE") == "true" {
 		return []Finding{{true, "Gemini CLI trusts this folder ($GEMINI_CLI_TRUST_WORKSPACE=true)"}}
 	}
-	path := env.Getenv("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
-	if path == "" {
-		path = filepath.Join(gemini, "trustedFolders.json")
+	gemini := filepath.Join(home(env, "GEMINI_CLI_HOME"), ".gemini")
+	rules := env.Getenv("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+	if rules == "" {
+		rules = filepath.Join(gemini, "trustedFolders.json")
 	}
-	rules, err := readJSONC(path)
+	return folderTrust("Gemini CLI", "gemini", dir, gemini, rules, true)
+}
+
+// qwenTrust checks Qwen Code's folder trust (Gemini CLI's, off by
+// default): when on, an untrusted folder's .qwen/settings.json, and so
+// its hooks, are not loaded.
+func qwenTrust(dir string, env Env) []Finding {
+	qwen := env.Getenv("QWEN_HOME")
+	if qwen == "" {
+		qwen = filepath.Join(env.Getenv("HOME"), ".qwen")
+	}
+	return folderTrust("Qwen Code", "qwen", dir, qwen, filepath.Join(qwen, "trustedFolders.json"), false)
+}
+
+// folderTrust checks the folder trust Gemini CLI and Qwen Code share:
+// settings.json's security.folderTrust.enabled switches it (on is the
+// default when on is true), and the rule for a folder is the longest
+// matching path in the rules file (TRUST_PARENT trusts the path's parent).
+func folderTrust(product, bin, dir, confDir, rulesPath string, on bool) []Finding {
+	settings, err := readJSONC(filepath.Join(confDir, "settings.json"))
 	if err != nil {
-		return []Finding{{false, fmt.Sprintf("%s cannot be read: %v", path, err)}}
+		return []Finding{{false, fmt.Sprintf("%s cannot be read: %v", filepath.Join(confDir, "settings.json"), err)}}
+	}
+	if sec, _ := settings["security"].(map[string]any); sec != nil {
+		if ft, _ := sec["folderTrust"].(map[string]any); ft != nil {
+			if enabled, ok := ft["enabled"].(bool); ok {
+				on = enabled
+			}
+		}
+	}
+	if !on {
+		return nil // folder trust is off: every folder loads
+	}
+	rules, err := readJSONC(rulesPath)
+	if err != nil {
+		return []Finding{{false, fmt.Sprintf("%s cannot be read: %v", rulesPath, err)}}
 	}
 	best, level := -1, ""
 	for rule, v := range rules {
@@ -243,9 +268,9 @@ func geminiTrust(dir string, env Env) []Finding {
 		}
 	}
 	if level == "TRUST_FOLDER" || level == "TRUST_PARENT" {
-		return []Finding{{true, "Gemini CLI trusts this folder"}}
+		return []Finding{{true, product + " trusts this folder"}}
 	}
-	return []Finding{{false, fmt.Sprintf("Gemini CLI does not trust %s, so it loads neither its hooks nor its MCP servers: start gemini there and trust the folder (or add it to %s)", dir, path)}}
+	return []Finding{{false, fmt.Sprintf("%s does not trust %s, so it loads none of its project settings (hooks, MCP servers): start %s there and trust the folder (or add it to %s)", product, dir, bin, rulesPath)}}
 }
 
 // within reports whether path is dir or inside it.

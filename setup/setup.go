@@ -25,10 +25,11 @@ const (
 	Claude Runtime = "claude"
 	Gemini Runtime = "gemini"
 	Codex  Runtime = "codex"
+	Qwen   Runtime = "qwen"
 )
 
 // Runtimes lists them.
-var Runtimes = []Runtime{Claude, Gemini, Codex}
+var Runtimes = []Runtime{Claude, Gemini, Codex, Qwen}
 
 // Binary is the command each runtime's CLI is installed as, which setup
 // looks for on $PATH to detect it.
@@ -57,6 +58,8 @@ func Files(rt Runtime) []File {
 	case Codex:
 		return []File{{filepath.Join(".codex", "config.toml"), KindMCP}, {filepath.Join(".codex", "hooks.json"), KindHooks},
 			{filepath.Join(".agents", "skills", "mailfs", "SKILL.md"), KindSkill}}
+	case Qwen:
+		return []File{{filepath.Join(".qwen", "settings.json"), KindHooks}, {filepath.Join(".qwen", "skills", "mailfs", "SKILL.md"), KindSkill}}
 	}
 	return nil
 }
@@ -68,6 +71,7 @@ var hookEvents = map[Runtime][]hookEvent{
 	Claude: {{"session-start", "SessionStart", ""}, {"prompt-submit", "UserPromptSubmit", ""}, {"post-tool", "PostToolUse", "*"}, {"stop", "Stop", ""}},
 	Gemini: {{"session-start", "SessionStart", ""}, {"prompt-submit", "BeforeAgent", ""}, {"post-tool", "AfterTool", ".*"}, {"stop", "AfterAgent", ""}},
 	Codex:  {{"session-start", "SessionStart", ""}, {"prompt-submit", "UserPromptSubmit", ""}, {"stop", "Stop", ""}},
+	Qwen:   {{"session-start", "SessionStart", ""}, {"prompt-submit", "UserPromptSubmit", ""}, {"post-tool", "PostToolUse", "*"}, {"stop", "Stop", ""}},
 }
 
 // Events lists rt's hook events, as the runtime names them.
@@ -109,8 +113,8 @@ func group(rt Runtime, bin, agent string) func(hookEvent) map[string]any {
 			entry["timeout"] = 10000 // milliseconds
 		}
 		hooks := []any{entry}
-		if rt == Claude && ev.mailfs == "session-start" {
-			hooks = append(hooks, liveEntry(bin, agent))
+		if (rt == Claude || rt == Qwen) && ev.mailfs == "session-start" {
+			hooks = append(hooks, liveEntry(rt, bin, agent))
 		}
 		g := map[string]any{"hooks": hooks}
 		if ev.matcher != "" {
@@ -120,11 +124,10 @@ func group(rt Runtime, bin, agent string) func(hookEvent) map[string]any {
 	}
 }
 
-// LiveCommand is the command of Claude Code's async SessionStart hook
-// that runs the session's live deliverer; agent "" leaves it to
-// $MAILFS_AGENT.
-func LiveCommand(bin, agent string) string {
-	cmd := shellQuote(bin) + " live claude"
+// LiveCommand is the command of rt's async SessionStart hook that runs
+// the session's live deliverer; agent "" leaves it to $MAILFS_AGENT.
+func LiveCommand(rt Runtime, bin, agent string) string {
+	cmd := shellQuote(bin) + " live " + string(rt)
 	if agent != "" {
 		cmd += " " + agent
 	}
@@ -132,11 +135,16 @@ func LiveCommand(bin, agent string) string {
 }
 
 // liveEntry is the hook that runs the live deliverer: async, so the
-// session does not wait for it, and with a timeout of a week, because
-// Claude Code stops an async hook when the session ends, not at its
-// timeout.
-func liveEntry(bin, agent string) map[string]any {
-	return map[string]any{"type": "command", "command": LiveCommand(bin, agent), "async": true, "timeout": 604800}
+// session does not wait for it, with a timeout of a week. Claude Code
+// stops an async hook when the session ends, not at its timeout (seconds);
+// Qwen Code reclaims it when the session exits, and reads a timeout of
+// 1000 or more as milliseconds.
+func liveEntry(rt Runtime, bin, agent string) map[string]any {
+	timeout := 7 * 24 * 3600
+	if rt == Qwen {
+		timeout *= 1000
+	}
+	return map[string]any{"type": "command", "command": LiveCommand(rt, bin, agent), "async": true, "timeout": timeout}
 }
 
 // ours matches a command mailfs installed, whatever the binary's path and
@@ -169,7 +177,7 @@ type Change struct {
 // then nothing may be written.
 func Plan(rt Runtime, dir, bin, agent string) ([]Change, error) {
 	if !slices.Contains(Runtimes, rt) {
-		return nil, fmt.Errorf("setup: unknown runtime %q (want claude, gemini or codex)", rt)
+		return nil, fmt.Errorf("setup: unknown runtime %q (want claude, gemini, codex or qwen)", rt)
 	}
 	var changes []Change
 	for _, f := range Files(rt) {

@@ -31,9 +31,9 @@ The doorbell names the messages (id, sender, subject) and says how to read
 them; the mail stays in the mailbox, the only copy, so a push that is lost
 loses nothing: the next doorbell or hook shows it.
 
-A deliverer ends when its session ends. "mailfs setup claude" installs it as
-Claude Code's async SessionStart hook; MAILFS_LIVE=off in a session's
-environment turns it off there.`
+A deliverer ends when its session ends. "mailfs setup claude" and "mailfs
+setup qwen" install it as the runtime's async SessionStart hook;
+MAILFS_LIVE=off in a session's environment turns it off there.`
 }
 
 // liveFlags are what every deliverer takes.
@@ -125,7 +125,10 @@ type liveQwenCmd struct {
 }
 
 func (c *liveQwenCmd) Help() string {
-	return `Run from Qwen Code's SessionStart hook, or by hand with --pid. It reads the
+	return `Run as Qwen Code's SessionStart hook with "async": true (mailfs setup qwen
+writes it), or by hand with --pid. Qwen Code queues the doorbell for the
+session's next turn: at once when it is idle, after the running turn when
+it is busy. It reads the
 session's record in $QWEN_HOME/sessions (default ~/.qwen/sessions) and speaks
 Qwen Code's published cross-session protocol (schema 1, frames 1): an auth
 line with the session's QWEN_CODE_MESSAGING_TOKEN when it runs under the
@@ -142,7 +145,17 @@ func (c *liveQwenCmd) Run(a *app) error {
 	if c.PID == 0 {
 		drainStdin(a)
 	}
+	// Under a session (its socket given) the record may lag the hook by a
+	// moment: look again for up to 30 seconds.
+	deadline := time.Now()
+	if c.PID == 0 && os.Getenv("QWEN_CODE_MESSAGING_SOCKET") != "" {
+		deadline = deadline.Add(30 * time.Second)
+	}
 	door, err := live.FindQwen(live.QwenHome(os.Getenv), c.PID, os.Getpid(), os.Getenv("QWEN_CODE_MESSAGING_TOKEN"))
+	for errors.Is(err, live.ErrNoSession) && time.Now().Before(deadline) && a.ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+		door, err = live.FindQwen(live.QwenHome(os.Getenv), c.PID, os.Getpid(), os.Getenv("QWEN_CODE_MESSAGING_TOKEN"))
+	}
 	if err == nil {
 		err = c.deliver(a, door)
 	}
@@ -155,7 +168,8 @@ func (c *liveQwenCmd) Run(a *app) error {
 
 type liveTmuxCmd struct {
 	liveFlags
-	Pane string `required:"" placeholder:"PANE" help:"The tmux pane the agent runs in (%3, session:window.pane)."`
+	Pane   string `required:"" placeholder:"PANE" help:"The tmux pane the agent runs in (%3, session:window.pane)."`
+	Socket string `type:"path" placeholder:"PATH" help:"The tmux server's socket (tmux -S); default: the server $TMUX names, else tmux's default."`
 }
 
 func (c *liveTmuxCmd) Help() string {
@@ -168,7 +182,7 @@ arrives as typed input.`
 }
 
 func (c *liveTmuxCmd) Run(a *app) error {
-	door, err := live.FindTmux("", c.Pane)
+	door, err := live.FindTmux("", c.Socket, c.Pane)
 	if err != nil {
 		return err
 	}

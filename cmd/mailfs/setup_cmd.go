@@ -20,7 +20,7 @@ import (
 )
 
 type setupCmd struct {
-	Runtime string `arg:"" optional:"" enum:"claude,gemini,codex,plugin," default:"" help:"claude (Claude Code), gemini (Gemini CLI), codex (Codex), or plugin (a Claude Code plugin folder). Default: every one of claude, gemini and codex found on $PATH."`
+	Runtime string `arg:"" optional:"" enum:"claude,gemini,codex,qwen,plugin," default:"" help:"claude (Claude Code), gemini (Gemini CLI), codex (Codex), qwen (Qwen Code), or plugin (a Claude Code plugin folder). Default: every one of claude, gemini, codex and qwen found on $PATH."`
 	Agent   string `env:"MAILFS_AGENT" placeholder:"NAME" help:"The agent that works in this worktree."`
 	Dir     string `default:"." type:"path" placeholder:"WORKTREE" help:"The agent's worktree, where the runtime's project settings live."`
 	Command string `default:"mailfs" placeholder:"PATH" help:"How the hooks run mailfs (a path, if it is not on the agent's PATH)."`
@@ -43,8 +43,11 @@ func (c *setupCmd) Help() string {
           .codex/hooks.json: SessionStart, UserPromptSubmit and Stop hooks
           running "mailfs hook EVENT AGENT --runtime codex";
           .agents/skills/mailfs/SKILL.md
+  qwen    .qwen/settings.json: SessionStart, UserPromptSubmit, PostToolUse
+          and Stop hooks running "mailfs hook EVENT AGENT --runtime qwen";
+          .qwen/skills/mailfs/SKILL.md
 
-With no runtime, it sets up each of claude, gemini and codex found on
+With no runtime, it sets up each of claude, gemini, codex and qwen found on
 $PATH. The skill (SKILL.md) teaches the agent the mailfs commands without
 costing it a tool definition on every turn.
 
@@ -60,14 +63,16 @@ What each runtime still needs from you, which "mailfs doctor" checks:
   gemini  trust the folder (Gemini CLI loads no project hooks or MCP
           servers in an untrusted folder, the default)
   codex   trust the project, and approve the hooks with /hooks
+  qwen    trust the folder, if folder trust is on (it is off by default)
 
   plugin  writes a Claude Code plugin into --out: hooks, the MCP server and
           the skill, for the agent $MAILFS_AGENT names in the session
           (claude --plugin-dir DIR).
 
-Claude Code also gets the live deliverer ("mailfs live claude AGENT") as an
-async SessionStart hook: mail reaches the running session between tool
-calls, and an idle session wakes (see "mailfs live").
+Claude Code and Qwen Code also get the live deliverer ("mailfs live claude
+AGENT", "mailfs live qwen AGENT") as an async SessionStart hook: mail
+reaches the running session (Claude Code: between two tool calls; Qwen
+Code: at its next turn), and an idle session wakes (see "mailfs live").
 
 Several agents in one worktree: "mailfs setup --shared" writes hooks that
 name no agent, and each session says who it is by $MAILFS_AGENT. Setting up
@@ -112,8 +117,8 @@ func (c *setupCmd) Run(a *app) error {
 			}
 		}
 		if len(runtimes) == 0 {
-			return usage("mailfs setup claude, mailfs setup gemini or mailfs setup codex sets one up before it is installed",
-				"no agent runtime on $PATH (claude, gemini, codex): name the one to set up")
+			return usage("mailfs setup claude (or gemini, codex, qwen) sets one up before it is installed",
+				"no agent runtime on $PATH (claude, gemini, codex, qwen): name the one to set up")
 		}
 		names := make([]string, len(runtimes))
 		for i, rt := range runtimes {

@@ -101,7 +101,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var body map[string]any
 	json.Unmarshal(raw, &body)
 	chat := strings.HasSuffix(r.URL.Path, "/chat/completions")
-	if r.Method != http.MethodPost || !(strings.HasSuffix(r.URL.Path, "/messages") || chat) {
+	responses := strings.HasSuffix(r.URL.Path, "/responses")
+	if r.Method != http.MethodPost || !(strings.HasSuffix(r.URL.Path, "/messages") || chat || responses) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, "{}")
 		return
@@ -115,6 +116,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	stream, _ := body["stream"].(bool)
 	switch {
+	case responses:
+		writeResponses(w, reply, req.N)
 	case chat:
 		writeChat(w, reply, stream, req.N)
 	case stream:
@@ -216,4 +219,27 @@ func writeChat(w http.ResponseWriter, rp Reply, stream bool, n int) {
 	chunk(msg, nil, nil)
 	chunk(map[string]any{}, finish, usage)
 	io.WriteString(w, "data: [DONE]\n\n")
+}
+
+// writeResponses answers an OpenAI Responses API request (Codex's wire
+// protocol), streamed: created, the one output item, completed.
+func writeResponses(w http.ResponseWriter, rp Reply, n int) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	send := func(data map[string]any) {
+		b, _ := json.Marshal(data)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", data["type"], b)
+	}
+	id := fmt.Sprintf("resp_%04d", n)
+	item := map[string]any{"type": "message", "role": "assistant", "id": fmt.Sprintf("msg_%04d", n),
+		"content": []any{map[string]any{"type": "output_text", "text": rp.Text, "annotations": []any{}}}}
+	if rp.Tool != "" {
+		in, _ := json.Marshal(rp.Input)
+		item = map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%04d", n), "call_id": fmt.Sprintf("call_%04d", n),
+			"name": rp.Tool, "arguments": string(in)}
+	}
+	send(map[string]any{"type": "response.created", "response": map[string]any{"id": id}})
+	send(map[string]any{"type": "response.output_item.done", "output_index": 0, "item": item})
+	send(map[string]any{"type": "response.completed", "response": map[string]any{"id": id, "usage": map[string]any{
+		"input_tokens": 10, "input_tokens_details": map[string]any{"cached_tokens": 0},
+		"output_tokens": 5, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 15}}})
 }

@@ -1,0 +1,104 @@
+package live_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mailfs/mailfs/internal/stubmodel"
+	"github.com/mailfs/mailfs/maildir"
+)
+
+// Codex (npm: @openai/codex, pinned in .ci/run) has no per-session socket a
+// deliverer can reach, and runs its hooks in a shared app-server daemon
+// that outlives each session (see docs/agents.md), so its live path is the
+// tmux doorbell: this test runs the real Codex TUI in a tmux pane against
+// the model stand-in (its Responses API) with "mailfs live tmux" beside
+// it.
+func TestRealCodexInTmuxWakes(t *testing.T) {
+	codex, err := exec.LookPath("codex")
+	if err != nil {
+		t.Skip("codex is not on $PATH: install @openai/codex (npm) to test the tmux doorbell against it")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not on $PATH: install it (apt-get install tmux) to run an interactive session")
+	}
+	bin, err := buildOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := t.TempDir()
+	proj, codexHome := filepath.Join(base, "proj"), filepath.Join(base, "codex")
+	os.MkdirAll(proj, 0o755)
+	os.MkdirAll(codexHome, 0o700)
+	root := filepath.Join(proj, ".chipset")
+	store, err := maildir.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := stubmodel.Start(func(stubmodel.Request) stubmodel.Reply { return stubmodel.Reply{Text: "done"} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer model.Close()
+	config := fmt.Sprintf("model = \"stub-model\"\nmodel_provider = \"stub\"\n\n[model_providers.stub]\nname = \"stub\"\nbase_url = %q\nwire_api = \"responses\"\nenv_key = \"STUB_KEY\"\n\n[projects.%q]\ntrust_level = \"trusted\"\n",
+		model.URL+"/v1", proj)
+	os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600)
+
+	sock := filepath.Join(base, "tmux.sock")
+	tmux := func(args ...string) string {
+		out, _ := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
+		return string(out)
+	}
+	env := []string{"CODEX_HOME=" + codexHome, "STUB_KEY=" + testKey, "PATH=" + os.Getenv("PATH"), "HOME=" + base}
+	// --no-daemon: the session's app server is its own process, which
+	// ends with it (the shared daemon would outlive the test).
+	script := "cd " + proj + " && exec env " + strings.Join(quoteAll(env), " ") + " " + codex + " --no-daemon"
+	if out, err := exec.Command("tmux", "-S", sock, "new-session", "-d", "-x", "200", "-y", "50", "sh", "-c", script).CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v: %s", err, out)
+	}
+	defer tmux("kill-server")
+	until(t, "Codex's input box", 60*time.Second, func() bool { return strings.Contains(tmux("capture-pane", "-p"), "Ask Codex") })
+
+	deliverer := exec.Command(bin, "live", "tmux", "toast", "--pane", "%0", "--socket", sock)
+	deliverer.Env = append(os.Environ(), "MAILFS_ROOT="+root, "MAILFS_STATE_DIR="+filepath.Join(base, "state"))
+	out := &strings.Builder{}
+	deliverer.Stdout, deliverer.Stderr = out, out
+	if err := deliverer.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- deliverer.Wait() }()
+	defer deliverer.Process.Kill()
+	until(t, "the deliverer to start", 30*time.Second, func() bool {
+		data, _ := exec.Command(bin, "--root", root, "live", "list", "toast", "--json").Output()
+		return strings.Contains(string(data), `"tmux"`)
+	})
+
+	sent, err := store.Send(&maildir.Message{From: "mayor", To: "toast", Subject: "WAKE UP: MERGE_FAILED", Body: "see the log", Priority: maildir.Urgent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := sent[0].ID
+	until(t, "a new turn carrying the doorbell", 60*time.Second, func() bool {
+		for _, r := range model.Requests() {
+			if strings.Contains(r.Raw, "mailfs doorbell for toast") && strings.Contains(r.Raw, id) {
+				return true
+			}
+		}
+		return false
+	})
+	if got, err := store.Get(maildir.Address{Kind: maildir.KindAgent, Name: "toast"}, id); err != nil || got.Read {
+		t.Fatalf("%s is not in the mailbox, unread: %v", id, err)
+	}
+	tmux("kill-server")
+	select {
+	case <-ended:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the deliverer outlived its pane:\n%s", out)
+	}
+}

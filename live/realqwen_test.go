@@ -1,0 +1,218 @@
+package live_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mailfs/mailfs/internal/stubmodel"
+	"github.com/mailfs/mailfs/live"
+	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/setup"
+)
+
+// These tests run the real Qwen Code CLI (npm: @qwen-code/qwen-code, pinned
+// in .ci/run) against the loopback stand-in for the model, as its
+// OpenAI-compatible endpoint, with mailfs's hooks and live deliverer
+// installed as "mailfs setup qwen" installs them. A one-shot "qwen -p"
+// never registers for cross-session messages, so each session is an
+// interactive one in a tmux pane, as a person runs it. Without qwen or tmux
+// on $PATH they skip, saying so.
+
+// qtown is one test's Qwen Code session: a project with a root, a home of
+// its own, the model stand-in, and a tmux server the session runs in.
+type qtown struct {
+	t       testing.TB
+	proj    string
+	home    string
+	store   *maildir.Store
+	model   *stubmodel.Server
+	release string // the file the long tool call waits for
+	tmux    func(args ...string) string
+}
+
+func newQwenTown(t testing.TB) *qtown {
+	t.Helper()
+	qwen, err := exec.LookPath("qwen")
+	if err != nil {
+		t.Skip("qwen is not on $PATH: install @qwen-code/qwen-code (npm) to test live delivery against it")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not on $PATH: install it (apt-get install tmux) to run an interactive session")
+	}
+	bin, err := buildOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := t.TempDir()
+	tw := &qtown{t: t, proj: filepath.Join(base, "proj"), home: filepath.Join(base, "home"), release: filepath.Join(base, "release")}
+	os.MkdirAll(tw.proj, 0o755)
+	os.MkdirAll(tw.home, 0o755)
+	root := filepath.Join(tw.proj, ".chipset")
+	if tw.store, err = maildir.Open(root); err != nil {
+		t.Fatal(err)
+	}
+	changes, err := setup.Plan(setup.Qwen, tw.proj, bin, "toast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range changes {
+		os.MkdirAll(filepath.Dir(c.Target), 0o755)
+		if err := os.WriteFile(c.Target, c.New, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tw.model, err = stubmodel.Start(func(r stubmodel.Request) stubmodel.Reply {
+		last := r.LastUser()
+		if strings.Contains(last, "START-LONG-TOOL") {
+			// Qwen Code refuses a bare sleep in the foreground; a loop
+			// waiting on a file is what a build watcher looks like.
+			return stubmodel.Reply{Tool: "run_shell_command", Input: map[string]any{
+				"command":     "while [ ! -e " + tw.release + " ]; do sleep 0.05; done",
+				"description": "wait for the test",
+			}}
+		}
+		return stubmodel.Reply{Text: "done"}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(base, "tmux.sock")
+	tw.tmux = func(args ...string) string {
+		out, _ := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
+		return string(out)
+	}
+	env := []string{"HOME=" + tw.home, "OPENAI_BASE_URL=" + tw.model.URL + "/v1", "OPENAI_API_KEY=" + testKey, "OPENAI_MODEL=stub-model",
+		"MAILFS_ROOT=" + root, "MAILFS_STATE_DIR=" + filepath.Join(base, "state"), "QWEN_CODE_SUPPRESS_YOLO_WARNING=1", "PATH=" + os.Getenv("PATH")}
+	script := "cd " + tw.proj + " && exec env " + strings.Join(quoteAll(env), " ") + " " + qwen + " --auth-type openai --yolo"
+	if out, err := exec.Command("tmux", "-S", sock, "new-session", "-d", "-x", "200", "-y", "50", "sh", "-c", script).CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		os.WriteFile(tw.release, nil, 0o644) // no tool call left waiting
+		if t.Failed() {
+			t.Logf("the pane:\n%s", tw.tmux("capture-pane", "-p"))
+		}
+		tw.tmux("kill-server")
+		tw.model.Close()
+	})
+	return tw
+}
+
+// deliverer waits for the session's deliverer to publish its record.
+func (tw *qtown) deliverer() *live.Record {
+	tw.t.Helper()
+	var rec *live.Record
+	until(tw.t, "the live deliverer to start", 90*time.Second, func() bool {
+		rec = tw.record()
+		return rec != nil
+	})
+	return rec
+}
+
+func (tw *qtown) record() *live.Record {
+	recs, _ := live.Records(tw.store, "toast")
+	for _, r := range recs {
+		if r.Live() && r.Session.Runtime == "qwen" {
+			return r
+		}
+	}
+	return nil
+}
+
+func (tw *qtown) send(subject string, p maildir.Priority) *maildir.Message {
+	tw.t.Helper()
+	sent, err := tw.store.Send(&maildir.Message{From: "mayor", To: "toast", Subject: subject, Body: "see " + subject, Priority: p})
+	if err != nil {
+		tw.t.Fatal(err)
+	}
+	return sent[0]
+}
+
+// prompt types a prompt into the session, as a person would once its
+// input box is up.
+func (tw *qtown) prompt(text string) {
+	tw.t.Helper()
+	until(tw.t, "the input box", 60*time.Second, func() bool { return strings.Contains(tw.tmux("capture-pane", "-p"), "Type your message") })
+	tw.tmux("send-keys", "-l", text)
+	until(tw.t, "the prompt on screen", 10*time.Second, func() bool { return strings.Contains(tw.tmux("capture-pane", "-p"), text) })
+	tw.tmux("send-keys", "Enter")
+}
+
+// reached waits until a request to the model after the first skip
+// carries s, and returns that request's index.
+func (tw *qtown) reached(what, s string, skip int) int {
+	tw.t.Helper()
+	at := -1
+	until(tw.t, what, 90*time.Second, func() bool {
+		for i, r := range tw.model.Requests() {
+			if i >= skip && strings.Contains(r.Raw, s) {
+				at = i
+				return true
+			}
+		}
+		return false
+	})
+	return at
+}
+
+// unread fails the test unless the message is still in the mailbox,
+// unread: the doorbell is never the copy.
+func (tw *qtown) unread(m *maildir.Message) {
+	tw.t.Helper()
+	got, err := tw.store.Get(maildir.Address{Kind: maildir.KindAgent, Name: "toast"}, m.ID)
+	if err != nil || got.Read {
+		tw.t.Fatalf("%s is not in the mailbox, unread: %v", m.ID, err)
+	}
+}
+
+// An idle Qwen Code session is woken into a new turn by urgent mail, and
+// when the session ends its deliverer ends too.
+func TestRealQwenIdleSessionWakes(t *testing.T) {
+	tw := newQwenTown(t)
+	rec := tw.deliverer()
+	m := tw.send("WAKE UP: MERGE_FAILED", maildir.Urgent)
+	i := tw.reached("a new turn carrying the doorbell", m.ID, 0)
+	if r := tw.model.Requests()[i].LastUser(); !strings.Contains(r, "mailfs doorbell for toast") || !strings.Contains(r, `origin=\"own-process\"`) {
+		t.Fatalf("the new turn is not the doorbell, delivered as the session's own process:\n%.2000s", r)
+	}
+	tw.unread(m)
+	tw.tmux("kill-server")
+	until(t, "the deliverer to end with the session", 30*time.Second, func() bool { return !rec.Deliverer.Alive() })
+	until(t, "the session to end", 30*time.Second, func() bool { return !rec.Session.Process.Alive() })
+}
+
+// Urgent mail that lands while a busy session runs a long tool call is
+// queued by Qwen Code for the session's next turn (it has no mid-turn
+// path for peers), which starts as soon as the running turn ends.
+func TestRealQwenBusySessionGetsTheDoorbellNextTurn(t *testing.T) {
+	tw := newQwenTown(t)
+	tw.deliverer()
+	tw.prompt("START-LONG-TOOL please")
+	tw.reached("the long tool call", "START-LONG-TOOL", 0)
+	n := len(tw.model.Requests())
+	m := tw.send("MERGE_FAILED nux", maildir.Urgent)
+	until(t, "the doorbell to ring", 30*time.Second, func() bool {
+		r := tw.record()
+		return r != nil && !r.Rung[m.ID].IsZero()
+	})
+	os.WriteFile(tw.release, nil, 0o644)
+	tw.reached("the doorbell to reach the model", "mailfs doorbell for toast", n)
+	tw.unread(m)
+}
+
+// Killing the session (SIGKILL: it cannot reclaim its hooks) loses no mail
+// and leaves no deliverer behind.
+func TestRealQwenKilledSessionLeavesNoOrphan(t *testing.T) {
+	tw := newQwenTown(t)
+	rec := tw.deliverer()
+	if p, err := os.FindProcess(rec.Session.Process.PID); err == nil {
+		p.Kill()
+	}
+	m := tw.send("sent to a dead session", maildir.Urgent)
+	until(t, "the deliverer to notice its session ended", 30*time.Second, func() bool { return !rec.Deliverer.Alive() })
+	tw.unread(m)
+}
