@@ -91,6 +91,30 @@ func TestDoctorGeminiFolderTrust(t *testing.T) {
 	says(t, Gemini, dir, env, true, "set up")
 }
 
+// Qwen Code's folder trust is Gemini CLI's, but off by default; its
+// settings.json holds the hooks and the async live deliverer.
+func TestDoctorQwen(t *testing.T) {
+	home, dir, env := fakeMachine(t, true)
+	says(t, Qwen, dir, env, true, "set up (SessionStart, UserPromptSubmit, PostToolUse, Stop, skill)")
+	data, _ := os.ReadFile(filepath.Join(dir, ".qwen", "settings.json"))
+	for _, want := range []string{`"command": "mailfs hook post-tool nux --runtime qwen"`, `"command": "mailfs live qwen nux"`, `"async": true`, `"timeout": 604800000`} {
+		if !strings.Contains(string(data), want) {
+			t.Fatalf(".qwen/settings.json lacks %s:\n%s", want, data)
+		}
+	}
+	write(t, filepath.Join(home, ".qwen", "settings.json"), `{"security": {"folderTrust": {"enabled": true}}}`)
+	says(t, Qwen, dir, env, false, "Qwen Code does not trust")
+	write(t, filepath.Join(home, ".qwen", "trustedFolders.json"), `{"`+dir+`": "TRUST_FOLDER"}`)
+	says(t, Qwen, dir, env, true, "Qwen Code trusts this folder")
+	// $QWEN_HOME moves all of it.
+	other := t.TempDir()
+	vars := map[string]string{"HOME": home, "QWEN_HOME": other}
+	env.Getenv = func(k string) string { return vars[k] }
+	says(t, Qwen, dir, env, true, "set up")
+	write(t, filepath.Join(other, "settings.json"), `{"security": {"folderTrust": {"enabled": true}}}`)
+	says(t, Qwen, dir, env, false, filepath.Join(other, "trustedFolders.json"))
+}
+
 func TestDoctorCodexTrustAndApproval(t *testing.T) {
 	home, dir, env := fakeMachine(t, true)
 	config := filepath.Join(home, ".codex", "config.toml")
