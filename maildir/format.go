@@ -172,6 +172,21 @@ func encodeObject(fields []field) []byte {
 	return append(b, "}\n"...)
 }
 
+// encodeFitting renders fields as encodeObject does, or, when that would
+// pass [MaxSize] (a script's compact file near the limit, re-indented),
+// compact on one line: an edit never makes a message unreadable. Fields
+// that do not fit even so are [ErrTooLarge], and nothing is written.
+func encodeFitting(fields []field) ([]byte, error) {
+	if b := encodeObject(fields); len(b) <= MaxSize {
+		return b, nil
+	}
+	b := append(compactObject(nil, fields), '\n')
+	if len(b) > MaxSize {
+		return nil, fmt.Errorf("%w: the edited file would be %d bytes, the limit is %d", ErrTooLarge, len(b), MaxSize)
+	}
+	return b, nil
+}
+
 // compactObject renders fields on one line, keys sorted, for --json output.
 func compactObject(b []byte, fields []field) []byte {
 	fields = slices.Clone(fields)

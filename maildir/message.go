@@ -8,9 +8,18 @@ import (
 	"unicode/utf8"
 )
 
-// MaxSize is the largest message file, in bytes. Larger messages are
-// refused by [Store.Send]; larger files are skipped by readers unread.
+// MaxSize is the largest message file, in bytes. Larger files are
+// skipped by readers unread, and mailfs never writes one: [Store.Send]
+// refuses a message whose file would leave less than [EditRoom] of it free,
+// and an edit (read, a claim) whose indented file would pass it writes the
+// file compact instead.
 const MaxSize = 1 << 20
+
+// EditRoom is what a sent message keeps free under [MaxSize] for mailfs's
+// own later edits: a claim record (agent, queue, request id, time) and
+// the read flag, with room to spare. Whatever Send accepts can be marked,
+// claimed, released and read for ever after.
+const EditRoom = 4096
 
 // A Priority orders mail: [Urgent] first, then [High], [Normal], [Low].
 type Priority string

@@ -369,7 +369,10 @@ func (s *Store) rewrite(d *durable.Dir, b Address, archived bool, name string, e
 	if edited == nil {
 		return m, nil // edit says nothing changes
 	}
-	updated := encodeObject(edited)
+	updated, err := encodeFitting(edited)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", d.Join(name), err)
+	}
 	if bytes.Equal(updated, data) {
 		return m, nil
 	}

@@ -170,8 +170,8 @@ func (s *Store) prepare(m *Message) (*Message, []Address, error) {
 	probe := c
 	probe.Timestamp = s.now()
 	probe.Thread = NewID(probe.Timestamp, from) + fmt.Sprintf("-%d", maxSuffix)
-	if n := len(probe.Encode()); n > MaxSize {
-		return nil, nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, n, MaxSize)
+	if n := len(probe.Encode()); n > MaxSize-EditRoom {
+		return nil, nil, fmt.Errorf("%w: its file would be %d bytes, the limit is %d (%d, less %d kept for marking and claiming it)", ErrTooLarge, n, MaxSize-EditRoom, MaxSize, EditRoom)
 	}
 	return &c, rcpts, nil
 }

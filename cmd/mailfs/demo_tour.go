@@ -558,6 +558,13 @@ func (d *demo) liveDoorbell() {
 	case <-ctx.Done():
 		d.err = fmt.Errorf("demo: the session was not rung within 10s")
 	}
+	// The session has the doorbell a moment before the deliverer records
+	// that it rang.
+	for rung := false; !rung && ctx.Err() == nil; {
+		recs, _ := live.Records(s, "capable")
+		rung = len(recs) > 0 && recs[0].Rings > 0
+		time.Sleep(5 * time.Millisecond)
+	}
 	d.run("live", "list")
 	cancel()
 	<-ended

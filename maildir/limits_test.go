@@ -1,0 +1,108 @@
+package maildir_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/mailfs/mailfs/maildir"
+)
+
+// The largest message Send accepts can be claimed (by an agent with a long
+// name, through a queue with a long name), marked, released and read for
+// ever after; a little more is refused, with nothing written.
+func TestWhatSendAcceptsStaysReadable(t *testing.T) {
+	ts := newStore(t)
+	queue := "q" + strings.Repeat("u", 60)
+	agent := strings.Repeat("a", 31) + "." + strings.Repeat("b", 32) // the longest name
+	ts.CreateQueue(queue)
+	// Find the largest body that fits, by the error's own arithmetic.
+	body := strings.Repeat("x", maildir.MaxSize)
+	var sent []*maildir.Message
+	var err error
+	for range 5 {
+		if sent, err = ts.Send(&maildir.Message{From: "mayor", To: "queue:" + queue, Subject: "big", Body: body}); !errors.Is(err, maildir.ErrTooLarge) {
+			break
+		}
+		if n := countFiles(t, ts.path("state/queue/"+queue)); n != 0 {
+			t.Fatalf("a refused send left %d files", n)
+		}
+		var size int
+		fmt.Sscanf(err.Error()[strings.Index(err.Error(), "would be ")+len("would be "):], "%d", &size)
+		body = body[:len(body)-(size-(maildir.MaxSize-maildir.EditRoom))]
+	}
+	if err != nil {
+		t.Fatalf("the largest body: %v", err)
+	}
+	// The send time's digits vary the file by a few bytes (RFC 3339 drops
+	// trailing zeros); 64 more bytes are past the limit whatever the time.
+	if _, err := ts.Send(&maildir.Message{From: "mayor", To: "queue:" + queue, Subject: "big", Body: body + strings.Repeat("x", 64)}); !errors.Is(err, maildir.ErrTooLarge) {
+		t.Fatalf("64 bytes past the limit: %v, want ErrTooLarge", err)
+	}
+	id := sent[0].ID
+	box := mbox(agent)
+	for i := range 3 {
+		m, err := ts.Claim(mbox("queue:"+queue), box)
+		if err != nil {
+			t.Fatalf("claim %d: %v", i, err)
+		}
+		for _, op := range []func(maildir.Address, string) (*maildir.Message, error){ts.MarkRead, ts.MarkUnread, ts.MarkRead} {
+			if _, err := op(box, m.ID); err != nil {
+				t.Fatalf("mark: %v", err)
+			}
+		}
+		got, err := ts.Get(box, id)
+		if err != nil || got.Body != body || got.Claim == nil {
+			t.Fatalf("the claimed item cannot be read whole: %v", err)
+		}
+		if _, err := ts.Release(box, id); err != nil {
+			t.Fatalf("release %d: %v", i, err)
+		}
+	}
+	if got, err := ts.Get(mbox("queue:"+queue), id); err != nil || got.Body != body {
+		t.Fatalf("the released item cannot be read whole: %v", err)
+	}
+}
+
+// A script's compact file near the limit, with many fields, would pass
+// MaxSize once indented: a mark writes it compact instead, and it stays
+// readable and marked.
+func TestAnEditNeverPushesAFilePastTheLimit(t *testing.T) {
+	ts := newStore(t)
+	ts.send(t, "mayor", "bob", "first") // makes the mailbox
+	var b strings.Builder
+	b.WriteString(`{"body":"x","from":"s","priority":"normal","read":false,"subject":"many fields","timestamp":"2026-11-25T10:00:00Z","to":"bob","type":"message"`)
+	for i := 0; b.Len() < maildir.MaxSize-200; i++ {
+		fmt.Fprintf(&b, `,"k%06d":%d`, i, i)
+	}
+	b.WriteString("}")
+	const id = "2026-11-25T10-00-00Z-s"
+	ts.write(t, "state/mail/bob/"+id+".json", b.String())
+	for _, op := range []func(maildir.Address, string) (*maildir.Message, error){ts.MarkRead, ts.MarkUnread, ts.MarkRead} {
+		if _, err := op(mbox("bob"), id); err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Stat(ts.path("state/mail/bob/" + id + ".json"))
+		if err != nil || st.Size() > maildir.MaxSize {
+			t.Fatalf("the marked file is %d bytes, past %d: %v", st.Size(), maildir.MaxSize, err)
+		}
+	}
+	got, err := ts.Get(mbox("bob"), id)
+	if err != nil || !got.Read || got.Subject != "many fields" {
+		t.Fatalf("after the marks: %+v, %v", got, err)
+	}
+}
+
+func countFiles(t *testing.T, dir string) int {
+	t.Helper()
+	entries, _ := os.ReadDir(dir)
+	n := 0
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".json") {
+			n++
+		}
+	}
+	return n
+}
