@@ -296,6 +296,34 @@ func TestIndexInPlaceRewrite(t *testing.T) {
 	}
 }
 
+// A verb that names a message leaves the index right about it, even when
+// it finds nothing to write: a file rewritten in place to unread, then
+// mark-unread (already so), is unread in the next listing; the same for
+// mark-read of a file rewritten in place to read.
+func TestANoOpMarkRefreshesTheIndex(t *testing.T) {
+	ts, read, _ := indexed(t)
+	view(t, ts.Store)
+	p := ts.path("state/mail/toast/" + read[3] + ".json")
+	rewriteInPlace(t, p, `"read": true`, `"read": false`)
+	if strings.Contains(unreadOf(view(t, ts.Store)), read[3]) {
+		t.Fatal("the index saw an in-place rewrite: this test proves nothing")
+	}
+	m, err := ts.MarkUnread(toast, read[3])
+	if err != nil || m.Read {
+		t.Fatalf("mark-unread: %+v, %v", m, err)
+	}
+	if got, want := view(t, ts.Store), truth(t, ts); got != want || !strings.Contains(unreadOf(got), read[3]) {
+		t.Fatalf("after a mark-unread that wrote nothing:\nindexed %s\ntruth   %s", got, want)
+	}
+	rewriteInPlace(t, p, `"read": false`, `"read": true`)
+	if _, err := ts.MarkRead(toast, read[3]); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := view(t, ts.Store), truth(t, ts); got != want || strings.Contains(unreadOf(got), read[3]) {
+		t.Fatalf("after a mark-read that wrote nothing:\nindexed %s\ntruth   %s", got, want)
+	}
+}
+
 // With the real racy rule, nothing changed less than maildir.RacyWindow
 // ago is taken on the index's word: not the folder's stamp, not a file's
 // inode and ctime. Here every file is fresh, so even a rewrite in place

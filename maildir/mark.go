@@ -3,6 +3,7 @@ package maildir
 import (
 	"errors"
 	"fmt"
+	"github.com/mailfs/mailfs/internal/folderindex"
 	"io/fs"
 
 	"github.com/mailfs/mailfs/internal/durable"
@@ -52,7 +53,12 @@ func (s *Store) setRead(b Address, id string, read bool) (*Message, error) {
 func (s *Store) rewriteRead(d *durable.Dir, b Address, archived bool, name string, read bool) (*Message, error) {
 	return s.rewrite(d, b, archived, name, func(m *Message, fields []field) []field {
 		if m.Read == read {
-			return nil // already so: write nothing
+			// Already so: write nothing, but leave the index right about
+			// the message (it may have been rewritten in place).
+			if s.indexOn() {
+				folderindex.Forget(s.rules(archived), d.Path(), name)
+			}
+			return nil
 		}
 		m.Read = read
 		return setField(fields, "read", marshalValue(read))

@@ -2,6 +2,7 @@ package folderindex
 
 import (
 	"io/fs"
+	"slices"
 	"time"
 
 	"github.com/mailfs/mailfs/internal/durable"
@@ -235,4 +236,31 @@ func (p *ThreadPlan) Save() {
 	if p.rebuilt {
 		write(p.rules, ThreadsName(p.rel), EncodeThreads(StampOf(p.st), p.racy, p.entries))
 	}
+}
+
+// Forget makes the index of folder rel vouch no more for the file name,
+// as if it had never been read: the next reader reads it. A verb that
+// finds a message already as it wants it (and so writes nothing, which
+// moves no stamp) calls it, so that the index is right about the message
+// it named even after a write the stamp cannot show (a file rewritten in
+// place under its own name).
+func Forget(r *Rules, rel, name string) {
+	idx, _ := r.Open(false)
+	if idx == nil {
+		return
+	}
+	f := ReadFolder(idx, rel, true)
+	idx.Close()
+	if f == nil {
+		return
+	}
+	i := slices.IndexFunc(f.Known, func(e Entry) bool { return e.Name == name })
+	if i < 0 {
+		return
+	}
+	f.Known = slices.Delete(f.Known, i, i+1)
+	if j, found := slices.BinarySearch(f.Load, name); !found {
+		f.Load = slices.Insert(f.Load, j, name)
+	}
+	write(r, FileName(rel), f.Encode())
 }
