@@ -39,12 +39,15 @@ func (f *bodyFlags) body(stdin io.Reader, optional bool) (string, error) {
 		defer file.Close()
 		r = file
 	}
-	b, err := io.ReadAll(io.LimitReader(r, maildir.MaxSize+1))
+	// A message file keeps EditRoom of MaxSize free for later edits: a
+	// body past what is left cannot be sent, so reading stops there.
+	limit := maildir.MaxSize - maildir.EditRoom
+	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
 	if err != nil {
 		return "", err
 	}
-	if len(b) > maildir.MaxSize {
-		return "", fmt.Errorf("%w: the body is over %d bytes", maildir.ErrTooLarge, maildir.MaxSize)
+	if len(b) > limit {
+		return "", fmt.Errorf("%w: the body is over %d bytes", maildir.ErrTooLarge, limit)
 	}
 	return string(b), nil
 }
