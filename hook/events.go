@@ -119,19 +119,24 @@ func (h *Handler) Handle(ctx context.Context, rt Runtime, ev Event, agent string
 		return Answer{Errs: []error{fmt.Errorf("hook: unknown runtime %q", rt)}}
 	}
 	var a Answer
+	if ev == PromptSubmit || ev == SessionStart {
+		a.Errs = append(a.Errs, h.newTurn(agent, ev))
+	}
 	switch ev {
 	case PromptSubmit:
-		a = h.deliver(rt, ev, agent, h.Collect(ctx, agent), "")
+		d := h.deliver(rt, ev, agent, h.Collect(ctx, agent), "")
+		a.Output, a.Errs = d.Output, append(a.Errs, d.Errs...)
 	case SessionStart:
 		var errs []error
 		notes := h.handoffs(agent, &errs)
-		a = h.deliver(rt, ev, agent, h.Collect(ctx, agent), notes)
-		a.Errs = append(errs, a.Errs...)
+		d := h.deliver(rt, ev, agent, h.Collect(ctx, agent), notes)
+		a.Output, a.Errs = d.Output, append(append(a.Errs, errs...), d.Errs...)
 	case PostTool:
 		a = h.postTool(ctx, rt, agent)
 	case Stop:
 		a = h.stop(rt, agent, in)
 	}
+	a.Errs = slices.DeleteFunc(a.Errs, func(err error) bool { return err == nil })
 	// Once each: the mail, the nudges and the state often fail alike.
 	var once []error
 	for _, err := range a.Errs {
@@ -141,6 +146,23 @@ func (h *Handler) Handle(ctx context.Context, rt Runtime, ev Event, agent string
 	}
 	a.Errs = once
 	return a
+}
+
+// newTurn starts the count of stops blocked in a row again at a session
+// start, and at a prompt, unless the prompt comes straight after a
+// blocking stop: that is the runtime going on because of the block (Gemini
+// CLI turns a denied AfterAgent into a new turn), still the same row. An
+// allowed stop ends a row too (see stop). So the bound holds within one
+// turn of work, and a new session or a person's next prompt is held again
+// when new urgent mail waits.
+func (h *Handler) newTurn(agent string, ev Event) error {
+	return h.update(agent, func(st *state) bool {
+		if st.StopBlocks == 0 || ev == PromptSubmit && st.LastEvent == Stop {
+			return false
+		}
+		st.StopBlocks = 0
+		return true
+	})
 }
 
 // seenEvery is how fresh the record of a hook's last call is kept: a call
@@ -462,6 +484,8 @@ func (h *Handler) stop(rt Runtime, agent string, in Input) Answer {
 			}
 		}
 		if in.StopHookActive || len(fresh) == 0 || st.StopBlocks >= max {
+			// The agent stops: the row of blocks ends here.
+			st.StopBlocks = 0
 			return true
 		}
 		st.StopBlocks++

@@ -140,22 +140,49 @@ func TestStopBlocksOnceAndNeverLoops(t *testing.T) {
 	if v := stop(Input{StopHookActive: true}); v != nil {
 		t.Fatalf("blocked a stop that follows a block: %v", v)
 	}
-	// Never more than MaxStopBlocks in a row, whatever arrives. (Reading
+	// Never more than MaxStopBlocks in a row, whatever arrives: then a
+	// stop passes (the agent stops), which ends the row. (Reading
 	// everything first lets a stop pass, which starts the count again.)
 	for _, msg := range must(h.Store.List(maildir.Address{Kind: maildir.KindAgent, Name: "toast"}, maildir.ListOptions{})) {
 		h.Store.MarkRead(msg.Box, msg.ID)
 	}
 	stop(Input{})
 	h.MaxStopBlocks = 2
-	blocks := 0
-	for i := range 5 {
+	var got string
+	for i := range 6 {
 		send(t, h, "urgent "+string(rune('a'+i)), maildir.Urgent, "")
 		if stop(Input{}) != nil {
-			blocks++
+			got += "B"
+		} else {
+			got += "-"
 		}
 	}
-	if blocks != 2 {
-		t.Fatalf("%d blocks in a row, want MaxStopBlocks = 2", blocks)
+	if got != "BB-BB-" {
+		t.Fatalf("stops with new urgent mail each time: %s, want BB-BB- (B blocked, - passed)", got)
+	}
+	// A prompt straight after a blocking stop is the runtime going on
+	// because of it (Gemini CLI): the same row. A session start, or a
+	// prompt after the agent stopped, is a new one.
+	prompt := func() { h.Handle(context.Background(), Claude, PromptSubmit, "toast", Input{}) }
+	send(t, h, "urgent g", maildir.Urgent, "")
+	stop(Input{}) // B
+	prompt()
+	send(t, h, "urgent h", maildir.Urgent, "")
+	stop(Input{}) // B: the second in the row
+	prompt()
+	send(t, h, "urgent i", maildir.Urgent, "")
+	if v := stop(Input{}); v != nil {
+		t.Fatalf("a third block in a row, across the runtime's continuations: %v", v)
+	}
+	for _, ev := range []Event{SessionStart, PromptSubmit} {
+		for i := range 2 {
+			h.Handle(context.Background(), Claude, ev, "toast", Input{})
+			send(t, h, fmt.Sprintf("urgent %s %d", ev, i), maildir.Urgent, "")
+			if stop(Input{}) == nil {
+				t.Fatalf("after a %s, a stop with new urgent mail (%d) passed", ev, i)
+			}
+		}
+		stop(Input{StopHookActive: true}) // the agent stops
 	}
 	// Gemini CLI's AfterAgent is told to deny, with the same reason.
 	for _, msg := range must(h.Store.List(maildir.Address{Kind: maildir.KindAgent, Name: "toast"}, maildir.ListOptions{})) {

@@ -34,7 +34,9 @@ turn: problems go to stderr and the exit status is 0.
   stop           while urgent or high-priority mail waits unread, blocks the
                  stop with a reason naming it (Stop; AfterAgent), never twice
                  for the same messages, never when the runtime says this stop
-                 follows a block, never more than 3 times in a row
+                 follows a block, never more than 3 times in a row (a
+                 row ends when a stop passes, a session starts, or a person
+                 prompts after the agent stopped)
 
 One message is shown once per turn: the post-tool and stop hooks say
 nothing of mail the agent was shown since the turn began (a session start,
