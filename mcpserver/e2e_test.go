@@ -11,27 +11,41 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/mcpserver"
 )
 
 // buildMailfs builds the real binaries, mailfs and mailfs-mcp beside it
 // (which "mailfs mcp" runs), and returns mailfs's path.
 func buildMailfs(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
+	bin, err := built()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// built builds the binaries once for the package's tests.
+var built = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "mailfs-mcp-test-")
+	if err != nil {
+		return "", err
+	}
 	for _, name := range []string{"mailfs", "mailfs-mcp"} {
 		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "github.com/mailfs/mailfs/cmd/"+name)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
+			return "", fmt.Errorf("go build: %v\n%s", err, out)
 		}
 	}
-	return filepath.Join(dir, "mailfs")
-}
+	return filepath.Join(dir, "mailfs"), nil
+})
 
 // The SDK's own client spawns the real binary over stdio, as an agent's
 // MCP client does, and uses every tool.
@@ -256,5 +270,146 @@ func TestMalformedLineMidSession(t *testing.T) {
 	v = next()
 	if v["id"] != 4.0 || !strings.Contains(fmt.Sprint(v["result"]), "hello") {
 		t.Fatalf("the call after the bad lines: %v", v)
+	}
+}
+
+// runLines starts the real binary as toast's MCP server, writes lines and
+// closes its stdin at once, as a client that sends everything up front
+// does, and returns every line it answered before it exited.
+func runLines(t *testing.T, bin, root string, lines ...string) []map[string]any {
+	t.Helper()
+	cmd := exec.Command(bin, "mcp", "--agent", "toast")
+	cmd.Env = append(os.Environ(), "MAILFS_ROOT="+root, "XDG_STATE_HOME="+t.TempDir())
+	cmd.Stdin = strings.NewReader(strings.Join(lines, "\n") + "\n")
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the server exited with %v: %s", err, errb.String())
+	}
+	var got []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(line), &v); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		got = append(got, v)
+	}
+	return got
+}
+
+const (
+	initLine        = `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`
+	initializedLine = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+)
+
+// A client that writes its requests and closes stdin at once gets an
+// answer to every one of them, and the server exits 0.
+func TestEveryRequestAnsweredBeforeExit(t *testing.T) {
+	bin := buildMailfs(t)
+	root := filepath.Join(t.TempDir(), ".chipset")
+	s, err := maildir.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Send(&maildir.Message{From: "mayor", To: "toast", Subject: "hello"})
+	lines := []string{initLine, initializedLine}
+	for i := 1; i <= 5; i++ {
+		lines = append(lines, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"inbox","arguments":{}}}`, i))
+	}
+	got := runLines(t, bin, root, lines...)
+	ids := map[any]bool{}
+	for _, v := range got {
+		ids[v["id"]] = v["result"] != nil
+	}
+	for _, id := range []any{"init", 1.0, 2.0, 3.0, 4.0, 5.0} {
+		if !ids[id] {
+			t.Errorf("no answer to request %v; got %v", id, got)
+		}
+	}
+}
+
+// A line that is a JSON array never ends the session: an empty one, or an
+// element that is not a message, is answered -32600; a batch of requests
+// (protocol 2025-03-26) is answered request by request.
+func TestBatchesAreAnswered(t *testing.T) {
+	bin := buildMailfs(t)
+	root := filepath.Join(t.TempDir(), ".chipset")
+	s, err := maildir.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Send(&maildir.Message{From: "mayor", To: "toast", Subject: "hello"})
+	got := runLines(t, bin, root, initLine, initializedLine,
+		`[]`,
+		`[1,2,3]`,
+		`[{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"inbox","arguments":{}}},{"jsonrpc":"2.0","id":11,"method":"tools/list"}]`,
+		`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"inbox","arguments":{}}}`)
+	invalid, answered := 0, map[float64]bool{}
+	for _, v := range got {
+		if e, _ := v["error"].(map[string]any); e != nil && e["code"] == -32600.0 && v["id"] == nil {
+			invalid++
+		}
+		if id, ok := v["id"].(float64); ok && v["result"] != nil {
+			answered[id] = true
+		}
+	}
+	if invalid != 4 {
+		t.Errorf("%d -32600 errors, want 4 (one for [], one per element of [1,2,3]): %v", invalid, got)
+	}
+	for _, id := range []float64{10, 11, 12} {
+		if !answered[id] {
+			t.Errorf("request %v was not answered: %v", id, got)
+		}
+	}
+}
+
+// The inbox tool bounds its answer in bytes, not only in count: 200 unread
+// with 20,000-character subjects come back with subjects cut as the hooks
+// cut them, under MaxInboxBytes, saying how many were left out.
+func TestInboxIsBoundedInBytes(t *testing.T) {
+	bin := buildMailfs(t)
+	root := filepath.Join(t.TempDir(), ".chipset")
+	s, err := maildir.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range 200 {
+		s.Send(&maildir.Message{From: "mayor", To: "toast", Subject: fmt.Sprintf("%03d %s", i, strings.Repeat("long ", 4000))})
+	}
+	got := runLines(t, bin, root, initLine, initializedLine,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"inbox","arguments":{"limit":0}}}`)
+	var text string
+	for _, v := range got {
+		if v["id"] == 1.0 {
+			res, _ := v["result"].(map[string]any)
+			content, _ := res["content"].([]any)
+			if len(content) > 0 {
+				text, _ = content[0].(map[string]any)["text"].(string)
+			}
+		}
+	}
+	if len(text) == 0 || len(text) > mcpserver.MaxInboxBytes {
+		t.Fatalf("the inbox answer is %d bytes; want 1 to %d", len(text), mcpserver.MaxInboxBytes)
+	}
+	var page struct {
+		Messages []struct{ Subject string }
+		More     int
+		Cut      bool
+		Note     string
+	}
+	if err := json.Unmarshal([]byte(text), &page); err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Messages)+page.More != 200 || !page.Cut || !strings.Contains(page.Note, fmt.Sprintf("%d more", page.More)) {
+		t.Fatalf("%d listed, more %d, cut %v, note %q: want all 200 accounted for", len(page.Messages), page.More, page.Cut, page.Note)
+	}
+	for _, m := range page.Messages {
+		if n := len([]rune(m.Subject)); n > 121 {
+			t.Fatalf("a subject of %d characters; the hooks cut at 120", n)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +31,12 @@ type Server struct {
 // DefaultInboxLimit is how many messages inbox lists when the call gives
 // no limit: a long backlog costs the agent a count, not its context.
 const DefaultInboxLimit = 50
+
+// MaxInboxBytes bounds the inbox tool's answer, in bytes of JSON: far
+// under what a runtime shows the model of one tool result (past its cap
+// Claude Code shows a 2 KB preview, without the note saying what was left
+// out). Subjects are cut at 120 characters, as in the hooks.
+const MaxInboxBytes = 24000
 
 // Message is a message as the tools return it.
 type Message struct {
@@ -75,7 +82,8 @@ type (
 	}
 	listOut struct {
 		Messages []Message `json:"messages"`
-		More     int       `json:"more,omitempty"` // messages past the limit
+		More     int       `json:"more,omitempty"` // messages past the limit, or past MaxInboxBytes
+		Cut      bool      `json:"cut,omitempty"`  // the list stopped at MaxInboxBytes
 		Note     string    `json:"note,omitempty"`
 	}
 	idIn struct {
@@ -118,7 +126,7 @@ func (s *Server) MCP() *mcp.Server {
 			out.Warnings = maildir.NewMailboxes(before, sent)
 			return nil, out, err
 		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "inbox", Description: "List my unread mail (all: read too), oldest first, without bodies."},
+	mcp.AddTool(srv, &mcp.Tool{Name: "inbox", Description: "List my unread mail (all: read too), oldest first, no bodies; more and note say what was left out."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in inboxIn) (*mcp.CallToolResult, listOut, error) {
 			s.used("inbox")
 			limit := DefaultInboxLimit
@@ -133,8 +141,27 @@ func (s *Server) MCP() *mcp.Server {
 			if limit > 0 && len(msgs) > limit {
 				more, msgs = len(msgs)-limit, msgs[:limit]
 			}
-			out := list(msgs, false)
-			if more > 0 {
+			// Subjects cut as the hooks cut them, and the answer bounded in
+			// bytes: a list is for choosing what to read.
+			out := listOut{Messages: []Message{}}
+			size := 200 // the envelope and the note
+			for i, m := range msgs {
+				msg := toMessage(m, false)
+				msg.Subject = hook.Short(msg.Subject)
+				b, _ := json.Marshal(msg)
+				if size+len(b)+1 > MaxInboxBytes && i > 0 {
+					more += len(msgs) - i
+					out.Cut = true
+					break
+				}
+				size += len(b) + 1
+				out.Messages = append(out.Messages, msg)
+			}
+			switch {
+			case out.Cut:
+				out.More = more
+				out.Note = fmt.Sprintf("… %d more, newer than these, left out to keep this answer under %d bytes: read and mark these first, then call inbox again", more, MaxInboxBytes)
+			case more > 0:
 				out.More = more
 				out.Note = fmt.Sprintf("… %d more, newer than these: read and mark these first, or call inbox with a larger limit (0 for all)", more)
 			}
