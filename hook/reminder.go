@@ -216,7 +216,8 @@ func Neutral(s string, multiline bool) string {
 			return '‹'
 		case r == '>':
 			return '›'
-		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
+		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r):
+			// Bidi controls (U+202E and kin) would reorder what follows.
 			return '\uFFFD'
 		}
 		return r

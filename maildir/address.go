@@ -26,7 +26,7 @@ const MaxAgentLen = 64
 func ParseAgent(addr string) (string, error) {
 	name, why := canonical(addr)
 	if why != "" {
-		return "", fmt.Errorf("%w %q: %s", ErrInvalidAddress, addr, why)
+		return "", fmt.Errorf("%w %s: %s", ErrInvalidAddress, quoteCut(addr), why)
 	}
 	return name, nil
 }
@@ -134,7 +134,7 @@ func ValidAgent(name string) bool {
 func ParseID(s string) (string, error) {
 	id := strings.TrimSuffix(s, ".json")
 	if why := idProblem(id); why != "" {
-		return "", fmt.Errorf("%w %q: %s", ErrInvalidID, s, why)
+		return "", fmt.Errorf("%w %s: %s", ErrInvalidID, quoteCut(s), why)
 	}
 	return id, nil
 }
@@ -274,7 +274,7 @@ func parseAddress(s string) (a Address, explicit bool, err error) {
 		if kind != KindAgent {
 			return Address{}, false, &NameError{Kind: kind, Name: s, Why: why}
 		}
-		return Address{}, false, fmt.Errorf("%w %q: %s", ErrInvalidAddress, s, why)
+		return Address{}, false, fmt.Errorf("%w %s: %s", ErrInvalidAddress, quoteCut(s), why)
 	}
 	return Address{Kind: kind, Name: canon}, explicit, nil
 }
@@ -313,7 +313,7 @@ func parseName(kind Kind, s string) (string, error) {
 		return "", err
 	}
 	if explicit && a.Kind != kind {
-		return "", fmt.Errorf("%w: %q is %s, not a %s", ErrWrongKind, s, article(a.Kind), kind)
+		return "", fmt.Errorf("%w: %s is %s, not a %s", ErrWrongKind, quoteCut(s), article(a.Kind), kind)
 	}
 	return a.Name, nil
 }
@@ -334,7 +334,7 @@ type NameError struct {
 }
 
 func (e *NameError) Error() string {
-	return fmt.Sprintf("maildir: invalid %s name %q: %s", e.Kind, e.Name, e.Why)
+	return fmt.Sprintf("maildir: invalid %s name %s: %s", e.Kind, quoteCut(e.Name), e.Why)
 }
 
 // Is makes errors.Is(err, ErrInvalidName) true.
@@ -415,4 +415,16 @@ func editDistance(a, b string, limit int) int {
 		prev, cur = cur, prev
 	}
 	return min(prev[len(b)], limit)
+}
+
+// quoteCut quotes a name for an error message, cut to its first 80 bytes
+// (a name past 64 is wrong anyway) with the length of the rest, so that a
+// 10 KB mistake is not echoed whole.
+func quoteCut(s string) string {
+	const keep = 80
+	if len(s) <= keep {
+		return fmt.Sprintf("%q", s)
+	}
+	cut := strings.ToValidUTF8(s[:keep], "")
+	return fmt.Sprintf("%q… (%d bytes more)", cut, len(s)-len(cut))
 }

@@ -113,6 +113,9 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 	if err != nil {
 		return a.usage(err)
 	}
+	if err := repeatedFlag(kctx, args); err != nil {
+		return a.usageIn(err, kctx)
+	}
 	globals := reflect.ValueOf(grammar).Elem()
 	a.rootFlag, a.hostFlag = globals.FieldByName("Root").String(), globals.FieldByName("Host").String()
 	// kong reads an empty path as the working directory, which would put
@@ -136,6 +139,52 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 		return trap.code
 	}
 	return a.exit(err)
+}
+
+// repeatedFlag refuses a flag that takes one value given twice (kong
+// would keep the last, silently): --priority high --priority low is a
+// mistake to point at, not to guess. Flags that collect (repeatable) and
+// switches are left alone; values after "--" are not flags.
+func repeatedFlag(kctx *kong.Context, args []string) error {
+	long, short := map[string]*kong.Flag{}, map[rune]*kong.Flag{}
+	for _, f := range kctx.Flags() {
+		long[f.Name] = f
+		for _, alias := range f.Aliases {
+			long[alias] = f
+		}
+		if f.Short != 0 {
+			short[f.Short] = f
+		}
+	}
+	seen := map[*kong.Flag]bool{}
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		var f *kong.Flag
+		joined := false // the value is in the same argument
+		switch {
+		case arg == "--":
+			return nil
+		case strings.HasPrefix(arg, "--"):
+			name, _, eq := strings.Cut(arg[2:], "=")
+			f, joined = long[name], eq
+		case strings.HasPrefix(arg, "-") && len(arg) >= 2:
+			f, joined = short[rune(arg[1])], len(arg) > 2
+		}
+		if f == nil || f.IsBool() {
+			continue
+		}
+		if !joined {
+			i++ // its value, which may look like a flag
+		}
+		if f.IsSlice() || f.IsMap() || f.IsCounter() {
+			continue
+		}
+		if seen[f] {
+			return fmt.Errorf("--%s given twice: it takes one value", f.Name)
+		}
+		seen[f] = true
+	}
+	return nil
 }
 
 // durationMapper reads every duration flag: a Go duration, never negative
@@ -448,13 +497,25 @@ func hintFor(err error) string {
 // usage reports a command-line error the way kong would, without printing
 // usage on stdout.
 func (a *app) usage(err error) int {
-	msg := err.Error()
-	fmt.Fprintf(a.err, "mailfs: error: %s\n", msg)
 	var pe *kong.ParseError
+	if errors.As(err, &pe) {
+		return a.usageIn(err, pe.Context)
+	}
+	return a.usageIn(err, nil)
+}
+
+// usageIn reports a usage error in the command kctx parsed (nil: none).
+func (a *app) usageIn(err error, kctx *kong.Context) int {
+	fmt.Fprintf(a.err, "mailfs: error: %s\n", err.Error())
 	cmd := "mailfs"
-	if errors.As(err, &pe) && pe.Context != nil {
-		if p := pe.Context.Command(); p != "" {
-			cmd += " " + strings.Fields(p)[0]
+	if kctx != nil {
+		if p := kctx.Command(); p != "" {
+			for _, w := range strings.Fields(p) {
+				if strings.HasPrefix(w, "<") {
+					break
+				}
+				cmd += " " + w
+			}
 		}
 	}
 	fmt.Fprintf(a.err, "mailfs: hint: run %q for usage\n", cmd+" --help")

@@ -49,6 +49,12 @@ func (f *bodyFlags) body(stdin io.Reader, optional bool) (string, error) {
 	if len(b) > limit {
 		return "", fmt.Errorf("%w: the body is over %d bytes", maildir.ErrTooLarge, limit)
 	}
+	// Nothing on standard input is a body lost (a closed stdin, which Go
+	// reads as /dev/null, a pipe from a command that failed), not an empty
+	// one meant: that is -m ''.
+	if len(b) == 0 && r == stdin {
+		return "", withHint(errors.New("-m -: standard input was empty (or closed)"), "pipe the body in (printf ... | mailfs send ... -m -); -m '' sends an empty body")
+	}
 	return string(b), nil
 }
 

@@ -16,7 +16,7 @@ type hookCmd struct {
 	Runtime  string        `default:"claude" enum:"claude,codex,gemini,qwen,plain" help:"The format to answer in: claude (Claude Code), codex (Codex), gemini (Gemini CLI), qwen (Qwen Code) or plain text."`
 	Budget   time.Duration `default:"3s" placeholder:"D" help:"Stop after this long, reading the event included, and say what was had."`
 	Every    time.Duration `default:"2m" placeholder:"D" help:"post-tool: check at most once per D for each agent."`
-	MaxBytes int           `name:"max-bytes" default:"9000" placeholder:"N" help:"Print at most N bytes, counted as the runtime receives them (Claude Code shows at most 10,000 characters)."`
+	MaxBytes int           `name:"max-bytes" default:"9000" placeholder:"N" help:"Print at most N bytes (at least 1024), counted as the runtime receives them (Claude Code shows at most 10,000 characters)."`
 }
 
 func (c *hookCmd) Help() string {
@@ -52,14 +52,20 @@ hooks decide one at a time, and a hook that cannot record a decision stays
 silent rather than repeat itself. "mailfs setup" installs these hooks.`
 }
 
+// minHookBytes is the least --max-bytes a hook runs with.
+const minHookBytes = 1024
+
 func (c *hookCmd) Run(a *app) error {
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(a.err, "mailfs: error: hook %s: %v\n", c.Event, r)
 		}
 	}()
-	if c.MaxBytes < 1024 {
-		return usage("", "--max-bytes %d: want at least 1024", c.MaxBytes)
+	if c.MaxBytes < minHookBytes {
+		// A hook exits 0 whatever happens: a bound too small to say
+		// anything is raised to the least that can, and said.
+		fmt.Fprintf(a.err, "mailfs: warning: --max-bytes %d is too small to say anything; using %d\n", c.MaxBytes, minHookBytes)
+		c.MaxBytes = minHookBytes
 	}
 	agent, err := needAgent(c.Agent)
 	if err != nil {

@@ -63,9 +63,17 @@ func TestHookOutputBoundedForEveryRuntime(t *testing.T) {
 				}
 			}
 			mailfs("handoff", "toast", "-s", "where things stand", "-m", strings.Repeat("line \"with quotes\" and \\ slashes\n", 500))
-			for i := range 12 {
-				mailfs("send", "toast", "--from", "refinery", "--priority", "urgent", "-s", fmt.Sprint("MERGE_FAILED ", i, " ", strings.Repeat(heavy, 20)), "-m", "x")
+			// Subjects far past what send takes (1000 bytes): a script's.
+			st, err := maildir.Open(root)
+			if err != nil {
+				t.Fatal(err)
 			}
+			for i := range 12 {
+				if _, err := st.Send(&maildir.Message{From: "refinery", To: "toast", Priority: maildir.Urgent, Subject: fmt.Sprint("MERGE_FAILED ", i, " ", strings.Repeat(heavy, 20)), Body: "x"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st.Close()
 			for i := range 20 {
 				mailfs("nudge", "toast", fmt.Sprint("n", i, " ", heavy), "--from", "witness")
 			}

@@ -32,9 +32,14 @@ func (c *nudgeCmd) Run(a *app) error {
 	}
 	msg := c.Message
 	if msg == "-" {
-		b, err := io.ReadAll(io.LimitReader(a.in, nudgeq.MaxMessage+1))
+		// Read a little past the limit to tell its true size, and no more
+		// than that: a nudge is short, a runaway pipe is not read whole.
+		b, err := io.ReadAll(io.LimitReader(a.in, 64<<10))
 		if err != nil {
 			return err
+		}
+		if n, _ := io.Copy(io.Discard, io.LimitReader(a.in, 1)); n > 0 {
+			return fmt.Errorf("%w: standard input is over 64 KiB, the limit is %d bytes: a nudge is a short poke; send longer text as mail (mailfs send --nudge)", nudgeq.ErrInvalid, nudgeq.MaxMessage)
 		}
 		msg = strings.TrimSuffix(string(b), "\n")
 	}

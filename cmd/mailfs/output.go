@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/mailfs/mailfs/hook"
 	"io"
 	"maps"
 	"slices"
@@ -52,7 +53,7 @@ func table(w io.Writer, header []string, rows [][]string) error {
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	for _, r := range rows {
 		for i := range r {
-			r[i] = oneLine(r[i])
+			r[i] = hook.Short(oneLine(r[i])) // a 100 KB subject is a line, not a screenful
 		}
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
@@ -102,14 +103,15 @@ func messageRows(msgs []*maildir.Message, cols func(*maildir.Message) []string) 
 func oneLine(s string) string { return clean(s, false) }
 
 // clean makes text from a message safe to print on a terminal: control
-// characters (escape sequences included) become U+FFFD; newlines and tabs
-// are kept only when multiline is true.
+// characters (escape sequences included) and bidirectional controls
+// (U+202E reverses what follows) become U+FFFD; newlines and tabs are kept
+// only when multiline is true.
 func clean(s string, multiline bool) string {
 	return strings.Map(func(r rune) rune {
 		if multiline && (r == '\n' || r == '\t') {
 			return r
 		}
-		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r) {
 			return '\uFFFD'
 		}
 		return r

@@ -12,21 +12,25 @@ import (
 	"github.com/mailfs/mailfs/watch"
 )
 
+// maxSubject bounds a subject given to send: a subject is one line that a
+// list shows whole.
+const maxSubject = 1000
+
 type sendCmd struct {
 	To      []string `arg:"" name:"to" help:"Recipients: agents (toast, gastown/witness, agent:toast), groups (@name), work queues (queue:name), channels (channel:name)."`
-	Subject string   `short:"s" required:"" placeholder:"TEXT" help:"One-line subject. Protocol messages put their type first (MERGE_READY nux)."`
+	Subject string   `short:"s" required:"" placeholder:"TEXT" help:"One-line subject, not empty, at most 1000 bytes. Protocol messages put their type first (MERGE_READY nux)."`
 	bodyFlags
-	From     string        `env:"MAILFS_AGENT" placeholder:"AGENT" help:"The sender."`
-	Type     string        `default:"message" help:"A one-word type: work_assignment, completion_report, merge_notification, health_escalation, coordination, reply, handoff, …"`
-	Priority string        `default:"normal" enum:"urgent,high,normal,low" help:"urgent, high, normal or low."`
-	CC       []string      `sep:"," placeholder:"A,B" help:"Also deliver a copy to each of these agents."`
-	Thread   string        `placeholder:"ID" help:"Continue this thread (default: start a new one)."`
-	ReplyTo  string        `name:"reply-to" placeholder:"ID" help:"The id of the message this answers."`
-	Field    []string      `sep:"none" placeholder:"KEY=VALUE" help:"Put a \"Key: value\" line at the top of the body (repeatable), as protocol messages do. The value is the rest of the argument, commas and all."`
-	Nudge    bool          `help:"Also nudge each recipient about the message; the nudge is dropped unseen once the message is read."`
-	JSON     bool          `help:"Print each delivered copy as a JSON line instead of its id."`
-	WaitFor  string        `name:"wait-for" enum:",read,delivered" default:"" placeholder:"read|delivered" help:"After sending, block until every copy has been read, or until a live session was rung about it (receipts as JSON lines with --json)."`
-	Timeout  time.Duration `placeholder:"D" help:"With --wait-for, give up after D: exit status 124."`
+	From     string         `env:"MAILFS_AGENT" placeholder:"AGENT" help:"The sender."`
+	Type     string         `default:"message" help:"A one-word type: work_assignment, completion_report, merge_notification, health_escalation, coordination, reply, handoff, …"`
+	Priority string         `default:"normal" enum:"urgent,high,normal,low" help:"urgent, high, normal or low."`
+	CC       []string       `sep:"," placeholder:"A,B" help:"Also deliver a copy to each of these agents."`
+	Thread   string         `placeholder:"ID" help:"Continue this thread (default: start a new one)."`
+	ReplyTo  string         `name:"reply-to" placeholder:"ID" help:"The id of the message this answers."`
+	Field    []string       `sep:"none" placeholder:"KEY=VALUE" help:"Put a \"Key: value\" line at the top of the body (repeatable), as protocol messages do. The value is the rest of the argument, commas and all."`
+	Nudge    bool           `help:"Also nudge each recipient about the message; the nudge is dropped unseen once the message is read."`
+	JSON     bool           `help:"Print each delivered copy as a JSON line instead of its id."`
+	WaitFor  string         `name:"wait-for" enum:",read,delivered" default:"" placeholder:"read|delivered" help:"After sending, block until every copy has been read, or until a live session was rung about it (receipts as JSON lines with --json)."`
+	Timeout  *time.Duration `placeholder:"D" help:"With --wait-for, give up after D: exit status 124; 0 looks once and does not wait. Default: wait until done."`
 }
 
 func (c *sendCmd) Help() string {
@@ -66,11 +70,20 @@ warning; the exit status stays 0, because the mail was delivered.`
 }
 
 func (c *sendCmd) Run(a *app) error {
-	if c.Timeout != 0 && c.WaitFor == "" {
+	if c.Timeout != nil && c.WaitFor == "" {
 		return usage("--timeout bounds --wait-for: give both, or neither", "--timeout without --wait-for")
+	}
+	if c.Timeout != nil && *c.Timeout < 0 {
+		return usage("write a duration such as 30s or 10m; 0 looks once", "--timeout must not be negative")
 	}
 	if c.From == "" {
 		return usage("pass --from AGENT, or set MAILFS_AGENT", "no sender given")
+	}
+	if strings.TrimSpace(c.Subject) == "" {
+		return usage("a subject is one line that says what the message is: -s 'MERGE_READY nux'", "the subject is empty")
+	}
+	if len(c.Subject) > maxSubject {
+		return usage("a subject is one line: put the rest in the body (-m)", "the subject is %d bytes; at most %d", len(c.Subject), maxSubject)
 	}
 	body, err := c.body(a.in, len(c.Field) > 0)
 	if err != nil {
@@ -106,14 +119,19 @@ func (c *sendCmd) Run(a *app) error {
 	return err
 }
 
+// waitContext is the context of a --wait-for: the command's, ended by
+// --timeout when given (0: already ended, so the wait looks once).
+func (c *sendCmd) waitContext(a *app) (context.Context, context.CancelFunc) {
+	if c.Timeout == nil {
+		return context.WithCancel(a.ctx)
+	}
+	return context.WithTimeout(a.ctx, *c.Timeout)
+}
+
 // waitRead blocks until every copy is read, or the timeout.
 func (c *sendCmd) waitRead(a *app, s *maildir.Store, sent []*maildir.Message) error {
-	ctx := a.ctx
-	if c.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
-		defer cancel()
-	}
+	ctx, cancel := c.waitContext(a)
+	defer cancel()
 	receipts, err := watch.WaitRead(ctx, s, sent)
 	if c.JSON {
 		for _, r := range receipts {
@@ -130,7 +148,7 @@ func (c *sendCmd) waitRead(a *app, s *maildir.Store, sent []*maildir.Message) er
 				unread++
 			}
 		}
-		return &exitStatus{code: exitTimeout, msg: fmt.Sprintf("timeout: %d of %d copies still unread after %v", unread, len(receipts), c.Timeout)}
+		return &exitStatus{code: exitTimeout, msg: fmt.Sprintf("timeout: %d of %d copies still unread after %v", unread, len(receipts), *c.Timeout)}
 	case a.ctx.Err() != nil:
 		return &exitStatus{code: exitError, msg: "error: interrupted before every copy was read"}
 	}
@@ -140,12 +158,8 @@ func (c *sendCmd) waitRead(a *app, s *maildir.Store, sent []*maildir.Message) er
 // waitDelivered blocks until every copy reached a live session, or the
 // timeout, and prints the receipts.
 func (c *sendCmd) waitDelivered(a *app, s *maildir.Store, sent []*maildir.Message) error {
-	ctx := a.ctx
-	if c.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
-		defer cancel()
-	}
+	ctx, cancel := c.waitContext(a)
+	defer cancel()
 	receipts, err := live.WaitDelivered(ctx, s, sent)
 	held := 0
 	for _, r := range receipts {
@@ -168,7 +182,7 @@ func (c *sendCmd) waitDelivered(a *app, s *maildir.Store, sent []*maildir.Messag
 	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		return &exitStatus{code: exitTimeout, msg: fmt.Sprintf("timeout: %d of %d copies not yet delivered to a live session after %v", held, len(receipts), c.Timeout)}
+		return &exitStatus{code: exitTimeout, msg: fmt.Sprintf("timeout: %d of %d copies not yet delivered to a live session after %v", held, len(receipts), *c.Timeout)}
 	case a.ctx.Err() != nil:
 		return &exitStatus{code: exitError, msg: "error: interrupted before every copy was delivered"}
 	}
