@@ -17,7 +17,7 @@ import (
 	"github.com/mailfs/mailfs/maildir"
 )
 
-var liveSyncs = flag.Int("live.syncs", 8, "syncs per host in TestTownSyncsUnderLiveAgents")
+var liveSyncs = flag.Int("live.syncs", 5, "syncs per host in TestTownSyncsUnderLiveAgents")
 
 // The proof that a sync never undoes a write: three hosts, each with its
 // agents working without pause *while* the host syncs in a process of its
