@@ -22,11 +22,15 @@ func (c *gascityCmd) Help() string {
 mail in mailfs: set GC_MAIL=exec:/path/to/mailfs-gascity (a link to the
 mailfs binary; the name selects this mode), or point it at a two-line
 script that runs "exec mailfs gascity "$@"". The root is $MAILFS_ROOT;
-else the city's, found as Gas City finds it ($GC_CITY, $GC_CITY_PATH or
-$GC_CITY_ROOT naming a city directory; else the city above $GC_DIR; else
-the city above the working directory: the nearest city.toml, else .gc/),
-at the nearest .chipset in or above the city, else <city>/.chipset; outside
-a city, the usual discovery from the working directory.`
+else the city's, found by Gas City's own chain, in its order: the --city
+and --rig of the gc command it runs under; $GC_CITY, $GC_CITY_PATH or
+$GC_CITY_ROOT naming a city directory; $GC_RIG through the rig registry
+($GC_HOME/cities.toml, default ~/.gc/cities.toml); the city above $GC_DIR;
+a registered rig at or above the working directory with a default city;
+the city above the working directory (the nearest city.toml, else .gc/,
+stopping below $HOME or $GC_CEILING_DIRECTORIES, never ~/.gc itself). The
+root is the nearest .chipset in or above the city, else <city>/.chipset;
+outside a city, the usual discovery from the working directory.`
 }
 
 func (c *gascityCmd) Run(a *app) error {
