@@ -245,3 +245,23 @@ func TestAnswersAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// The stop hook's block keeps the byte bound: with ten urgent messages and
+// --max-bytes 1024 it names as many as fit and counts the rest, in at most
+// 1024 bytes as the runtime receives them; unbounded it would be ~1,500.
+func TestStopAnswerIsBounded(t *testing.T) {
+	for _, rt := range []Runtime{Claude, Gemini, Plain} {
+		h, _ := newHandler(t)
+		h.MaxBytes = 1024
+		for i := range 10 {
+			send(t, h, fmt.Sprintf("MERGE_FAILED polecat-%02d: %s", i, strings.Repeat("conflict ", 8)), maildir.Urgent, "")
+		}
+		out := h.Handle(context.Background(), rt, Stop, "toast", Input{}).Output
+		if len(out) == 0 || len(out) > 1024 {
+			t.Fatalf("%s: the stop's answer is %d bytes; want 1 to 1024:\n%s", rt, len(out), out)
+		}
+		if !strings.Contains(string(out), "more (mailfs inbox toast --by priority)") {
+			t.Fatalf("%s: the cut answer does not count what it left out:\n%s", rt, out)
+		}
+	}
+}

@@ -393,3 +393,41 @@ func TestHookAgent(t *testing.T) {
 		t.Error("echo is not mailfs's")
 	}
 }
+
+// The read-back refuses a splice that went wrong, whatever went wrong: the
+// server's command or args not as asked, another setting changed or lost,
+// a file that no longer parses. (spliceMCP passes every case above, so
+// only a broken splice can show the guard holds.)
+func TestCodexEditIsReadBack(t *testing.T) {
+	old := "model = \"o3\"\n\n[mcp_servers.mailfs]\ncommand = \"/old\"\nstartup_timeout_sec = 20\n\n[mcp_servers.other]\ncommand = \"x\"\n"
+	for _, tc := range []struct {
+		name   string
+		splice func([]byte, string, []string) ([]byte, error)
+		want   string
+	}{
+		{"wrong args", func(b []byte, c string, _ []string) ([]byte, error) {
+			return spliceMCP(b, c, []string{"mcp"})
+		}, "the server did not read back"},
+		{"a user's key dropped", func(b []byte, c string, a []string) ([]byte, error) {
+			out, err := spliceMCP(b, c, a)
+			return []byte(strings.Replace(string(out), "startup_timeout_sec = 20\n", "", 1)), err
+		}, "other settings would change"},
+		{"another server changed", func(b []byte, c string, a []string) ([]byte, error) {
+			out, err := spliceMCP(b, c, a)
+			return []byte(strings.Replace(string(out), `command = "x"`, `command = "y"`, 1)), err
+		}, "other settings would change"},
+		{"not TOML any more", func(b []byte, c string, a []string) ([]byte, error) {
+			out, err := spliceMCP(b, c, a)
+			return append(out, "[["...), err
+		}, "could not be edited in place"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := checkedEdit([]byte(old), "/opt/bin/mailfs", []string{"mcp", "--agent", "nux"}, tc.splice); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("a broken splice: %v, want an error saying %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := checkedEdit([]byte(old), "/opt/bin/mailfs", []string{"mcp", "--agent", "nux"}, spliceMCP); err != nil {
+		t.Fatalf("the real splice: %v", err)
+	}
+}

@@ -25,11 +25,17 @@ var mcpServer = []string{"mcp_servers", "mailfs"}
 // refuse, such as a duplicate key) is refused, and the result is read back
 // to check that it holds exactly the old settings plus mailfs's.
 func editCodexMCP(old []byte, command string, args []string) ([]byte, error) {
+	return checkedEdit(old, command, args, spliceMCP)
+}
+
+// checkedEdit is editCodexMCP with its splice given: the read-back holds
+// whatever the splice did.
+func checkedEdit(old []byte, command string, args []string, splice func([]byte, string, []string) ([]byte, error)) ([]byte, error) {
 	var before map[string]any
 	if err := toml.Unmarshal(old, &before); err != nil {
 		return nil, fmt.Errorf("not TOML (%v)", tomlError(err))
 	}
-	out, err := spliceMCP(old, command, args)
+	out, err := splice(old, command, args)
 	if err != nil {
 		return nil, err
 	}
