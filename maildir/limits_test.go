@@ -3,9 +3,11 @@ package maildir_test
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mailfs/mailfs/maildir"
 )
@@ -105,4 +107,76 @@ func countFiles(t *testing.T, dir string) int {
 		}
 	}
 	return n
+}
+
+// For random sizes up to the send limit, every message Send accepted stays
+// readable, whole, and within MaxSize after every verb that rewrites it:
+// claim (by agents of every name length), mark read and unread, release.
+func TestEveryAcceptedSizeSurvivesEveryRewrite(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 7))
+	ts := newStore(t)
+	ts.CreateQueue("work")
+	q := mbox("queue:work")
+	for i := range 24 {
+		var size int
+		switch i % 3 {
+		case 0: // near the limit, where it matters
+			size = maildir.MaxSize - maildir.EditRoom - 400 - rng.IntN(2000)
+		case 1:
+			size = rng.IntN(maildir.MaxSize)
+		default:
+			size = rng.IntN(4096)
+		}
+		// Bodies that JSON escapes grow: quotes, backslashes, control
+		// characters, non-ASCII.
+		pieces := []string{"x", `"`, `\`, "\n", "é", "\u2028", "<"}
+		var b strings.Builder
+		for b.Len() < size {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		sent, err := ts.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: fmt.Sprint("item ", i), Body: b.String()})
+		if errors.Is(err, maildir.ErrTooLarge) {
+			continue // refused whole: nothing to keep readable
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, body := sent[0].ID, sent[0].Body
+		agent := mbox(strings.Repeat("a", 1+rng.IntN(64)))
+		check := func(box maildir.Address, after string) {
+			t.Helper()
+			got, err := ts.Get(box, id)
+			if err != nil || got.Body != body {
+				t.Fatalf("item %d (%d bytes of body) after %s: unreadable or changed: %v", i, len(body), after, err)
+			}
+			if st, err := os.Stat(ts.path(got.Path)); err != nil || st.Size() > maildir.MaxSize {
+				t.Fatalf("item %d after %s: the file is past MaxSize: %v", i, after, err)
+			}
+		}
+		m, err := ts.Claim(q, agent)
+		if err != nil || m.ID != id {
+			t.Fatalf("claim of item %d: %v", i, err)
+		}
+		check(agent, "claim")
+		for _, step := range []struct {
+			name string
+			op   func(maildir.Address, string) (*maildir.Message, error)
+		}{{"mark-read", ts.MarkRead}, {"mark-unread", ts.MarkUnread}, {"mark-read", ts.MarkRead}} {
+			if _, err := step.op(agent, id); err != nil {
+				t.Fatalf("%s of item %d: %v", step.name, i, err)
+			}
+			check(agent, step.name)
+		}
+		if _, err := ts.Release(agent, id); err != nil {
+			t.Fatalf("release of item %d: %v", i, err)
+		}
+		check(q, "release")
+		// Claimed again, for good: the queue is left empty for the next.
+		if _, err := ts.Claim(q, agent); err != nil {
+			t.Fatalf("second claim of item %d: %v", i, err)
+		}
+		check(agent, "a second claim")
+	}
 }

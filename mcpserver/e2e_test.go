@@ -413,3 +413,59 @@ func TestInboxIsBoundedInBytes(t *testing.T) {
 		}
 	}
 }
+
+// Every framing in a table of malformed input is answered or passed over,
+// and never ends the session: the request after all of them is answered,
+// and the server exits 0 when stdin closes.
+func TestMalformedFramingsTable(t *testing.T) {
+	bin := buildMailfs(t)
+	root := filepath.Join(t.TempDir(), ".chipset")
+	bad := []struct{ line, code string }{
+		{`[]`, "-32600"},
+		{`[1,2,3]`, "-32600"},
+		{`{}`, "-32600"},
+		{`"a string"`, "-32600"},
+		{`null`, "-32600"},
+		{`123`, "-32600"},
+		{`{"jsonrpc":"2.0"}`, "-32600"},
+		{`{"jsonrpc":"1.0","id":7,"method":"tools/list"}`, "-32600"},
+		{`{"jsonrpc":"2.0","id":8,"method":`, "-32700"},
+		{`{"jsonrpc":"2.0","id":9,"method":"tools/list"}}`, "-32700"},
+		{"\xef\xbb\xbf{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/list\"}", "-32700"}, // a byte order mark
+		{"\xff\xfe", "-32700"},
+		{`[{"jsonrpc":"2.0","id":11,"method":"tools/list"},"junk"]`, "-32600"},
+		{`{"jsonrpc":"2.0","id":12,"method":"no/such/method"}`, "-32601"},
+		{"", ""},    // blank lines are passed over
+		{"   ", ""}, // so are lines of spaces
+	}
+	lines := []string{initLine, initializedLine}
+	for _, b := range bad {
+		lines = append(lines, b.line)
+	}
+	lines = append(lines, `{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"inbox","arguments":{}}}`+"\r")
+	got := runLines(t, bin, root, lines...)
+	codes := map[string]int{}
+	answered := map[float64]bool{}
+	for _, v := range got {
+		if e, _ := v["error"].(map[string]any); e != nil {
+			codes[fmt.Sprint(e["code"])]++
+		}
+		if id, ok := v["id"].(float64); ok && v["result"] != nil {
+			answered[id] = true
+		}
+	}
+	want := map[string]int{}
+	for _, b := range bad {
+		if b.code != "" {
+			want[b.code]++
+		}
+	}
+	for code, n := range want {
+		if codes[code] < n {
+			t.Errorf("%d errors %s, want at least %d: %v", codes[code], code, n, got)
+		}
+	}
+	if !answered[11] || !answered[99] {
+		t.Fatalf("the good request in a batch (11) or the last one (99, CRLF) was not answered: %v", got)
+	}
+}
