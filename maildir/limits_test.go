@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mailfs/mailfs/internal/durable"
 
 	"github.com/mailfs/mailfs/maildir"
 )
@@ -178,5 +182,46 @@ func TestEveryAcceptedSizeSurvivesEveryRewrite(t *testing.T) {
 			t.Fatalf("second claim of item %d: %v", i, err)
 		}
 		check(agent, "a second claim")
+	}
+}
+
+// thread KEY for a key that is no message's id (a thread a sender named)
+// follows the thread index as an id does: once the indexes are built, it
+// lists no folder, however many there are; a prefix is resolved only when
+// no message belongs to such a thread.
+func TestThreadByKeyListsNoFolder(t *testing.T) {
+	var listed atomic.Int64
+	dir := filepath.Join(t.TempDir(), ".chipset")
+	ts := openStore(t, dir, durable.WithListHook(func(string) { listed.Add(1) }))
+	maildir.SetRacyWindow(ts.Store, -1) // trust a fresh index on its stamp
+	for i := range 40 {
+		agent := fmt.Sprintf("polecat-%02d", i)
+		for j := range 3 {
+			if _, err := ts.Send(&maildir.Message{From: "mayor", To: agent, Subject: fmt.Sprint("work ", j), Body: "b"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, to := range []string{"polecat-03", "polecat-17", "polecat-31"} {
+		if _, err := ts.Send(&maildir.Message{From: "mayor", To: to, Subject: "the plan", Body: "b", Thread: "convoy-7"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := ts.Thread("convoy-7"); err != nil || len(got) != 3 {
+		t.Fatalf("thread convoy-7: %d messages, %v; want 3", len(got), err)
+	}
+	listed.Store(0)
+	got, err := ts.Thread("convoy-7")
+	if err != nil || len(got) != 3 {
+		t.Fatalf("thread convoy-7 again: %d messages, %v; want 3", len(got), err)
+	}
+	// The list of mailboxes, queues and channels: 3; never one per folder.
+	if n := listed.Load(); n > 3 {
+		t.Fatalf("thread KEY listed %d folders with every index fresh; want the 3 lists of folders", n)
+	}
+	// A prefix of an id still resolves, when no thread has that key.
+	first := got[0].ID
+	if th, err := ts.Thread(first[:len(first)-3]); err != nil || len(th) != 3 {
+		t.Fatalf("thread by a prefix of %s: %d, %v", first, len(th), err)
 	}
 }

@@ -76,7 +76,11 @@ func (s *Store) ReplyTo(orig *Message, r *Message) ([]*Message, error) {
 // their archives, for callers that have an id but no recipient. id is
 // resolved as [Store.Get] does, across all of them; an id present in
 // several folders is ambiguous.
-func (s *Store) Find(id string) (*Message, error) {
+func (s *Store) Find(id string) (*Message, error) { return s.find(id, true) }
+
+// find is Find; with prefixes false an id that is no message's whole id is
+// not found, without the listing of every folder that a prefix costs.
+func (s *Store) find(id string, prefixes bool) (*Message, error) {
 	if _, err := ParseID(id); err != nil {
 		return nil, err
 	}
@@ -113,7 +117,7 @@ func (s *Store) Find(id string) (*Message, error) {
 			found = append(found, m)
 		}
 	}
-	if len(found) == 0 {
+	if len(found) == 0 && prefixes {
 		for _, a := range boxes {
 			m, err := s.Get(a, id)
 			if errors.Is(err, ErrNotFound) {
@@ -163,19 +167,37 @@ func (s *Store) findExact(b Address, id string, parent *durable.Dir) (*Message, 
 // Thread returns every message of the conversation that id belongs to, in
 // every mailbox, queue and channel and their archives, oldest first. id may be any message of the
 // thread (resolved as [Find] does) or the thread's id itself.
+//
+// A whole message id is looked up exactly; an id that is no message's is
+// first taken as a thread key, through each folder's thread index; only
+// when no message belongs to such a thread is it resolved as a prefix,
+// which lists every folder.
 func (s *Store) Thread(id string) ([]*Message, error) {
-	key, err := ParseID(id)
-	if err != nil {
+	if _, err := ParseID(id); err != nil {
 		return nil, err
 	}
-	if m, err := s.Find(id); err == nil {
-		key = m.ID
-		if m.Thread != "" {
-			key = m.Thread
-		}
-	} else if !errors.Is(err, ErrNotFound) {
+	m, err := s.find(id, false)
+	switch {
+	case err == nil:
+		return s.threadOf(threadKey(m), id)
+	case !errors.Is(err, ErrNotFound):
 		return nil, err
 	}
+	thread, err := s.threadOf(id, id)
+	if !errors.Is(err, ErrNotFound) {
+		return thread, err
+	}
+	if m, ferr := s.Find(id); ferr == nil {
+		return s.threadOf(threadKey(m), id)
+	} else if !errors.Is(ferr, ErrNotFound) {
+		return nil, ferr
+	}
+	return nil, err
+}
+
+// threadOf returns the messages of thread key in every folder, oldest
+// first; id is what the caller asked for, for the error.
+func (s *Store) threadOf(key, id string) ([]*Message, error) {
 	boxes, err := s.boxes()
 	if err != nil {
 		return nil, err

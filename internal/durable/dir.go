@@ -58,6 +58,7 @@ type Root struct {
 	fault   func(Step, string) error
 	fsyncFn func(fd int) error // nil: unix.Fsync
 	forced  bool               // fallbacks forced, by a test
+	onList  func(path string)  // told of each directory listing, by a test
 	refused atomic.Bool        // the file system refused the renameat2 flags
 }
 
@@ -242,6 +243,7 @@ func (d *Dir) Close() error { return d.f.Close() }
 // itself, without a stat per entry. Each is not safe for concurrent use on
 // one Dir.
 func (d *Dir) Each(f func(fs.DirEntry)) error {
+	d.listed()
 	if _, err := d.f.Seek(0, io.SeekStart); err != nil {
 		return d.err("seek", "", err)
 	}
@@ -750,4 +752,11 @@ func (d *Dir) SetTimes(name string, t time.Time) error {
 	}
 	ts := []unix.Timespec{unix.NsecToTimespec(t.UnixNano()), unix.NsecToTimespec(t.UnixNano())}
 	return d.wrap("chtimes", name, unix.UtimesNanoAt(d.fd, name, ts, unix.AT_SYMLINK_NOFOLLOW))
+}
+
+// listed tells a test's WithListHook that d is being listed.
+func (d *Dir) listed() {
+	if d.root != nil && d.root.onList != nil {
+		d.root.onList(d.path)
+	}
 }

@@ -56,6 +56,7 @@ func (d *Dir) Scan(f func(name []byte, ino uint64, typ fs.FileMode)) error {
 }
 
 func (d *Dir) getdents(f func(name []byte, ino uint64, typ byte)) error {
+	d.listed()
 	if _, err := unix.Seek(d.fd, 0, io.SeekStart); err != nil {
 		return d.err("seek", "", err)
 	}

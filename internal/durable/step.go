@@ -66,3 +66,7 @@ func (r *Root) step(s Step, path string) error {
 	}
 	return r.fault(s, path)
 }
+
+// WithListHook has f told the path of every directory listed (getdents or
+// ReadDir), for tests that hold a reader to the listings it promises.
+func WithListHook(f func(path string)) Option { return func(r *Root) { r.onList = f } }
