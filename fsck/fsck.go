@@ -502,6 +502,14 @@ func (c *checker) dotFile(d *durable.Dir, name string) {
 		return
 	}
 	if orig, ok := durable.IsSwap(name); ok {
+		// Cut between the link and the unlink that set the file aside (a
+		// file system without renameat2's flags): the rewrite had not
+		// begun, and the file is still whole under its own name.
+		if o, err := d.Lstat(orig); err == nil && st.Nlink > 1 && o.Dev == st.Dev && o.Ino == st.Ino {
+			f := c.report(Swap, d.Join(name), "a second name of "+orig+", left by a rewrite cut short before it began (claims pass over a file with two names)")
+			c.fix(f, "removed the second name", func() error { return c.unlinkSecond(d, name, orig, st) })
+			return
+		}
 		f := c.report(Swap, d.Join(name), "set aside by a rewrite that did not finish")
 		c.fix(f, "", func() error {
 			if err := d.Move(name, d, orig); err == nil {
@@ -516,6 +524,17 @@ func (c *checker) dotFile(d *durable.Dir, name string) {
 		})
 		return
 	}
+	// A temp that is also a message: a write cut between the link that
+	// put the message in place and the unlink of its temp (the fallback
+	// rename). The message is whole and durable; its second name makes
+	// claims pass it over, so it goes at once, whatever its age.
+	if st.Nlink > 1 && st.Mode.IsRegular() {
+		if other := sameFile(d, name, st); other != "" {
+			f := c.report(Temp, d.Join(name), "a temp that is also "+d.Join(other)+": a write cut between its link and its unlink (claims pass over a file with two names)")
+			c.fix(f, "removed the temp's name", func() error { return c.unlinkSecond(d, name, other, st) })
+			return
+		}
+	}
 	if c.now.Sub(st.ModTime) < c.opt.TempAge || d.Path() == "" && name == ".gitignore" {
 		return
 	}
@@ -525,6 +544,39 @@ func (c *checker) dotFile(d *durable.Dir, name string) {
 	}
 	f := c.report(Temp, d.Join(name), fmt.Sprintf("a temp file %v old", c.now.Sub(st.ModTime).Round(time.Minute)))
 	c.fix(f, "removed", func() error { return d.Remove(name) })
+}
+
+// sameFile returns the name of a message file in d that is the same file
+// as name (whose stat is st), or "".
+func sameFile(d *durable.Dir, name string, st durable.Stat) string {
+	found := ""
+	d.Scan(func(n []byte, ino uint64, typ fs.FileMode) {
+		if found == "" && ino == st.Ino && typ.IsRegular() && string(n) != name && !strings.HasPrefix(string(n), ".") {
+			found = string(n)
+		}
+	})
+	return found
+}
+
+// unlinkSecond removes name, a second name of keep (the file whose stat is
+// st), under d's lock, which a writer in the middle of a fallback rename
+// holds: after it is taken, name is removed only if it and keep are still
+// the one file.
+func (c *checker) unlinkSecond(d *durable.Dir, name, keep string, st durable.Stat) error {
+	unlock, err := d.Lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	a, aerr := d.Lstat(name)
+	b, berr := d.Lstat(keep)
+	if aerr != nil || berr != nil || a.Ino != st.Ino || b.Ino != st.Ino || a.Dev != b.Dev {
+		return nil // finished meanwhile
+	}
+	if err := d.Remove(name); err != nil {
+		return err
+	}
+	return d.Sync()
 }
 
 // nudges checks the nudge queues: orphaned claims, files that are not

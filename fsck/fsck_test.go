@@ -1,6 +1,7 @@
 package fsck_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -301,4 +302,80 @@ func TestSharedNudgeQueueLink(t *testing.T) {
 	if slices.Contains(got, "not-regular runtime/nudge/toast") || !slices.ContainsFunc(got, func(k string) bool { return strings.HasPrefix(k, "invalid ") && strings.HasSuffix(k, "a1b2c3d4.json") }) {
 		t.Fatalf("findings: %v", got)
 	}
+}
+
+// On a file system without renameat2's flags mailfs renames by link, then
+// unlink. Each cut between the two, then fsck --repair, then claim: every
+// item is claimed exactly once. (An older copy set aside, which only the
+// fallback's claims trip on, is maildir's TestFallbackSwapLeftoverIsPassedOver.)
+func TestFallbackCutsAreRepairedThenClaimable(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		second string // the other name a cut left on the item
+		same   bool   // the same file (a link), or an older copy
+	}{
+		{"a claim's rewrite cut after its first link", ".mailfs-swap.%s", true},
+		{"a send cut between link and unlink: a young temp", ".tmp-%s-12345", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTree(t)
+			s, err := maildir.Open(tr.dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			var warned []string
+			s.Warn = func(err error) { warned = append(warned, err.Error()) }
+			s.CreateQueue("work")
+			sent, err := s.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "the one item"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := sent[0].ID
+			item := tr.path("state/queue/work/" + id + ".json")
+			second := tr.path("state/queue/work/" + fmt.Sprintf(tc.second, id+".json"))
+			if tc.same {
+				if err := os.Link(item, second); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				data, _ := os.ReadFile(item)
+				os.WriteFile(second, data, 0o600)
+			}
+			// Before the repair: the item is passed over, with a warning
+			// that names it, never claimed twice, never an error.
+			_, err = s.Claim(mbox("queue:work"), mbox("toast"))
+			if !errors.Is(err, maildir.ErrQueueEmpty) {
+				t.Fatalf("claim before the repair: %v, want ErrQueueEmpty (the item passed over)", err)
+			}
+			if !slices.ContainsFunc(warned, func(w string) bool { return strings.Contains(w, id) }) {
+				t.Fatalf("the item was passed over silently: %q", warned)
+			}
+			found := tr.check(true)
+			if len(found) == 0 {
+				t.Fatal("fsck found nothing")
+			}
+			if again := tr.check(false); len(again) != 0 {
+				t.Fatalf("after the repair: %v", keys(again))
+			}
+			m, err := s.Claim(mbox("queue:work"), mbox("toast"))
+			if err != nil || m.ID != id {
+				t.Fatalf("claim after the repair: %v", err)
+			}
+			if _, err := s.Claim(mbox("queue:work"), mbox("nux")); !errors.Is(err, maildir.ErrQueueEmpty) {
+				t.Fatalf("a second claim: %v, want ErrQueueEmpty", err)
+			}
+			if st, err := os.Stat(tr.path("state/mail/toast/" + id + ".json")); err != nil || st.Sys().(*syscall.Stat_t).Nlink != 1 {
+				t.Fatalf("the claimed item: %v, links %v", err, st)
+			}
+		})
+	}
+}
+
+func mbox(s string) maildir.Address {
+	a, err := maildir.ParseMailbox(s)
+	if err != nil {
+		panic(err)
+	}
+	return a
 }

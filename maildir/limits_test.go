@@ -6,11 +6,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mailfs/mailfs/fsck"
 	"github.com/mailfs/mailfs/internal/durable"
 
 	"github.com/mailfs/mailfs/maildir"
@@ -223,5 +225,40 @@ func TestThreadByKeyListsNoFolder(t *testing.T) {
 	first := got[0].ID
 	if th, err := ts.Thread(first[:len(first)-3]); err != nil || len(th) != 3 {
 		t.Fatalf("thread by a prefix of %s: %d, %v", first, len(th), err)
+	}
+}
+
+// On a file system without renameat2's flags, an older copy a cut-short
+// rewrite left aside (.mailfs-swap.NAME) makes a claim pass that item over,
+// with a warning naming it, instead of failing every claim on the queue;
+// after fsck --repair the item is claimed, once.
+func TestFallbackSwapLeftoverIsPassedOver(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".chipset")
+	ts := openStore(t, dir, durable.WithFallback())
+	ts.CreateQueue("work")
+	first := ts.send(t, "mayor", "queue:work", "first")
+	second := ts.send(t, "mayor", "queue:work", "second")
+	item := ts.path("state/queue/work/" + first.ID + ".json")
+	data, _ := os.ReadFile(item)
+	if err := os.WriteFile(ts.path("state/queue/work/"+durable.SwapPrefix+first.ID+".json"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, err := ts.Claim(mbox("queue:work"), mbox("toast"))
+	if err != nil || m.ID != second.ID {
+		t.Fatalf("claim with a leftover aside: %v (%v); want the next item", err, m)
+	}
+	if w := ts.warnings(); !slices.ContainsFunc(w, func(e error) bool {
+		return strings.Contains(e.Error(), first.ID) && errors.Is(e, maildir.ErrUnfinishedMove)
+	}) {
+		t.Fatalf("the passed-over item was not named: %v", w)
+	}
+	if _, err := fsck.Check(dir, fsck.Options{Repair: true}); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := ts.Claim(mbox("queue:work"), mbox("toast")); err != nil || m.ID != first.ID {
+		t.Fatalf("claim after fsck --repair: %v (%v)", err, m)
+	}
+	if _, err := ts.Claim(mbox("queue:work"), mbox("nux")); !errors.Is(err, maildir.ErrQueueEmpty) {
+		t.Fatalf("a third claim: %v, want ErrQueueEmpty", err)
 	}
 }

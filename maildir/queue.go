@@ -146,6 +146,12 @@ func (s *Store) claim(q, a Address, request string) (*Message, error) {
 			switch {
 			case errors.Is(err, fs.ErrNotExist), errors.Is(err, durable.ErrChanged):
 				continue // deleted or rewritten under us: not this one
+			case errors.Is(err, fs.ErrExist):
+				// A file system without renameat2's flags, and a rewrite of
+				// this item cut short: its set-aside copy is in the way.
+				// Not this one; fsck --repair puts it right.
+				s.warn(src.Join(name), fmt.Errorf("%w (%s%s is in the way: mailfs fsck --repair)", ErrUnfinishedMove, durable.SwapPrefix, name))
+				continue
 			case err != nil && isFileError(err):
 				s.warn(src.Join(name), Reason(err))
 				continue
