@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -260,5 +261,70 @@ func TestFallbackSwapLeftoverIsPassedOver(t *testing.T) {
 	}
 	if _, err := ts.Claim(mbox("queue:work"), mbox("nux")); !errors.Is(err, maildir.ErrQueueEmpty) {
 		t.Fatalf("a third claim: %v, want ErrQueueEmpty", err)
+	}
+}
+
+// A claim holds the queue's claim lock from its listing to the cursor it
+// leaves: a release that comes while a claim is moving its item waits for
+// the claim, so the stamp the claim leaves never hides the released item,
+// and the next claim takes it (it is the oldest).
+func TestClaimHoldsTheQueueLock(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".chipset")
+	var armed atomic.Bool
+	var once sync.Once
+	released := make(chan error, 1)
+	var other *maildir.Store
+	var back string
+	ts := openStore(t, dir, durable.WithFault(func(step durable.Step, path string) error {
+		if step == durable.StepSyncDir && strings.HasSuffix(path, "state/mail/toast") && armed.Load() {
+			once.Do(func() {
+				// The claim has moved its item and not yet left its
+				// cursor: a release now must wait for it.
+				go func() { _, err := other.Release(mbox("nux"), back); released <- err }()
+				select {
+				case err := <-released:
+					released <- err // it landed inside the claim: the lock is gone
+				case <-time.After(300 * time.Millisecond):
+				}
+			})
+		}
+		return nil
+	}))
+	maildir.SetRacyWindow(ts.Store, -1)
+	if fine, err := maildir.FineClock(ts.Store); err != nil || !fine {
+		t.Skipf("this file system's clock does not give every change a new ctime (%v): claims list every time, and there is no cursor to hide an item", err)
+	}
+	var err error
+	if other, err = maildir.Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	ts.CreateQueue("work")
+	for i := range 40 {
+		ts.send(t, "mayor", "queue:work", fmt.Sprint("item ", i))
+	}
+	first, err := ts.Claim(mbox("queue:work"), mbox("nux"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	back = first.ID
+	armed.Store(true)
+	if _, err := ts.Claim(mbox("queue:work"), mbox("toast")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-released:
+		if err != nil {
+			t.Fatalf("release: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the release never finished")
+	}
+	next, err := ts.Claim(mbox("queue:work"), mbox("toast"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.ID != back {
+		t.Fatalf("the claim after a release took %s (%q); want the released item %s, the oldest", next.ID, next.Subject, back)
 	}
 }
