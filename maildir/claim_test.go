@@ -107,6 +107,13 @@ var claimOps = map[string]struct {
 			return err
 		},
 	},
+	"send": { // to queue:work, which the test made
+		setup: func(t *testing.T, s *maildir.Store) string { return "" },
+		run: func(s *maildir.Store, _ string) error {
+			_, err := s.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "the job"})
+			return err
+		},
+	},
 	"release": {
 		setup: func(t *testing.T, s *maildir.Store) string {
 			s.CreateQueue("work")

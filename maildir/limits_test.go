@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -326,5 +329,58 @@ func TestClaimHoldsTheQueueLock(t *testing.T) {
 	}
 	if next.ID != back {
 		t.Fatalf("the claim after a release took %s (%q); want the released item %s, the oldest", next.ID, next.Subject, back)
+	}
+}
+
+// A send to a queue killed (SIGKILL) at every fault point of its write, on
+// a file system without renameat2's flags (so one kill lands between the
+// rename's link and its unlink, leaving the item under its name and its
+// temp's): fsck --repair, then claims, hand out what was written exactly
+// once, the temp's second name never making the item unclaimable.
+func TestFallbackSendKilledAtEveryStepIsClaimableOnce(t *testing.T) {
+	points := 0
+	{
+		ts := newStore(t)
+		ts.CreateQueue("work")
+		counted := ts.reopen(t, durable.WithFallback(), durable.WithFault(func(durable.Step, string) error { points++; return nil }))
+		if err := claimOps["send"].run(counted.Store, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	linked := 0
+	for n := 1; n <= points; n++ {
+		ts := newStore(t)
+		ts.CreateQueue("work")
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "MAILDIR_TEST_CHILD=nth", "ROOT="+ts.dir, "OP=send", "N="+strconv.Itoa(n), "FALLBACK=1", "GORACE=atexit_sleep_ms=0")
+		out, err := cmd.Output()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+			t.Fatalf("point %d: the child was not killed: %v %s", n, err, out)
+		}
+		entries, _ := os.ReadDir(ts.path("state/queue/work"))
+		items := 0
+		for _, e := range entries {
+			if !strings.HasPrefix(e.Name(), ".") {
+				items++
+				if info, _ := e.Info(); info != nil && info.Sys().(*syscall.Stat_t).Nlink > 1 {
+					linked++
+				}
+			}
+		}
+		if _, err := fsck.Check(ts.dir, fsck.Options{Repair: true}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range items {
+			if _, err := ts.Claim(mbox("queue:work"), mbox("toast")); err != nil {
+				t.Fatalf("point %d: claim %d of %d after the repair: %v", n, i+1, items, err)
+			}
+		}
+		if _, err := ts.Claim(mbox("queue:work"), mbox("nux")); !errors.Is(err, maildir.ErrQueueEmpty) {
+			t.Fatalf("point %d: a claim past the %d written: %v", n, items, err)
+		}
+	}
+	if linked == 0 {
+		t.Fatal("no kill left the item under two names: the link step was never hit")
 	}
 }
