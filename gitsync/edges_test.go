@@ -153,6 +153,24 @@ func TestRemoteRewrittenIsRefused(t *testing.T) {
 	if got := stateFiles(t, b.store); len(got) != len(files) {
 		t.Errorf("the tree changed: %d files, had %d", len(got), len(files))
 	}
+	// The refusal sticks: every later sync (the next --every tick) refuses
+	// the same and changes nothing, and the remote keeps the rewrite.
+	for i := range 2 {
+		if _, err := b.sync.Sync(context.Background()); !errors.Is(err, gitsync.ErrRewritten) {
+			t.Fatalf("sync %d after the refusal = %v; want it refused again", i+2, err)
+		}
+	}
+	if got := gitRun(t, b.store.Dir(), "rev-parse", "HEAD"); got != head {
+		t.Error("HEAD moved on a later sync")
+	}
+	if got := strings.TrimSpace(gitRun(t, tw.remote, "rev-parse", "refs/heads/main")); got != empty {
+		t.Errorf("a later sync pushed over the rewrite: the remote is at %s", got)
+	}
+	// The person puts the branch back, as the refusal says: syncs go on.
+	gitRun(t, b.store.Dir(), "push", "--force", tw.remote, strings.TrimSpace(head)+":refs/heads/main")
+	b.syncOK(t)
+	a.syncOK(t)
+	l.check(t, a, b)
 }
 
 // Two hosts claim one home before either syncs, and both change its

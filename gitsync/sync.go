@@ -294,15 +294,22 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 	remote, branch := rep.Remote, rep.Branch
 	tracking := "refs/remotes/" + remote + "/" + branch
 	known := g.rev(ctx, tracking) // the remote as this host last saw it
+	// The fetch lands beside the tracking ref, which moves only once the
+	// new history is accepted: a refused rewrite is refused again at every
+	// sync, until a person acts (see lineage).
+	fetched := "refs/mailfs/fetched/" + remote + "/" + branch
 	s.step("fetching %s %s", remote, branch)
-	if _, err := g.run(ctx, "fetch", "-q", "--no-tags", remote, "+refs/heads/"+branch+":"+tracking); err != nil {
+	// --refmap= keeps git from updating the tracking ref itself, as it
+	// does for a configured remote.
+	if _, err := g.run(ctx, "fetch", "-q", "--no-tags", "--refmap=", remote, "+refs/heads/"+branch+":"+fetched); err != nil {
 		var ge *GitError
 		if !errors.As(err, &ge) || !strings.Contains(ge.Stderr, "couldn't find remote ref") {
 			return false, err
 		}
 		// An empty remote: this host's commit starts it.
+		g.ok(ctx, "update-ref", "-d", fetched)
 	}
-	upstream := g.rev(ctx, tracking)
+	upstream := g.rev(ctx, fetched)
 	head := g.rev(ctx, "HEAD")
 	empty, err := g.emptyTree(ctx)
 	if err != nil {
@@ -314,6 +321,11 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 	theirs, base, err := s.lineage(ctx, g, rep, known, upstream, head, empty)
 	if err != nil {
 		return false, err
+	}
+	if upstream != "" && upstream != known {
+		if _, err := g.run(ctx, "update-ref", tracking, upstream); err != nil {
+			return false, err
+		}
 	}
 
 	pruned, err := s.prune(ctx, g, head)
@@ -483,8 +495,8 @@ func (s *Syncer) lineage(ctx context.Context, g *git, rep *Report, known, upstre
 				rep.Recovered = append(rep.Recovered, msg)
 				return upstream, knownTree, nil
 			default:
-				return "", "", fmt.Errorf("%w: %s/%s no longer holds %.12s, which this host last synced, and its files differ; nothing was changed. If the rewrite was a mistake, put the branch back from this host: git -C %s push --force %s %s:refs/heads/%s",
-					ErrRewritten, rep.Remote, rep.Branch, known, g.dir, rep.Remote, known, rep.Branch)
+				return "", "", fmt.Errorf("%w: %s/%s no longer holds %.12s, which this host last synced, and its files differ; nothing was changed, and every sync refuses the same until a person acts. If the rewrite was a mistake, put the branch back from this host: git -C %s push --force %s %s:refs/heads/%s. If it is meant, this host starts again from it: move %s aside, then mailfs init and mailfs sync there (what this host had that the remote lacks stays in the old folder)",
+					ErrRewritten, rep.Remote, rep.Branch, known, g.dir, rep.Remote, known, rep.Branch, g.dir)
 			}
 		}
 	}
