@@ -63,8 +63,25 @@ func (s *Syncer) settle(g *git, rep *Report, ours, theirs map[string]change) (*p
 		}
 	}
 	if len(both) > 0 {
+		// Taking the remote's version of a path it deleted (or moved) is
+		// removing it here: git checkout would find no such path there.
+		var gone, changed []string
+		for _, path := range both {
+			if theirs[path].status == 'D' {
+				gone = append(gone, path)
+			} else {
+				changed = append(changed, path)
+			}
+		}
+		var take []string
+		if len(changed) > 0 {
+			take = append(take, "git -C "+g.dir+" checkout "+tracking+" -- "+strings.Join(changed, " "))
+		}
+		if len(gone) > 0 {
+			take = append(take, "(cd "+g.dir+" && rm -- "+strings.Join(gone, " ")+")")
+		}
 		return nil, &ConflictError{Paths: both, Why: "changed on this host and on another",
-			Fix: "keep one version: to take the remote's, git -C " + g.dir + " checkout " + tracking + " -- PATH; to keep this host's, make the same change on the host that pushed, then sync"}
+			Fix: "keep one version: to take the remote's, " + strings.Join(take, "; ") + ", then mailfs sync; to keep this host's, make the same change on the host that pushed, then sync"}
 	}
 
 	// This host's changes under a home it lost, and adds that were the

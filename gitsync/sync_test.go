@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -170,6 +171,43 @@ func TestBothChangedStopsWithNothingChanged(t *testing.T) {
 	// Settled by taking alpha's version: the next sync works.
 	gitRun(t, b.store.Dir(), "checkout", "origin/main", "--", ".gitignore")
 	b.syncOK(t)
+}
+
+// A conflict's fix runs as written, also where the remote deleted (or
+// moved) the path: the hint says rm for those, never a checkout of a path
+// the remote no longer has.
+func TestConflictHintRunsAsWritten(t *testing.T) {
+	_, a, b := twoHosts(t)
+	write(t, a, ".gitignore", read(t, a, ".gitignore")+"# alpha\n")
+	write(t, a, "notes.txt", "alpha's notes\n")
+	a.syncOK(t)
+	b.syncOK(t)
+	// alpha changes .gitignore again and deletes notes.txt; beta changes both.
+	write(t, a, ".gitignore", read(t, a, ".gitignore")+"# alpha again\n")
+	must(t, os.Remove(filepath.Join(a.store.Dir(), "notes.txt")))
+	a.syncOK(t)
+	write(t, b, ".gitignore", read(t, b, ".gitignore")+"# beta\n")
+	write(t, b, "notes.txt", "beta's notes\n")
+	_, err := b.sync.Sync(context.Background())
+	var ce *gitsync.ConflictError
+	if !errors.As(err, &ce) || len(ce.Paths) != 2 {
+		t.Fatalf("sync = %v", err)
+	}
+	_, take, ok := strings.Cut(ce.Fix, "to take the remote's, ")
+	take, _, _ = strings.Cut(take, ", then mailfs sync")
+	if !ok || !strings.Contains(take, "rm -- notes.txt") || strings.Contains(take, "-- notes.txt .gitignore") {
+		t.Fatalf("the fix: %q", ce.Fix)
+	}
+	if out, err := exec.Command("sh", "-c", take).CombinedOutput(); err != nil {
+		t.Fatalf("the fix as written: %v\n%s", err, out)
+	}
+	b.syncOK(t)
+	if _, err := os.Stat(filepath.Join(b.store.Dir(), "notes.txt")); !os.IsNotExist(err) {
+		t.Fatalf("notes.txt is back: %v", err)
+	}
+	if !strings.HasSuffix(read(t, b, ".gitignore"), "# alpha again\n") {
+		t.Fatalf("beta did not take alpha's .gitignore")
+	}
 }
 
 // Agents keep working while a sync runs: at every step of the cycle an
