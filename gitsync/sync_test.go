@@ -380,3 +380,25 @@ func TestSyncReportsAMessageInTwoPlaces(t *testing.T) {
 		t.Fatalf("duplicates %v", rep.Duplicates)
 	}
 }
+
+// A registration travels: an agent added on one host ("mailfs agent add":
+// an empty mailbox, which git does not keep, and a home record) is known
+// on the other after both sync, and a first send there is no new mailbox.
+func TestRegistrationTravels(t *testing.T) {
+	_, a, b := twoHosts(t)
+	_, err := a.store.AddAgent("newguy")
+	must(t, err)
+	must(t, a.store.ClaimHome(agent("newguy")))
+	a.syncOK(t)
+	b.syncOK(t)
+	before, err := b.store.Agents()
+	must(t, err)
+	if !slices.Contains(before, "newguy") {
+		t.Fatalf("beta's agents %v lack newguy, registered on alpha", before)
+	}
+	sent, err := b.store.Send(&maildir.Message{From: "witness", To: "newguy", Subject: "welcome"})
+	must(t, err)
+	if w := maildir.NewMailboxes(before, sent); len(w) != 0 {
+		t.Fatalf("a first send to a registered agent warns: %v", w)
+	}
+}

@@ -189,6 +189,16 @@ func (s *Store) Agents() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	// An agent with a home record is known too: git keeps no empty folder,
+	// so on the other hosts of a town a registration ("mailfs agent add",
+	// which claims the home) arrives as that record alone.
+	if homed, err := s.homedNames(KindAgent); err == nil {
+		for _, name := range homed {
+			if ValidAgent(name) && !slices.Contains(agents, name) {
+				agents = append(agents, name)
+			}
+		}
+	}
 	slices.Sort(agents)
 	return agents, nil
 }

@@ -295,7 +295,8 @@ func (s *Store) openFolder(b Address, archived bool) (*durable.Dir, error) {
 // known (it is listed, patterns of groups match it, a send to it is no
 // first send). It reports whether the mailbox was made now. An empty
 // folder is not kept by git: on a town of several machines the agent is
-// known on the others once its first mail is synced, or its home record.
+// known on the others by its home record ("mailfs agent add" claims it on
+// a named host; [Store.Agents] lists homed agents), or its first mail.
 func (s *Store) AddAgent(agent string) (made bool, err error) {
 	name, err := ParseAgent(agent)
 	if err != nil {
