@@ -156,6 +156,25 @@ func (lt *liveTown) run(actions ...chromedp.Action) {
 	}
 }
 
+// form fills and submits a form as a person would, starting again (up to
+// three times) when the page reloaded under the typing: a live update
+// replaces the page, and the node being typed into is gone ("Could not
+// find node"). The submit is the last action, so a retry never sends
+// twice.
+func (lt *liveTown) form(url string, actions ...chromedp.Action) {
+	lt.t.Helper()
+	var err error
+	for range 3 {
+		err = chromedp.Run(lt.ctx, append([]chromedp.Action{chromedp.Navigate(url)}, actions...)...)
+		if err == nil || !strings.Contains(err.Error(), "Could not find node") {
+			break
+		}
+	}
+	if err != nil {
+		lt.t.Fatal(err)
+	}
+}
+
 func (lt *liveTown) shot(name string) {
 	if *screenshots == "" {
 		return
@@ -257,7 +276,7 @@ func TestBrowserComposeLandsAsAFile(t *testing.T) {
 	id := lt.mailfs("send", "human", "--from", "mayor", "-s", "WORK gt-300: review", "-m", "Issue: gt-300\nBranch: polecat/nux/gt-300\n\nPlease review before the merge.")
 	lt.run(chromedp.Navigate(lt.url+"/msg/human/"+id), chromedp.WaitVisible(`#fields`))
 	lt.shot("message.png")
-	lt.run(chromedp.Navigate(lt.url+"/"),
+	lt.form(lt.url+"/",
 		chromedp.SendKeys(`#compose input[name=to]`, "toast"),
 		chromedp.SendKeys(`#compose input[name=subject]`, "from the browser"),
 		chromedp.SendKeys(`#compose textarea[name=body]`, "Typed in a page."),
@@ -272,7 +291,7 @@ func TestBrowserComposeLandsAsAFile(t *testing.T) {
 	if err != nil || !strings.Contains(string(data), `"from": "human"`) || !strings.Contains(string(data), `"subject": "from the browser"`) {
 		t.Fatalf("the file: %s %v", data, err)
 	}
-	lt.run(chromedp.Navigate(lt.url+"/msg/human/"+id),
+	lt.form(lt.url+"/msg/human/"+id,
 		chromedp.SendKeys(`#reply textarea[name=body]`, "Looks good."),
 		chromedp.Submit(`#reply textarea[name=body]`),
 		chromedp.WaitVisible(`//h1[text()="human"]`))
