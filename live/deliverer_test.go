@@ -366,3 +366,26 @@ func TestWaitDelivered(t *testing.T) {
 		t.Fatalf("under dnd: %+v %v", rs, err)
 	}
 }
+
+// A second SessionStart of the same session (/clear, /resume, compaction
+// start the hook again) finds the first deliverer serving it and leaves at
+// once; the first goes on ringing, once per message.
+func TestASecondDelivererOfOneSessionLeaves(t *testing.T) {
+	f := start(t, time.Hour, nil)
+	second := &live.Deliverer{Store: f.s, Nudges: f.q, Agent: "toast", Door: newFakeDoor(), Every: time.Hour,
+		Hooks: &hook.Handler{Collector: hook.Collector{Store: f.s, Nudges: f.q}, StateDir: t.TempDir()}}
+	done := make(chan error, 1)
+	go func() { done <- second.Run(context.Background()) }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, live.ErrRunning) {
+			t.Fatalf("the second deliverer: %v, want ErrRunning", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second deliverer of one session did not leave")
+	}
+	m := send(t, f.s, "after the second start", maildir.Urgent)
+	if got := f.next(t, "the doorbell"); !strings.Contains(got, m.ID) {
+		t.Fatalf("the first deliverer rang %q", got)
+	}
+}
