@@ -24,6 +24,8 @@ func TestStoppedRebaseOfAnOlderSyncIsRecovered(t *testing.T) {
 	_, a, b := twoHosts(t)
 	old, err := b.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "old"})
 	must(t, err)
+	older, err := b.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "older"})
+	must(t, err)
 	b.syncOK(t)
 	a.syncOK(t)
 	fromAlpha, err := a.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "from alpha"})
@@ -51,6 +53,11 @@ func TestStoppedRebaseOfAnOlderSyncIsRecovered(t *testing.T) {
 	if m, err := b.store.Get(agent("witness"), old[0].ID); err != nil || m.Read {
 		t.Fatalf("the set-up did not undo the mark: %v %v", m, err)
 	}
+	// An agent goes on working while the rebase stands stopped: a mark of
+	// a file every commit here tracks, which the recovery must not undo (a
+	// reset --hard would).
+	_, err = b.store.MarkRead(agent("witness"), older[0].ID)
+	must(t, err)
 	must(t, os.WriteFile(filepath.Join(dir, ".git", "index.lock"), nil, 0o600))
 	// A journal's temp, as a sync killed while it wrote its journal leaves.
 	temp := filepath.Join(dir, ".git", ".mailfs-0123456789abcdef.tmp")
@@ -74,6 +81,9 @@ func TestStoppedRebaseOfAnOlderSyncIsRecovered(t *testing.T) {
 		}
 		if _, err := h.store.Get(agent("witness"), fromAlpha[0].ID); err != nil {
 			t.Errorf("%s: alpha's send: %v", h.name, err)
+		}
+		if m, err := h.store.Get(agent("witness"), older[0].ID); err != nil || !m.Read {
+			t.Errorf("%s: the mark made while the rebase stood stopped: read %v, %v", h.name, m != nil && m.Read, err)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".git", "rebase-merge")); err == nil {
