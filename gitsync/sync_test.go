@@ -402,3 +402,49 @@ func TestRegistrationTravels(t *testing.T) {
 		t.Fatalf("a first send to a registered agent warns: %v", w)
 	}
 }
+
+// An arriving message whose name a script took in this mailbox while the
+// sync ran (after its snapshot, before the arrivals were put in place)
+// never replaces the script's file: that one takes a name carrying this
+// host, as for any name added on two hosts, and both messages survive.
+func TestArrivalMeetsAScriptsDropOfTheSameName(t *testing.T) {
+	_, a, b := twoHosts(t)
+	sent, err := a.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "from alpha"})
+	must(t, err)
+	a.syncOK(t)
+	name := sent[0].ID + ".json"
+	drop := `{"from": "cron", "to": "witness", "subject": "the script's", "body": "dropped mid-sync"}` + "\n"
+	dropped := false
+	b.sync.Progress = func(step string) {
+		if strings.HasPrefix(step, "writing the files that arrived") && !dropped {
+			dropped = true
+			write(t, b, "state/mail/witness/"+name, drop)
+		}
+	}
+	rep := b.syncOK(t)
+	b.sync.Progress = nil
+	if !dropped {
+		t.Fatal("the sync never wrote arrivals: the test proves nothing")
+	}
+	// This host's file (the script's) takes a name carrying the host, as
+	// for any name added on two hosts; the arrival takes the name.
+	if len(rep.Renamed) != 1 || rep.Renamed[0][0] != "state/mail/witness/"+name {
+		t.Fatalf("renamed %v; want the script's file renamed", rep.Renamed)
+	}
+	if got := read(t, b, rep.Renamed[0][1]); got != drop {
+		t.Fatalf("the script's file is not whole under its new name: %q", got)
+	}
+	b.syncOK(t) // commits the renamed file
+	a.syncOK(t)
+	for _, h := range []*host{a, b} {
+		msgs, err := h.store.List(agent("witness"), maildir.ListOptions{All: true})
+		must(t, err)
+		subjects := map[string]bool{}
+		for _, m := range msgs {
+			subjects[m.Subject] = true
+		}
+		if !subjects["from alpha"] || !subjects["the script's"] {
+			t.Fatalf("%s: witness holds %v; want both messages", h.name, subjects)
+		}
+	}
+}
