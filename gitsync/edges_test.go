@@ -227,6 +227,46 @@ func TestLostHomeChangesAreUndoneNotConflicts(t *testing.T) {
 	}
 }
 
+// A home race where both hosts changed the same messages: the loser's
+// changes to them are undone (named in the report) and the winner's
+// stand; the trees converge, and no sync stops.
+func TestHomeRaceOnTheSameMessagesConverges(t *testing.T) {
+	_, a, b := twoHosts(t)
+	var ids []string
+	for range 3 {
+		ms, err := a.store.Send(&maildir.Message{From: "mayor", To: "nux", Subject: "before"})
+		must(t, err)
+		ids = append(ids, ms[0].ID)
+	}
+	a.syncOK(t)
+	b.syncOK(t)
+	must(t, a.store.ClaimHome(agent("nux")))
+	must(t, b.store.ClaimHome(agent("nux")))
+	// alpha: marks 0, deletes 1, archives 2; beta: deletes 0, marks 1, marks 2.
+	_, err := a.store.MarkRead(agent("nux"), ids[0])
+	must(t, err)
+	must(t, a.store.Delete(agent("nux"), ids[1]))
+	_, err = a.store.Archive(agent("nux"), []string{ids[2]})
+	must(t, err)
+	must(t, b.store.Delete(agent("nux"), ids[0]))
+	_, err = b.store.MarkRead(agent("nux"), ids[1])
+	must(t, err)
+	_, err = b.store.MarkRead(agent("nux"), ids[2])
+	must(t, err)
+	a.syncOK(t) // alpha pushes first: the home is alpha's
+	rep := b.syncOK(t)
+	if !slices.Equal(rep.Yielded, []string{"state/homes/agent/nux.json"}) || len(rep.Reverted) != 3 {
+		t.Fatalf("yielded %v, reverted %v; want beta's three changes undone", rep.Yielded, rep.Reverted)
+	}
+	a.syncOK(t)
+	b.syncOK(t)
+	l := newLedger()
+	l.want[ids[0]] = want{box: agent("nux"), read: true}
+	l.want[ids[1]] = want{deleted: true}
+	l.want[ids[2]] = want{box: agent("nux"), archived: true}
+	l.check(t, a, b)
+}
+
 // git's message is reported whole, every line but its "hint:" advice
 // (which names git commands), never cut at the first line.
 func TestGitErrorsAreWholeWithoutHints(t *testing.T) {

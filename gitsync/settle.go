@@ -41,10 +41,20 @@ func (s *Syncer) settle(g *git, rep *Report, ours, theirs map[string]change) (*p
 	tracking, host := rep.Remote+"/"+rep.Branch, rep.Host
 	p := &plan{}
 	var both, offHome []string
+	// The homes this host loses, first: its changes under them yield to
+	// the winner's, whichever path sorts first.
 	lost := map[maildir.Address]bool{}
+	for path, tc := range theirs {
+		if oc, mine := ours[path]; mine && oc.status == 'A' && tc.status == 'A' && !oc.same(tc) && strings.HasPrefix(path, maildir.HomeDir+"/") {
+			if a, ok := objectOf(path); ok {
+				lost[a] = true
+			}
+		}
+	}
 	for _, path := range slices.Sorted(maps.Keys(theirs)) {
 		tc := theirs[path]
 		oc, mine := ours[path]
+		a, isObj := objectOf(path)
 		switch {
 		case !mine:
 			p.apply = append(p.apply, tc)
@@ -55,9 +65,10 @@ func (s *Syncer) settle(g *git, rep *Report, ours, theirs map[string]change) (*p
 		case oc.status == 'A' && tc.status == 'A' && strings.HasPrefix(path, maildir.HomeDir+"/"):
 			p.yield = append(p.yield, path)
 			p.apply = append(p.apply, tc)
-			if a, ok := objectOf(path); ok {
-				lost[a] = true
-			}
+		case isObj && lost[a] && oc.status != 'A':
+			// Both changed a file of a home this host lost: the winner's
+			// change stands, this host's is undone (named below).
+			p.apply = append(p.apply, tc)
 		default:
 			both = append(both, path)
 		}
