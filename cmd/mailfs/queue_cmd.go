@@ -1,17 +1,21 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/watch"
 )
 
 type claimCmd struct {
-	Queue string `arg:"" help:"The work queue, queue:NAME."`
-	As    string `required:"" env:"MAILFS_AGENT" placeholder:"AGENT" help:"The agent that takes the item into its mailbox."`
-	ID    bool   `name:"id" help:"Print only the item's id, for a script."`
+	Queue   string         `arg:"" help:"The work queue, queue:NAME."`
+	As      string         `required:"" env:"MAILFS_AGENT" placeholder:"AGENT" help:"The agent that takes the item into its mailbox."`
+	ID      bool           `name:"id" help:"Print only the item's id, for a script."`
+	Timeout *time.Duration `placeholder:"D" help:"On a host that is not the queue's home: give up waiting for the item after D (exit status 124; the request stays); 0 asks and does not wait. Default: wait."`
 	jsonFlag
 }
 
@@ -35,12 +39,17 @@ queue does not exist or anything else fails. A worker's loop:
 "mailfs release" puts a claimed item back.
 
 In a town on several machines only the queue's home host moves its items.
-Elsewhere claim asks the home for one instead: it adds a claim request
-(state/requests/NAME/), says so on stderr and exits 1 with nothing on
-stdout. The home serves requests at each of its syncs, oldest first, one
-item each, and the item reaches the agent's mailbox with the next sync
-here ("mailfs wait AGENT" wakes on it). While a request of the agent is
-waiting, claim does not add another.`
+Elsewhere claim asks the home for one instead, and the loop above works
+unchanged: it adds a claim request (state/requests/NAME/), says so on
+stderr, and waits. The home serves requests at each of its syncs, oldest
+first, one item each, and the item reaches the agent's mailbox with the
+sync after that here (mailfs sync must run on both hosts): claim prints it
+and exits 0, as on the home. It exits 1 when this host's copy of the
+queue holds nothing a claim could take; the request, if one waits, stays
+and is served when items come, and the next claim finds the item. An
+item a request brought that the agent has not marked read yet is
+returned first, without asking again. While a request of the agent is
+waiting, claim does not add another. --timeout bounds the wait (124).`
 }
 
 func (c *claimCmd) Run(a *app) error {
@@ -59,19 +68,13 @@ func (c *claimCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
+	if c.Timeout != nil && *c.Timeout < 0 {
+		return usage("write a duration such as 30s or 10m; 0 asks and does not wait", "--timeout must not be negative")
+	}
 	m, err := s.Claim(q, as)
 	var nh *maildir.NotHomeError
 	if errors.As(err, &nh) && nh.Home != "" && nh.Host != "" {
-		r, fresh, err := s.RequestClaim(q, as)
-		if err != nil {
-			return err
-		}
-		verb := "asked"
-		if !fresh {
-			verb = "already asked"
-		}
-		return &exitStatus{code: exitNothing, msg: fmt.Sprintf("%s is homed on %s: %s it for an item for %s (request %s); %s serves it at its next sync, and the item arrives in %s's mailbox with the sync after",
-			q, nh.Home, verb, as.Name, r.ID, nh.Home, as.Name)}
+		m, err = c.viaHome(a, s, q, as, nh.Home)
 	}
 	if errors.Is(err, maildir.ErrQueueEmpty) {
 		return &exitStatus{code: exitNothing, msg: fmt.Sprintf("queue empty: nothing waits in %s", q)}
@@ -84,6 +87,43 @@ func (c *claimCmd) Run(a *app) error {
 		return err
 	}
 	return printOne(a, m, c.JSON)
+}
+
+// viaHome claims on a host that is not the queue's home: an item a
+// request already brought, else a request to the home and a wait for
+// what it brings.
+func (c *claimCmd) viaHome(a *app, s *maildir.Store, q, as maildir.Address, home string) (*maildir.Message, error) {
+	if m, err := watch.Served(s, q, as); err != nil || m != nil {
+		return m, err
+	}
+	if more, err := watch.Waiting(s, q); err != nil {
+		return nil, err
+	} else if !more {
+		return nil, fmt.Errorf("%w (this host's copy of %s, homed on %s)", maildir.ErrQueueEmpty, q, home)
+	}
+	r, fresh, err := s.RequestClaim(q, as)
+	if err != nil {
+		return nil, err
+	}
+	verb := "asked"
+	if !fresh {
+		verb = "already asked"
+	}
+	fmt.Fprintf(a.err, "mailfs: %s is homed on %s: %s it for an item for %s (request %s); waiting for it: %s serves it at its next sync, and it arrives with the sync after here\n",
+		q, home, verb, as.Name, r.ID, home)
+	ctx, cancel := context.WithCancel(a.ctx)
+	if c.Timeout != nil {
+		ctx, cancel = context.WithTimeout(a.ctx, *c.Timeout)
+	}
+	defer cancel()
+	m, err := watch.WaitServed(ctx, s, q, as, time.Second)
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return nil, &exitStatus{code: exitTimeout, msg: fmt.Sprintf("timeout: request %s is not served yet; it stays, and a later claim finds what it brings", r.ID)}
+	case a.ctx.Err() != nil:
+		return nil, &exitStatus{code: exitError, msg: fmt.Sprintf("interrupted: request %s stays, and a later claim finds what it brings", r.ID)}
+	}
+	return m, err
 }
 
 type releaseCmd struct {
