@@ -95,3 +95,48 @@ func TestClaimRequestsAreServedByTheQueuesHome(t *testing.T) {
 		t.Fatalf("the fourth item should still wait: %v %v", n, err)
 	}
 }
+
+// An agent that got an item through a claim request gives it back from
+// its own host: the item goes back into the queue as an add, waiting and
+// without its claim, leaves the mailbox, and after the syncs the queue's
+// home hands it to the next claimant.
+func TestAnItemARequestBroughtGoesBack(t *testing.T) {
+	_, a, b := twoHosts(t)
+	work := maildir.Address{Kind: maildir.KindQueue, Name: "work"}
+	must(t, a.store.CreateQueue("work"))
+	ms, err := a.store.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "the job"})
+	must(t, err)
+	id := ms[0].ID
+	a.syncOK(t)
+	b.syncOK(t)
+	_, _, err = b.store.RequestClaim(work, agent("witness"))
+	must(t, err)
+	b.syncOK(t)
+	a.syncOK(t)
+	b.syncOK(t)
+	if m, err := b.store.Get(agent("witness"), id); err != nil || m.Claim == nil || m.Claim.Request == "" {
+		t.Fatalf("the request did not bring the item: %v %v", m, err)
+	}
+	back, err := b.store.Release(agent("witness"), id)
+	if err != nil {
+		t.Fatalf("release off the queue's home: %v", err)
+	}
+	if back.Claim != nil || back.Read || back.Box != work {
+		t.Fatalf("released %+v", back)
+	}
+	if _, err := b.store.Get(agent("witness"), id); !errors.Is(err, maildir.ErrNotFound) {
+		t.Fatalf("still in the mailbox: %v", err)
+	}
+	b.syncOK(t)
+	a.syncOK(t)
+	m, err := a.store.Claim(work, agent("mayor"))
+	if err != nil || m.ID != id {
+		t.Fatalf("the home's next claim: %v %v", m, err)
+	}
+	b.syncOK(t)
+	for _, h := range []*host{a, b} {
+		if _, err := h.store.Get(agent("witness"), id); !errors.Is(err, maildir.ErrNotFound) {
+			t.Errorf("%s: the item is back in witness's mailbox: %v", h.name, err)
+		}
+	}
+}

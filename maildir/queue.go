@@ -289,7 +289,12 @@ func (s *Store) Release(a Address, id string) (*Message, error) {
 	if err == nil {
 		err = s.MayChange(q) // the release rewrites the item in the queue
 	}
-	if err != nil {
+	// Off the queue's home, an item a claim request brought goes back as
+	// an add to the queue (which any host may make), then leaves the
+	// mailbox: the home finds it waiting again after the syncs.
+	var nh *NotHomeError
+	back := errors.As(err, &nh) && m.Claim.Request != ""
+	if err != nil && !back {
 		return nil, err
 	}
 	parent, dst, err := s.openQueue(q)
@@ -303,6 +308,9 @@ func (s *Store) Release(a Address, id string) (*Message, error) {
 		return nil, err
 	}
 	defer unlock()
+	if back {
+		return s.giveBack(d, a, archived, name, dst, q)
+	}
 	if err := d.Move(name, dst, name); err != nil {
 		switch {
 		case errors.Is(err, fs.ErrExist):
@@ -316,6 +324,35 @@ func (s *Store) Release(a Address, id string) (*Message, error) {
 		return nil, err
 	}
 	return s.rewrite(dst, q, false, name, unclaim)
+}
+
+// giveBack puts item name of mailbox a (folder d) back into queue q
+// (folder dst) on a host that is not q's home: written there waiting,
+// without its claim record and unread, then removed from the mailbox. A
+// stop between the two leaves it in both, which fsck reports; never in
+// neither.
+func (s *Store) giveBack(d *durable.Dir, a Address, archived bool, name string, dst *durable.Dir, q Address) (*Message, error) {
+	m, fields, _, err := s.loadFields(d, a, archived, name)
+	if err != nil {
+		return nil, err
+	}
+	data, err := encodeFitting(unclaim(m, fields))
+	if err != nil {
+		return nil, err
+	}
+	if err := dst.Create(name, data); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, &fs.PathError{Op: "release", Path: d.Join(name), Err: fmt.Errorf("%w: %s", ErrClash, dst.Join(name))}
+		}
+		return nil, err
+	}
+	if err := d.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if err := syncBoth(d, dst); err != nil {
+		return nil, err
+	}
+	return s.load(dst, q, false, name)
 }
 
 // Settle puts item id of queue (waiting there) back into the waiting

@@ -136,7 +136,12 @@ unread and without its claim record, for the next claimant. Only such an
 item can be released: a copy delivered to the mailbox directly or by --cc
 is refused, so a job can never be queued twice. The move is one rename
 under the claimants' lock; a release killed part-way leaves the item either
-still claimed or waiting in its queue.`
+still claimed or waiting in its queue.
+
+On a host that is not the queue's home, an item a claim request brought
+goes back as an add to the queue (waiting, unread, without its claim),
+then leaves the mailbox; after the syncs the home hands it out again. A
+release killed between the two leaves it in both, which fsck reports.`
 }
 
 func (c *releaseCmd) Run(a *app) error {
