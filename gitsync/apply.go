@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sync"
 
 	"github.com/mailfs/mailfs/internal/chipset"
 	"github.com/mailfs/mailfs/internal/durable"
@@ -265,19 +266,55 @@ func (s *Syncer) stage(ctx context.Context, g *git, changes []change) error {
 	if len(ids) > 0 {
 		s.step("writing the files that arrived")
 	}
-	return g.blobs(ctx, ids, func(id string, data []byte) error {
+	// Each file is written and fsynced by one of a few writers at once (an
+	// fsync waits on the disk, not the CPU); each folder is fsynced once,
+	// after all of them, before the landing is marked ready.
+	type job struct {
+		d    *durable.Dir
+		name string
+		data []byte
+	}
+	jobs := make(chan job)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var werr error
+	failed := make(chan struct{})
+	for range stageWriters {
+		wg.Go(func() {
+			for j := range jobs {
+				if err := j.d.ReplaceBatched(j.name, j.data); err != nil {
+					once.Do(func() { werr = err; close(failed) })
+				}
+			}
+		})
+	}
+	err = g.blobs(ctx, ids, func(id string, data []byte) error {
 		for _, c := range byBlob[id] {
 			d, err := f.of(c.path, true)
 			if err != nil {
 				return fmt.Errorf("gitsync: %s: %w", c.path, err)
 			}
-			if err := d.Replace(tempPrefix+path.Base(c.path), data); err != nil {
-				return err
+			select {
+			case jobs <- job{d, tempPrefix + path.Base(c.path), data}:
+			case <-failed:
+				return werr
 			}
 		}
 		return nil
 	})
+	close(jobs)
+	wg.Wait()
+	if err == nil {
+		err = werr
+	}
+	if err != nil {
+		return err
+	}
+	return f.sync()
 }
+
+// stageWriters is how many arriving files are written at once.
+const stageWriters = 8
 
 // finish renames the staged files into place and makes the deletes
 // (step 3). A file no longer under its dot-name was put in place by a

@@ -1,6 +1,7 @@
 package gitsync_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailfs/mailfs/gitsync"
 	"github.com/mailfs/mailfs/maildir"
 )
 
@@ -75,4 +77,46 @@ func fill(b testing.TB, root string, n int) {
 		p := filepath.Join(dir, maildir.NewID(time.Unix(1e9, int64(i)), "fill")+".json")
 		must(b, os.WriteFile(p, []byte(fmt.Sprintf(`{"from":"fill","subject":"%d"}`+"\n", i)), 0o600))
 	}
+}
+
+// BenchmarkFirstSync is a new host's first sync of a town of 10k messages
+// (an empty root: every file arrives, written durably), against its
+// floor: git clone of the same remote, which writes the same files
+// without an fsync.
+func BenchmarkFirstSync(b *testing.B) {
+	live := 10_000
+	if testing.Short() {
+		live = 2_000
+	}
+	tw := newTown(b, "alpha")
+	h := tw.hosts["alpha"]
+	fill(b, h.store.Dir(), live)
+	h.syncOK(b)
+	b.Run(fmt.Sprintf("live=%dk/mailfs", live/1000), func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			dir := filepath.Join(b.TempDir(), ".chipset")
+			s, err := maildir.Open(dir)
+			must(b, err)
+			s.Host = "beta"
+			sy := &gitsync.Syncer{Store: s, Remote: tw.remote}
+			b.StartTimer()
+			if _, err := sy.Sync(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			s.Close()
+			b.StartTimer()
+		}
+	})
+	b.Run(fmt.Sprintf("live=%dk/floor", live/1000), func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			dir := filepath.Join(b.TempDir(), "clone")
+			b.StartTimer()
+			if out, err := exec.Command("git", "clone", "-q", tw.remote, dir).CombinedOutput(); err != nil {
+				b.Fatalf("git clone: %v\n%s", err, out)
+			}
+		}
+	})
 }
