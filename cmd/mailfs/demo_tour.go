@@ -318,14 +318,14 @@ func (d *demo) hosts(scratch string) {
 	d.runAt(beta, on, 0, "home", "claim", "furiosa")
 	sent := d.runAt(beta, on, 0, "send", "toast", "--from", "furiosa", "-s", "hello from the other machine", "-m", "Same town, second host.")
 	d.runAt(beta, on, exitError, "mark-read", "toast", sent)
-	d.say("A polecat on beta claims from alpha's queue: beta asks, alpha serves the request at its next sync, and the item comes back with beta's.")
-	d.runAt(beta, on, exitNothing, "claim", "queue:work", "--as", "furiosa")
+	d.say("A polecat on beta claims from alpha's queue: beta asks (a claim there waits for the item; --timeout 0s asks and goes on), alpha serves the request at its next sync, the item comes back with beta's, and the next claim on beta returns it.")
+	d.runAt(beta, on, exitTimeout, "claim", "queue:work", "--as", "furiosa", "--timeout", "0s")
 	d.runAt(beta, on, 0, "sync")
 	d.run("sync")
 	d.run("inbox", "toast")
 	d.run("home")
 	d.runAt(beta, on, 0, "sync")
-	d.runAt(beta, on, 0, "inbox", "furiosa")
+	d.runAt(beta, on, 0, "claim", "queue:work", "--as", "furiosa")
 }
 
 // web shows the overseer's page: the server starts, the overview answers,
