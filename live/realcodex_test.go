@@ -62,6 +62,11 @@ func TestRealCodexInTmuxWakes(t *testing.T) {
 		t.Fatalf("tmux: %v: %s", err, out)
 	}
 	defer tmux("kill-server")
+	defer func() {
+		if t.Failed() {
+			t.Logf("the pane:\n%s", tmux("capture-pane", "-p"))
+		}
+	}()
 	until(t, "Codex's input box", 60*time.Second, func() bool { return strings.Contains(tmux("capture-pane", "-p"), "Ask Codex") })
 
 	deliverer := exec.Command(bin, "live", "tmux", "toast", "--pane", "%0", "--socket", sock)
@@ -84,7 +89,7 @@ func TestRealCodexInTmuxWakes(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := sent[0].ID
-	until(t, "a new turn carrying the doorbell", 60*time.Second, func() bool {
+	until(t, "a new turn carrying the doorbell", 90*time.Second, func() bool {
 		for _, r := range model.Requests() {
 			if strings.Contains(r.Raw, "mailfs doorbell for toast") && strings.Contains(r.Raw, id) {
 				return true

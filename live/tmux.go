@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -14,9 +15,9 @@ import (
 // agent in a terminal (Codex, Gemini CLI, an older Claude Code) takes it
 // as typed input. It takes Gas Town's care with a terminal: it does not
 // type while a person typed into the pane in the last TypingQuiet (the
-// client's activity time), it sends the text literally in chunks, then
-// Enter, and reads the pane back to see the text arrived, up to three
-// tries.
+// client's activity time), it pastes the text (bracketed, when the
+// program asked for it), reads the pane back to see the text arrived,
+// then sends Enter, up to three tries.
 type TmuxDoor struct {
 	Pane string // the pane's id (%3), resolved once so a renumbered window does not move the doorbell
 	Proc Process
@@ -29,10 +30,6 @@ type TmuxDoor struct {
 	// session before the doorbell may type; 0 means 2 seconds.
 	TypingQuiet time.Duration
 }
-
-// tmuxChunk is how many bytes one send-keys carries: long lines sent at
-// once are cut or reordered by some terminals (Gas Town sends 512).
-const tmuxChunk = 512
 
 // ErrBusy wraps the error of a tmux doorbell put off because a person is
 // typing: it is retried.
@@ -114,18 +111,18 @@ func (d *TmuxDoor) Ring(ctx context.Context, text string) error {
 	return fmt.Errorf("live: typing into tmux pane %s: %w", d.Pane, err)
 }
 
+// typeLine pastes line into the pane through a tmux buffer, bracketed
+// (paste-buffer -p) when the program in the pane asked for bracketed
+// paste: a TUI then knows where the paste ends, so the Enter after it is
+// a key press, not a newline inside a burst of typing (Codex's composer
+// took a fast Enter after typed text as one, under load).
 func (d *TmuxDoor) typeLine(line string) error {
-	for len(line) > 0 {
-		n := min(len(line), tmuxChunk)
-		for n < len(line) && n > 0 && (line[n]&0xC0) == 0x80 {
-			n-- // never split a UTF-8 sequence
-		}
-		if _, err := d.tmux("send-keys", "-t", d.Pane, "-l", line[:n]); err != nil {
-			return err
-		}
-		line = line[n:]
+	buf := fmt.Sprintf("mailfs-doorbell-%d", os.Getpid())
+	if _, err := d.tmux("set-buffer", "-b", buf, "--", line); err != nil {
+		return err
 	}
-	return nil
+	_, err := d.tmux("paste-buffer", "-p", "-d", "-b", buf, "-t", d.Pane)
+	return err
 }
 
 // shows waits up to a second for marker to appear on the pane's screen.

@@ -175,8 +175,9 @@ type liveTmuxCmd struct {
 func (c *liveTmuxCmd) Help() string {
 	return `Types the doorbell into the agent's tmux pane, with Gas Town's care: never
 while a person typed into the pane's client in the last 2 seconds, the text
-sent literally in chunks, then Enter, then the pane read back to see it
-arrived, up to 3 tries. It ends when the pane does. Use it for any agent
+pasted through a tmux buffer (bracketed, when the program asked for it, so
+a TUI takes the Enter after it as a key press), the pane read back to see
+it arrived, then Enter, up to 3 tries. It ends when the pane does. Use it for any agent
 in a terminal (Codex, Gemini CLI, an older Claude Code): the doorbell
 arrives as typed input.`
 }
