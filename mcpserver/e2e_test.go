@@ -51,12 +51,7 @@ var built = sync.OnceValues(func() (string, error) {
 // MCP client does, and uses every tool.
 func TestMCPEndToEnd(t *testing.T) {
 	bin := buildMailfs(t)
-	root := filepath.Join(t.TempDir(), ".chipset")
-	s, err := maildir.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	root, s := newRoot(t)
 	orig, err := s.Send(&maildir.Message{From: "mayor", To: "gastown/toast", Subject: "WORK gt-1", Body: "fix the build", Priority: maildir.Urgent})
 	if err != nil {
 		t.Fatal(err)
@@ -217,12 +212,7 @@ func TestMCPEndToEnd(t *testing.T) {
 // the session goes on: the real binary, spoken to line by line.
 func TestMalformedLineMidSession(t *testing.T) {
 	bin := buildMailfs(t)
-	root := filepath.Join(t.TempDir(), ".chipset")
-	s, err := maildir.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	root, s := newRoot(t)
 	s.Send(&maildir.Message{From: "mayor", To: "toast", Subject: "hello"})
 	cmd := exec.Command(bin, "mcp", "--agent", "toast")
 	cmd.Env = append(os.Environ(), "MAILFS_ROOT="+root, "XDG_STATE_HOME="+t.TempDir())
@@ -307,12 +297,7 @@ const (
 // answer to every one of them, and the server exits 0.
 func TestEveryRequestAnsweredBeforeExit(t *testing.T) {
 	bin := buildMailfs(t)
-	root := filepath.Join(t.TempDir(), ".chipset")
-	s, err := maildir.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	root, s := newRoot(t)
 	s.Send(&maildir.Message{From: "mayor", To: "toast", Subject: "hello"})
 	lines := []string{initLine, initializedLine}
 	for i := 1; i <= 5; i++ {
@@ -335,12 +320,7 @@ func TestEveryRequestAnsweredBeforeExit(t *testing.T) {
 // (protocol 2025-03-26) is answered request by request.
 func TestBatchesAreAnswered(t *testing.T) {
 	bin := buildMailfs(t)
-	root := filepath.Join(t.TempDir(), ".chipset")
-	s, err := maildir.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	root, s := newRoot(t)
 	s.Send(&maildir.Message{From: "mayor", To: "toast", Subject: "hello"})
 	got := runLines(t, bin, root, initLine, initializedLine,
 		`[]`,
@@ -371,12 +351,7 @@ func TestBatchesAreAnswered(t *testing.T) {
 // cut them, under MaxInboxBytes, saying how many were left out.
 func TestInboxIsBoundedInBytes(t *testing.T) {
 	bin := buildMailfs(t)
-	root := filepath.Join(t.TempDir(), ".chipset")
-	s, err := maildir.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	root, s := newRoot(t)
 	for i := range 200 {
 		s.Send(&maildir.Message{From: "mayor", To: "toast", Subject: fmt.Sprintf("%03d %s", i, strings.Repeat("long ", 4000))})
 	}
@@ -468,4 +443,16 @@ func TestMalformedFramingsTable(t *testing.T) {
 	if !answered[11] || !answered[99] {
 		t.Fatalf("the good request in a batch (11) or the last one (99, CRLF) was not answered: %v", got)
 	}
+}
+
+// newRoot opens a store in a fresh root, closed when the test ends.
+func newRoot(t *testing.T) (string, *maildir.Store) {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), ".chipset")
+	s, err := maildir.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return root, s
 }

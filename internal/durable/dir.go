@@ -570,11 +570,28 @@ func (d *Dir) Replace(name string, data []byte) error { return d.replace(name, d
 // caller, who makes it once for a batch of files before relying on their
 // names: one directory fsync instead of one per file. It may be called
 // from several goroutines at once.
-func (d *Dir) ReplaceBatched(name string, data []byte) error {
+func (d *Dir) ReplaceBatched(name string, data []byte) error { return d.swapIn(name, data, true) }
+
+// ReplaceEphemeral writes name as [Dir.Replace] does, atomically, but
+// without the two fsyncs: readers see the old file or the new, never a
+// part, and after a power cut either may be there. It is for runtime state
+// rewritten on hot paths, such as when an agent's hook last ran.
+func (d *Dir) ReplaceEphemeral(name string, data []byte) error { return d.replace(name, data, false) }
+
+func (d *Dir) replace(name string, data []byte, durable bool) error {
+	if err := d.swapIn(name, data, durable); err != nil || !durable {
+		return err
+	}
+	return d.Sync()
+}
+
+// swapIn writes data to a temp (fsynced when sync) and renames it over
+// name, leaving the directory's fsync to the caller.
+func (d *Dir) swapIn(name string, data []byte, sync bool) error {
 	if !ValidName(name) {
 		return d.err("replace", name, ErrBadName)
 	}
-	tmp, err := d.writeTemp(name, data, true)
+	tmp, err := d.writeTemp(name, data, sync)
 	if err != nil {
 		return err
 	}
@@ -587,34 +604,6 @@ func (d *Dir) ReplaceBatched(name string, data []byte) error {
 		return d.err("rename", name, err)
 	}
 	return nil
-}
-
-// ReplaceEphemeral writes name as [Dir.Replace] does, atomically, but
-// without the two fsyncs: readers see the old file or the new, never a
-// part, and after a power cut either may be there. It is for runtime state
-// rewritten on hot paths, such as when an agent's hook last ran.
-func (d *Dir) ReplaceEphemeral(name string, data []byte) error { return d.replace(name, data, false) }
-
-func (d *Dir) replace(name string, data []byte, durable bool) error {
-	if !ValidName(name) {
-		return d.err("replace", name, ErrBadName)
-	}
-	tmp, err := d.writeTemp(name, data, durable)
-	if err != nil {
-		return err
-	}
-	err = d.root.step(StepRename, d.Join(name))
-	if err == nil {
-		err = unix.Renameat(d.fd, tmp, d.fd, name)
-	}
-	if err != nil {
-		d.unlink(tmp)
-		return d.err("rename", name, err)
-	}
-	if !durable {
-		return nil
-	}
-	return d.Sync()
 }
 
 // Move renames name in d to newname in dst without replacing anything. An
