@@ -192,23 +192,11 @@ func (tw *town) deliverer() *live.Record {
 	return rec
 }
 
-func (tw *town) record() *live.Record {
-	recs, _ := live.Records(tw.store, "toast")
-	for _, r := range recs {
-		if r.Live() {
-			return r
-		}
-	}
-	return nil
-}
+func (tw *town) record() *live.Record { return liveRecord(tw.store, "") }
 
 func (tw *town) send(subject string, p maildir.Priority) *maildir.Message {
 	tw.t.Helper()
-	sent, err := tw.store.Send(&maildir.Message{From: "mayor", To: "toast", Subject: subject, Body: "see " + subject, Priority: p})
-	if err != nil {
-		tw.t.Fatal(err)
-	}
-	return sent[0]
+	return sendToast(tw.t, tw.store, subject, p)
 }
 
 // bells returns the doorbell texts that reached the model, each once.
@@ -338,9 +326,7 @@ func TestRealClaudeKilledDelivererLosesNothing(t *testing.T) {
 	if !strings.Contains(all, m.ID) {
 		t.Fatalf("%s never reached the model after the deliverer was killed", m.ID)
 	}
-	if got, _ := tw.store.Get(maildir.Address{Kind: maildir.KindAgent, Name: "toast"}, m.ID); got == nil || got.Read {
-		t.Fatalf("the message is not in the mailbox, unread: %+v", got)
-	}
+	stillUnread(t, tw.store, m.ID)
 }
 
 // A session whose socket is gone (removed under it) loses no mail: the
@@ -374,9 +360,7 @@ func TestRealClaudeLostSocketLosesNothing(t *testing.T) {
 	if !strings.Contains(all, m.ID) {
 		t.Fatalf("%s never reached the model after the socket was removed", m.ID)
 	}
-	if got, _ := tw.store.Get(maildir.Address{Kind: maildir.KindAgent, Name: "toast"}, m.ID); got == nil || got.Read {
-		t.Fatalf("the message is not in the mailbox, unread: %+v", got)
-	}
+	stillUnread(t, tw.store, m.ID)
 }
 
 // Killing the session loses no mail and leaves no deliverer behind.
@@ -387,9 +371,7 @@ func TestRealClaudeKilledSessionLeavesNoOrphan(t *testing.T) {
 	<-done
 	m := tw.send("sent to a dead session", maildir.Urgent)
 	until(t, "the deliverer to notice its session ended", 30*time.Second, func() bool { return !rec.Deliverer.Alive() })
-	if got, err := tw.store.Get(maildir.Address{Kind: maildir.KindAgent, Name: "toast"}, m.ID); err != nil || got.Read {
-		t.Fatalf("the message is not in the mailbox, unread: %v", err)
-	}
+	stillUnread(t, tw.store, m.ID)
 }
 
 // An idle interactive session (in a tmux pane, as a person runs it) is

@@ -84,11 +84,7 @@ func TestRealCodexInTmuxWakes(t *testing.T) {
 		return strings.Contains(string(data), `"tmux"`)
 	})
 
-	sent, err := store.Send(&maildir.Message{From: "mayor", To: "toast", Subject: "WAKE UP: MERGE_FAILED", Body: "see the log", Priority: maildir.Urgent})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := sent[0].ID
+	id := sendToast(t, store, "WAKE UP: MERGE_FAILED", maildir.Urgent).ID
 	until(t, "a new turn carrying the doorbell", 90*time.Second, func() bool {
 		for _, r := range model.Requests() {
 			if strings.Contains(r.Raw, "mailfs doorbell for toast") && strings.Contains(r.Raw, id) {
@@ -97,9 +93,7 @@ func TestRealCodexInTmuxWakes(t *testing.T) {
 		}
 		return false
 	})
-	if got, err := store.Get(maildir.Address{Kind: maildir.KindAgent, Name: "toast"}, id); err != nil || got.Read {
-		t.Fatalf("%s is not in the mailbox, unread: %v", id, err)
-	}
+	stillUnread(t, store, id)
 	tmux("kill-server")
 	select {
 	case <-ended:

@@ -113,23 +113,11 @@ func (tw *qtown) deliverer() *live.Record {
 	return rec
 }
 
-func (tw *qtown) record() *live.Record {
-	recs, _ := live.Records(tw.store, "toast")
-	for _, r := range recs {
-		if r.Live() && r.Session.Runtime == "qwen" {
-			return r
-		}
-	}
-	return nil
-}
+func (tw *qtown) record() *live.Record { return liveRecord(tw.store, "qwen") }
 
 func (tw *qtown) send(subject string, p maildir.Priority) *maildir.Message {
 	tw.t.Helper()
-	sent, err := tw.store.Send(&maildir.Message{From: "mayor", To: "toast", Subject: subject, Body: "see " + subject, Priority: p})
-	if err != nil {
-		tw.t.Fatal(err)
-	}
-	return sent[0]
+	return sendToast(tw.t, tw.store, subject, p)
 }
 
 // prompt types a prompt into the session, as a person would once its
@@ -163,10 +151,7 @@ func (tw *qtown) reached(what, s string, skip int) int {
 // unread: the doorbell is never the copy.
 func (tw *qtown) unread(m *maildir.Message) {
 	tw.t.Helper()
-	got, err := tw.store.Get(maildir.Address{Kind: maildir.KindAgent, Name: "toast"}, m.ID)
-	if err != nil || got.Read {
-		tw.t.Fatalf("%s is not in the mailbox, unread: %v", m.ID, err)
-	}
+	stillUnread(tw.t, tw.store, m.ID)
 }
 
 // An idle Qwen Code session is woken into a new turn by urgent mail, and
