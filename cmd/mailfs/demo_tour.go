@@ -542,12 +542,16 @@ func (d *demo) liveDoorbell() {
 	ended := make(chan error, 1)
 	go func() { ended <- dl.Run(ctx) }()
 	fmt.Fprintln(d.a.out, "$ mailfs live claude capable &      # what Claude Code's SessionStart hook starts; the session is idle")
-	// Ready once it publishes its record.
-	for ready := false; !ready && ctx.Err() == nil; {
-		recs, _ := live.Records(s, "capable")
-		ready = len(recs) > 0
-		time.Sleep(5 * time.Millisecond)
+	// until polls the deliverer's records until ok says so (or ctx ends).
+	until := func(ok func([]*live.Record) bool) {
+		for ctx.Err() == nil {
+			if recs, _ := live.Records(s, "capable"); ok(recs) {
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 	}
+	until(func(recs []*live.Record) bool { return len(recs) > 0 }) // ready once it publishes its record
 	start := time.Now()
 	d.run("send", "capable", "--from", "witness", "--priority", "urgent", "-s", "HELP: refinery stuck on gt-203", "-m", "Rebase conflict in go.sum.")
 	select {
@@ -560,11 +564,7 @@ func (d *demo) liveDoorbell() {
 	}
 	// The session has the doorbell a moment before the deliverer records
 	// that it rang.
-	for rung := false; !rung && ctx.Err() == nil; {
-		recs, _ := live.Records(s, "capable")
-		rung = len(recs) > 0 && recs[0].Rings > 0
-		time.Sleep(5 * time.Millisecond)
-	}
+	until(func(recs []*live.Record) bool { return len(recs) > 0 && recs[0].Rings > 0 })
 	d.run("live", "list")
 	cancel()
 	<-ended
