@@ -126,9 +126,11 @@ func (d *Deliverer) Run(ctx context.Context) error {
 			if !ok {
 				return ctx.Err()
 			}
-			if ev.Initial || ev.Message.Read || rec.Rung[ev.ID] != (time.Time{}) {
+			if ev.Initial && ev.Message.Timestamp.Before(rec.Started) || ev.Message.Read || rec.Rung[ev.ID] != (time.Time{}) {
 				// Unread when the session started: the session-start hook
-				// showed it.
+				// showed it. (The watcher's first scan also finds what
+				// landed after the start, before its watches were in
+				// place: that is new.)
 				continue
 			}
 			st.waiting[ev.ID] = pending{ev.Message, time.Now()}
