@@ -84,9 +84,15 @@ func (s *Syncer) finishLanding(ctx context.Context, g *git, j *journal, rep *Rep
 	if err != nil {
 		return err
 	}
-	if g.rev(ctx, "HEAD") != j.Commit {
-		if _, err := g.run(ctx, "symbolic-ref", "HEAD", "refs/heads/"+j.Branch); err != nil {
-			return err
+	head := g.head
+	if head == "" {
+		head = g.rev(ctx, "HEAD")
+	}
+	if head != j.Commit {
+		if g.headRef() != "refs/heads/"+j.Branch {
+			if _, err := g.run(ctx, "symbolic-ref", "HEAD", "refs/heads/"+j.Branch); err != nil {
+				return err
+			}
 		}
 		tree, err := g.tree(ctx, j.Commit)
 		if err != nil {
@@ -100,6 +106,7 @@ func (s *Syncer) finishLanding(ctx context.Context, g *git, j *journal, rep *Rep
 		if err != nil {
 			return err
 		}
+		g.head = j.Commit
 	}
 	return removeJournal(g)
 }

@@ -3,6 +3,7 @@ package gitsync_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 // writes back both, removes a stale index.lock and a journal's temp, says
 // so, and nothing is lost on either host.
 func TestStoppedRebaseOfAnOlderSyncIsRecovered(t *testing.T) {
+	t.Parallel()
 	_, a, b := twoHosts(t)
 	old, err := b.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "old"})
 	must(t, err)
@@ -97,6 +99,7 @@ func TestStoppedRebaseOfAnOlderSyncIsRecovered(t *testing.T) {
 // A remote wound back by force-push: the next sync puts back what it
 // lost from this host's copy, and nothing deleted since comes back.
 func TestRemoteWoundBackIsPutBack(t *testing.T) {
+	t.Parallel()
 	tw, a, b := twoHosts(t)
 	l := newLedger()
 	l.work(t, a, "mayor", "witness", 2)
@@ -116,9 +119,127 @@ func TestRemoteWoundBackIsPutBack(t *testing.T) {
 	l.check(t, a, b)
 }
 
+// A remote wound back, then built on by a host that had seen less, is
+// neither older nor newer than what another host saw: that host puts back
+// what the remote lost since the fork, in a merge with what was pushed
+// since, and nothing is lost, regressed or resurrected anywhere.
+func TestRemoteWoundBackAndBuiltOnIsPutBack(t *testing.T) {
+	t.Parallel()
+	tw, a, b := twoHosts(t)
+	l := newLedger()
+	l.work(t, a, "mayor", "witness", 2)
+	a.syncOK(t)
+	b.syncOK(t)
+	fork := strings.TrimSpace(gitRun(t, tw.remote, "rev-parse", "main"))
+	l.work(t, b, "witness", "mayor", 2) // marks, archives, deletes among it
+	b.syncOK(t)                         // the remote holds it; alpha has not seen it
+	gitRun(t, tw.remote, "update-ref", "refs/heads/main", fork)
+	l.work(t, a, "mayor", "witness", 2)
+	a.syncOK(t) // alpha saw nothing lost: it pushes on the fork
+	rep := b.syncOK(t)
+	if !strings.Contains(strings.Join(rep.Recovered, " "), "built on since") {
+		t.Errorf("recovered %q", rep.Recovered)
+	}
+	for range 2 {
+		a.syncOK(t)
+		b.syncOK(t)
+	}
+	l.check(t, a, b)
+	if got, want := stateFiles(t, a.store), stateFiles(t, b.store); !maps.Equal(got, want) {
+		t.Error("the hosts hold different trees")
+	}
+}
+
+// A squash made while a host was behind cannot be told from a rewrite
+// there: that host refuses, at every sync, until a person takes it as
+// meant (mailfs sync --adopt, as the refusal says); then every host goes
+// on, and nothing is lost.
+func TestSquashWhileBehindIsAdoptedWhenAsked(t *testing.T) {
+	t.Parallel()
+	tw, a, b := twoHosts(t)
+	l := newLedger()
+	l.work(t, a, "mayor", "witness", 1)
+	a.syncOK(t)
+	b.syncOK(t)
+	l.work(t, a, "mayor", "witness", 1)
+	a.syncOK(t) // beta is behind
+	tree := strings.TrimSpace(gitRun(t, tw.remote, "rev-parse", "main^{tree}"))
+	squashed := strings.TrimSpace(gitRun(t, tw.remote, "commit-tree", tree, "-m", "squashed"))
+	gitRun(t, tw.remote, "update-ref", "refs/heads/main", squashed)
+	l.work(t, b, "witness", "mayor", 1)
+	for range 2 {
+		_, err := b.sync.Sync(context.Background())
+		if !errors.Is(err, gitsync.ErrRewritten) || !strings.Contains(err.Error(), "mailfs sync --adopt") {
+			t.Fatalf("sync of the host behind = %v; want it refused, naming --adopt", err)
+		}
+	}
+	a.syncOK(t) // alpha saw the same files: it adopts on its own
+	b.sync.Adopt = true
+	rep := b.syncOK(t)
+	b.sync.Adopt = false
+	if !strings.Contains(strings.Join(rep.Recovered, " "), "taken as meant") {
+		t.Errorf("recovered %q", rep.Recovered)
+	}
+	a.syncOK(t)
+	b.syncOK(t)
+	l.check(t, a, b)
+}
+
+// A squash of a remote that had been wound back, adopted by a person on
+// the home that had moved on since: what the home did to its own mail
+// stands — an archive is not undone into a second copy, a read mark does
+// not regress — and what others sent since arrives.
+func TestAdoptKeepsWhatTheHomeDid(t *testing.T) {
+	t.Parallel()
+	tw, a, b := twoHosts(t)
+	var ids []string
+	for range 2 {
+		ms, err := a.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "before"})
+		must(t, err)
+		ids = append(ids, ms[0].ID)
+	}
+	a.syncOK(t)
+	b.syncOK(t)
+	fork := strings.TrimSpace(gitRun(t, tw.remote, "rev-parse", "main"))
+	errs, err := b.store.Archive(agent("witness"), []string{ids[0]})
+	must(t, errors.Join(append(errs, err)...))
+	_, err = b.store.MarkRead(agent("witness"), ids[1])
+	must(t, err)
+	b.syncOK(t)
+	// The remote goes back to before, is squashed there, and built on.
+	squashed := strings.TrimSpace(gitRun(t, tw.remote, "commit-tree", fork+"^{tree}", "-m", "squashed"))
+	gitRun(t, tw.remote, "update-ref", "refs/heads/main", squashed)
+	after, err := a.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "after"})
+	must(t, err)
+	a.syncOK(t)
+	if _, err := b.sync.Sync(context.Background()); !errors.Is(err, gitsync.ErrRewritten) {
+		t.Fatalf("sync = %v; want it refused", err)
+	}
+	b.sync.Adopt = true
+	b.syncOK(t)
+	b.sync.Adopt = false
+	a.syncOK(t)
+	for _, h := range []*host{a, b} {
+		files := stateFiles(t, h.store)
+		if _, ok := files["state/mail/witness/"+ids[0]+".json"]; ok {
+			t.Errorf("%s: the archived message is back in the mailbox", h.name)
+		}
+		if _, ok := files["state/mail/witness/archive/"+ids[0]+".json"]; !ok {
+			t.Errorf("%s: the archived message left the archive", h.name)
+		}
+		if !strings.Contains(files["state/mail/witness/"+ids[1]+".json"], `"read": true`) {
+			t.Errorf("%s: the read mark regressed", h.name)
+		}
+		if _, ok := files["state/mail/witness/"+after[0].ID+".json"]; !ok {
+			t.Errorf("%s: what was sent since did not arrive", h.name)
+		}
+	}
+}
+
 // A remote squashed to one commit with the same files is adopted by
 // every host, which then go on syncing.
 func TestRemoteSquashedIsAdopted(t *testing.T) {
+	t.Parallel()
 	tw, a, b := twoHosts(t)
 	l := newLedger()
 	l.work(t, a, "mayor", "witness", 2)
@@ -144,6 +265,7 @@ func TestRemoteSquashedIsAdopted(t *testing.T) {
 // A remote rewritten to other files is refused: nothing changes here,
 // and the error says how to put the branch back.
 func TestRemoteRewrittenIsRefused(t *testing.T) {
+	t.Parallel()
 	tw, a, b := twoHosts(t)
 	l := newLedger()
 	l.work(t, a, "mayor", "witness", 1)
@@ -189,6 +311,7 @@ func TestRemoteRewrittenIsRefused(t *testing.T) {
 // report), its sends to it stay, and the next syncs are clean — never a
 // standing conflict.
 func TestLostHomeChangesAreUndoneNotConflicts(t *testing.T) {
+	t.Parallel()
 	_, a, b := twoHosts(t)
 	var ids []string
 	for range 4 {
@@ -231,6 +354,7 @@ func TestLostHomeChangesAreUndoneNotConflicts(t *testing.T) {
 // changes to them are undone (named in the report) and the winner's
 // stand; the trees converge, and no sync stops.
 func TestHomeRaceOnTheSameMessagesConverges(t *testing.T) {
+	t.Parallel()
 	_, a, b := twoHosts(t)
 	var ids []string
 	for range 3 {
@@ -270,6 +394,7 @@ func TestHomeRaceOnTheSameMessagesConverges(t *testing.T) {
 // git's message is reported whole, every line but its "hint:" advice
 // (which names git commands), never cut at the first line.
 func TestGitErrorsAreWholeWithoutHints(t *testing.T) {
+	t.Parallel()
 	err := &gitsync.GitError{Args: []string{"push", "origin"}, Err: errors.New("exit status 1"),
 		Stderr: "To /srv/remote.git\n ! [rejected] main -> main (fetch first)\nerror: failed to push some refs to '/srv/remote.git'\nhint: Updates were rejected because the remote contains work\nhint: that you do not have locally.\n"}
 	got := err.Error()

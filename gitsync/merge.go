@@ -16,6 +16,7 @@ type change struct {
 	path   string
 	status byte   // 'A' added, 'M' modified, 'D' deleted, 'T' type changed
 	mode   string // the new mode; "000000" when deleted
+	omode  string // the old mode; "000000" when added
 	blob   string // the new blob; zeroID when deleted
 	old    string // the old blob; zeroID when added
 }
@@ -27,10 +28,19 @@ func (c change) same(d change) bool { return c.blob == d.blob && c.mode == d.mod
 // submodule or nothing).
 func (c change) file() bool { return c.mode == "100644" || c.mode == "100755" }
 
-// emptyTree returns the id of the tree with nothing in it, asking git
-// once per handle.
+// emptySHA1Tree is the id of the empty tree in a SHA-1 repository; git
+// knows it without having it written.
+const emptySHA1Tree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+// emptyTree returns the id of the tree with nothing in it: SHA-1's
+// constant, or (another object format) git's answer, asked once per
+// handle.
 func (g *git) emptyTree(ctx context.Context) (string, error) {
 	if g.empty != "" {
+		return g.empty, nil
+	}
+	if f, ok := g.configValue("", "extensions.objectformat"); g.config != nil && (!ok || f == "sha1") {
+		g.empty = emptySHA1Tree
 		return g.empty, nil
 	}
 	out, err := g.runIn(ctx, strings.NewReader(""), nil, "hash-object", "-t", "tree", "-w", "--stdin")
@@ -40,16 +50,28 @@ func (g *git) emptyTree(ctx context.Context) (string, error) {
 
 // tree returns the tree of a commit.
 func (g *git) tree(ctx context.Context, commit string) (string, error) {
+	if t, ok := g.trees[commit]; ok {
+		return t, nil
+	}
 	out, err := g.run(ctx, "rev-parse", "--verify", commit+"^{tree}")
-	return strings.TrimSpace(out), err
+	if err != nil {
+		return "", err
+	}
+	t := strings.TrimSpace(out)
+	g.learnTree(commit, t)
+	return t, nil
 }
 
 // diff returns the changes from tree a to tree b, by path. Renames are
-// never guessed: a move is a delete and an add.
+// never guessed: a move is a delete and an add. The map is shared by
+// every caller asking for the same pair: it is never to be modified.
 func (g *git) diff(ctx context.Context, a, b string) (map[string]change, error) {
 	out := map[string]change{}
 	if a == b {
 		return out, nil
+	}
+	if d, ok := g.diffs[[2]string{a, b}]; ok {
+		return d, nil
 	}
 	raw, err := g.run(ctx, "diff-tree", "-r", "-z", "--raw", "--no-renames", "--full-index", a, b)
 	if err != nil {
@@ -61,9 +83,13 @@ func (g *git) diff(ctx context.Context, a, b string) (map[string]change, error) 
 		if len(meta) != 5 || meta[4] == "" {
 			return nil, fmt.Errorf("gitsync: unexpected diff-tree output %q", fields[i])
 		}
-		c := change{path: fields[i+1], status: meta[4][0], mode: meta[1], blob: meta[3], old: meta[2]}
+		c := change{path: fields[i+1], status: meta[4][0], mode: meta[1], omode: meta[0], blob: meta[3], old: meta[2]}
 		out[c.path] = c
 	}
+	if g.diffs == nil {
+		g.diffs = map[[2]string]map[string]change{}
+	}
+	g.diffs[[2]string{a, b}] = out
 	return out, nil
 }
 

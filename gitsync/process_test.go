@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -62,6 +64,7 @@ for a in "$@"; do
 	*) sub=$a; break ;;
 	esac
 done
+[ -n "$GITSYNC_LOG" ] && echo "$sub" >> "$GITSYNC_LOG"
 at=${GITSYNC_KILL%%:*}
 mode=${GITSYNC_KILL#*:}
 [ -n "$GITSYNC_KILL" ] && [ "$sub" = "$at" ] || exec "$GITSYNC_REAL_GIT" "$@"
@@ -86,7 +89,7 @@ exit $rc
 // syncIn runs one sync of h in a process of its own, through the git
 // stand-in wrapper, killed at kill ("" for never). It reports whether the
 // process was killed, and fails the test if an unkilled sync failed.
-func (h *host) syncIn(t testing.TB, remote, wrapper, kill string) (killed bool, err error) {
+func (h *host) syncIn(t testing.TB, remote, wrapper, kill, log string) (killed bool, err error) {
 	t.Helper()
 	realGit, lerr := exec.LookPath("git")
 	if lerr != nil {
@@ -95,7 +98,7 @@ func (h *host) syncIn(t testing.TB, remote, wrapper, kill string) (killed bool, 
 	self, _ := os.Executable()
 	cmd := exec.Command(self)
 	cmd.Env = append(os.Environ(), "GITSYNC_TEST_ROLE=sync", "GITSYNC_ROOT="+h.store.Dir(), "GITSYNC_HOST="+h.name,
-		"GITSYNC_REMOTE="+remote, "GITSYNC_GIT="+wrapper, "GITSYNC_REAL_GIT="+realGit, "GITSYNC_KILL="+kill)
+		"GITSYNC_REMOTE="+remote, "GITSYNC_GIT="+wrapper, "GITSYNC_REAL_GIT="+realGit, "GITSYNC_KILL="+kill, "GITSYNC_LOG="+log)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := cmd.CombinedOutput()
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
@@ -109,38 +112,62 @@ func (h *host) syncIn(t testing.TB, remote, wrapper, kill string) (killed bool, 
 
 // gitSteps are the git subcommands a sync runs: a kill at any of them
 // must leave nothing that the next sync cannot recover.
-var gitSteps = []string{"config", "remote", "symbolic-ref", "fetch", "rev-parse", "hash-object", "merge-base", "ls-tree",
-	"add", "write-tree", "diff-tree", "read-tree", "update-index", "cat-file", "commit-tree", "reset", "push", "update-ref"}
+// The test fails when a sync runs one not listed, or when one listed is
+// never reached.
+var gitSteps = []string{"config", "fetch", "for-each-ref", "merge-base", "update-ref",
+	"add", "write-tree", "diff-tree", "read-tree", "update-index", "cat-file", "commit-tree", "reset", "push"}
 
 // A sync killed with SIGKILL at each git step (before git starts, while
 // it works, after it finished) loses nothing: the next sync on that host
 // succeeds at once, says what it recovered, and afterwards both hosts
 // hold the same tree with every acknowledged send, mark, archive and
-// delete of both in it. One town per step takes the three kills in turn,
-// each followed by its recovery, so every step is killed three ways for
-// the cost of one town.
+// delete of both in it. One town per way of killing takes every step in
+// turn, each kill followed by its recovery.
 func TestKilledSyncRecovers(t *testing.T) {
+	t.Parallel()
 	needGit(t)
 	wrapper := gitWrapper(t)
-	for _, step := range gitSteps {
-		t.Run(step, func(t *testing.T) {
+	var mu sync.Mutex
+	ran := map[string]bool{}    // every git subcommand the killed syncs ran
+	killed := map[string]bool{} // every step a kill reached
+	t.Cleanup(func() {
+		if t.Failed() {
+			return
+		}
+		for sub := range ran {
+			if !slices.Contains(gitSteps, sub) {
+				t.Errorf("a sync runs git %s, which no kill reaches: add it to gitSteps", sub)
+			}
+		}
+		for _, step := range gitSteps {
+			if !killed[step] {
+				t.Errorf("no sync ran git %s, so no kill reached it: drop it from gitSteps", step)
+			}
+		}
+	})
+	for _, mode := range []string{"before", "during", "after"} {
+		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			tw, a, b := twoHosts(t)
 			l := newLedger()
-			for _, mode := range []string{"before", "during", "after"} {
+			log := filepath.Join(t.TempDir(), "git.log")
+			for _, step := range gitSteps {
 				// Work on both hosts, alpha's pushed first, so that beta's
 				// killed sync has something to fetch, apply and push.
 				l.work(t, a, "mayor", "witness", 1)
 				a.syncOK(t)
 				l.work(t, b, "witness", "mayor", 1)
-				killed, err := b.syncIn(t, tw.remote, wrapper, step+":"+mode)
+				k, err := b.syncIn(t, tw.remote, wrapper, step+":"+mode, log)
 				if err != nil {
-					t.Fatalf("%s: %v", mode, err)
+					t.Fatalf("%s %s: %v", mode, step, err)
 				}
 				l.work(t, b, "witness", "mayor", 1) // agents go on
 				rep := b.syncOK(t)
-				if killed {
+				if k {
 					t.Logf("killed at %s %s; recovered: %v", mode, step, rep.Recovered)
+					mu.Lock()
+					killed[step] = true
+					mu.Unlock()
 				}
 				for _, leftover := range []string{"rebase-merge", "rebase-apply", "index.lock"} {
 					if _, err := os.Stat(filepath.Join(b.store.Dir(), ".git", leftover)); err == nil {
@@ -151,6 +178,12 @@ func TestKilledSyncRecovers(t *testing.T) {
 			a.syncOK(t)
 			b.syncOK(t)
 			l.check(t, a, b)
+			data, _ := os.ReadFile(log)
+			mu.Lock()
+			defer mu.Unlock()
+			for sub := range strings.FieldsSeq(string(data)) {
+				ran[sub] = true
+			}
 		})
 	}
 }

@@ -17,6 +17,7 @@ import (
 // claim was made but not yet removed (a serve stopped between the two)
 // is not served twice.
 func TestClaimRequestsAreServedByTheQueuesHome(t *testing.T) {
+	t.Parallel()
 	_, a, b := twoHosts(t)
 	work := maildir.Address{Kind: maildir.KindQueue, Name: "work"}
 	must(t, a.store.CreateQueue("work"))
@@ -101,6 +102,7 @@ func TestClaimRequestsAreServedByTheQueuesHome(t *testing.T) {
 // without its claim, leaves the mailbox, and after the syncs the queue's
 // home hands it to the next claimant.
 func TestAnItemARequestBroughtGoesBack(t *testing.T) {
+	t.Parallel()
 	_, a, b := twoHosts(t)
 	work := maildir.Address{Kind: maildir.KindQueue, Name: "work"}
 	must(t, a.store.CreateQueue("work"))

@@ -7,7 +7,11 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
+	"os/exec"
 	"path"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -16,23 +20,37 @@ import (
 
 	"github.com/mailfs/mailfs/archive"
 	"github.com/mailfs/mailfs/fsck"
+	"github.com/mailfs/mailfs/gitsync"
 	"github.com/mailfs/mailfs/maildir"
 )
 
-var simOps = flag.Int("sim.ops", 400, "operations in TestTownOnThreeHosts")
+var (
+	simOps  = flag.Int("sim.ops", 300, "operations in TestTownOnThreeHosts")
+	simSeed = flag.Uint64("sim.seed", 0, "the seed of TestTownOnThreeHosts (0: the clock's), to replay a run it logged")
+)
 
 // The proof of SPEC §10: three hosts of one town, a bare remote, agents
 // homed on each host doing random work — sends, cc, queue items, channel
 // posts, marks, deletes, sweeps, claims, releases, group edits, restores,
 // refused changes to other hosts' objects — and syncs at random moments.
-// Every sync must succeed (0 conflicts); at the end, after the hosts sync
-// in turn, every host must hold the same state tree, every message sent
-// and not deleted must be in exactly one place (0 lost, 0 in two places),
-// no deleted message may be back (0 resurrected), and fsck must be clean
-// with private modes everywhere.
+// Meanwhile a person force-pushes the remote now and then (see person):
+// winds it back, squashes it, or rewrites it with files dropped.
+//
+// Every sync must succeed (0 conflicts), but for a host that cannot know a
+// rewrite was meant: it must refuse at every sync, changing nothing, until
+// the person runs the command its refusal names. At the end, after the
+// hosts sync in turn, every host must hold the same state tree, every
+// message sent and not deleted must be in exactly one place (0 lost, 0 in
+// two places), no deleted message may be back (0 resurrected), every read
+// mark its home made must stand (0 regressed), and fsck must be clean with
+// private modes everywhere.
 func TestTownOnThreeHosts(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d (ops %d)", seed, *simOps)
+	t.Parallel()
+	seed := *simSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (ops %d; -sim.seed replays the choices, not the timing)", seed, *simOps)
 	tw := newTown(t, "alpha", "beta", "gamma")
 	agents := map[string][]string{
 		"alpha": {"mayor", "refinery"},
@@ -74,9 +92,11 @@ func TestTownOnThreeHosts(t *testing.T) {
 
 	live := map[string]bool{}    // ids sent and not deleted
 	deleted := map[string]bool{} // ids deleted by their home
+	read := map[string]bool{}    // the last read mark each id's home made
 	queued := 0
 	syncs, refusals := 0, 0
-	var mu sync.Mutex // guards the above
+	p := &person{t: t, bare: tw.remote, kinds: rand.New(rand.NewPCG(seed, 98)).Perm(3), refused: map[string]string{}, refusals: map[string]int{}, lastErr: map[string]error{}}
+	var mu sync.Mutex // guards the above, and p's maps
 	hostNames := []string{"alpha", "beta", "gamma"}
 	box := func(a string) maildir.Address { return maildir.Address{Kind: maildir.KindAgent, Name: a} }
 	sent := func(ms []*maildir.Message) {
@@ -134,10 +154,16 @@ func TestTownOnThreeHosts(t *testing.T) {
 			case r < 48: // mark read (or unread) in a local mailbox
 				a, m, err := some(false)
 				if err == nil && m != nil {
-					if rng.IntN(4) == 0 {
+					unread := rng.IntN(4) == 0
+					if unread {
 						_, err = h.store.MarkUnread(a, m.ID)
 					} else {
 						_, err = h.store.MarkRead(a, m.ID)
+					}
+					if err == nil {
+						mu.Lock()
+						read[m.ID] = !unread
+						mu.Unlock()
 					}
 				}
 				if err != nil {
@@ -185,7 +211,11 @@ func TestTownOnThreeHosts(t *testing.T) {
 				}
 				a, m, err := some(false)
 				if err == nil && m != nil && m.Claim != nil {
-					_, err = h.store.Release(a, m.ID)
+					if _, err = h.store.Release(a, m.ID); err == nil {
+						mu.Lock()
+						delete(read, m.ID) // a release leaves it unread
+						mu.Unlock()
+					}
 				}
 				if err != nil {
 					return fmt.Errorf("op %d release: %w", op, err)
@@ -232,10 +262,32 @@ func TestTownOnThreeHosts(t *testing.T) {
 				}
 				count(&refusals)
 			default: // a sync, racing the other hosts' for the remote
-				if _, err := h.sync.Sync(context.Background()); err != nil {
+				p.remote.RLock()
+				rep, err := h.sync.Sync(context.Background())
+				mu.Lock()
+				if rep != nil {
+					for _, r := range rep.Recovered {
+						p.recovered = append(p.recovered, h.name+": "+r)
+						t.Logf("%s op %d: %s", h.name, op, r)
+					}
+				}
+				why, refused := p.refused[h.name]
+				switch {
+				case refused && errors.Is(err, gitsync.ErrRewritten):
+					p.refusals[h.name]++
+					p.lastErr[h.name] = err
+					err = nil
+				case refused:
+					err = fmt.Errorf("sync after the remote was %s: %v; want it refused until a person acts", why, err)
+				case err == nil:
+					syncs++
+					p.syncs++
+				}
+				mu.Unlock()
+				p.remote.RUnlock()
+				if err != nil {
 					return fmt.Errorf("op %d sync: %w", op, err)
 				}
-				count(&syncs)
 			}
 		}
 		return nil
@@ -249,7 +301,24 @@ func TestTownOnThreeHosts(t *testing.T) {
 			}
 		})
 	}
+	working := make(chan struct{})
+	acted := make(chan struct{})
+	go func() { // the person, until the hosts' work is done
+		defer close(acted)
+		rng := rand.New(rand.NewPCG(seed, 99))
+		for {
+			select {
+			case <-working:
+				p.act(tw, &mu, rng, true) // what is still refused is put right
+				return
+			case <-time.After(time.Duration(50+rng.IntN(250)) * time.Millisecond):
+				p.act(tw, &mu, rng, false)
+			}
+		}
+	}()
 	wg.Wait()
+	close(working)
+	<-acted
 	if t.Failed() {
 		t.FailNow()
 	}
@@ -274,7 +343,7 @@ func TestTownOnThreeHosts(t *testing.T) {
 			break
 		}
 	}
-	t.Logf("%d ops, %d syncs, %d refusals, %d live messages, %d deleted, %d queued", *simOps, syncs, refusals, len(live), len(deleted), queued)
+	t.Logf("%d ops, %d syncs, %d refusals, %d live messages, %d deleted, %d queued; force-pushes: %v", *simOps, syncs, refusals, len(live), len(deleted), queued, p.done)
 
 	// The same tree everywhere.
 	want := stateFiles(t, alpha.store)
@@ -338,12 +407,174 @@ func TestTownOnThreeHosts(t *testing.T) {
 			t.Errorf("a message nobody sent: %s %v", id, ps)
 		}
 	}
+	// 0 regressed: every read mark stands as its home last made it.
+	for id, r := range read {
+		if len(places[id]) != 1 {
+			continue // deleted, or reported above
+		}
+		if got := strings.Contains(want[places[id][0]], `"read": true`); got != r {
+			t.Errorf("regressed: %s is read=%v, its home last marked it read=%v", places[id][0], got, r)
+		}
+	}
 	for _, n := range hostNames {
 		found, err := fsck.Check(tw.hosts[n].store.Dir(), fsck.Options{})
 		must(t, err)
 		for _, f := range found {
 			t.Errorf("fsck on %s: %s", n, f)
 		}
+	}
+}
+
+// A person is the remote's owner, force-pushing it now and then while the
+// town works: wound back a few commits, squashed to one commit with the
+// same files, or rewritten with files dropped (every host's home records
+// among them). remote is held for writing while the person acts, and for
+// reading by each sync, so that every sync meets a settled remote.
+type person struct {
+	t         *testing.T
+	remote    sync.RWMutex
+	bare      string
+	refused   map[string]string // host → what it must refuse, until the person acts
+	refusals  map[string]int    // refused syncs since
+	lastErr   map[string]error  // the last refusal, whose command the person runs
+	pending   string            // the force-push awaiting the person's act
+	done      []string          // what was done, for the log
+	kinds     []int             // the force-pushes to come: each kind once, in a random order, then any
+	syncs     int               // ordinary syncs since the last force-push was put right
+	recovered []string          // what the hosts' syncs said they recovered
+}
+
+// did notes what the person did.
+func (p *person) did(what string) {
+	p.done = append(p.done, what)
+	p.t.Logf("the person: %s", what)
+}
+
+// act is one turn of the person. If hosts are refusing, and each has
+// refused (one of them twice), or the work is over, it runs what the refusals say: for
+// a mistaken rewrite, the git push --force one names, from that host; for
+// a squash a host was behind, mailfs sync --adopt there. Else, now and
+// then (after every 4 ordinary syncs of the town), a new force-push.
+func (p *person) act(tw *town, mu *sync.Mutex, rng *rand.Rand, last bool) {
+	t := p.t
+	p.remote.Lock()
+	defer p.remote.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
+	git := func(dir string, env []string, args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Errorf("git %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	if len(p.refused) > 0 {
+		// Each refusing host refuses at least once, one of them twice,
+		// before the person acts.
+		twice := false
+		for h := range p.refused {
+			if p.refusals[h] < 1 && !last {
+				return
+			}
+			twice = twice || p.refusals[h] >= 2
+		}
+		if !twice && !last {
+			return
+		}
+		switch p.pending {
+		case "rewritten":
+			// The rewrite stood through every refusal; the person puts the
+			// branch back as a refusal says, from the host that gave it.
+			if got, want := git(p.bare, nil, "rev-parse", "main"), strings.TrimPrefix(p.done[len(p.done)-1], "rewritten "); got != want {
+				t.Errorf("the rewrite %s did not stand: the remote is at %s", want, got)
+			}
+			for _, h := range slices.Sorted(maps.Keys(p.lastErr)) {
+				cmd := regexp.MustCompile(`git -C (\S+) (push --force \S+ \S+:refs/heads/main)\.`).FindStringSubmatch(p.lastErr[h].Error())
+				if cmd == nil {
+					t.Errorf("%s's refusal names no command: %v", h, p.lastErr[h])
+					return
+				}
+				git(cmd[1], nil, strings.Fields(cmd[2])...)
+				p.did("put back from " + h)
+				break
+			}
+			if len(p.lastErr) == 0 { // the work ended before any host refused
+				git(tw.hosts["alpha"].store.Dir(), nil, "push", "--force", tw.remote, "refs/remotes/origin/main:refs/heads/main")
+			}
+		case "squashed":
+			for _, h := range slices.Sorted(maps.Keys(p.refused)) {
+				if err := p.lastErr[h]; err != nil && !strings.Contains(err.Error(), "mailfs sync --adopt") {
+					t.Errorf("%s's refusal does not name mailfs sync --adopt: %v", h, err)
+				}
+				sy := &gitsync.Syncer{Store: tw.hosts[h].store, Remote: tw.remote, Adopt: true}
+				if _, err := sy.Sync(context.Background()); err != nil {
+					t.Errorf("mailfs sync --adopt on %s: %v", h, err)
+				}
+				p.did("adopted on " + h)
+			}
+		}
+		clear(p.refused)
+		clear(p.refusals)
+		clear(p.lastErr)
+		p.syncs = 0
+		return
+	}
+	// A force-push after every few ordinary syncs of the town.
+	if last || p.syncs < 4 {
+		return
+	}
+	p.syncs = 0
+	if len(p.kinds) == 0 {
+		p.kinds = []int{rng.IntN(3)}
+	}
+	kind := p.kinds[0]
+	p.kinds = p.kinds[1:]
+	head := git(p.bare, nil, "rev-parse", "main")
+	tree := git(p.bare, nil, "rev-parse", "main^{tree}")
+	id := []string{"GIT_AUTHOR_NAME=p", "GIT_AUTHOR_EMAIL=p@p", "GIT_COMMITTER_NAME=p", "GIT_COMMITTER_EMAIL=p@p"}
+	switch kind {
+	case 0: // wound back a few commits
+		back := strings.Fields(git(p.bare, nil, "rev-list", "--first-parent", "-n", "6", "main"))
+		if len(back) < 2 {
+			return
+		}
+		to := back[1+rng.IntN(len(back)-1)]
+		git(p.bare, nil, "update-ref", "refs/heads/main", to)
+		p.did("wound back to " + to[:8])
+	case 1: // squashed: a host that had not seen these files cannot tell
+		squashed := git(p.bare, id, "commit-tree", tree, "-m", "squashed")
+		git(p.bare, nil, "update-ref", "refs/heads/main", squashed)
+		for name, h := range tw.hosts {
+			if known := git(h.store.Dir(), nil, "rev-parse", "refs/remotes/origin/main^{tree}"); known != tree {
+				p.refused[name] = "squashed while it was behind"
+			}
+		}
+		p.pending = "squashed"
+		p.did("squashed " + head[:8])
+	case 2: // rewritten with files dropped: every home record, some mail
+		idx := []string{"GIT_INDEX_FILE=" + filepath.Join(t.TempDir(), "index")}
+		git(p.bare, idx, "read-tree", "main")
+		var drop strings.Builder
+		for f := range strings.SplitSeq(git(p.bare, nil, "ls-tree", "-r", "--name-only", "main"), "\n") {
+			if strings.HasPrefix(f, "state/homes/") || strings.HasPrefix(f, "state/mail/") && rng.IntN(5) == 0 {
+				fmt.Fprintf(&drop, "0 %s\t%s\n", strings.Repeat("0", 40), f)
+			}
+		}
+		cmd := exec.Command("git", "update-index", "--index-info")
+		cmd.Dir, cmd.Env, cmd.Stdin = p.bare, append(os.Environ(), idx...), strings.NewReader(drop.String())
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("update-index: %v\n%s", err, out)
+			return
+		}
+		rewritten := git(p.bare, append(idx, id...), "commit-tree", git(p.bare, idx, "write-tree"), "-m", "rewritten")
+		git(p.bare, nil, "update-ref", "refs/heads/main", rewritten)
+		for name := range tw.hosts {
+			p.refused[name] = "rewritten with files dropped"
+		}
+		p.pending = "rewritten"
+		p.did("rewritten " + rewritten)
 	}
 }
 

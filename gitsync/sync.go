@@ -77,6 +77,11 @@ type Syncer struct {
 	Git string
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// Adopt takes a rewritten remote branch as meant, where a sync would
+	// refuse it (see [ErrRewritten]): this host builds on the new history,
+	// and its own changes since it last synced go on top. Set it for the
+	// one sync a person asked for.
+	Adopt bool
 	// Progress, if not nil, is told each step, for a person watching.
 	Progress func(step string)
 	// Warn, if not nil, is told what a person should know even when not
@@ -216,20 +221,21 @@ func (s *Syncer) open(ctx context.Context, host string) (*git, string, string, e
 		if _, err := g.run(ctx, "init", "-q", "-b", branch); err != nil {
 			return nil, "", "", err
 		}
-	} else if top, err := g.run(ctx, "rev-parse", "--show-toplevel"); err != nil {
+	} else if err != nil {
 		return nil, "", "", err
-	} else if filepath.Clean(strings.TrimSpace(top)) != filepath.Clean(dir) {
-		return nil, "", "", fmt.Errorf("gitsync: %s is not the top of its repository (%s); mailfs sync keeps the root in a repository of its own", dir, strings.TrimSpace(top))
 	}
-	if email, _ := g.run(ctx, "config", "user.email"); strings.TrimSpace(email) == "" {
+	// (A root with a .git of its own is the top of its repository.)
+	if err := g.readConfig(ctx); err != nil {
+		return nil, "", "", err
+	}
+	if email, _ := g.configValue("", "user.email"); strings.TrimSpace(email) == "" {
 		g.env = environ(host, false)
 	}
 	// Never guess renames, in any merge this repository does. Set once:
 	// reading them back is one git call, setting each is another.
-	have, _ := g.run(ctx, "config", "--local", "--list")
 	for _, kv := range [][2]string{{"merge.renames", "false"}, {"merge.directoryRenames", "false"},
 		{"diff.renames", "false"}, {"core.sharedRepository", "0600"}, {"gc.autoDetach", "false"}} { // no git process outlives the sync
-		if strings.Contains("\n"+have, "\n"+strings.ToLower(kv[0])+"="+kv[1]+"\n") {
+		if v, ok := g.configValue("local", strings.ToLower(kv[0])); ok && v == kv[1] {
 			continue
 		}
 		if _, err := g.run(ctx, "config", kv[0], kv[1]); err != nil {
@@ -242,9 +248,11 @@ func (s *Syncer) open(ctx context.Context, host string) (*git, string, string, e
 	}
 	branch := s.Branch
 	if branch == "" {
-		out, err := g.run(ctx, "symbolic-ref", "--short", "HEAD")
-		if branch = strings.TrimSpace(out); err != nil || branch == "" {
-			branch = "main"
+		if branch = strings.TrimPrefix(g.headRef(), "refs/heads/"); branch == "" {
+			out, err := g.run(ctx, "symbolic-ref", "--short", "HEAD")
+			if branch = strings.TrimSpace(out); err != nil || branch == "" {
+				branch = "main"
+			}
 		}
 	}
 	return g, remote, branch, nil
@@ -252,11 +260,12 @@ func (s *Syncer) open(ctx context.Context, host string) (*git, string, string, e
 
 // remote returns the name of the remote to use, adding "origin" for a URL.
 func (s *Syncer) remote(ctx context.Context, g *git) (string, error) {
-	out, err := g.run(ctx, "remote")
-	if err != nil {
-		return "", err
+	var names []string
+	for _, e := range g.config {
+		if name, ok := strings.CutPrefix(e.key, "remote."); ok && strings.HasSuffix(name, ".url") {
+			names = append(names, strings.TrimSuffix(name, ".url"))
+		}
 	}
-	names := strings.Fields(out)
 	want := s.Remote
 	switch {
 	case want == "" && slices.Contains(names, "origin"):
@@ -266,7 +275,7 @@ func (s *Syncer) remote(ctx context.Context, g *git) (string, error) {
 	case slices.Contains(names, want):
 		return want, nil
 	case slices.Contains(names, "origin"):
-		url, _ := g.run(ctx, "remote", "get-url", "origin")
+		url, _ := g.configValue("", "remote.origin.url")
 		if strings.TrimSpace(url) == want {
 			return "origin", nil
 		}
@@ -293,15 +302,15 @@ func (s *Syncer) remote(ctx context.Context, g *git) (string, error) {
 func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 	remote, branch := rep.Remote, rep.Branch
 	tracking := "refs/remotes/" + remote + "/" + branch
-	known := g.rev(ctx, tracking) // the remote as this host last saw it
 	// The fetch lands beside the tracking ref, which moves only once the
 	// new history is accepted: a refused rewrite is refused again at every
 	// sync, until a person acts (see lineage).
 	fetched := "refs/mailfs/fetched/" + remote + "/" + branch
 	s.step("fetching %s %s", remote, branch)
 	// --refmap= keeps git from updating the tracking ref itself, as it
-	// does for a configured remote.
-	if _, err := g.run(ctx, "fetch", "-q", "--no-tags", "--refmap=", remote, "+refs/heads/"+branch+":"+fetched); err != nil {
+	// does for a configured remote; the sync packs after its push itself
+	// (needsGC), so fetch's own maintenance would be one more exec.
+	if _, err := g.run(ctx, "fetch", "-q", "--no-tags", "--no-auto-maintenance", "--refmap=", remote, "+refs/heads/"+branch+":"+fetched); err != nil {
 		var ge *GitError
 		if !errors.As(err, &ge) || !strings.Contains(ge.Stderr, "couldn't find remote ref") {
 			return false, err
@@ -309,8 +318,18 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 		// An empty remote: this host's commit starts it.
 		g.ok(ctx, "update-ref", "-d", fetched)
 	}
-	upstream := g.rev(ctx, fetched)
-	head := g.rev(ctx, "HEAD")
+	// The remote as this host last saw it (known), as it is now (upstream),
+	// and this host's branch, in one exec.
+	headRef := g.headRef()
+	refs, err := g.refs(ctx, tracking, fetched, headRef)
+	if err != nil {
+		return false, err
+	}
+	known, upstream, head := refs[tracking], refs[fetched], refs[headRef]
+	if headRef == "" {
+		head = g.rev(ctx, "HEAD") // detached
+	}
+	g.head = head
 	empty, err := g.emptyTree(ctx)
 	if err != nil {
 		return false, err
@@ -322,8 +341,12 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if upstream != "" && upstream != known {
-		if _, err := g.run(ctx, "update-ref", tracking, upstream); err != nil {
+	// What this host now holds of the remote is what it builds on: never
+	// moved back to a wound-back remote, or a cycle started again (another
+	// host pushed first) would take what this host saw beyond it for its
+	// own changes.
+	if theirs != "" && theirs != known {
+		if _, err := g.run(ctx, "update-ref", tracking, theirs); err != nil {
 			return false, err
 		}
 	}
@@ -386,11 +409,21 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 	mine := theirs
 	rep.Committed = nil
 	if merged != theirTree || theirs == "" && merged != empty {
-		changed, err := g.diff(ctx, theirTree, merged)
-		if err != nil {
-			return false, err
+		// What the commit changes on theirs: this host's changes, as
+		// merged (or, with nothing arrived, the snapshot's diff).
+		var paths []string
+		if len(their) > 0 {
+			for _, c := range plan.ours {
+				paths = append(paths, c.path)
+			}
+			slices.Sort(paths)
+		} else {
+			changed, err := g.diff(ctx, theirTree, merged)
+			if err != nil {
+				return false, err
+			}
+			paths = slices.Sorted(maps.Keys(changed))
 		}
-		paths := slices.Sorted(maps.Keys(changed))
 		s.step("committing %d changed files", len(paths))
 		msg := fmt.Sprintf("mailfs sync from %s: %d files\n\n%s", rep.Host, len(paths), summary(paths))
 		args := []string{"commit-tree", merged, "-m", msg}
@@ -402,6 +435,7 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 			return false, err
 		}
 		mine = strings.TrimSpace(out)
+		g.learnTree(mine, merged)
 		rep.Committed = paths
 	}
 
@@ -433,14 +467,20 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 		}
 		return false, err
 	}
-	if _, err := g.run(ctx, "update-ref", tracking, mine); err != nil {
-		return false, err
+	// git push moves the tracking ref itself when the remote's fetch
+	// refspec covers the branch (the default): then it is left as it is.
+	if g.looseRef(tracking) != mine {
+		if _, err := g.run(ctx, "update-ref", tracking, mine); err != nil {
+			return false, err
+		}
 	}
 	rep.Pushed = true
 	// Pack what this sync added while it is here, as git commit would:
 	// commit-tree does not, and the next fetch would pay for it instead.
-	if _, err := g.run(ctx, "gc", "--auto", "--quiet"); err != nil {
-		s.warnf("git gc --auto: %v", err)
+	if g.needsGC() {
+		if _, err := g.run(ctx, "gc", "--auto", "--quiet"); err != nil {
+			s.warnf("git gc --auto: %v", err)
+		}
 	}
 	return true, nil
 }
@@ -454,13 +494,17 @@ var ErrRewritten = errors.New("gitsync: the remote's branch was rewritten")
 // lineage decides what this cycle builds on (theirs) and the tree that it
 // and this host's working tree both descend from (base).
 //
-// A remote rewritten by force-push is met in one of three ways. Wound back
+// A remote rewritten by force-push is met in one of four ways. Wound back
 // (what is there now is older than what this host saw): this host still
-// has what was lost, builds on its own copy and pushes it back. Squashed
-// (another history, the same tree): the new history is adopted. Anything
-// else: refused, with nothing changed, because merging with a history
-// that dropped files would delete them here, or push them back where a
-// person meant them gone.
+// has what was lost, builds on its own copy and pushes it back. Wound back
+// and built on since (what is there shares history with what this host
+// saw, but holds neither): what the remote lost since the fork goes back
+// on top of what it has now, in a merge of the two (see putBack).
+// Squashed (another history, the same tree): the new history is adopted.
+// Anything else: refused, with nothing changed, because merging with a
+// history that dropped files would delete them here, or push them back
+// where a person meant them gone — unless a person said it is meant
+// ([Syncer.Adopt]).
 func (s *Syncer) lineage(ctx context.Context, g *git, rep *Report, known, upstream, head, empty string) (theirs, base string, err error) {
 	theirs = upstream
 	if known != "" && upstream != "" && known != upstream {
@@ -483,6 +527,15 @@ func (s *Syncer) lineage(ctx context.Context, g *git, rep *Report, known, upstre
 				return "", "", err
 			}
 			squashed := slices.Contains(strings.Fields(log), knownTree)
+			fork := ""
+			if !back && !squashed {
+				out, err := g.run(ctx, "merge-base", known, upstream)
+				var ge *GitError
+				if err != nil && !errors.As(err, &ge) {
+					return "", "", err
+				}
+				fork = strings.TrimSpace(out)
+			}
 			switch {
 			case back:
 				msg := fmt.Sprintf("the remote's branch %s was wound back to %.12s; this host's copy of what it lost (up to %.12s) goes back with this sync", rep.Branch, upstream, known)
@@ -494,9 +547,18 @@ func (s *Syncer) lineage(ctx context.Context, g *git, rep *Report, known, upstre
 				s.warnf("%s", msg)
 				rep.Recovered = append(rep.Recovered, msg)
 				return upstream, knownTree, nil
+			case fork != "":
+				if theirs, err = s.putBack(ctx, g, rep, known, upstream, fork); err != nil {
+					return "", "", err
+				}
+			case s.Adopt:
+				if theirs, err = s.adopt(ctx, g, rep, known, upstream); err != nil {
+					return "", "", err
+				}
+				return theirs, knownTree, nil
 			default:
-				return "", "", fmt.Errorf("%w: %s/%s no longer holds %.12s, which this host last synced, and its files differ; nothing was changed, and every sync refuses the same until a person acts. If the rewrite was a mistake, put the branch back from this host: git -C %s push --force %s %s:refs/heads/%s. If it is meant, this host starts again from it: move %s aside, then mailfs init and mailfs sync there (what this host had that the remote lacks stays in the old folder)",
-					ErrRewritten, rep.Remote, rep.Branch, known, g.dir, rep.Remote, known, rep.Branch, g.dir)
+				return "", "", fmt.Errorf("%w: %s/%s no longer holds %.12s, which this host last synced, and its files differ; nothing was changed, and every sync refuses the same until a person acts. If the rewrite was a mistake, put the branch back from this host: git -C %s push --force %s %s:refs/heads/%s. If it is meant (a squash made while this host was behind is), take it here: mailfs sync --adopt",
+					ErrRewritten, rep.Remote, rep.Branch, known, g.dir, rep.Remote, known, rep.Branch)
 			}
 		}
 	}
@@ -504,6 +566,10 @@ func (s *Syncer) lineage(ctx context.Context, g *git, rep *Report, known, upstre
 	case head == "":
 		return theirs, empty, nil
 	case theirs == "":
+		base, err = g.tree(ctx, head)
+		return theirs, base, err
+	}
+	if head == theirs {
 		base, err = g.tree(ctx, head)
 		return theirs, base, err
 	}
@@ -520,6 +586,118 @@ func (s *Syncer) lineage(ctx context.Context, g *git, rep *Report, known, upstre
 	}
 	base, err = g.tree(ctx, mb)
 	return theirs, base, err
+}
+
+// putBack makes the commit a sync builds on when the remote was wound
+// back to fork and others pushed on top since (upstream), while this host
+// still holds what the remote lost (fork..known): upstream's tree with the
+// lost changes put back on it — except on paths changed since the fork,
+// whose newer version stands — and both histories as its parents, so
+// every host's next sync finds what it last saw below it.
+func (s *Syncer) putBack(ctx context.Context, g *git, rep *Report, known, upstream, fork string) (string, error) {
+	var trees [3]string
+	for i, c := range []string{fork, known, upstream} {
+		t, err := g.tree(ctx, c)
+		if err != nil {
+			return "", err
+		}
+		trees[i] = t
+	}
+	lost, err := g.diff(ctx, trees[0], trees[1])
+	if err != nil {
+		return "", err
+	}
+	since, err := g.diff(ctx, trees[0], trees[2])
+	if err != nil {
+		return "", err
+	}
+	var back []change
+	for _, p := range slices.Sorted(maps.Keys(lost)) {
+		if _, changed := since[p]; !changed {
+			back = append(back, lost[p])
+		}
+	}
+	tree := trees[2]
+	if len(back) > 0 {
+		if tree, err = g.buildTree(ctx, trees[2], back); err != nil {
+			return "", err
+		}
+	}
+	out, err := g.run(ctx, "commit-tree", tree, "-p", upstream, "-p", known, "-m",
+		fmt.Sprintf("mailfs sync from %s: put back %d files the remote lost when it was wound back to %.12s", rep.Host, len(back), fork))
+	if err != nil {
+		return "", err
+	}
+	commit := strings.TrimSpace(out)
+	g.learnTree(commit, tree)
+	msg := fmt.Sprintf("the remote's branch %s was wound back to %.12s and built on since; this host's copy of what it lost (%d files, up to %.12s) goes back with this sync", rep.Branch, fork, len(back), known)
+	s.warnf("%s", msg)
+	rep.Recovered = append(rep.Recovered, msg)
+	return commit, nil
+}
+
+// adopt makes the commit a sync builds on when a person took a rewritten
+// remote branch (upstream) as meant: upstream itself, but where it holds
+// an older version of a file of this host's homes than this host last
+// synced (known), lacks one, or holds one that this host's history
+// removed (a message since archived or deleted here), this host's version
+// stands — only a home changes its files, so the rewrite cannot have
+// meant it (a squash of a remote that was wound back under this host is
+// the case). What others added since stands, as does everything else the
+// rewrite holds.
+func (s *Syncer) adopt(ctx context.Context, g *git, rep *Report, known, upstream string) (string, error) {
+	knownTree, err := g.tree(ctx, known)
+	if err != nil {
+		return "", err
+	}
+	upTree, err := g.tree(ctx, upstream)
+	if err != nil {
+		return "", err
+	}
+	d, err := g.diff(ctx, knownTree, upTree)
+	if err != nil {
+		return "", err
+	}
+	var keep []change
+	var added []string // adds under this host's homes: new, or back from before
+	for _, p := range slices.Sorted(maps.Keys(d)) {
+		c := d[p]
+		if a, ok := objectOf(p); !ok || s.Store.MayChange(a) != nil {
+			continue
+		}
+		if c.status == 'A' {
+			added = append(added, p)
+			continue
+		}
+		keep = append(keep, change{path: p, status: 'M', mode: c.omode, omode: c.mode, blob: c.old, old: c.blob})
+	}
+	for chunk := range slices.Chunk(added, 500) {
+		gone, err := g.paths(ctx, append([]string{"log", "-z", "--format=", "--name-only", "--diff-filter=D", known, "--"}, chunk...)...)
+		if err != nil {
+			return "", err
+		}
+		for _, p := range slices.Compact(slices.Sorted(slices.Values(gone))) {
+			keep = append(keep, change{path: p, status: 'D', mode: "000000", omode: d[p].mode, blob: zeroID, old: d[p].blob})
+		}
+	}
+	commit := upstream
+	if len(keep) > 0 {
+		tree, err := g.buildTree(ctx, upTree, keep)
+		if err != nil {
+			return "", err
+		}
+		out, err := g.run(ctx, "commit-tree", tree, "-p", upstream, "-m",
+			fmt.Sprintf("mailfs sync from %s: adopt the rewritten branch, with %d files of this host's homes as it has them", rep.Host, len(keep)))
+		if err != nil {
+			return "", err
+		}
+		commit = strings.TrimSpace(out)
+		g.learnTree(commit, tree)
+	}
+	msg := fmt.Sprintf("the remote's branch %s was rewritten (%.12s, other files than %.12s); taken as meant, as asked: this host's changes since it last synced go on top, and %d files of its homes stay as it has them", rep.Branch, upstream, known, len(keep))
+	s.warnf("%s", msg)
+	rep.Recovered = append(rep.Recovered, msg)
+	return commit, nil
 }
 
 // addAll stages the whole tree. git stops when a file goes away while

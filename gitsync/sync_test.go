@@ -52,6 +52,7 @@ func read(t *testing.T, h *host, rel string) string {
 // the second host to sync renames its own, carrying its name, and both
 // messages survive everywhere.
 func TestSameNameAddedOnTwoHostsIsRenamed(t *testing.T) {
+	t.Parallel()
 	_, a, b := twoHosts(t)
 	name := "state/mail/witness/2026-03-05T10-30-00Z-ci.json"
 	write(t, a, name, `{"from":"ci","subject":"from alpha"}`+"\n")
@@ -73,6 +74,7 @@ func TestSameNameAddedOnTwoHostsIsRenamed(t *testing.T) {
 // Two hosts claim one home before either syncs: the first to push keeps
 // it, and the other's record yields.
 func TestHomeClaimedOnTwoHostsGoesToTheFirstPushed(t *testing.T) {
+	t.Parallel()
 	_, a, b := twoHosts(t)
 	must(t, a.store.ClaimHome(agent("nux")))
 	must(t, b.store.ClaimHome(agent("nux")))
@@ -90,6 +92,7 @@ func TestHomeClaimedOnTwoHostsGoesToTheFirstPushed(t *testing.T) {
 // sync stops before committing anything and names the path; the tree is
 // as it was.
 func TestGroupCreatedOnTwoHostsStopsTheSync(t *testing.T) {
+	t.Parallel()
 	_, a, b := twoHosts(t)
 	_, err := a.store.CreateGroup("crew", []string{"mayor"})
 	must(t, err)
@@ -121,6 +124,7 @@ func TestGroupCreatedOnTwoHostsStopsTheSync(t *testing.T) {
 // found before anything is merged: the sync stops, names the path and the
 // rule, and changes nothing; put back, the next sync goes through.
 func TestOffHomeChangeByHandIsNamedAndNothingChanges(t *testing.T) {
+	t.Parallel()
 	_, a, b := twoHosts(t)
 	sent, err := b.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "hi"})
 	must(t, err)
@@ -149,6 +153,7 @@ func TestOffHomeChangeByHandIsNamedAndNothingChanges(t *testing.T) {
 // and git's words whole; HEAD, the tree and the file stay as they were,
 // and no conflict marker is ever written.
 func TestBothChangedStopsWithNothingChanged(t *testing.T) {
+	t.Parallel()
 	_, a, b := twoHosts(t)
 	write(t, a, ".gitignore", read(t, a, ".gitignore")+"# alpha\n")
 	write(t, b, ".gitignore", read(t, b, ".gitignore")+"# beta\n")
@@ -177,6 +182,7 @@ func TestBothChangedStopsWithNothingChanged(t *testing.T) {
 // moved) the path: the hint says rm for those, never a checkout of a path
 // the remote no longer has.
 func TestConflictHintRunsAsWritten(t *testing.T) {
+	t.Parallel()
 	_, a, b := twoHosts(t)
 	write(t, a, ".gitignore", read(t, a, ".gitignore")+"# alpha\n")
 	write(t, a, "notes.txt", "alpha's notes\n")
@@ -215,6 +221,7 @@ func TestConflictHintRunsAsWritten(t *testing.T) {
 // of those writes is still there when the sync returns, and the next
 // sync carries them to the other host.
 func TestWritesDuringASyncAreKept(t *testing.T) {
+	t.Parallel()
 	_, a, b := twoHosts(t)
 	for i := range 30 {
 		_, err := b.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: fmt.Sprintf("old %d", i)})
@@ -281,6 +288,7 @@ func TestWritesDuringASyncAreKept(t *testing.T) {
 // host (its home prunes, the others pull the deletion); recall brings it
 // back from history on any host.
 func TestPruneAndRecall(t *testing.T) {
+	t.Parallel()
 	_, a, b := twoHosts(t)
 	old, err := b.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "old"})
 	must(t, err)
@@ -331,6 +339,7 @@ func TestPruneAndRecall(t *testing.T) {
 // A host with no name does not sync; a repository without a remote says
 // how to give one; a root inside another repository gets its own.
 func TestSyncRefusesWhatItCannotDoSafely(t *testing.T) {
+	t.Parallel()
 	needGit(t)
 	dir := t.TempDir()
 	s, err := maildir.Open(filepath.Join(dir, ".chipset"))
@@ -368,6 +377,7 @@ func TestSyncRefusesWhatItCannotDoSafely(t *testing.T) {
 // A message id that arrives where the same id already is (here a hand-made
 // copy in the archive, added on another host) is reported after the pull.
 func TestSyncReportsAMessageInTwoPlaces(t *testing.T) {
+	t.Parallel()
 	_, a, b := twoHosts(t)
 	sent, err := b.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "hi"})
 	must(t, err)
@@ -385,6 +395,7 @@ func TestSyncReportsAMessageInTwoPlaces(t *testing.T) {
 // an empty mailbox, which git does not keep, and a home record) is known
 // on the other after both sync, and a first send there is no new mailbox.
 func TestRegistrationTravels(t *testing.T) {
+	t.Parallel()
 	_, a, b := twoHosts(t)
 	_, err := a.store.AddAgent("newguy")
 	must(t, err)
@@ -408,6 +419,7 @@ func TestRegistrationTravels(t *testing.T) {
 // never replaces the script's file: that one takes a name carrying this
 // host, as for any name added on two hosts, and both messages survive.
 func TestArrivalMeetsAScriptsDropOfTheSameName(t *testing.T) {
+	t.Parallel()
 	_, a, b := twoHosts(t)
 	sent, err := a.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "from alpha"})
 	must(t, err)

@@ -78,49 +78,71 @@ func (s *Syncer) prune(ctx context.Context, g *git, head string) ([]string, erro
 	if after < 0 || head == "" {
 		return nil, nil
 	}
-	// Only what a commit holds: history must keep what leaves the tree.
-	tracked, err := g.paths(ctx, "ls-tree", "-r", "-z", "--name-only", head, "--", maildir.MailDir, maildir.ChannelDir)
-	if err != nil {
-		return nil, err
-	}
+	// The candidates, from the working tree: archived mail of local homes
+	// older than the cutoff. Most syncs find none and ask git nothing.
 	cutoff := s.now().Add(-after)
-	local := map[string]bool{}
-	var pruned []string
-	for _, p := range tracked {
-		parts := strings.Split(p, "/")
-		if len(parts) != 5 || parts[3] != maildir.ArchiveDir {
-			continue
+	type candidate struct {
+		box  maildir.Address
+		name string
+	}
+	var rels []string
+	cands := map[string]candidate{}
+	for _, top := range []struct {
+		dir  string
+		kind maildir.Kind
+	}{{maildir.MailDir, maildir.KindAgent}, {maildir.ChannelDir, maildir.KindChannel}} {
+		boxes, err := os.ReadDir(filepath.Join(g.dir, filepath.FromSlash(top.dir)))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
 		}
-		kind := maildir.KindAgent
-		if parts[1] == "channel" {
-			kind = maildir.KindChannel
-		}
-		box := maildir.Address{Kind: kind, Name: parts[2]}
-		key := box.Qualified()
-		mine, seen := local[key]
-		if !seen {
-			mine = maildir.ValidAgent(box.Name) && s.Store.MayChange(box) == nil
-			local[key] = mine
-		}
-		if !mine {
-			continue
-		}
-		name := parts[4]
-		t, ok := maildir.ParseStamp(name)
-		if !ok {
-			st, err := os.Lstat(filepath.Join(g.dir, filepath.FromSlash(p)))
-			if err != nil {
-				continue // gone already
+		for _, b := range boxes {
+			box := maildir.Address{Kind: top.kind, Name: b.Name()}
+			if !b.IsDir() || !maildir.ValidAgent(box.Name) || s.Store.MayChange(box) != nil {
+				continue
 			}
-			t = st.ModTime()
+			arch := path.Join(top.dir, box.Name, maildir.ArchiveDir)
+			files, err := os.ReadDir(filepath.Join(g.dir, filepath.FromSlash(arch)))
+			if err != nil {
+				continue // none, or gone
+			}
+			for _, f := range files {
+				name := f.Name()
+				if !f.Type().IsRegular() || strings.HasPrefix(name, ".") {
+					continue
+				}
+				t, ok := maildir.ParseStamp(name)
+				if !ok {
+					st, err := f.Info()
+					if err != nil {
+						continue // gone already
+					}
+					t = st.ModTime()
+				}
+				if t.Before(cutoff) {
+					rel := path.Join(arch, name)
+					rels = append(rels, rel)
+					cands[rel] = candidate{box, name}
+				}
+			}
 		}
-		if !t.Before(cutoff) {
-			continue
-		}
-		if err := s.Store.Delete(box, strings.TrimSuffix(name, ".json")); err != nil && !errors.Is(err, maildir.ErrNotFound) {
+	}
+	var pruned []string
+	// Only what a commit holds: history must keep what leaves the tree.
+	for chunk := range slices.Chunk(rels, 500) {
+		tracked, err := g.paths(ctx, append([]string{"ls-tree", "-z", "--name-only", head, "--"}, chunk...)...)
+		if err != nil {
 			return pruned, err
 		}
-		pruned = append(pruned, p)
+		for _, p := range tracked {
+			c, ok := cands[p]
+			if !ok {
+				continue
+			}
+			if err := s.Store.Delete(c.box, strings.TrimSuffix(c.name, ".json")); err != nil && !errors.Is(err, maildir.ErrNotFound) {
+				return pruned, err
+			}
+			pruned = append(pruned, p)
+		}
 	}
 	if len(pruned) > 0 {
 		s.step("pruned %d archived messages older than %s from the working tree", len(pruned), after)

@@ -14,6 +14,7 @@ type syncCmd struct {
 	Branch     string        `placeholder:"B" help:"The branch on the remote. Default: the repository's branch, else main."`
 	Every      time.Duration `placeholder:"D" help:"Sync again every D until interrupted, a line per sync (a failed sync is reported and the next one tries again)."`
 	PruneAfter time.Duration `name:"prune-after" default:"720h" placeholder:"AGE" help:"Archived mail of this host's homes older than AGE leaves the working tree (git history keeps it; \"mailfs recall\" brings it back). 0: never."`
+	Adopt      bool          `help:"Take a rewritten remote branch as meant, where a sync refuses it: build on the new history, with this host's changes since its last sync on top. Only when a person knows the rewrite was meant (a squash made while this host was behind)."`
 	JSON       bool          `help:"Print each sync's report as one JSON object."`
 }
 
@@ -42,7 +43,8 @@ with exit status 2, the paths and what to do; nothing was changed.
 A sync killed at any point is finished or undone by the next one, which
 says so on stderr. A remote wound back by force-push gets this host's copy
 back; one squashed to the same files is adopted; any other rewrite is
-refused with the command that puts it back.
+refused with the command that puts it back — or, if a person says the
+rewrite was meant, taken with --adopt.
 
 Needs a named host (mailfs host NAME) and the git command. To start a town
 on several machines, see "A town on several machines" in the README.`
@@ -70,6 +72,9 @@ type syncJSON struct {
 }
 
 func (c *syncCmd) Run(a *app) error {
+	if c.Adopt && c.Every != 0 {
+		return usage("run mailfs sync --adopt once, then sync --every as before", "--adopt is for one sync a person asked for, not for --every")
+	}
 	if c.Every < 0 {
 		return usage("give a duration such as 5m", "--every must be positive, not %v", c.Every)
 	}
@@ -81,7 +86,7 @@ func (c *syncCmd) Run(a *app) error {
 		return err
 	}
 	sy := &gitsync.Syncer{Store: s, Remote: c.Remote, Branch: c.Branch, PruneAfter: c.PruneAfter,
-		Warn: func(msg string) { a.warn(errors.New(msg)) }}
+		Adopt: c.Adopt, Warn: func(msg string) { a.warn(errors.New(msg)) }}
 	if c.PruneAfter == 0 {
 		sy.PruneAfter = -1
 	}
