@@ -120,3 +120,51 @@ func BenchmarkFirstSync(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkFirstPush is the first sync of a host that already holds a
+// town of 10k messages, to an empty remote (the repository made, every
+// file committed and pushed), against its floor: git init, add, commit
+// and push of the same tree.
+func BenchmarkFirstPush(b *testing.B) {
+	live := 10_000
+	if testing.Short() {
+		live = 2_000
+	}
+	run := func(b *testing.B, push func(root, remote string)) {
+		for b.Loop() {
+			b.StopTimer()
+			base := b.TempDir()
+			remote := filepath.Join(base, "remote.git")
+			if out, err := exec.Command("git", "init", "-q", "--bare", "-b", "main", remote).CombinedOutput(); err != nil {
+				b.Fatalf("%v\n%s", err, out)
+			}
+			root := filepath.Join(base, ".chipset")
+			fill(b, root, live)
+			b.StartTimer()
+			push(root, remote)
+		}
+	}
+	b.Run(fmt.Sprintf("live=%dk/mailfs", live/1000), func(b *testing.B) {
+		run(b, func(root, remote string) {
+			s, err := maildir.Open(root)
+			must(b, err)
+			defer s.Close()
+			s.Host = "alpha"
+			if _, err := (&gitsync.Syncer{Store: s, Remote: remote}).Sync(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+	b.Run(fmt.Sprintf("live=%dk/floor", live/1000), func(b *testing.B) {
+		run(b, func(root, remote string) {
+			for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "floor"}, {"push", "-q", remote, "HEAD:refs/heads/main"}} {
+				cmd := exec.Command("git", args...)
+				cmd.Dir = root
+				cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=f", "GIT_AUTHOR_EMAIL=f@f", "GIT_COMMITTER_NAME=f", "GIT_COMMITTER_EMAIL=f@f")
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("git %v: %v\n%s", args, err, out)
+				}
+			}
+		})
+	})
+}

@@ -1,11 +1,15 @@
 package gitsync_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/mailfs/mailfs/gitsync"
 	"github.com/mailfs/mailfs/maildir"
 )
 
@@ -140,5 +144,64 @@ func TestAnItemARequestBroughtGoesBack(t *testing.T) {
 		if _, err := h.store.Get(agent("witness"), id); !errors.Is(err, maildir.ErrNotFound) {
 			t.Errorf("%s: the item is back in witness's mailbox: %v", h.name, err)
 		}
+	}
+}
+
+// sync --every does not make a claim request wait for its tick: a
+// request made on this host starts a sync at once (the tick here is an
+// hour), and the loop ends with its context. OwnRequests counts only
+// this host's requests, until the item they brought is back.
+func TestARequestMadeHereSyncsAtOnce(t *testing.T) {
+	t.Parallel()
+	tw, a, b := twoHosts(t)
+	work := maildir.Address{Kind: maildir.KindQueue, Name: "work"}
+	must(t, a.store.CreateQueue("work"))
+	_, err := a.store.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "job"})
+	must(t, err)
+	a.syncOK(t)
+	b.syncOK(t)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	reports := make(chan error, 16)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.sync.Every(ctx, time.Hour, func(_ *gitsync.Report, err error) { reports <- err })
+	}()
+	next := func(what string) {
+		t.Helper()
+		select {
+		case err := <-reports:
+			must(t, err)
+		case <-time.After(2 * time.Minute):
+			t.Fatalf("no sync %s", what)
+		}
+	}
+	next("at the start")
+	r, _, err := b.store.RequestClaim(work, agent("witness"))
+	must(t, err)
+	next("after the request, with the next tick an hour away")
+	if got := gitRun(t, tw.remote, "ls-tree", "-r", "--name-only", "main", "--", "state/requests"); !strings.Contains(got, r.ID) {
+		t.Fatalf("the request is not on the remote: %q", got)
+	}
+	own, err := b.store.OwnRequests()
+	must(t, err)
+	if len(own) != 1 || own[0].ID != r.ID {
+		t.Errorf("beta's own requests: %v", own)
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the loop did not end with its context")
+	}
+
+	a.syncOK(t) // serves it
+	if own, err := a.store.OwnRequests(); err != nil || len(own) != 0 {
+		t.Errorf("alpha counts beta's request as its own: %v %v", own, err)
+	}
+	b.syncOK(t)
+	if own, err := b.store.OwnRequests(); err != nil || len(own) != 0 {
+		t.Errorf("beta's request is still waiting after the item came: %v %v", own, err)
 	}
 }

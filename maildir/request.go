@@ -135,6 +135,36 @@ func (s *Store) Requests(q Address) ([]*Request, error) {
 	return out, nil
 }
 
+// OwnRequests returns the claim requests this host made that are still
+// in its tree — waiting to be carried to the queue's home, or served there
+// and not yet brought back by a sync — oldest first.
+func (s *Store) OwnRequests() ([]*Request, error) {
+	host, err := s.LocalHost()
+	if err != nil || host == "" {
+		return nil, err
+	}
+	queues, err := s.dirNames(RequestDir)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Request
+	for _, q := range queues {
+		if !ValidAgent(q) {
+			continue
+		}
+		rs, err := s.Requests(Address{Kind: KindQueue, Name: q})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rs {
+			if r.Host == host {
+				out = append(out, r)
+			}
+		}
+	}
+	return out, nil
+}
+
 // A Served request and the item its claim moved.
 type Served struct {
 	Request *Request

@@ -12,7 +12,7 @@ import (
 type syncCmd struct {
 	Remote     string        `placeholder:"R" help:"The git remote: a remote's name, or a URL, which becomes \"origin\" the first time. Default origin."`
 	Branch     string        `placeholder:"B" help:"The branch on the remote. Default: the repository's branch, else main."`
-	Every      time.Duration `placeholder:"D" help:"Sync again every D until interrupted, a line per sync (a failed sync is reported and the next one tries again)."`
+	Every      time.Duration `placeholder:"D" help:"Sync again every D until interrupted, a line per sync (a failed sync is reported and the next one tries again). A claim request made on this host syncs within a second, and while this host's requests wait it syncs every D/4."`
 	PruneAfter time.Duration `name:"prune-after" default:"720h" placeholder:"AGE" help:"Archived mail of this host's homes older than AGE leaves the working tree (git history keeps it; \"mailfs recall\" brings it back). 0: never."`
 	Adopt      bool          `help:"Take a rewritten remote branch as meant, where a sync refuses it: build on the new history, with this host's changes since its last sync on top. Only when a person knows the rewrite was meant (a squash made while this host was behind)."`
 	JSON       bool          `help:"Print each sync's report as one JSON object."`
@@ -98,23 +98,13 @@ func (c *syncCmd) Run(a *app) error {
 		c.print(a, rep, err)
 		return syncErr(err)
 	}
-	tick := time.NewTicker(c.Every)
-	defer tick.Stop()
-	for {
-		rep, err := sy.Sync(a.ctx)
-		if a.ctx.Err() != nil {
-			return nil // interrupted: a clean stop
-		}
+	sy.Every(a.ctx, c.Every, func(rep *gitsync.Report, err error) {
 		c.print(a, rep, err)
 		if err != nil && !errors.Is(err, gitsync.ErrConflict) && !errors.Is(err, gitsync.ErrBusy) {
 			a.exit(syncErr(err)) // reported; the next sync tries again
 		}
-		select {
-		case <-a.ctx.Done():
-			return nil
-		case <-tick.C:
-		}
-	}
+	})
+	return nil // interrupted: a clean stop
 }
 
 // syncErr gives a conflict its hint.
