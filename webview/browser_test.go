@@ -228,7 +228,6 @@ func TestBrowserOverviewIsLive(t *testing.T) {
 	// for the count to change in this same page.
 	lt.run(chromedp.Poll(`document.getElementById("live").textContent === "live"`, nil),
 		chromedp.Evaluate(`window.sameLoad = true`, nil))
-	lt.shot("overview.png")
 	lt.mailfs("send", "toast", "--from", "refinery", "-s", "MERGED gt-199", "-m", "x")
 	var sameLoad bool
 	lt.run(chromedp.Poll(`document.querySelector("#box-toast td[data-col=unread]").textContent === "3"`, nil),

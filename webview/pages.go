@@ -7,8 +7,10 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/nudgeq"
@@ -23,9 +25,16 @@ func parsePages() (map[string]*template.Template, error) {
 		"msgURL": func(m *maildir.Message) string {
 			return "/msg/" + url.PathEscape(m.Box.String()) + "/" + url.PathEscape(m.ID)
 		},
-		"threadURL": func(id string) string { return "/thread/" + url.PathEscape(id) },
-		"when":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
-		"dateTime":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		// actURL is where a form acts on a message: every part escaped, so
+		// an id with ?, #, % or a space names exactly that message.
+		"actURL": func(action string, m *maildir.Message) string {
+			return "/" + action + "/" + url.PathEscape(m.Box.String()) + "/" + url.PathEscape(m.ID)
+		},
+		"threadURL":  func(id string) string { return "/thread/" + url.PathEscape(id) },
+		"clean":      clean,
+		"claimsPage": func(p page, cs []Claimed) claimsView { return claimsView{Page: p, Claims: cs} },
+		"when":       func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
+		"dateTime":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	}
 	pages := map[string]*template.Template{}
 	for _, name := range pageNames {
@@ -36,6 +45,30 @@ func parsePages() (map[string]*template.Template, error) {
 		pages[name] = t
 	}
 	return pages, nil
+}
+
+// clean makes text safe to read: a bidirectional control (U+202E and its
+// kin) would reorder what follows it on the screen, so that a subject reads
+// as something it is not; it is shown as U+FFFD instead. Escaping for HTML
+// is html/template's.
+func clean(s string) string {
+	if !strings.ContainsFunc(s, isBidi) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if isBidi(r) {
+			return '\uFFFD'
+		}
+		return r
+	}, s)
+}
+
+func isBidi(r rune) bool { return unicode.Is(unicode.Bidi_Control, r) }
+
+// claimsView is what the "claims" template gets.
+type claimsView struct {
+	Page   page
+	Claims []Claimed
 }
 
 // page is what every template gets.
@@ -103,13 +136,29 @@ func box(r *http.Request) (maildir.Address, error) {
 	return maildir.ParseMailbox(r.PathValue("box"))
 }
 
+// exists reports whether the town has mailbox, queue or channel b.
+func (s *Server) exists(b maildir.Address) (bool, error) {
+	var names []string
+	var err error
+	switch b.Kind {
+	case maildir.KindAgent:
+		names, err = s.Store.Agents()
+	case maildir.KindQueue:
+		names, err = s.Store.Queues()
+	case maildir.KindChannel:
+		names, err = s.Store.Channels()
+	}
+	return slices.Contains(names, b.Name), err
+}
+
 type mailboxData struct {
 	Box      maildir.Address
 	All      bool
 	Archived bool
 	Messages []*maildir.Message
 	Nudges   []*nudgeq.Nudge
-	Mine     bool // the page acts as this mailbox's agent
+	Claims   []Claimed // on a queue's page: its items claimed and not done
+	Mine     bool      // the page acts as this mailbox's agent
 }
 
 func (s *Server) mailbox(w http.ResponseWriter, r *http.Request) {
@@ -122,6 +171,13 @@ func (s *Server) mailbox(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadRequest, fmt.Errorf("%s is a group: it holds no messages", b))
 		return
 	}
+	if ok, err := s.exists(b); err != nil {
+		s.fail(w, r, http.StatusInternalServerError, err)
+		return
+	} else if !ok {
+		s.fail(w, r, http.StatusNotFound, fmt.Errorf("there is no %s in this town", b))
+		return
+	}
 	q := r.URL.Query()
 	d := mailboxData{Box: b, All: q.Get("all") != "", Archived: q.Get("archived") != "", Mine: s.As != "" && b == maildir.Address{Kind: maildir.KindAgent, Name: s.As}}
 	d.Messages, err = s.Store.List(b, maildir.ListOptions{All: d.All || d.Archived || b.Kind != maildir.KindAgent, Archived: d.Archived})
@@ -129,8 +185,14 @@ func (s *Server) mailbox(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadRequest, err)
 		return
 	}
-	if b.Kind == maildir.KindAgent {
+	switch b.Kind {
+	case maildir.KindAgent:
 		d.Nudges = heldNudges(s.Nudges, b.Name)
+	case maildir.KindQueue:
+		if d.Claims, err = s.claimsOf(b.String()); err != nil {
+			s.fail(w, r, http.StatusInternalServerError, err)
+			return
+		}
 	}
 	s.render(w, http.StatusOK, "mailbox", b.String(), d)
 }
@@ -149,11 +211,15 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 	}
 	m, err := s.Store.Get(b, r.PathValue("id"))
 	if err != nil {
-		s.fail(w, r, http.StatusBadRequest, err)
+		status := http.StatusBadRequest
+		if errors.Is(err, maildir.ErrNotFound) || errors.Is(err, maildir.ErrNoQueue) || errors.Is(err, maildir.ErrNoChannel) {
+			status = http.StatusNotFound
+		}
+		s.fail(w, r, status, err)
 		return
 	}
 	d := messageData{M: m, Fields: m.Fields(), Mine: s.As != "" && b == maildir.Address{Kind: maildir.KindAgent, Name: s.As}}
-	s.render(w, http.StatusOK, "message", m.Subject, d)
+	s.render(w, http.StatusOK, "message", clean(m.Subject), d)
 }
 
 func (s *Server) thread(w http.ResponseWriter, r *http.Request) {

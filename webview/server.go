@@ -30,6 +30,7 @@ const DefaultAddr = "127.0.0.1:8025"
 const (
 	DefaultUnreadAfter = 24 * time.Hour  // the sweep's cut-off
 	DefaultUrgentAfter = 5 * time.Minute // urgent mail unread this long is flagged
+	DefaultStuckAfter  = time.Hour       // a claim held this long, not done, is flagged
 )
 
 var (
@@ -63,6 +64,7 @@ type Server struct {
 	// not new mail (marks, archives, claims, drains); 0: DefaultChangeEvery.
 	ChangeEvery time.Duration
 	UrgentAfter time.Duration // 0: DefaultUrgentAfter
+	StuckAfter  time.Duration // a claim held longer is stuck; 0: DefaultStuckAfter
 
 	writeToken string
 	pages      map[string]*template.Template
@@ -80,10 +82,10 @@ func New(store *maildir.Store, nudges *nudgeq.Queue, as, token string) (*Server,
 		}
 		s.As = a
 	}
-	s.writeToken = token
-	if s.writeToken == "" {
-		s.writeToken = NewToken()
-	}
+	// The token forms carry is not the access token: a page's source,
+	// saved or shared, must not let anyone in (the access token lives in
+	// an HttpOnly cookie for that reason).
+	s.writeToken = NewToken()
 	pages, err := parsePages()
 	if err != nil {
 		return nil, err
@@ -119,6 +121,13 @@ func (s *Server) urgentAfter() time.Duration {
 		return s.UrgentAfter
 	}
 	return DefaultUrgentAfter
+}
+
+func (s *Server) stuckAfter() time.Duration {
+	if s.StuckAfter > 0 {
+		return s.StuckAfter
+	}
+	return DefaultStuckAfter
 }
 
 // Listen opens addr for serving: refused when it is not loopback and no
@@ -219,7 +228,11 @@ func (s *Server) guard(next http.Handler) http.Handler {
 					s.fail(w, r, http.StatusUnauthorized, errors.New("wrong token"))
 					return
 				}
-				http.SetCookie(w, &http.Cookie{Name: "mailfs_token", Value: s.Token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+				// Secure when the page came over HTTPS (here, or through a
+				// proxy that says so): the browser then never sends it in
+				// clear text.
+				secure := r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+				http.SetCookie(w, &http.Cookie{Name: "mailfs_token", Value: s.Token, Path: "/", HttpOnly: true, Secure: secure, SameSite: http.SameSiteStrictMode})
 				q := r.URL.Query()
 				q.Del("token")
 				r.URL.RawQuery = q.Encode()

@@ -14,6 +14,25 @@ type Town struct {
 	Mailboxes []Mailbox
 	Queues    []Queue
 	Channels  []Channel
+	Claims    []Claimed // work claimed from a queue and not yet done, oldest claim first
+	Waiting   []Waiting // urgent mail unread past UrgentAfter, oldest first
+}
+
+// A Claimed item is a queue item an agent claimed and has not marked
+// done (read): its claimant, and how long it has held it.
+type Claimed struct {
+	Item  *maildir.Message
+	Agent string
+	Queue string // "queue:name"
+	At    time.Time
+	Stuck bool // held longer than StuckAfter
+}
+
+// Waiting is urgent mail an agent has not read past UrgentAfter: its
+// sender waits on the agent.
+type Waiting struct {
+	Agent string
+	M     *maildir.Message
 }
 
 // A Mailbox is one agent's line of the overview.
@@ -30,9 +49,11 @@ type Mailbox struct {
 
 // A Queue is one work queue's line.
 type Queue struct {
-	Name   string
-	Depth  int
-	Oldest time.Time // the oldest waiting item's stamp; zero when none is stamped
+	Name    string
+	Depth   int
+	Oldest  time.Time // the oldest waiting item's stamp; zero when none is stamped
+	Claimed int       // items claimed from it and not done
+	Stuck   int       // of those, held longer than StuckAfter
 }
 
 // A Channel is one channel's line.
@@ -64,11 +85,15 @@ func (s *Server) town() (*Town, error) {
 		}
 		mb := Mailbox{Name: a, Unread: len(unread), Total: len(entries)}
 		for _, m := range unread {
+			if c := m.Claim; c != nil {
+				t.Claims = append(t.Claims, Claimed{Item: m, Agent: a, Queue: c.Queue, At: c.At, Stuck: t.Now.Sub(c.At) > s.stuckAfter()})
+			}
 			switch m.Priority {
 			case maildir.Urgent:
 				mb.Urgent++
 				if t.Now.Sub(m.Timestamp) > s.urgentAfter() {
 					mb.UrgentWaiting = true
+					t.Waiting = append(t.Waiting, Waiting{Agent: a, M: m})
 				}
 			case maildir.High:
 				mb.High++
@@ -100,6 +125,14 @@ func (s *Server) town() (*Town, error) {
 			return nil, err
 		}
 		line := Queue{Name: q, Depth: len(entries)}
+		for _, c := range t.Claims {
+			if c.Queue == "queue:"+q {
+				line.Claimed++
+				if c.Stuck {
+					line.Stuck++
+				}
+			}
+		}
 		for _, e := range entries {
 			if !e.Stamp.IsZero() && (line.Oldest.IsZero() || e.Stamp.Before(line.Oldest)) {
 				line.Oldest = e.Stamp
@@ -107,6 +140,8 @@ func (s *Server) town() (*Town, error) {
 		}
 		t.Queues = append(t.Queues, line)
 	}
+	slices.SortStableFunc(t.Claims, func(a, b Claimed) int { return a.At.Compare(b.At) })
+	slices.SortStableFunc(t.Waiting, func(a, b Waiting) int { return a.M.Timestamp.Compare(b.M.Timestamp) })
 	channels, err := st.Channels()
 	if err != nil {
 		return nil, err
@@ -123,6 +158,30 @@ func (s *Server) town() (*Town, error) {
 		t.Channels = append(t.Channels, line)
 	}
 	return t, nil
+}
+
+// claimsOf returns the open claims on queue q ("queue:name"), oldest
+// first: every agent's unread mail with a claim record naming q.
+func (s *Server) claimsOf(q string) ([]Claimed, error) {
+	agents, err := s.Store.Agents()
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	var out []Claimed
+	for _, a := range agents {
+		unread, err := s.Store.List(maildir.Address{Kind: maildir.KindAgent, Name: a}, maildir.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range unread {
+			if c := m.Claim; c != nil && c.Queue == q {
+				out = append(out, Claimed{Item: m, Agent: a, Queue: c.Queue, At: c.At, Stuck: now.Sub(c.At) > s.stuckAfter()})
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Claimed) int { return a.At.Compare(b.At) })
+	return out, nil
 }
 
 // heldNudges returns the nudges waiting for agent, oldest first.

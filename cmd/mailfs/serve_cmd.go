@@ -1,16 +1,22 @@
 package main
 
+import "time"
+
 type serveCmd struct {
-	Addr  string `default:"127.0.0.1:8025" placeholder:"HOST:PORT" help:"Where to listen. Anything but loopback needs --token."`
-	As    string `placeholder:"NAME" help:"Let the page send, reply, mark read and archive as NAME (its own mail only). Default: read only."`
-	Token string `placeholder:"SECRET" help:"Require SECRET for every request (open the printed address once; a cookie keeps it). \"auto\" makes one up and prints it."`
+	Addr        string        `default:"127.0.0.1:8025" placeholder:"HOST:PORT" help:"Where to listen. Anything but loopback needs --token."`
+	As          string        `placeholder:"NAME" help:"Let the page send, reply, mark read and archive as NAME (its own mail only). Default: read only."`
+	Token       string        `placeholder:"SECRET" help:"Require SECRET for every request (open the printed address once; a cookie keeps it). \"auto\" makes one up and prints it."`
+	UrgentAfter time.Duration `name:"urgent-after" default:"5m" placeholder:"D" help:"Urgent mail unread this long is flagged, and listed under \"Waiting on\" with its sender."`
+	StuckAfter  time.Duration `name:"stuck-after" default:"1h" placeholder:"D" help:"A queue item claimed and not done (read) this long is flagged stuck, with its claimant."`
 }
 
 func (c *serveCmd) Help() string {
-	return `Serves a live web page of the town's mail, for a person: every mailbox with
-its unread mail by priority and the age of the oldest (flagged when it is
-past the sweep's cut-off, or urgent and unread for five minutes), queue
-depths, channels with their latest post, held nudges; a mailbox, a message
+	return `Serves a live web page of the town's mail, for a person: who is waited on
+(urgent mail unread past --urgent-after, with its sender), every mailbox
+with its unread mail by priority and the age of the oldest (flagged when
+it is past the sweep's cut-off, or urgent and waiting), queue depths and
+the work claimed from them (claimant and age, flagged stuck past
+--stuck-after), channels with their latest post, held nudges; a mailbox, a message
 (protocol fields as a table), a thread across mailboxes and archives, the
 search of the command line, the archive. New mail appears without a reload
 (server-sent events from the watcher), marks, archives and claims within a
@@ -45,6 +51,10 @@ func (c *serveCmd) Run(a *app) error {
 	if c.Token != "" {
 		args = append(args, "--token", c.Token)
 	}
+	if c.UrgentAfter <= 0 || c.StuckAfter <= 0 {
+		return usage("give a duration such as 5m or 1h", "--urgent-after and --stuck-after must be positive")
+	}
+	args = append(args, "--urgent-after", c.UrgentAfter.String(), "--stuck-after", c.StuckAfter.String())
 	if a.hostFlag != "" {
 		args = append(args, "--host", a.hostFlag)
 	}

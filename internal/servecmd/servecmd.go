@@ -22,7 +22,7 @@ import (
 // table: 0, 2 for an error, 80 for a usage error). It prints the address
 // to open on stdout, and its notes on stderr.
 //
-//	mailfs-serve [--root DIR] [--host NAME] [--addr HOST:PORT] [--as NAME] [--token SECRET|auto]
+//	mailfs-serve [--root DIR] [--host NAME] [--addr HOST:PORT] [--as NAME] [--token SECRET|auto] [--urgent-after D] [--stuck-after D]
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mailfs-serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -31,6 +31,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	addr := fs.String("addr", webview.DefaultAddr, "where to listen; anything but loopback needs --token")
 	as := fs.String("as", "", "let the page send, reply, mark read and archive as this agent (its own mail only)")
 	token := fs.String("token", "", `require this token for every request; "auto" makes one up`)
+	urgentAfter := fs.Duration("urgent-after", webview.DefaultUrgentAfter, "urgent mail unread this long is waited on (the overview's \"Waiting on\")")
+	stuckAfter := fs.Duration("stuck-after", webview.DefaultStuckAfter, "a claimed queue item not done this long is stuck")
 	if done, code := buildinfo.ParseFlags(fs, args, stdout); done {
 		return code
 	}
@@ -41,6 +43,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "mailfs: error: %v\n", err)
 		return 2
+	}
+	if *urgentAfter <= 0 || *stuckAfter <= 0 {
+		return usage(errors.New("--urgent-after and --stuck-after must be positive"), "give a duration such as 5m or 1h")
 	}
 	if fs.NArg() > 0 {
 		return usage(fmt.Errorf("unexpected argument %q", fs.Arg(0)), "mailfs serve [--addr HOST:PORT] [--as NAME] [--token SECRET|auto]")
@@ -72,6 +77,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	srv.Loopback = loopback
+	srv.UrgentAfter, srv.StuckAfter = *urgentAfter, *stuckAfter
 	mode := "read only"
 	if srv.As != "" {
 		mode = "acting as " + srv.As
@@ -82,6 +88,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, url)
 	fmt.Fprintf(stderr, "mailfs: serving %s (%s); ^C stops it\n", st.Dir(), mode)
+	if !loopback {
+		fmt.Fprintf(stderr, "mailfs: warning: %s is not loopback, and this is plain HTTP: the token and the mail cross the network in clear text. Put a TLS proxy in front (the cookie is marked Secure when the proxy sends X-Forwarded-Proto: https), or serve on loopback and reach it through ssh -L\n", *addr)
+	}
 	if err := srv.Serve(ctx, ln); err != nil {
 		return fail(err)
 	}

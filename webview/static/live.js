@@ -1,7 +1,8 @@
 // The live feed: the server pushes an event when mail lands or the town's
 // folders change (a mark, an archive, a claim); the page
-// fetches itself again and swaps in the new <main>. No text is turned
-// into HTML here: the server rendered (and escaped) all of it.
+// fetches itself again and swaps in the new <main>, the keyboard focus
+// kept where it was. No text is turned into HTML here: the server
+// rendered (and escaped) all of it.
 (function () {
   var badge = document.getElementById("live");
   if (!window.EventSource || !badge) return;
@@ -18,6 +19,31 @@
     var fields = document.querySelectorAll("form.compose textarea, form.compose input:not([type=hidden])");
     for (var i = 0; i < fields.length; i++) if (fields[i].value.trim() !== "") return true;
     return false;
+  }
+  // focusKey names the element in main that has the keyboard focus, so
+  // the same element of the new main gets it back: by id, else by what
+  // it is and where it points (a link's href, a button's form action).
+  function focusKey(main) {
+    var a = document.activeElement;
+    if (!main || !a || a === document.body || !main.contains(a)) return null;
+    if (a.id) return { id: a.id };
+    var form = a.form ? a.form.getAttribute("action") : null;
+    return { tag: a.tagName, href: a.getAttribute("href"), form: form, text: a.textContent };
+  }
+  function refocus(main, key) {
+    if (!main || !key) return;
+    var el = null;
+    if (key.id) {
+      el = document.getElementById(key.id);
+    } else {
+      var all = main.getElementsByTagName(key.tag);
+      for (var i = 0; i < all.length && !el; i++) {
+        var c = all[i];
+        var form = c.form ? c.form.getAttribute("action") : null;
+        if (c.getAttribute("href") === key.href && form === key.form && c.textContent === key.text) el = c;
+      }
+    }
+    if (el && el.focus) el.focus({ preventScroll: true });
   }
   function refresh() {
     if (pending) { again = true; return; }
@@ -41,7 +67,9 @@
         var doc = new DOMParser().parseFromString(html, "text/html");
         var fresh = doc.getElementById("main");
         var main = document.getElementById("main");
+        var focus = focusKey(main);
         if (fresh && main) main.replaceWith(document.adoptNode(fresh));
+        refocus(fresh, focus);
         document.body.dataset.refreshed = String(Date.now());
       })
       .catch(function () {})

@@ -1,0 +1,220 @@
+package webview_test
+
+import (
+	"html"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mailfs/mailfs/maildir"
+)
+
+// drop writes a message file into a mailbox as a script would, under
+// the name it chose.
+func (tw *town) drop(box, name, content string) {
+	tw.t.Helper()
+	dir := filepath.Join(tw.dir, "state", "mail", box)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		tw.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+		tw.t.Fatal(err)
+	}
+}
+
+var actionRE = regexp.MustCompile(`<form method="post" action="([^"]+)"`)
+
+// A form's action names exactly its message, whatever the id holds: a
+// script may name a file dup?x.json, arc#y.json, 100%.json or "a b.json",
+// and Mark read, Archive and Reply on it act on it, not on the message
+// whose id is the part before the ? or #.
+func TestActionsHitExactlyTheirMessage(t *testing.T) {
+	tw := newTown(t, "human", "")
+	tok := tw.pageToken()
+	for _, name := range []string{"dup", "dup?x", "arc", "arc#y", "100%", "100", "a b", "a"} {
+		tw.drop("human", name+".json", `{"from":"script","subject":"`+name+`"}`)
+	}
+	me := maildir.Address{Kind: maildir.KindAgent, Name: "human"}
+	act := func(id, action string, form url.Values) {
+		t.Helper()
+		_, page := tw.get("/msg/human/" + url.PathEscape(id))
+		var target string
+		for _, m := range actionRE.FindAllStringSubmatch(page, -1) {
+			if a := html.UnescapeString(m[1]); strings.HasPrefix(a, "/"+action+"/") {
+				target = a
+			}
+		}
+		if target == "" {
+			t.Fatalf("the page of %q has no %s form", id, action)
+		}
+		form.Set("token", tok)
+		if code, body := tw.post(target, form); code != http.StatusSeeOther {
+			t.Fatalf("%s %q at %s: %d %s", action, id, target, code, body)
+		}
+	}
+	read := func(id string) bool {
+		m, err := tw.store.Get(me, id)
+		if err != nil {
+			t.Fatalf("get %q: %v", id, err)
+		}
+		return m.Read
+	}
+	for _, id := range []string{"dup?x", "100%", "a b"} {
+		act(id, "mark-read", url.Values{})
+		if !read(id) {
+			t.Errorf("mark read on %q did not mark it", id)
+		}
+	}
+	for _, other := range []string{"dup", "100", "a"} {
+		if read(other) {
+			t.Errorf("mark read on another id marked %q", other)
+		}
+	}
+	act("arc#y", "archive", url.Values{})
+	if m, err := tw.store.Get(me, "arc#y"); err != nil || !m.Archived {
+		t.Errorf("arc#y not archived: %v", err)
+	}
+	if m, err := tw.store.Get(me, "arc"); err != nil || m.Archived {
+		t.Errorf("arc was archived in its place: %v", err)
+	}
+	act("a b", "reply", url.Values{"body": {"on it"}})
+	replies, err := tw.store.List(maildir.Address{Kind: maildir.KindAgent, Name: "script"}, maildir.ListOptions{})
+	if err != nil || len(replies) != 1 || replies[0].Subject != "Re: a b" {
+		t.Errorf("the reply: %v %v", replies, err)
+	}
+}
+
+// Claimed work shows on the overview and on its queue's page, with its
+// claimant and how long it has been held, marked stuck past StuckAfter;
+// done (read) work leaves both.
+func TestClaimedWorkShowsItsClaimant(t *testing.T) {
+	tw := newTown(t, "", "")
+	if err := tw.store.CreateQueue("work"); err != nil {
+		t.Fatal(err)
+	}
+	tw.send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "WORK gt-1: stuck one"})
+	tw.send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "WORK gt-2: done one"})
+	tw.send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "WORK gt-3: waiting"})
+	q := maildir.Address{Kind: maildir.KindQueue, Name: "work"}
+	_, err := tw.store.Claim(q, maildir.Address{Kind: maildir.KindAgent, Name: "nux"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := tw.store.Claim(q, maildir.Address{Kind: maildir.KindAgent, Name: "toast"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.store.MarkRead(maildir.Address{Kind: maildir.KindAgent, Name: "toast"}, done.ID); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	tw.srv.Now = func() time.Time { return now.Add(3 * 24 * time.Hour) }
+	row := regexp.MustCompile(`(?s)<tr class="stuck" data-agent="nux">.*?</tr>`)
+	for _, path := range []string{"/", "/box/queue:work"} {
+		_, body := tw.get(path)
+		r := row.FindString(body)
+		if r == "" || !strings.Contains(r, "WORK gt-1: stuck one") || !strings.Contains(r, "3d") || !strings.Contains(r, ">stuck<") {
+			t.Errorf("%s: the stuck claim's row: %q", path, r)
+		}
+		if strings.Contains(body, "WORK gt-2: done one") {
+			t.Errorf("%s shows work that is done", path)
+		}
+	}
+	_, body := tw.get("/")
+	if !regexp.MustCompile(`data-col="claimed">1 <span class="mark">1 stuck</span>`).MatchString(body) {
+		t.Error("the queue's line does not count its stuck claim")
+	}
+}
+
+// "Waiting on" names each agent with urgent mail unread past UrgentAfter,
+// with the sender and the subject; urgent mail still fresh, or read, is
+// not there.
+func TestWaitingOnNamesWhoIsWaitedOn(t *testing.T) {
+	tw := newTown(t, "", "")
+	tw.send(&maildir.Message{From: "witness", To: "toast", Subject: "MERGE_FAILED gt-9", Priority: maildir.Urgent})
+	read := tw.send(&maildir.Message{From: "witness", To: "nux", Subject: "handled", Priority: maildir.Urgent})
+	if _, err := tw.store.MarkRead(maildir.Address{Kind: maildir.KindAgent, Name: "nux"}, read.ID); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	tw.srv.Now = func() time.Time { return now.Add(20 * time.Minute) }
+	tw.srv.UrgentAfter = 10 * time.Minute
+	_, body := tw.get("/")
+	w := regexp.MustCompile(`(?s)<table id="waiting">.*?</table>`).FindString(body)
+	if !strings.Contains(w, `data-agent="toast"`) || !strings.Contains(w, "witness") || !strings.Contains(w, "MERGE_FAILED gt-9") || !strings.Contains(w, "20m") {
+		t.Errorf("waiting on: %q", w)
+	}
+	if strings.Contains(w, "nux") {
+		t.Error("read urgent mail is waited on")
+	}
+	tw.srv.UrgentAfter = time.Hour
+	if _, body := tw.get("/"); strings.Contains(body, `id="waiting"`) {
+		t.Error("urgent mail younger than UrgentAfter is waited on")
+	}
+}
+
+// A mailbox, queue or channel the town does not have is a 404, as is a
+// message that is not there; a bidirectional control in a subject is
+// shown as U+FFFD, so it cannot reverse what a person reads.
+func TestMissingIs404AndBidiIsShown(t *testing.T) {
+	tw := newTown(t, "", "")
+	m := tw.send(&maildir.Message{From: "mayor", To: "toast", Subject: "pay \u202Egnp.exe"})
+	for _, p := range []string{"/box/nobody", "/box/queue:none", "/box/channel:none", "/msg/toast/2020-01-01T00-00-00Z-nope"} {
+		if code, _ := tw.get(p); code != http.StatusNotFound {
+			t.Errorf("%s: %d, want 404", p, code)
+		}
+	}
+	if code, _ := tw.get("/box/toast"); code != http.StatusOK {
+		t.Errorf("/box/toast: %d", code)
+	}
+	for _, p := range []string{"/box/toast", "/msg/toast/" + m.ID} {
+		_, body := tw.get(p)
+		if strings.Contains(body, "\u202E") || !strings.Contains(body, "pay \uFFFDgnp.exe") {
+			t.Errorf("%s shows the override as it is", p)
+		}
+	}
+}
+
+// With a token, the pages' forms carry a token of their own, never the
+// access token; the cookie that keeps the access token is Secure when the
+// page came over HTTPS (a TLS proxy says so).
+func TestFormsDoNotCarryTheAccessToken(t *testing.T) {
+	tw := newTown(t, "human", "s3cret")
+	_, body := tw.get("/", "Cookie", "mailfs_token=s3cret")
+	if strings.Contains(body, "s3cret") {
+		t.Fatal("the page carries the access token")
+	}
+	m := tokenRE.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatal("no form token")
+	}
+	if code, _ := tw.post("/send", url.Values{"to": {"toast"}, "subject": {"x"}, "token": {m[1]}}, "Cookie", "mailfs_token=s3cret"); code != http.StatusSeeOther {
+		t.Errorf("a send with the form token: %d", code)
+	}
+	if code, _ := tw.get("/?token=" + m[1]); code != http.StatusUnauthorized {
+		t.Errorf("the form token opened the page: %d", code)
+	}
+	for _, c := range []struct {
+		hdr    []string
+		secure bool
+	}{{nil, false}, {[]string{"X-Forwarded-Proto", "https"}, true}} {
+		req, _ := http.NewRequest("GET", tw.ts.URL+"/?token=s3cret", nil)
+		for i := 0; i+1 < len(c.hdr); i += 2 {
+			req.Header.Set(c.hdr[i], c.hdr[i+1])
+		}
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		cs := resp.Cookies()
+		if len(cs) != 1 || cs[0].Secure != c.secure || !cs[0].HttpOnly {
+			t.Errorf("headers %v: cookie %+v, want Secure %v", c.hdr, cs, c.secure)
+		}
+	}
+}
