@@ -155,3 +155,22 @@ func TestBrowserFocusStaysAcrossALiveUpdate(t *testing.T) {
 		t.Errorf("focus after the update: %q, want the link to /box/nux", focused)
 	}
 }
+
+// A send is one refetch of an open page, not two: its mail event, and the
+// change its new file made to the folder, stand for the same folder print,
+// and the page already showing that print does not fetch itself again.
+func TestBrowserOneRefetchPerSend(t *testing.T) {
+	lt := newLiveTown(t)
+	lt.mailfs("send", "toast", "--from", "mayor", "-s", "one", "-m", "x")
+	lt.run(chromedp.Navigate(lt.url+"/"), chromedp.Poll(`document.getElementById("live").textContent === "live"`, nil))
+	lt.mailfs("send", "toast", "--from", "mayor", "-s", "two", "-m", "x")
+	var refreshes string
+	// The watch for other changes looks each second: three of its looks
+	// pass before the count is read.
+	lt.run(chromedp.Poll(`document.querySelector("#box-toast td[data-col=unread]").textContent === "2"`, nil),
+		chromedp.Sleep(3*time.Second),
+		chromedp.Evaluate(`document.body.dataset.refreshes || "0"`, &refreshes))
+	if refreshes != "1" {
+		t.Errorf("one send refetched the page %s times", refreshes)
+	}
+}

@@ -30,6 +30,14 @@ type hub struct {
 	mu      sync.Mutex
 	subs    map[chan string]bool
 	started bool
+
+	// The town's folders as the pages last heard of them (folderPrint):
+	// a "mail" event takes it first, so that the change the new file made
+	// to its folder is not sent again as a "change" — one refetch per
+	// page per send, not two.
+	printMu sync.Mutex
+	print   uint64
+	root    string
 }
 
 func newHub() *hub { return &hub{subs: map[chan string]bool{}} }
@@ -63,13 +71,22 @@ func (h *hub) watch(ctx context.Context, st *maildir.Store, changeEvery time.Dur
 		return err
 	}
 	h.started = true
+	h.root = st.Dir()
+	h.print = folderPrint(h.root)
 	go func() {
 		for ev := range events {
-			data, _ := json.Marshal(map[string]string{"box": ev.Box.String(), "id": ev.ID})
+			// The print is taken before the event goes out: a page fetches
+			// after it, so it sees all the print covers; anything later
+			// moves the print again and is sent as a change.
+			h.printMu.Lock()
+			h.print = folderPrint(h.root)
+			print := h.print
+			h.printMu.Unlock()
+			data, _ := json.Marshal(map[string]string{"box": ev.Box.String(), "id": ev.ID, "print": fmt.Sprintf("%x", print)})
 			h.publish("mail", string(data))
 		}
 	}()
-	go h.changes(ctx, st.Dir(), changeEvery)
+	go h.changes(ctx, changeEvery)
 	return nil
 }
 
@@ -78,19 +95,22 @@ func (h *hub) watch(ctx context.Context, st *maildir.Store, changeEvery time.Dur
 // delete, a drained nudge: each renames or removes a file, which changes
 // its folder's modification time. It stats folders only, never a file
 // (so an in-place rewrite of a file is seen at the next event or reload).
-func (h *hub) changes(ctx context.Context, root string, every time.Duration) {
+func (h *hub) changes(ctx context.Context, every time.Duration) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
-	last := folderPrint(root)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
-		if now := folderPrint(root); now != last {
-			last = now
-			h.publish("change", "{}")
+		h.printMu.Lock()
+		now := folderPrint(h.root)
+		changed := now != h.print
+		h.print = now
+		h.printMu.Unlock()
+		if changed {
+			h.publish("change", fmt.Sprintf(`{"print":"%x"}`, now))
 		}
 	}
 }

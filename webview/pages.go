@@ -77,8 +77,13 @@ type page struct {
 	As    string // the identity the page acts as; "" read only
 	Token string // the token a form carries; only when As is set
 	Now   time.Time
+	Print string // the town's folders when the page was read (folderPrint), for the live feed
 	Data  any
 }
+
+// printKey is the request context's key of the folder print taken before
+// a page is read (see [Server.printed]).
+type printKey struct{}
 
 // age says how long ago t was, briefly.
 func (p page) Age(t time.Time) string {
@@ -97,8 +102,11 @@ func (p page) Age(t time.Time) string {
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
-func (s *Server) render(w http.ResponseWriter, status int, name, title string, data any) {
+func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name, title string, data any) {
 	p := page{Title: title, As: s.As, Now: s.now(), Data: data}
+	if v, ok := r.Context().Value(printKey{}).(uint64); ok {
+		p.Print = fmt.Sprintf("%x", v)
+	}
 	if s.As != "" {
 		p.Token = s.writeToken
 	}
@@ -119,7 +127,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, status int, err er
 	case errors.Is(err, maildir.ErrNotFound), errors.Is(err, maildir.ErrNoQueue), errors.Is(err, maildir.ErrNoChannel):
 		status = http.StatusNotFound
 	}
-	s.render(w, status, "error", "Error", err.Error())
+	s.render(w, r, status, "error", "Error", err.Error())
 }
 
 func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
@@ -128,7 +136,7 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusInternalServerError, err)
 		return
 	}
-	s.render(w, http.StatusOK, "overview", "Town", t)
+	s.render(w, r, http.StatusOK, "overview", "Town", t)
 }
 
 // box parses the {box} of a URL: an agent, queue:NAME or channel:NAME.
@@ -194,7 +202,7 @@ func (s *Server) mailbox(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.render(w, http.StatusOK, "mailbox", b.String(), d)
+	s.render(w, r, http.StatusOK, "mailbox", b.String(), d)
 }
 
 type messageData struct {
@@ -219,7 +227,7 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := messageData{M: m, Fields: m.Fields(), Mine: s.As != "" && b == maildir.Address{Kind: maildir.KindAgent, Name: s.As}}
-	s.render(w, http.StatusOK, "message", clean(m.Subject), d)
+	s.render(w, r, http.StatusOK, "message", clean(m.Subject), d)
 }
 
 func (s *Server) thread(w http.ResponseWriter, r *http.Request) {
@@ -228,7 +236,7 @@ func (s *Server) thread(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadRequest, err)
 		return
 	}
-	s.render(w, http.StatusOK, "thread", "Thread", msgs)
+	s.render(w, r, http.StatusOK, "thread", "Thread", msgs)
 }
 
 type searchData struct {
@@ -253,5 +261,5 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 		}
 		d.Searched = true
 	}
-	s.render(w, http.StatusOK, "search", "Search", d)
+	s.render(w, r, http.StatusOK, "search", "Search", d)
 }

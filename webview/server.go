@@ -190,17 +190,27 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(assets, "static")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
-	mux.HandleFunc("GET /{$}", s.overview)
-	mux.HandleFunc("GET /box/{box}", s.mailbox)
-	mux.HandleFunc("GET /msg/{box}/{id}", s.message)
-	mux.HandleFunc("GET /thread/{id}", s.thread)
-	mux.HandleFunc("GET /search", s.search)
+	mux.HandleFunc("GET /{$}", s.printed(s.overview))
+	mux.HandleFunc("GET /box/{box}", s.printed(s.mailbox))
+	mux.HandleFunc("GET /msg/{box}/{id}", s.printed(s.message))
+	mux.HandleFunc("GET /thread/{id}", s.printed(s.thread))
+	mux.HandleFunc("GET /search", s.printed(s.search))
 	mux.HandleFunc("GET /events", s.events)
 	mux.HandleFunc("POST /send", s.change(s.send))
 	mux.HandleFunc("POST /reply/{box}/{id}", s.change(s.reply))
 	mux.HandleFunc("POST /mark-read/{box}/{id}", s.change(s.markRead))
 	mux.HandleFunc("POST /archive/{box}/{id}", s.change(s.archive))
 	return s.guard(mux)
+}
+
+// printed takes the town's folder print before a page reads anything, for
+// the page to carry: the live feed's events carry the print they stand
+// for, and a page that already shows that state does not fetch itself
+// again (a send's mail event and its folder change are one refetch).
+func (s *Server) printed(page http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		page(w, r.WithContext(context.WithValue(r.Context(), printKey{}, folderPrint(s.Store.Dir()))))
+	}
 }
 
 // guard applies the rules every request meets: the Host check on

@@ -3,6 +3,7 @@ package webview_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -477,14 +478,23 @@ func TestLiveFeed(t *testing.T) {
 	for ev == "event: change" {
 		ev, data = next()
 	}
-	if ev != "event: mail" || data != `data: {"box":"toast","id":"`+m.ID+`"}` {
+	var mail struct{ Box, ID, Print string }
+	if ev != "event: mail" || json.Unmarshal([]byte(strings.TrimPrefix(data, "data: ")), &mail) != nil || mail.Box != "toast" || mail.ID != m.ID || mail.Print == "" {
 		t.Fatalf("event %q %q", ev, data)
 	}
-	// A mark read is no new mail, but it changes the page: a change event.
+	// A page read now carries the print the event stands for: the page
+	// that fetched itself for the event does not fetch again for the
+	// folder change the same send made (live.js compares the two).
+	if _, body := tw.get("/"); !strings.Contains(body, `data-print="`+mail.Print+`"`) {
+		t.Errorf("the page after the mail event does not carry its print %s", mail.Print)
+	}
+	// A mark read is no new mail, but it changes the page: a change event,
+	// with another print.
 	if _, err := tw.store.MarkRead(maildir.Address{Name: "toast"}, m.ID); err != nil {
 		t.Fatal(err)
 	}
-	if ev, _ := next(); ev != "event: change" {
-		t.Fatalf("after a mark read: %q", ev)
+	ev, data = next()
+	if ev != "event: change" || strings.Contains(data, mail.Print) {
+		t.Fatalf("after a mark read: %q %q", ev, data)
 	}
 }

@@ -71,11 +71,12 @@
         if (fresh && main) main.replaceWith(document.adoptNode(fresh));
         refocus(fresh, focus);
         document.body.dataset.refreshed = String(Date.now());
+        document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes || 0) + 1);
       })
       .catch(function () {})
       .finally(function () {
         pending = false;
-        if (again && !writing()) { again = false; refresh(); }
+        if (again && !writing()) { again = false; if (!shown()) refresh(); }
       });
   }
   function retry() { if (again) { again = false; refresh(); } }
@@ -92,6 +93,20 @@
     dropped = true;
     state(false, "live feed lost — reconnecting…");
   };
-  es.addEventListener("mail", refresh);
-  es.addEventListener("change", refresh);
+  // An event carries the folder print it stands for; the page carries the
+  // print it was read at. Equal, the page shows it already: no refetch
+  // (a send's mail event and the folder change it made are one).
+  var wanted = ""; // the print of the last event
+  function shown() {
+    var main = document.getElementById("main");
+    return wanted !== "" && main !== null && main.dataset.print === wanted;
+  }
+  function onEvent(e) {
+    wanted = "";
+    try { wanted = JSON.parse(e.data).print || ""; } catch (err) {}
+    if (shown()) return;
+    refresh();
+  }
+  es.addEventListener("mail", onEvent);
+  es.addEventListener("change", onEvent);
 })();
