@@ -69,6 +69,7 @@ type Server struct {
 	writeToken string
 	pages      map[string]*template.Template
 	hub        *hub
+	cache      *folderCache
 }
 
 // New returns a server for store. as, if not empty, is the identity the
@@ -92,6 +93,7 @@ func New(store *maildir.Store, nudges *nudgeq.Queue, as, token string) (*Server,
 	}
 	s.pages = pages
 	s.hub = newHub()
+	s.cache = newFolderCache()
 	return s, nil
 }
 

@@ -15,7 +15,7 @@ type Town struct {
 	Queues    []Queue
 	Channels  []Channel
 	Claims    []Claimed // work claimed from a queue and not yet done, oldest claim first
-	Waiting   []Waiting // urgent mail unread past UrgentAfter, oldest first
+	Waiting   []Waiting // agents with urgent mail unread past UrgentAfter, the longest waited on first
 }
 
 // A Claimed item is a queue item an agent claimed and has not marked
@@ -28,11 +28,12 @@ type Claimed struct {
 	Stuck bool // held longer than StuckAfter
 }
 
-// Waiting is urgent mail an agent has not read past UrgentAfter: its
-// sender waits on the agent.
+// Waiting is an agent with urgent mail unread past UrgentAfter: its
+// senders wait on it. One line per agent: how many, and the oldest.
 type Waiting struct {
-	Agent string
-	M     *maildir.Message
+	Agent  string
+	Count  int
+	Oldest *maildir.Message
 }
 
 // A Mailbox is one agent's line of the overview.
@@ -75,15 +76,12 @@ func (s *Server) town() (*Town, error) {
 	}
 	for _, a := range agents {
 		box := maildir.Address{Kind: maildir.KindAgent, Name: a}
-		unread, err := st.List(box, maildir.ListOptions{})
+		read, err := s.mailboxRead(a)
 		if err != nil {
 			return nil, err
 		}
-		entries, _, err := st.Entries(box, false)
-		if err != nil {
-			return nil, err
-		}
-		mb := Mailbox{Name: a, Unread: len(unread), Total: len(entries)}
+		unread := read.unread
+		mb := Mailbox{Name: a, Unread: len(unread), Total: read.total}
 		for _, m := range unread {
 			if c := m.Claim; c != nil {
 				t.Claims = append(t.Claims, Claimed{Item: m, Agent: a, Queue: c.Queue, At: c.At, Stuck: t.Now.Sub(c.At) > s.stuckAfter()})
@@ -93,7 +91,14 @@ func (s *Server) town() (*Town, error) {
 				mb.Urgent++
 				if t.Now.Sub(m.Timestamp) > s.urgentAfter() {
 					mb.UrgentWaiting = true
-					t.Waiting = append(t.Waiting, Waiting{Agent: a, M: m})
+					if n := len(t.Waiting); n == 0 || t.Waiting[n-1].Agent != a {
+						t.Waiting = append(t.Waiting, Waiting{Agent: a})
+					}
+					w := &t.Waiting[len(t.Waiting)-1]
+					w.Count++
+					if w.Oldest == nil || m.Timestamp.Before(w.Oldest.Timestamp) {
+						w.Oldest = m
+					}
 				}
 			case maildir.High:
 				mb.High++
@@ -141,7 +146,7 @@ func (s *Server) town() (*Town, error) {
 		t.Queues = append(t.Queues, line)
 	}
 	slices.SortStableFunc(t.Claims, func(a, b Claimed) int { return a.At.Compare(b.At) })
-	slices.SortStableFunc(t.Waiting, func(a, b Waiting) int { return a.M.Timestamp.Compare(b.M.Timestamp) })
+	slices.SortStableFunc(t.Waiting, func(a, b Waiting) int { return a.Oldest.Timestamp.Compare(b.Oldest.Timestamp) })
 	channels, err := st.Channels()
 	if err != nil {
 		return nil, err
@@ -170,11 +175,11 @@ func (s *Server) claimsOf(q string) ([]Claimed, error) {
 	now := s.now()
 	var out []Claimed
 	for _, a := range agents {
-		unread, err := s.Store.List(maildir.Address{Kind: maildir.KindAgent, Name: a}, maildir.ListOptions{})
+		read, err := s.mailboxRead(a)
 		if err != nil {
 			return nil, err
 		}
-		for _, m := range unread {
+		for _, m := range read.unread {
 			if c := m.Claim; c != nil && c.Queue == q {
 				out = append(out, Claimed{Item: m, Agent: a, Queue: c.Queue, At: c.At, Stuck: now.Sub(c.At) > s.stuckAfter()})
 			}

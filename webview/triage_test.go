@@ -1,6 +1,7 @@
 package webview_test
 
 import (
+	"errors"
 	"html"
 	"net/http"
 	"net/url"
@@ -217,4 +218,47 @@ func TestFormsDoNotCarryTheAccessToken(t *testing.T) {
 			t.Errorf("headers %v: cookie %+v, want Secure %v", c.hdr, cs, c.secure)
 		}
 	}
+}
+
+// The overview reads again only the folders that changed, and every kind
+// of change shows at the next render: a send, a mark read (a rewrite
+// renamed over the file), an archive, a script's drop, a script's rm. The
+// server's clock is an hour ahead, so that every folder is old enough for
+// its stamp to be trusted and kept.
+func TestOverviewCacheSeesEveryChange(t *testing.T) {
+	tw := newTown(t, "", "")
+	now := time.Now()
+	tw.srv.Now = func() time.Time { return now.Add(time.Hour) }
+	a := tw.send(&maildir.Message{From: "mayor", To: "toast", Subject: "one"})
+	tw.send(&maildir.Message{From: "mayor", To: "toast", Subject: "two"})
+	unread := func(want string) {
+		t.Helper()
+		_, body := tw.get("/")
+		if got := cell(body, "toast", "unread"); got != want {
+			t.Fatalf("unread %s, want %s", got, want)
+		}
+	}
+	unread("2")
+	unread("2") // from the cache
+	toast := maildir.Address{Kind: maildir.KindAgent, Name: "toast"}
+	if _, err := tw.store.MarkRead(toast, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	unread("1")
+	tw.send(&maildir.Message{From: "mayor", To: "toast", Subject: "three"})
+	unread("2")
+	tw.drop("toast", "2026-01-01T00-00-00Z-script.json", `{"from":"script","subject":"dropped"}`)
+	unread("3")
+	if err := os.Remove(filepath.Join(tw.dir, "state/mail/toast/2026-01-01T00-00-00Z-script.json")); err != nil {
+		t.Fatal(err)
+	}
+	unread("2")
+	ms, err := tw.store.List(toast, maildir.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs, err := tw.store.Archive(toast, []string{ms[0].ID}); errors.Join(append(errs, err)...) != nil {
+		t.Fatal(errors.Join(append(errs, err)...))
+	}
+	unread("1")
 }
