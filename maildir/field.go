@@ -2,6 +2,7 @@ package maildir
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -25,6 +26,62 @@ func (m *Message) Fields() [][2]string {
 		}
 	}
 	return out
+}
+
+// ProtocolFields returns the fields of a protocol message where its type
+// puts them, and nothing for any other message: the type is the subject's
+// first word in capitals (MERGE_READY, POLECAT_DONE, RECOVERED_BEAD), and
+// the fields are a block of "Key: value" lines at the top of the body, up
+// to the first blank line, or else at its end, after the last. A note whose
+// prose happens to hold "Key: value" lines, or a protocol message whose
+// such lines stand among prose, has none: a person reading it as a table
+// of fields would be misled. (Fields and Field still read every such line,
+// for a script that knows what it asks for.)
+func (m *Message) ProtocolFields() [][2]string {
+	kind, _, _ := strings.Cut(m.Subject, " ")
+	if !protocolType(kind) {
+		return nil
+	}
+	lines := strings.Split(strings.TrimRight(strings.ReplaceAll(m.Body, "\r\n", "\n"), "\n"), "\n")
+	block := func(ls []string) [][2]string {
+		var out [][2]string
+		for _, l := range ls {
+			k, v, ok := splitField(l)
+			if !ok {
+				return nil
+			}
+			out = append(out, [2]string{k, v})
+		}
+		return out
+	}
+	blank := func(l string) bool { return strings.TrimSpace(l) == "" }
+	top := len(lines)
+	if i := slices.IndexFunc(lines, blank); i >= 0 {
+		top = i
+	}
+	if f := block(lines[:top]); len(f) > 0 {
+		return f
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		if blank(lines[i]) {
+			return block(lines[i+1:])
+		}
+	}
+	return nil
+}
+
+// protocolType reports whether w is a protocol message's type: capitals,
+// digits and "_", starting with a capital, at least three long.
+func protocolType(w string) bool {
+	if len(w) < 3 || w[0] < 'A' || w[0] > 'Z' {
+		return false
+	}
+	for _, r := range w {
+		if !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // Field returns the value of the first field line (see [Message.Fields])

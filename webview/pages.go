@@ -30,8 +30,17 @@ func parsePages() (map[string]*template.Template, error) {
 		"actURL": func(action string, m *maildir.Message) string {
 			return "/" + action + "/" + url.PathEscape(m.Box.String()) + "/" + url.PathEscape(m.ID)
 		},
-		"threadURL":  func(id string) string { return "/thread/" + url.PathEscape(id) },
-		"clean":      clean,
+		"threadURL": func(id string) string { return "/thread/" + url.PathEscape(id) },
+		"clean":     clean,
+		"unreadIn": func(ms []*maildir.Message) int {
+			n := 0
+			for _, m := range ms {
+				if !m.Read {
+					n++
+				}
+			}
+			return n
+		},
 		"claimsPage": func(p page, cs []Claimed) claimsView { return claimsView{Page: p, Claims: cs} },
 		"when":       func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
 		"dateTime":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
@@ -226,7 +235,7 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, status, err)
 		return
 	}
-	d := messageData{M: m, Fields: m.Fields(), Mine: s.As != "" && b == maildir.Address{Kind: maildir.KindAgent, Name: s.As}}
+	d := messageData{M: m, Fields: m.ProtocolFields(), Mine: s.As != "" && b == maildir.Address{Kind: maildir.KindAgent, Name: s.As}}
 	s.render(w, r, http.StatusOK, "message", clean(m.Subject), d)
 }
 
@@ -236,7 +245,11 @@ func (s *Server) thread(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadRequest, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, "thread", "Thread", msgs)
+	title := "Thread"
+	if len(msgs) > 0 {
+		title = clean(msgs[0].Subject)
+	}
+	s.render(w, r, http.StatusOK, "thread", title, msgs)
 }
 
 type searchData struct {

@@ -262,3 +262,46 @@ func TestOverviewCacheSeesEveryChange(t *testing.T) {
 	}
 	unread("1")
 }
+
+// The message page shows a table of fields only where the message's type
+// puts them: a 10 KB note whose prose holds "Key: value" lines has none.
+func TestFieldsOnlyWhereTheTypeDefinesThem(t *testing.T) {
+	tw := newTown(t, "", "")
+	note := tw.send(&maildir.Message{From: "mayor", To: "toast", Subject: "notes from the standup",
+		Body: strings.Repeat("We went over the queue.\nStatus: mostly fine\nOwner: whoever is free\n\n", 120)})
+	ready := tw.send(&maildir.Message{From: "nux", To: "toast", Subject: "MERGE_READY nux", Body: "Branch: polecat/nux/gt-5\nIssue: gt-5\n\nReady."})
+	if _, body := tw.get("/msg/toast/" + note.ID); strings.Contains(body, `id="fields"`) {
+		t.Error("a note's prose is shown as a table of fields")
+	}
+	_, body := tw.get("/msg/toast/" + ready.ID)
+	if !regexp.MustCompile(`(?s)id="fields".*<th>Branch</th><td>polecat/nux/gt-5</td>.*<th>Issue</th><td>gt-5</td>`).MatchString(body) {
+		t.Error("MERGE_READY's fields are not shown")
+	}
+}
+
+// The mailbox page marks the tab it shows; a thread page is titled by
+// its subject and marks its unread posts.
+func TestActiveTabAndThreadTitle(t *testing.T) {
+	tw := newTown(t, "", "")
+	first := tw.send(&maildir.Message{From: "mayor", To: "toast", Subject: "WORK gt-8: the plan"})
+	if _, err := tw.store.MarkRead(maildir.Address{Kind: maildir.KindAgent, Name: "toast"}, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.store.Reply(maildir.Address{Kind: maildir.KindAgent, Name: "toast"}, first.ID, &maildir.Message{From: "toast", Body: "on it"}); err != nil {
+		t.Fatal(err)
+	}
+	current := regexp.MustCompile(`<a href="[^"]*" aria-current="page">(\w+)</a>`)
+	for path, want := range map[string]string{"/box/toast": "unread", "/box/toast?all=1": "all", "/box/toast?archived=1": "archive"} {
+		_, body := tw.get(path)
+		if m := current.FindAllStringSubmatch(body, -1); len(m) != 1 || m[0][1] != want {
+			t.Errorf("%s: current tab %v, want %s", path, m, want)
+		}
+	}
+	_, body := tw.get("/thread/" + first.ID)
+	if !strings.Contains(body, "<title>WORK gt-8: the plan · mailfs</title>") || !strings.Contains(body, `<h1 id="subject">WORK gt-8: the plan</h1>`) {
+		t.Error("the thread page is not titled by its subject")
+	}
+	if n := strings.Count(body, `<article class="post unread">`); n != 1 || !strings.Contains(body, "1 of them unread") {
+		t.Errorf("unread posts marked: %d", n)
+	}
+}
