@@ -256,6 +256,44 @@ type searchData struct {
 	Q, From, Type, Priority string
 	Archived, Searched      bool
 	Results                 []*maildir.Message
+	Skipped                 []string // folders that could not be searched, and why
+}
+
+// searchTown searches every mailbox, queue and channel (and their
+// archives when archived), one at a time, so that a folder that cannot be
+// read — an archive that is a symbolic link, which the store refuses to
+// follow — is named among the skipped and the rest is still searched.
+func (s *Server) searchTown(m *maildir.Matcher, archived bool) ([]*maildir.Message, []string, error) {
+	var boxes []maildir.Address
+	for _, kind := range []struct {
+		k    maildir.Kind
+		list func() ([]string, error)
+	}{{maildir.KindAgent, s.Store.Agents}, {maildir.KindQueue, s.Store.Queues}, {maildir.KindChannel, s.Store.Channels}} {
+		names, err := kind.list()
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, n := range names {
+			boxes = append(boxes, maildir.Address{Kind: kind.k, Name: n})
+		}
+	}
+	var out []*maildir.Message
+	var skipped []string
+	for _, b := range boxes {
+		found, err := s.Store.Search(m, []maildir.Address{b}, archived)
+		if err != nil && archived {
+			// The archive, most likely: search the box without it.
+			skipped = append(skipped, fmt.Sprintf("%s's archive: %v", b, err))
+			found, err = s.Store.Search(m, []maildir.Address{b}, false)
+		}
+		if err != nil {
+			skipped = append(skipped, fmt.Sprintf("%s: %v", b, err))
+			continue
+		}
+		out = append(out, found...)
+	}
+	slices.SortStableFunc(out, func(a, b *maildir.Message) int { return a.Timestamp.Compare(b.Timestamp) })
+	return out, skipped, nil
 }
 
 // search is the command line's search: the same filter and engine.
@@ -268,8 +306,8 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, http.StatusBadRequest, err)
 			return
 		}
-		if d.Results, err = s.Store.Search(m, nil, d.Archived); err != nil {
-			s.fail(w, r, http.StatusBadRequest, err)
+		if d.Results, d.Skipped, err = s.searchTown(m, d.Archived); err != nil {
+			s.fail(w, r, http.StatusInternalServerError, err)
 			return
 		}
 		d.Searched = true

@@ -208,9 +208,9 @@ func TestPages(t *testing.T) {
 		{"/msg/toast/" + first.ID, `<tr><th>Branch</th><td>polecat/toast</td></tr>`},
 		{"/msg/toast/" + first.ID, "Please fix it."},
 		{"/thread/" + first.ID, "Re: WORK gt-7"},
-		{"/search?q=gt-7&archived=1", "2 found."},
-		{"/search?q=gt-7", "1 found."},
-		{"/search?from=toast&archived=1", "1 found."},
+		{"/search?q=gt-7&archived=1", "2 found,"},
+		{"/search?q=gt-7", "1 found,"},
+		{"/search?from=toast&archived=1", "1 found,"},
 		{"/search", "Search"},
 	}
 	for _, c := range checks {

@@ -305,3 +305,36 @@ func TestActiveTabAndThreadTitle(t *testing.T) {
 		t.Errorf("unread posts marked: %d", n)
 	}
 }
+
+// Search covers channels and queues too, and one archive folder that is a
+// symbolic link (which the store refuses to follow) is named as skipped
+// while everything else is still searched — not a 400 for everyone.
+func TestSearchCoversTheTownAndSkipsWhatItCannotRead(t *testing.T) {
+	tw := newTown(t, "", "")
+	if err := tw.store.CreateQueue("work"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.store.CreateChannel("news", maildir.ChannelChange{}); err != nil {
+		t.Fatal(err)
+	}
+	tw.send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "needle in the queue"})
+	tw.send(&maildir.Message{From: "mayor", To: "channel:news", Subject: "needle in the channel"})
+	tw.send(&maildir.Message{From: "mayor", To: "toast", Subject: "needle in a mailbox"})
+	tw.send(&maildir.Message{From: "mayor", To: "nux", Subject: "needle for nux"})
+	elsewhere := t.TempDir()
+	if err := os.Symlink(elsewhere, filepath.Join(tw.dir, "state/mail/nux/archive")); err != nil {
+		t.Fatal(err)
+	}
+	code, body := tw.get("/search?q=needle&archived=1")
+	if code != http.StatusOK {
+		t.Fatalf("search: %d", code)
+	}
+	for _, want := range []string{"needle in the queue", "needle in the channel", "needle in a mailbox", "needle for nux"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("search did not find %q", want)
+		}
+	}
+	if !regexp.MustCompile(`<li>skipped nux&#39;s archive: `).MatchString(body) {
+		t.Error("the symlinked archive is not named as skipped")
+	}
+}
