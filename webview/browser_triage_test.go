@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
 
@@ -172,5 +173,25 @@ func TestBrowserOneRefetchPerSend(t *testing.T) {
 		chromedp.Evaluate(`document.body.dataset.refreshes || "0"`, &refreshes))
 	if refreshes != "1" {
 		t.Errorf("one send refetched the page %s times", refreshes)
+	}
+}
+
+// Times are shown in the reader's own zone: a message sent at 03:04:05
+// UTC reads 12:04:05 in Tokyo; an age keeps its text, with the local time
+// as its title.
+func TestBrowserShowsLocalTimes(t *testing.T) {
+	lt := newLiveTown(t)
+	lt.drop("toast", "2026-01-02T03-04-05Z-mayor.json", `{"from":"mayor","subject":"at three","timestamp":"2026-01-02T03:04:05Z"}`)
+	var sent, ageTitle string
+	lt.run(emulation.SetTimezoneOverride("Asia/Tokyo"),
+		chromedp.Navigate(lt.url+"/msg/toast/2026-01-02T03-04-05Z-mayor"), chromedp.WaitVisible(`#subject`),
+		textOf(`time.when`, &sent),
+		chromedp.Navigate(lt.url+"/box/toast?all=1"), chromedp.WaitVisible(`#messages`),
+		chromedp.Evaluate(`document.querySelector("#messages time").title`, &ageTitle))
+	if !strings.Contains(sent, "12:04:05") {
+		t.Errorf("sent at 03:04:05Z reads %q in Tokyo", sent)
+	}
+	if !strings.Contains(ageTitle, "12:04:05") {
+		t.Errorf("the age's title reads %q in Tokyo", ageTitle)
 	}
 }

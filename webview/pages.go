@@ -7,6 +7,8 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -32,6 +34,12 @@ func parsePages() (map[string]*template.Template, error) {
 		},
 		"threadURL": func(id string) string { return "/thread/" + url.PathEscape(id) },
 		"clean":     clean,
+		"sizeOf": func(n int64) string {
+			if n >= 1<<20 {
+				return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+			}
+			return fmt.Sprintf("%d KiB", n>>10)
+		},
 		"unreadIn": func(ms []*maildir.Message) int {
 			n := 0
 			for _, m := range ms {
@@ -168,6 +176,30 @@ func (s *Server) exists(b maildir.Address) (bool, error) {
 	return slices.Contains(names, b.Name), err
 }
 
+// A bigFile is a message file over maildir.MaxSize: the store reads no
+// such file, so a page names it rather than leave it unseen.
+type bigFile struct {
+	Name string
+	Size int64
+}
+
+// tooLarge returns the files of b's folder (or its archive) too large to
+// be messages. It stats each file; a folder's listing reads names only.
+func (s *Server) tooLarge(b maildir.Address, archived bool) ([]bigFile, error) {
+	entries, _, err := s.Store.Entries(b, archived)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(s.Store.Dir(), filepath.FromSlash(b.Dir(archived)))
+	var out []bigFile
+	for _, e := range entries {
+		if st, err := os.Lstat(filepath.Join(dir, e.ID+".json")); err == nil && st.Size() > maildir.MaxSize {
+			out = append(out, bigFile{Name: e.ID + ".json", Size: st.Size()})
+		}
+	}
+	return out, nil
+}
+
 type mailboxData struct {
 	Box      maildir.Address
 	All      bool
@@ -175,6 +207,7 @@ type mailboxData struct {
 	Messages []*maildir.Message
 	Nudges   []*nudgeq.Nudge
 	Claims   []Claimed // on a queue's page: its items claimed and not done
+	TooLarge []bigFile // message files too large to be read, which no list shows
 	Mine     bool      // the page acts as this mailbox's agent
 }
 
@@ -200,6 +233,10 @@ func (s *Server) mailbox(w http.ResponseWriter, r *http.Request) {
 	d.Messages, err = s.Store.List(b, maildir.ListOptions{All: d.All || d.Archived || b.Kind != maildir.KindAgent, Archived: d.Archived})
 	if err != nil {
 		s.fail(w, r, http.StatusBadRequest, err)
+		return
+	}
+	if d.TooLarge, err = s.tooLarge(b, d.Archived); err != nil {
+		s.fail(w, r, http.StatusInternalServerError, err)
 		return
 	}
 	switch b.Kind {

@@ -338,3 +338,18 @@ func TestSearchCoversTheTownAndSkipsWhatItCannotRead(t *testing.T) {
 		t.Error("the symlinked archive is not named as skipped")
 	}
 }
+
+// A message file over the 1 MiB limit, which no list reads, is named on
+// its mailbox's page with its size rather than left unseen.
+func TestTooLargeMessageIsNamed(t *testing.T) {
+	tw := newTown(t, "", "")
+	tw.send(&maildir.Message{From: "mayor", To: "toast", Subject: "small"})
+	tw.drop("toast", "2026-01-01T00-00-00Z-script.json", `{"from":"script","subject":"huge","body":"`+strings.Repeat("x", 10<<20)+`"}`)
+	_, body := tw.get("/box/toast")
+	if !strings.Contains(body, "Too large to show") || !strings.Contains(body, "<code>2026-01-01T00-00-00Z-script.json</code> — 10.0 MiB") {
+		t.Error("the 10 MB file is not named on the page")
+	}
+	if !strings.Contains(body, "small") {
+		t.Error("the rest of the mailbox is not listed")
+	}
+}

@@ -4,6 +4,20 @@
 // kept where it was. No text is turned into HTML here: the server
 // rendered (and escaped) all of it.
 (function () {
+  // Times in the reader's own zone: the server knows only UTC. A full
+  // time (class "when") is rewritten; an age ("3d") keeps its text and
+  // gets the local time as its title.
+  function localTimes(root) {
+    var ts = (root || document).querySelectorAll("time[datetime]");
+    for (var i = 0; i < ts.length; i++) {
+      var d = new Date(ts[i].getAttribute("datetime"));
+      if (isNaN(d)) continue;
+      var local = d.toLocaleString(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short" });
+      ts[i].title = local;
+      if (ts[i].classList.contains("when")) ts[i].textContent = local;
+    }
+  }
+  localTimes(document);
   var badge = document.getElementById("live");
   if (!window.EventSource || !badge) return;
   function state(on, text) {
@@ -70,6 +84,7 @@
         var focus = focusKey(main);
         if (fresh && main) main.replaceWith(document.adoptNode(fresh));
         refocus(fresh, focus);
+        localTimes(fresh);
         document.body.dataset.refreshed = String(Date.now());
         document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes || 0) + 1);
       })
