@@ -34,6 +34,7 @@ func parsePages() (map[string]*template.Template, error) {
 		},
 		"threadURL": func(id string) string { return "/thread/" + url.PathEscape(id) },
 		"clean":     clean,
+		"markdown":  renderMarkdown,
 		"sizeOf": func(n int64) string {
 			if n >= 1<<20 {
 				return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))

@@ -353,3 +353,27 @@ func TestTooLargeMessageIsNamed(t *testing.T) {
 		t.Error("the rest of the mailbox is not listed")
 	}
 }
+
+// A body is rendered as markdown — headings, emphasis, tables, code,
+// links — and nothing in it becomes markup of its own: HTML written in it
+// is shown as text, a javascript: link is no link.
+func TestBodyIsMarkdownSanitised(t *testing.T) {
+	tw := newTown(t, "", "")
+	m := tw.send(&maildir.Message{From: "mayor", To: "toast", Subject: "WORK gt-9",
+		Body: "# Plan\n\nDo **this** first, then `<b>that</b>`.\n\n| step | who |\n|---|---|\n| 1 | nux |\n\n[click](javascript:alert(1)) and <img src=x onerror=alert(1)>\n\n<script>window.pwned=1</script>\n"})
+	_, body := tw.get("/msg/toast/" + m.ID)
+	md := regexp.MustCompile(`(?s)<div id="body" class="md">(.*?)</div>`).FindStringSubmatch(body)
+	if md == nil {
+		t.Fatal("no rendered body")
+	}
+	for _, want := range []string{"<h1>Plan</h1>", "<strong>this</strong>", "<code>&lt;b&gt;that&lt;/b&gt;</code>", "<td>nux</td>", "&lt;img src=x onerror=alert(1)&gt;", "&lt;script&gt;window.pwned=1&lt;/script&gt;"} {
+		if !strings.Contains(md[1], want) {
+			t.Errorf("the rendered body lacks %s:\n%s", want, md[1])
+		}
+	}
+	for _, bad := range []string{"<img", "<script", `href="javascript:`} {
+		if strings.Contains(md[1], bad) {
+			t.Errorf("the rendered body holds %s", bad)
+		}
+	}
+}
