@@ -32,7 +32,7 @@ var (
 
 // mailfsBin builds the mailfs and mailfs-serve commands once for the
 // browser tests, and returns mailfs.
-func mailfsBin(t *testing.T) string {
+func mailfsBin(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "mailfs-webview-test-")
@@ -53,7 +53,7 @@ func mailfsBin(t *testing.T) string {
 	return binPath
 }
 
-func chromium(t *testing.T) string {
+func chromium(t testing.TB) string {
 	t.Helper()
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
 		if p, err := exec.LookPath(name); err == nil {
@@ -67,7 +67,8 @@ func chromium(t *testing.T) string {
 // liveTown is a scratch root served by a real "mailfs serve" process,
 // and a headless browser.
 type liveTown struct {
-	t    *testing.T
+	t    testing.TB
+	pid  int // the server's process
 	root string
 	bin  string
 	url  string
@@ -75,7 +76,7 @@ type liveTown struct {
 	stop func() // stops the server
 }
 
-func newLiveTown(t *testing.T, serveArgs ...string) *liveTown {
+func newLiveTown(t testing.TB, serveArgs ...string) *liveTown {
 	t.Helper()
 	browser := chromium(t)
 	lt := &liveTown{t: t, root: filepath.Join(t.TempDir(), ".chipset"), bin: mailfsBin(t)}
@@ -124,6 +125,7 @@ func (lt *liveTown) serve(addr string, args ...string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	lt.pid = cmd.Process.Pid // mailfs serve execs mailfs-serve in its place
 	lt.stop = func() {
 		cmd.Process.Signal(syscall.SIGINT)
 		if err := cmd.Wait(); err != nil {

@@ -30,7 +30,7 @@ func (lt *liveTown) drop(box, name, content string) {
 // triageTown is a town with what an overseer looks for: a queue item
 // claimed three days ago and not done, and urgent mail unread for twenty
 // minutes.
-func triageTown(t *testing.T, serveArgs ...string) *liveTown {
+func triageTown(t testing.TB, serveArgs ...string) *liveTown {
 	lt := newLiveTown(t, serveArgs...)
 	lt.mailfs("queue", "create", "work")
 	lt.mailfs("send", "queue:work", "--from", "mayor", "-s", "WORK gt-410: waiting", "-m", "x")
