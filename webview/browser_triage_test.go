@@ -104,6 +104,17 @@ func TestBrowserPhoneShowsEveryBadge(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A list keeps the subject on the screen, wrapped.
+	lt.mailfs("send", "toast", "--from", "mayor", "-s", "WORK gt-403: rebase the polecat branch onto main and run the flaky integration suite again", "-m", "x")
+	var subject []float64
+	lt.run(chromedp.Navigate(lt.url+"/box/toast"), chromedp.WaitVisible(`#messages`),
+		chromedp.Evaluate(`(function () {
+			var r = document.querySelector("#messages td:nth-child(4)").getBoundingClientRect();
+			return [r.left, r.right, window.innerWidth, document.documentElement.scrollWidth];
+		})()`, &subject))
+	if len(subject) != 4 || subject[0] < 0 || subject[1] > subject[2]+0.5 || subject[3] > subject[2] {
+		t.Errorf("the subject column at 390 px: left, right, screen, page width = %v", subject)
+	}
 }
 
 // Mark read and Archive, clicked in a real browser on messages a script

@@ -1,8 +1,12 @@
 package servecmd
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -20,5 +24,38 @@ func TestCommandHelpAndVersion(t *testing.T) {
 	}
 	if code := Run(context.Background(), []string{"--bogus"}, &out, &errs); code != 80 {
 		t.Fatalf("--bogus: status %d", code)
+	}
+}
+
+// Beyond loopback (a token required), the server warns that plain HTTP
+// carries the token and the mail in clear text; on loopback it does not.
+func TestBeyondLoopbackWarnsOfPlainHTTP(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		warn bool
+	}{
+		{[]string{"--addr", "0.0.0.0:0", "--token", "s3cret"}, true},
+		{[]string{"--addr", "127.0.0.1:0"}, false},
+	} {
+		root := filepath.Join(t.TempDir(), ".chipset")
+		if err := os.MkdirAll(root, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		out, w := io.Pipe()
+		var errs bytes.Buffer
+		done := make(chan int)
+		go func() { done <- Run(ctx, append([]string{"--root", root}, c.args...), w, &errs); w.Close() }()
+		if _, err := bufio.NewReader(out).ReadString('\n'); err != nil { // the address: it serves
+			t.Fatal(err)
+		}
+		cancel()
+		go io.Copy(io.Discard, out)
+		if code := <-done; code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, code, errs.String())
+		}
+		if got := strings.Contains(errs.String(), "plain HTTP"); got != c.warn {
+			t.Errorf("%v: warned %v, want %v: %s", c.args, got, c.warn, errs.String())
+		}
 	}
 }
