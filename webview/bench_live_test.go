@@ -47,7 +47,7 @@ func BenchmarkLiveTabs(b *testing.B) {
 			lt.mailfs("send", fmt.Sprintf("agent%02d", i), "--from", "mayor", "-s", "live", "-m", "x")
 			time.Sleep(time.Until(next))
 		}
-		time.Sleep(2 * time.Second) // the last refetches
+		time.Sleep(2 * time.Second)                                          // the last refetches
 		return float64(cpuTicks(b, lt.pid)-start) / time.Since(t0).Seconds() // ticks/s = % of a core
 	}
 	for b.Loop() {
