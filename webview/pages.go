@@ -19,7 +19,7 @@ import (
 )
 
 // The pages, each a template that fills base.html's "content".
-var pageNames = []string{"overview", "mailbox", "message", "thread", "search", "error"}
+var pageNames = []string{"overview", "mailbox", "message", "thread", "search", "activity", "error"}
 
 func parsePages() (map[string]*template.Template, error) {
 	funcs := template.FuncMap{

@@ -197,6 +197,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /msg/{box}/{id}", s.printed(s.message))
 	mux.HandleFunc("GET /thread/{id}", s.printed(s.thread))
 	mux.HandleFunc("GET /search", s.printed(s.search))
+	mux.HandleFunc("GET /activity", s.printed(s.activityPage))
 	mux.HandleFunc("GET /events", s.events)
 	mux.HandleFunc("POST /send", s.change(s.send))
 	mux.HandleFunc("POST /reply/{box}/{id}", s.change(s.reply))

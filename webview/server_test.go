@@ -239,7 +239,7 @@ func TestHostileTextStaysText(t *testing.T) {
 	if _, err := tw.nudges.Enqueue("human", nudgeq.Nudge{Sender: "mayor", Message: hostile}, 0); err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{"/", "/box/human", "/box/channel:news", "/msg/human/" + m.ID, "/thread/" + m.ID, "/search?q=script", "/search?q=" + url.QueryEscape(hostile)} {
+	for _, path := range []string{"/", "/box/human", "/box/channel:news", "/msg/human/" + m.ID, "/thread/" + m.ID, "/search?q=script", "/search?q=" + url.QueryEscape(hostile), "/activity"} {
 		code, body := tw.get(path)
 		if code != 200 {
 			t.Errorf("GET %s: %d", path, code)

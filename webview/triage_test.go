@@ -377,3 +377,44 @@ func TestBodyIsMarkdownSanitised(t *testing.T) {
 		}
 	}
 }
+
+// The activity page: what was sent in the last hour, and each
+// conversation of the last day whose latest message waits on its
+// recipient's answer (not a notification, not to a queue).
+func TestActivityShowsTheLastHourAndWhoOwesAReply(t *testing.T) {
+	tw := newTown(t, "", "")
+	now := time.Now()
+	at := func(d time.Duration) time.Time { return now.Add(-d).UTC() }
+	put := func(box string, when time.Time, json string) string {
+		id := maildir.NewID(when, "x")
+		tw.drop(box, id+".json", json)
+		return id
+	}
+	put("nux", at(3*time.Hour), `{"from":"mayor","to":"nux","subject":"WORK gt-1: can you take it?","timestamp":"`+at(3*time.Hour).Format(time.RFC3339Nano)+`"}`)
+	b1 := put("toast", at(2*time.Hour), `{"from":"mayor","to":"toast","subject":"WORK gt-2","timestamp":"`+at(2*time.Hour).Format(time.RFC3339Nano)+`"}`)
+	put("mayor", at(90*time.Minute), `{"from":"toast","to":"mayor","subject":"Re: WORK gt-2","thread":"`+b1+`","timestamp":"`+at(90*time.Minute).Format(time.RFC3339Nano)+`"}`)
+	put("refinery", at(10*time.Minute), `{"from":"witness","to":"refinery","type":"notification","subject":"MERGED gt-3","timestamp":"`+at(10*time.Minute).Format(time.RFC3339Nano)+`"}`)
+	put("nux", at(26*time.Hour), `{"from":"mayor","to":"nux","subject":"too old to count","timestamp":"`+at(26*time.Hour).Format(time.RFC3339Nano)+`"}`)
+	code, body := tw.get("/activity")
+	if code != http.StatusOK {
+		t.Fatalf("/activity: %d", code)
+	}
+	waiting := regexp.MustCompile(`(?s)<table id="awaiting">.*?</table>`).FindString(body)
+	recent := regexp.MustCompile(`(?s)<table id="recent">.*?</table>`).FindString(body)
+	for _, want := range []string{`data-agent="nux"`, "WORK gt-1: can you take it?", `data-agent="mayor"`, "Re: WORK gt-2"} {
+		if !strings.Contains(waiting, want) {
+			t.Errorf("waiting for a reply lacks %s:\n%s", want, waiting)
+		}
+	}
+	for _, not := range []string{`data-agent="toast"`, "MERGED gt-3", "too old to count"} {
+		if strings.Contains(waiting, not) {
+			t.Errorf("waiting for a reply holds %s", not)
+		}
+	}
+	if strings.Index(waiting, "gt-1") > strings.Index(waiting, "Re: WORK gt-2") {
+		t.Error("the longest waiting is not first")
+	}
+	if !strings.Contains(recent, "MERGED gt-3") || strings.Contains(recent, "gt-1") || strings.Contains(recent, "gt-2") {
+		t.Errorf("the last hour: %s", recent)
+	}
+}
