@@ -30,25 +30,7 @@ func BenchmarkOverview(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	start := time.Now().Add(-48 * time.Hour)
-	for a := range agents {
-		box := filepath.Join(dir, "state/mail", fmt.Sprintf("agent%02d", a))
-		if err := os.MkdirAll(filepath.Join(box, "archive"), 0o700); err != nil {
-			b.Fatal(err)
-		}
-		for i := range per {
-			at := start.Add(time.Duration(a*per+i) * time.Second)
-			prio := "normal"
-			if i%5 == 0 {
-				prio = "urgent"
-			}
-			body := fmt.Sprintf(`{"from":"mayor","subject":"WORK gt-%d","priority":%q,"read":%v,"timestamp":%q,"body":"Issue: gt-%d\n\nsome text to make it a message"}`,
-				i, prio, i >= unread, at.UTC().Format(time.RFC3339Nano), i)
-			if err := os.WriteFile(filepath.Join(box, maildir.NewID(at, "mayor")+".json"), []byte(body), 0o600); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
+	fillTown(b, dir, agents, per, unread)
 	srv, err := webview.New(s, nil, "", "")
 	if err != nil {
 		b.Fatal(err)
@@ -91,4 +73,30 @@ func BenchmarkOverview(b *testing.B) {
 			}
 		}
 	})
+}
+
+// fillTown writes agents mailboxes of per messages each, the first unread
+// of them unread and one in five urgent, straight into the folders (no
+// fsync: this is set-up), stamped over the last two days.
+func fillTown(b testing.TB, dir string, agents, per, unread int) {
+	b.Helper()
+	start := time.Now().Add(-48 * time.Hour)
+	for a := range agents {
+		box := filepath.Join(dir, "state/mail", fmt.Sprintf("agent%02d", a))
+		if err := os.MkdirAll(filepath.Join(box, "archive"), 0o700); err != nil {
+			b.Fatal(err)
+		}
+		for i := range per {
+			at := start.Add(time.Duration(a*per+i) * time.Second)
+			prio := "normal"
+			if i%5 == 0 {
+				prio = "urgent"
+			}
+			body := fmt.Sprintf(`{"from":"mayor","subject":"WORK gt-%d","priority":%q,"read":%v,"timestamp":%q,"body":"Issue: gt-%d\n\nsome text to make it a message"}`,
+				i, prio, i >= unread, at.UTC().Format(time.RFC3339Nano), i)
+			if err := os.WriteFile(filepath.Join(box, maildir.NewID(at, "mayor")+".json"), []byte(body), 0o600); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 }
