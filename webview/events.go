@@ -167,8 +167,10 @@ func (h *hub) subscribe() (chan string, func()) {
 }
 
 // events is the live feed: server-sent events, one "mail" event per new
-// message ({"box", "id"}), a "change" event when folders changed otherwise
-// (marks, archives, claims, drains), a comment every heartbeat.
+// message ({"box", "id", "print"}), a "change" event when folders changed
+// otherwise (marks, archives, claims, drains; {"print"}), a comment every
+// heartbeat. "print" is the folder print the event stands for: a page
+// that already shows it does not fetch itself again.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
