@@ -31,18 +31,9 @@ const (
 func (s *Server) activity() (*Activity, error) {
 	now := s.now()
 	act := &Activity{Since: now.Add(-activityWindow), LookBack: threadWindow}
-	var boxes []maildir.Address
-	for _, kind := range []struct {
-		k    maildir.Kind
-		list func() ([]string, error)
-	}{{maildir.KindAgent, s.Store.Agents}, {maildir.KindQueue, s.Store.Queues}, {maildir.KindChannel, s.Store.Channels}} {
-		names, err := kind.list()
-		if err != nil {
-			return nil, err
-		}
-		for _, n := range names {
-			boxes = append(boxes, maildir.Address{Kind: kind.k, Name: n})
-		}
+	boxes, err := s.allBoxes()
+	if err != nil {
+		return nil, err
 	}
 	var recent []maildir.Entry
 	for _, b := range boxes {

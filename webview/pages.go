@@ -297,11 +297,8 @@ type searchData struct {
 	Skipped                 []string // folders that could not be searched, and why
 }
 
-// searchTown searches every mailbox, queue and channel (and their
-// archives when archived), one at a time, so that a folder that cannot be
-// read — an archive that is a symbolic link, which the store refuses to
-// follow — is named among the skipped and the rest is still searched.
-func (s *Server) searchTown(m *maildir.Matcher, archived bool) ([]*maildir.Message, []string, error) {
+// allBoxes returns every mailbox, queue and channel of the town.
+func (s *Server) allBoxes() ([]maildir.Address, error) {
 	var boxes []maildir.Address
 	for _, kind := range []struct {
 		k    maildir.Kind
@@ -309,11 +306,23 @@ func (s *Server) searchTown(m *maildir.Matcher, archived bool) ([]*maildir.Messa
 	}{{maildir.KindAgent, s.Store.Agents}, {maildir.KindQueue, s.Store.Queues}, {maildir.KindChannel, s.Store.Channels}} {
 		names, err := kind.list()
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		for _, n := range names {
 			boxes = append(boxes, maildir.Address{Kind: kind.k, Name: n})
 		}
+	}
+	return boxes, nil
+}
+
+// searchTown searches every mailbox, queue and channel (and their
+// archives when archived), one at a time, so that a folder that cannot be
+// read — an archive that is a symbolic link, which the store refuses to
+// follow — is named among the skipped and the rest is still searched.
+func (s *Server) searchTown(m *maildir.Matcher, archived bool) ([]*maildir.Message, []string, error) {
+	boxes, err := s.allBoxes()
+	if err != nil {
+		return nil, nil, err
 	}
 	var out []*maildir.Message
 	var skipped []string

@@ -83,8 +83,8 @@ func (s *Server) town() (*Town, error) {
 		unread := read.unread
 		mb := Mailbox{Name: a, Unread: len(unread), Total: read.total}
 		for _, m := range unread {
-			if c := m.Claim; c != nil {
-				t.Claims = append(t.Claims, Claimed{Item: m, Agent: a, Queue: c.Queue, At: c.At, Stuck: t.Now.Sub(c.At) > s.stuckAfter()})
+			if c, ok := s.claimed(a, m, t.Now); ok {
+				t.Claims = append(t.Claims, c)
 			}
 			switch m.Priority {
 			case maildir.Urgent:
@@ -165,6 +165,16 @@ func (s *Server) town() (*Town, error) {
 	return t, nil
 }
 
+// claimed returns agent a's unread message m as an open claim, if a
+// claim brought it.
+func (s *Server) claimed(a string, m *maildir.Message, now time.Time) (Claimed, bool) {
+	c := m.Claim
+	if c == nil {
+		return Claimed{}, false
+	}
+	return Claimed{Item: m, Agent: a, Queue: c.Queue, At: c.At, Stuck: now.Sub(c.At) > s.stuckAfter()}, true
+}
+
 // claimsOf returns the open claims on queue q ("queue:name"), oldest
 // first: every agent's unread mail with a claim record naming q.
 func (s *Server) claimsOf(q string) ([]Claimed, error) {
@@ -180,8 +190,8 @@ func (s *Server) claimsOf(q string) ([]Claimed, error) {
 			return nil, err
 		}
 		for _, m := range read.unread {
-			if c := m.Claim; c != nil && c.Queue == q {
-				out = append(out, Claimed{Item: m, Agent: a, Queue: c.Queue, At: c.At, Stuck: now.Sub(c.At) > s.stuckAfter()})
+			if c, ok := s.claimed(a, m, now); ok && c.Queue == q {
+				out = append(out, c)
 			}
 		}
 	}
