@@ -273,9 +273,16 @@ func (s *Syncer) stage(ctx context.Context, g *git, changes []change) error {
 	if len(ids) > 0 {
 		s.step("writing the files that arrived")
 	}
-	// Each file is written and fsynced by one of a few writers at once (an
-	// fsync waits on the disk, not the CPU); each folder is fsynced once,
-	// after all of them, before the landing is marked ready.
+	// Each file is written by one of a few writers at once. On Linux the
+	// whole batch is made durable by one syncfs(2) after the last write,
+	// instead of an fsync per file (at 10k files, 3.3 s became 1.1 s);
+	// elsewhere each writer fsyncs its file (an fsync waits on the disk,
+	// not the CPU). Each folder is fsynced once, after all of them, before
+	// the landing is marked ready.
+	write := (*durable.Dir).ReplaceBatched
+	if durable.CanSyncFS {
+		write = (*durable.Dir).ReplaceUnsynced
+	}
 	type job struct {
 		d    *durable.Dir
 		name string
@@ -289,7 +296,7 @@ func (s *Syncer) stage(ctx context.Context, g *git, changes []change) error {
 	for range stageWriters {
 		wg.Go(func() {
 			for j := range jobs {
-				if err := j.d.ReplaceBatched(j.name, j.data); err != nil {
+				if err := write(j.d, j.name, j.data); err != nil {
 					once.Do(func() { werr = err; close(failed) })
 				}
 			}
@@ -316,6 +323,11 @@ func (s *Syncer) stage(ctx context.Context, g *git, changes []change) error {
 	}
 	if err != nil {
 		return err
+	}
+	if durable.CanSyncFS {
+		if err := f.r.SyncFS(); err != nil {
+			return err
+		}
 	}
 	return f.sync()
 }

@@ -572,6 +572,32 @@ func (d *Dir) Replace(name string, data []byte) error { return d.replace(name, d
 // from several goroutines at once.
 func (d *Dir) ReplaceBatched(name string, data []byte) error { return d.swapIn(name, data, true) }
 
+// ReplaceUnsynced writes name whole and renames it into place, as
+// [Dir.ReplaceBatched] does, but fsyncs nothing: it is for a batch of many
+// files that the caller makes durable at once with [Root.SyncFS] (where
+// [CanSyncFS]), then a [Dir.Sync] of each folder, before relying on any of
+// them. It may be called from several goroutines at once.
+func (d *Dir) ReplaceUnsynced(name string, data []byte) error { return d.swapIn(name, data, false) }
+
+// SyncFS makes every write to the file system that holds r durable, at
+// once (Linux's syncfs(2)): the batch form of an fsync per file, for a
+// caller that wrote many with [Dir.ReplaceUnsynced]. Where [CanSyncFS] is
+// false it returns an error matching errors.ErrUnsupported.
+func (r *Root) SyncFS() error {
+	err := r.step(StepSyncDir, r.path)
+	if err == nil {
+		if r.fsyncFn != nil {
+			err = r.fsyncFn(r.dir.fd) // a test's stand-in sees the batch's one sync
+		} else {
+			err = syncFS(r.dir.fd)
+		}
+	}
+	if err != nil {
+		return r.dir.err("syncfs", "", err)
+	}
+	return nil
+}
+
 // ReplaceEphemeral writes name as [Dir.Replace] does, atomically, but
 // without the two fsyncs: readers see the old file or the new, never a
 // part, and after a power cut either may be there. It is for runtime state

@@ -1,6 +1,9 @@
 package durable_test
 
 import (
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -45,6 +48,8 @@ func TestDurableWritesFsync(t *testing.T) {
 	check("Exchange", 1, 1, func() error { return d.Exchange("x.json", []byte("3"), nil) })
 	check("CreateEphemeral (no fsync, by design)", 0, 0, func() error { return d.CreateEphemeral("y.json", []byte("1")) })
 	check("Sync", 0, 1, d.Sync)
+	check("ReplaceUnsynced (the batch syncs once, by design)", 0, 0, func() error { return d.ReplaceUnsynced("z.json", []byte("1")) })
+	check("SyncFS (one sync, through the root's folder)", 0, 1, r.SyncFS)
 	check("MkSub of a new folder", 0, 1, func() error {
 		s, err := d.MkSub("c")
 		if err == nil {
@@ -52,4 +57,41 @@ func TestDurableWritesFsync(t *testing.T) {
 		}
 		return err
 	})
+}
+
+// A batch written with ReplaceUnsynced is whole and in place at once, and
+// SyncFS makes it durable in one call (syncfs(2) on Linux); a failing sync
+// is reported, naming the call.
+func TestSyncFSMakesABatchDurable(t *testing.T) {
+	if !durable.CanSyncFS {
+		r, _ := openRoot(t)
+		if err := r.SyncFS(); !errors.Is(err, errors.ErrUnsupported) {
+			t.Fatalf("SyncFS without syncfs(2): %v, want ErrUnsupported", err)
+		}
+		return
+	}
+	r, _ := openRoot(t)
+	d, err := r.MkdirAll("box")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for i := range 20 {
+		if err := d.ReplaceUnsynced(fmt.Sprintf("%02d.json", i), []byte(fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.SyncFS(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		data, _, err := d.ReadFile(fmt.Sprintf("%02d.json", i), 100)
+		if err != nil || string(data) != fmt.Sprint(i) {
+			t.Fatalf("file %d: %q %v", i, data, err)
+		}
+	}
+	failing, _ := openRoot(t, durable.WithFsync(func(int) error { return unix.EIO }))
+	if err := failing.SyncFS(); !errors.Is(err, unix.EIO) || !strings.Contains(err.Error(), "syncfs") {
+		t.Fatalf("a failing sync: %v", err)
+	}
 }
