@@ -174,9 +174,7 @@ func TestSquashWhileBehindIsAdoptedWhenAsked(t *testing.T) {
 		}
 	}
 	a.syncOK(t) // alpha saw the same files: it adopts on its own
-	b.sync.Adopt = true
-	rep := b.syncOK(t)
-	b.sync.Adopt = false
+	rep := b.adoptOK(t)
 	if !strings.Contains(strings.Join(rep.Recovered, " "), "taken as meant") {
 		t.Errorf("recovered %q", rep.Recovered)
 	}
@@ -192,12 +190,7 @@ func TestSquashWhileBehindIsAdoptedWhenAsked(t *testing.T) {
 func TestAdoptKeepsWhatTheHomeDid(t *testing.T) {
 	t.Parallel()
 	tw, a, b := twoHosts(t)
-	var ids []string
-	for range 2 {
-		ms, err := a.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "before"})
-		must(t, err)
-		ids = append(ids, ms[0].ID)
-	}
+	ids := sendBefore(t, a, "witness", 2)
 	a.syncOK(t)
 	b.syncOK(t)
 	fork := strings.TrimSpace(gitRun(t, tw.remote, "rev-parse", "main"))
@@ -215,9 +208,7 @@ func TestAdoptKeepsWhatTheHomeDid(t *testing.T) {
 	if _, err := b.sync.Sync(context.Background()); !errors.Is(err, gitsync.ErrRewritten) {
 		t.Fatalf("sync = %v; want it refused", err)
 	}
-	b.sync.Adopt = true
-	b.syncOK(t)
-	b.sync.Adopt = false
+	b.adoptOK(t)
 	a.syncOK(t)
 	for _, h := range []*host{a, b} {
 		files := stateFiles(t, h.store)
@@ -313,12 +304,7 @@ func TestRemoteRewrittenIsRefused(t *testing.T) {
 func TestLostHomeChangesAreUndoneNotConflicts(t *testing.T) {
 	t.Parallel()
 	_, a, b := twoHosts(t)
-	var ids []string
-	for range 4 {
-		ms, err := a.store.Send(&maildir.Message{From: "mayor", To: "nux", Subject: "before"})
-		must(t, err)
-		ids = append(ids, ms[0].ID)
-	}
+	ids := sendBefore(t, a, "nux", 4)
 	a.syncOK(t)
 	b.syncOK(t)
 	must(t, a.store.ClaimHome(agent("nux")))
@@ -356,12 +342,7 @@ func TestLostHomeChangesAreUndoneNotConflicts(t *testing.T) {
 func TestHomeRaceOnTheSameMessagesConverges(t *testing.T) {
 	t.Parallel()
 	_, a, b := twoHosts(t)
-	var ids []string
-	for range 3 {
-		ms, err := a.store.Send(&maildir.Message{From: "mayor", To: "nux", Subject: "before"})
-		must(t, err)
-		ids = append(ids, ms[0].ID)
-	}
+	ids := sendBefore(t, a, "nux", 3)
 	a.syncOK(t)
 	b.syncOK(t)
 	must(t, a.store.ClaimHome(agent("nux")))

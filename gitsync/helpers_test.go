@@ -131,3 +131,25 @@ func writeAtomic(root, rel, content string) error {
 	}
 	return os.Rename(tmp, p)
 }
+
+// adoptOK syncs h as "mailfs sync --adopt" does, once, and fails the test
+// on any error.
+func (h *host) adoptOK(t testing.TB) *gitsync.Report {
+	t.Helper()
+	h.sync.Adopt = true
+	defer func() { h.sync.Adopt = false }()
+	return h.syncOK(t)
+}
+
+// sendBefore sends n messages from mayor to agent on h and returns their
+// ids.
+func sendBefore(t testing.TB, h *host, agent string, n int) []string {
+	t.Helper()
+	var ids []string
+	for range n {
+		ms, err := h.store.Send(&maildir.Message{From: "mayor", To: agent, Subject: "before"})
+		must(t, err)
+		ids = append(ids, ms[0].ID)
+	}
+	return ids
+}

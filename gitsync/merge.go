@@ -116,3 +116,19 @@ func (g *git) buildTree(ctx context.Context, base string, changes []change) (str
 	out, err := g.runIn(ctx, nil, env, "write-tree")
 	return strings.TrimSpace(out), err
 }
+
+// commitTree makes a commit of tree with msg on parents, and learns its
+// tree.
+func (g *git) commitTree(ctx context.Context, tree, msg string, parents ...string) (string, error) {
+	args := []string{"commit-tree", tree, "-m", msg}
+	for _, p := range parents {
+		args = append(args, "-p", p)
+	}
+	out, err := g.run(ctx, args...)
+	if err != nil {
+		return "", err
+	}
+	commit := strings.TrimSpace(out)
+	g.learnTree(commit, tree)
+	return commit, nil
+}

@@ -123,6 +123,13 @@ func (s *Syncer) warnf(format string, args ...any) {
 	}
 }
 
+// recovered tells what a sync put right (a rewrite met, leftovers
+// cleared), to the person and in the report.
+func (s *Syncer) recovered(rep *Report, msg string) {
+	s.warnf("%s", msg)
+	rep.Recovered = append(rep.Recovered, msg)
+}
+
 func (s *Syncer) step(format string, args ...any) {
 	if s.Progress != nil {
 		s.Progress(fmt.Sprintf(format, args...))
@@ -426,16 +433,13 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 		}
 		s.step("committing %d changed files", len(paths))
 		msg := fmt.Sprintf("mailfs sync from %s: %d files\n\n%s", rep.Host, len(paths), summary(paths))
-		args := []string{"commit-tree", merged, "-m", msg}
+		var parents []string
 		if theirs != "" {
-			args = append(args, "-p", theirs)
+			parents = append(parents, theirs)
 		}
-		out, err := g.run(ctx, args...)
-		if err != nil {
+		if mine, err = g.commitTree(ctx, merged, msg, parents...); err != nil {
 			return false, err
 		}
-		mine = strings.TrimSpace(out)
-		g.learnTree(mine, merged)
 		rep.Committed = paths
 	}
 
@@ -539,13 +543,11 @@ func (s *Syncer) lineage(ctx context.Context, g *git, rep *Report, known, upstre
 			switch {
 			case back:
 				msg := fmt.Sprintf("the remote's branch %s was wound back to %.12s; this host's copy of what it lost (up to %.12s) goes back with this sync", rep.Branch, upstream, known)
-				s.warnf("%s", msg)
-				rep.Recovered = append(rep.Recovered, msg)
+				s.recovered(rep, msg)
 				theirs = known
 			case squashed:
 				msg := fmt.Sprintf("the remote's branch %s was rewritten (%.12s, the same files as %.12s); this host takes the new history", rep.Branch, upstream, known)
-				s.warnf("%s", msg)
-				rep.Recovered = append(rep.Recovered, msg)
+				s.recovered(rep, msg)
 				return upstream, knownTree, nil
 			case fork != "":
 				if theirs, err = s.putBack(ctx, g, rep, known, upstream, fork); err != nil {
@@ -623,16 +625,12 @@ func (s *Syncer) putBack(ctx context.Context, g *git, rep *Report, known, upstre
 			return "", err
 		}
 	}
-	out, err := g.run(ctx, "commit-tree", tree, "-p", upstream, "-p", known, "-m",
-		fmt.Sprintf("mailfs sync from %s: put back %d files the remote lost when it was wound back to %.12s", rep.Host, len(back), fork))
+	commit, err := g.commitTree(ctx, tree, fmt.Sprintf("mailfs sync from %s: put back %d files the remote lost when it was wound back to %.12s", rep.Host, len(back), fork), upstream, known)
 	if err != nil {
 		return "", err
 	}
-	commit := strings.TrimSpace(out)
-	g.learnTree(commit, tree)
 	msg := fmt.Sprintf("the remote's branch %s was wound back to %.12s and built on since; this host's copy of what it lost (%d files, up to %.12s) goes back with this sync", rep.Branch, fork, len(back), known)
-	s.warnf("%s", msg)
-	rep.Recovered = append(rep.Recovered, msg)
+	s.recovered(rep, msg)
 	return commit, nil
 }
 
@@ -686,17 +684,12 @@ func (s *Syncer) adopt(ctx context.Context, g *git, rep *Report, known, upstream
 		if err != nil {
 			return "", err
 		}
-		out, err := g.run(ctx, "commit-tree", tree, "-p", upstream, "-m",
-			fmt.Sprintf("mailfs sync from %s: adopt the rewritten branch, with %d files of this host's homes as it has them", rep.Host, len(keep)))
-		if err != nil {
+		if commit, err = g.commitTree(ctx, tree, fmt.Sprintf("mailfs sync from %s: adopt the rewritten branch, with %d files of this host's homes as it has them", rep.Host, len(keep)), upstream); err != nil {
 			return "", err
 		}
-		commit = strings.TrimSpace(out)
-		g.learnTree(commit, tree)
 	}
 	msg := fmt.Sprintf("the remote's branch %s was rewritten (%.12s, other files than %.12s); taken as meant, as asked: this host's changes since it last synced go on top, and %d files of its homes stay as it has them", rep.Branch, upstream, known, len(keep))
-	s.warnf("%s", msg)
-	rep.Recovered = append(rep.Recovered, msg)
+	s.recovered(rep, msg)
 	return commit, nil
 }
 

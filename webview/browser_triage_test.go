@@ -18,13 +18,7 @@ import (
 // script would, under the name it chose.
 func (lt *liveTown) drop(box, name, content string) {
 	lt.t.Helper()
-	dir := filepath.Join(lt.root, "state", "mail", box)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		lt.t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
-		lt.t.Fatal(err)
-	}
+	dropFile(lt.t, lt.root, box, name, content)
 }
 
 // triageTown is a town with what an overseer looks for: a queue item

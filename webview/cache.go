@@ -80,7 +80,7 @@ type boxRead struct {
 	total  int
 }
 
-// mailbox returns agent a's unread mail and total, through the cache.
+// mailboxRead returns agent a's unread mail and total, through the cache.
 func (s *Server) mailboxRead(a string) (*boxRead, error) {
 	box := maildir.Address{Kind: maildir.KindAgent, Name: a}
 	path := filepath.Join(s.Store.Dir(), filepath.FromSlash(maildir.MailDir), a)

@@ -15,17 +15,22 @@ import (
 	"github.com/mailfs/mailfs/maildir"
 )
 
-// drop writes a message file into a mailbox as a script would, under
-// the name it chose.
-func (tw *town) drop(box, name, content string) {
-	tw.t.Helper()
-	dir := filepath.Join(tw.dir, "state", "mail", box)
+// dropFile writes a message file into a mailbox of the root as a script
+// would, under the name it chose.
+func dropFile(t testing.TB, root, box, name, content string) {
+	t.Helper()
+	dir := filepath.Join(root, "state", "mail", box)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		tw.t.Fatal(err)
+		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
-		tw.t.Fatal(err)
+		t.Fatal(err)
 	}
+}
+
+func (tw *town) drop(box, name, content string) {
+	tw.t.Helper()
+	dropFile(tw.t, tw.dir, box, name, content)
 }
 
 var actionRE = regexp.MustCompile(`<form method="post" action="([^"]+)"`)
