@@ -109,8 +109,12 @@ func (c *claimCmd) viaHome(a *app, s *maildir.Store, q, as maildir.Address, home
 	if !fresh {
 		verb = "already asked"
 	}
-	fmt.Fprintf(a.err, "mailfs: %s is homed on %s: %s it for an item for %s (request %s); waiting for it: %s serves it at its next sync, and it arrives with the sync after here\n",
-		q, home, verb, as.Name, r.ID, home)
+	wait := "waiting for it"
+	if c.Timeout != nil && *c.Timeout == 0 {
+		wait = "not waiting (--timeout 0s)"
+	}
+	fmt.Fprintf(a.err, "mailfs: %s is homed on %s: %s it for an item for %s (request %s); %s: %s serves it at its next sync, and it arrives with the sync after here\n",
+		q, home, verb, as.Name, r.ID, wait, home)
 	ctx, cancel := context.WithCancel(a.ctx)
 	if c.Timeout != nil {
 		ctx, cancel = context.WithTimeout(a.ctx, *c.Timeout)
