@@ -3,6 +3,7 @@ package gitsync_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -223,6 +224,168 @@ func TestAdoptKeepsWhatTheHomeDid(t *testing.T) {
 		}
 		if _, ok := files["state/mail/witness/"+after[0].ID+".json"]; !ok {
 			t.Errorf("%s: what was sent since did not arrive", h.name)
+		}
+	}
+}
+
+// A remote wound back and squashed there before the host that lost
+// commits could put them back: that host refuses, and when a person takes
+// the rewrite as meant (--adopt), what it lost goes back — a message it
+// sent to another host's agent, a queue item it handed to one — while
+// what the rewrite holds stands. Without that, both are gone from every
+// host: the sent message lives only on the sender, and the claimed item
+// left the queue its home keeps.
+func TestAdoptPutsBackWhatAWoundBackSquashLost(t *testing.T) {
+	t.Parallel()
+	tw, a, b := twoHosts(t)
+	must(t, a.store.CreateQueue("work"))
+	for i := range 2 {
+		_, err := a.store.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: fmt.Sprintf("job %d", i)})
+		must(t, err)
+	}
+	a.syncOK(t)
+	b.syncOK(t)
+	fork := strings.TrimSpace(gitRun(t, tw.remote, "rev-parse", "main"))
+	sent, err := a.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "sent, then wound back"})
+	must(t, err)
+	job, err := a.store.Claim(maildir.Address{Kind: maildir.KindQueue, Name: "work"}, agent("witness"))
+	must(t, err)
+	a.syncOK(t) // the remote holds both; beta has not seen them
+	squashed := strings.TrimSpace(gitRun(t, tw.remote, "commit-tree", fork+"^{tree}", "-m", "squashed"))
+	gitRun(t, tw.remote, "update-ref", "refs/heads/main", squashed)
+	after, err := b.store.Send(&maildir.Message{From: "witness", To: "mayor", Subject: "on the squash"})
+	must(t, err)
+	b.syncOK(t) // beta saw just these files: it takes the squash on its own
+	if _, err := a.sync.Sync(context.Background()); !errors.Is(err, gitsync.ErrRewritten) {
+		t.Fatalf("sync = %v; want it refused", err)
+	}
+	rep := a.adoptOK(t)
+	if !strings.Contains(strings.Join(rep.Recovered, " "), "files it lost since") {
+		t.Errorf("recovered %q", rep.Recovered)
+	}
+	b.syncOK(t)
+	a.syncOK(t)
+	if got, want := stateFiles(t, a.store), stateFiles(t, b.store); !maps.Equal(got, want) {
+		t.Error("the hosts hold different trees")
+	}
+	for _, h := range []*host{a, b} {
+		files := stateFiles(t, h.store)
+		for what, p := range map[string]string{
+			"the message sent":       "state/mail/witness/" + sent[0].ID + ".json",
+			"the item claimed":       "state/mail/witness/" + job.ID + ".json",
+			"what was sent on top":   "state/mail/mayor/" + after[0].ID + ".json",
+			"the item still waiting": "",
+		} {
+			if p == "" {
+				ms, err := h.store.List(maildir.Address{Kind: maildir.KindQueue, Name: "work"}, maildir.ListOptions{All: true})
+				must(t, err)
+				if len(ms) != 1 || ms[0].ID == job.ID {
+					t.Errorf("%s: the queue holds %d items, want the one not claimed", h.name, len(ms))
+				}
+				continue
+			}
+			if _, ok := files[p]; !ok {
+				t.Errorf("%s: %s is lost (%s)", h.name, what, p)
+			}
+		}
+	}
+}
+
+// A squash made while a host was behind, after the home archived the one
+// message that host's last sync sent: adopted, the message stays in the
+// archive. The rewrite lacks it in the mailbox, as it would lack a message
+// the rewrite lost — but its id is in the archive, so the commit that
+// sent it is held, and nothing goes back.
+func TestAdoptDoesNotUndoWhatTheHomeMovedOn(t *testing.T) {
+	t.Parallel()
+	tw, a, b := twoHosts(t)
+	m, err := a.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "archived since"})
+	must(t, err)
+	a.syncOK(t)
+	b.syncOK(t)
+	errs, err := b.store.Archive(agent("witness"), []string{m[0].ID})
+	must(t, errors.Join(append(errs, err)...))
+	b.syncOK(t) // alpha is behind
+	tree := strings.TrimSpace(gitRun(t, tw.remote, "rev-parse", "main^{tree}"))
+	squashed := strings.TrimSpace(gitRun(t, tw.remote, "commit-tree", tree, "-m", "squashed"))
+	gitRun(t, tw.remote, "update-ref", "refs/heads/main", squashed)
+	if _, err := a.sync.Sync(context.Background()); !errors.Is(err, gitsync.ErrRewritten) {
+		t.Fatalf("sync = %v; want it refused", err)
+	}
+	a.adoptOK(t)
+	b.syncOK(t)
+	for _, h := range []*host{a, b} {
+		files := stateFiles(t, h.store)
+		if _, ok := files["state/mail/witness/"+m[0].ID+".json"]; ok {
+			t.Errorf("%s: the archived message is back in the mailbox", h.name)
+		}
+		if _, ok := files["state/mail/witness/archive/"+m[0].ID+".json"]; !ok {
+			t.Errorf("%s: the archived message left the archive", h.name)
+		}
+	}
+}
+
+// Two hosts put back what a wound-back remote lost at the same time, one
+// pushing first: the other's second try meets two merge bases (its own
+// put-back and the first's each merged the same two commits). Taken
+// alone, the older base lacks a message both put back, which then looks
+// lost since, and comes back beside the archived copy its home made in
+// between. The virtual base of both (as git's recursive merge makes it)
+// brings nothing back.
+func TestCrissCrossedPutBacksBringNothingBack(t *testing.T) {
+	t.Parallel()
+	tw := newTown(t, "alpha", "beta", "gamma")
+	a, b, c := tw.hosts["alpha"], tw.hosts["beta"], tw.hosts["gamma"]
+	must(t, a.store.ClaimHome(agent("mayor")))
+	must(t, b.store.ClaimHome(agent("witness")))
+	for _, h := range []*host{a, b, c, a, b} {
+		h.syncOK(t)
+	}
+	fork := strings.TrimSpace(gitRun(t, tw.remote, "rev-parse", "main"))
+	m, err := c.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "put back twice"})
+	must(t, err)
+	c.syncOK(t)
+	b.syncOK(t)
+	_, err = b.store.MarkRead(agent("witness"), m[0].ID)
+	must(t, err)
+	b.syncOK(t)
+	// The remote goes back; alpha, which saw only that, builds on it.
+	gitRun(t, tw.remote, "update-ref", "refs/heads/main", fork)
+	_, err = a.store.Send(&maildir.Message{From: "mayor", To: "mayor", Subject: "on the older commit"})
+	must(t, err)
+	a.syncOK(t)
+	// gamma puts back what it sent; before its push, beta puts back what
+	// it saw, archives the message and pushes: gamma tries again.
+	first := true
+	c.sync.Progress = func(step string) {
+		if first && strings.HasPrefix(step, "pushing") {
+			first = false
+			b.syncOK(t)
+			errs, err := b.store.Archive(agent("witness"), []string{m[0].ID})
+			must(t, errors.Join(append(errs, err)...))
+			b.syncOK(t)
+		}
+	}
+	rep := c.syncOK(t)
+	c.sync.Progress = nil
+	if first || len(rep.Recovered) < 2 {
+		t.Fatalf("gamma did not put back twice: recovered %q", rep.Recovered)
+	}
+	if bases := strings.Fields(gitRun(t, c.store.Dir(), "log", "--merges", "--format=%p", "-n", "2", "main")); len(bases) < 4 {
+		t.Fatalf("no criss-cross of put-backs: %v", bases)
+	}
+	for range 2 {
+		for _, h := range []*host{a, b, c} {
+			h.syncOK(t)
+		}
+	}
+	for _, h := range []*host{a, b, c} {
+		files := stateFiles(t, h.store)
+		if _, ok := files["state/mail/witness/"+m[0].ID+".json"]; ok {
+			t.Errorf("%s: the archived message is back in the mailbox", h.name)
+		}
+		if !strings.Contains(files["state/mail/witness/archive/"+m[0].ID+".json"], `"read": true`) {
+			t.Errorf("%s: the archived copy is gone or unread", h.name)
 		}
 	}
 }

@@ -25,8 +25,10 @@ import (
 )
 
 var (
-	simOps  = flag.Int("sim.ops", 300, "operations in TestTownOnThreeHosts")
-	simSeed = flag.Uint64("sim.seed", 0, "the seed of TestTownOnThreeHosts (0: the clock's), to replay a run it logged")
+	simOps        = flag.Int("sim.ops", 300, "operations in TestTownOnThreeHosts")
+	simSeed       = flag.Uint64("sim.seed", 0, "the seed of TestTownOnThreeHosts (0: the clock's), to replay a run it logged")
+	simSquashBack = flag.Bool("sim.squashback", false, "TestTownOnThreeHosts's person also winds the remote back and squashes it there, in one force-push (see docs/machines.md for what that does not yet hold)")
+	simKeep       = flag.String("sim.keep", "", "a folder to copy TestTownOnThreeHosts's hosts and remote into when it fails")
 )
 
 // The proof of SPEC §10: three hosts of one town, a bare remote, agents
@@ -34,7 +36,8 @@ var (
 // posts, marks, deletes, sweeps, claims, releases, group edits, restores,
 // refused changes to other hosts' objects — and syncs at random moments.
 // Meanwhile a person force-pushes the remote now and then (see person):
-// winds it back, squashes it, or rewrites it with files dropped.
+// winds it back, squashes it (as it is, or wound back first), or rewrites
+// it with files dropped.
 //
 // Every sync must succeed (0 conflicts), but for a host that cannot know a
 // rewrite was meant: it must refuse at every sync, changing nothing, until
@@ -95,7 +98,11 @@ func TestTownOnThreeHosts(t *testing.T) {
 	read := map[string]bool{}    // the last read mark each id's home made
 	queued := 0
 	syncs, refusals := 0, 0
-	p := &person{t: t, bare: tw.remote, kinds: rand.New(rand.NewPCG(seed, 98)).Perm(3), refused: map[string]string{}, refusals: map[string]int{}, lastErr: map[string]error{}}
+	nKinds := 3 // wound back, squashed, rewritten
+	if *simSquashBack {
+		nKinds++ // wound back and squashed there
+	}
+	p := &person{t: t, bare: tw.remote, nKinds: nKinds, kinds: rand.New(rand.NewPCG(seed, 98)).Perm(nKinds), refused: map[string]string{}, refusals: map[string]int{}, lastErr: map[string]error{}}
 	var mu sync.Mutex // guards the above, and p's maps
 	hostNames := []string{"alpha", "beta", "gamma"}
 	box := func(a string) maildir.Address { return maildir.Address{Kind: maildir.KindAgent, Name: a} }
@@ -416,6 +423,30 @@ func TestTownOnThreeHosts(t *testing.T) {
 			t.Errorf("regressed: %s is read=%v, its home last marked it read=%v", places[id][0], got, r)
 		}
 	}
+	if t.Failed() && *simKeep != "" {
+		if out, err := exec.Command("cp", "-a", filepath.Dir(tw.remote), *simKeep).CombinedOutput(); err != nil {
+			t.Errorf("keeping the town: %v\n%s", err, out)
+		}
+		t.Logf("the town is kept in %s", *simKeep)
+	}
+	if t.Failed() {
+		bad := map[string]bool{}
+		for id := range live {
+			if len(places[id]) != 1 {
+				bad[id] = true
+			}
+		}
+		for id := range deleted {
+			if len(places[id]) > 0 {
+				bad[id] = true
+			}
+		}
+		for _, id := range slices.Sorted(maps.Keys(bad))[:min(len(bad), 4)] {
+			for _, n := range hostNames {
+				t.Logf("%s's history of %s:\n%s", n, id, gitRun(t, tw.hosts[n].store.Dir(), "log", "--all", "--reflog", "--format=%h %p %s", "--name-status", "--diff-merges=first-parent", "--", "*"+id+".json"))
+			}
+		}
+	}
 	for _, n := range hostNames {
 		found, err := fsck.Check(tw.hosts[n].store.Dir(), fsck.Options{})
 		must(t, err)
@@ -427,8 +458,8 @@ func TestTownOnThreeHosts(t *testing.T) {
 
 // A person is the remote's owner, force-pushing it now and then while the
 // town works: wound back a few commits, squashed to one commit with the
-// same files, or rewritten with files dropped (every host's home records
-// among them). remote is held for writing while the person acts, and for
+// same files (or those of a few commits back), or rewritten with files
+// dropped (every host's home records among them). remote is held for writing while the person acts, and for
 // reading by each sync, so that every sync meets a settled remote.
 type person struct {
 	t         *testing.T
@@ -440,6 +471,7 @@ type person struct {
 	pending   string            // the force-push awaiting the person's act
 	done      []string          // what was done, for the log
 	kinds     []int             // the force-pushes to come: each kind once, in a random order, then any
+	nKinds    int               // how many kinds: 0 wound back, 1 squashed, 2 rewritten, 3 wound back and squashed (-sim.squashback)
 	syncs     int               // ordinary syncs since the last force-push was put right
 	recovered []string          // what the hosts' syncs said they recovered
 }
@@ -509,8 +541,14 @@ func (p *person) act(tw *town, mu *sync.Mutex, rng *rand.Rand, last bool) {
 					t.Errorf("%s's refusal does not name mailfs sync --adopt: %v", h, err)
 				}
 				sy := &gitsync.Syncer{Store: tw.hosts[h].store, Remote: tw.remote, Adopt: true}
-				if _, err := sy.Sync(context.Background()); err != nil {
+				rep, err := sy.Sync(context.Background())
+				if err != nil {
 					t.Errorf("mailfs sync --adopt on %s: %v", h, err)
+				}
+				if rep != nil {
+					for _, r := range rep.Recovered {
+						t.Logf("%s, adopting: %s", h, r)
+					}
 				}
 				p.did("adopted on " + h)
 			}
@@ -527,7 +565,7 @@ func (p *person) act(tw *town, mu *sync.Mutex, rng *rand.Rand, last bool) {
 	}
 	p.syncs = 0
 	if len(p.kinds) == 0 {
-		p.kinds = []int{rng.IntN(3)}
+		p.kinds = []int{rng.IntN(p.nKinds)}
 	}
 	kind := p.kinds[0]
 	p.kinds = p.kinds[1:]
@@ -543,7 +581,17 @@ func (p *person) act(tw *town, mu *sync.Mutex, rng *rand.Rand, last bool) {
 		to := back[1+rng.IntN(len(back)-1)]
 		git(p.bare, nil, "update-ref", "refs/heads/main", to)
 		p.did("wound back to " + to[:8])
-	case 1: // squashed: a host that had not seen these files cannot tell
+	case 1, 3: // squashed (3: wound back first): a host that had not seen these files cannot tell
+		what := "squashed " + head[:8]
+		if kind == 3 {
+			back := strings.Fields(git(p.bare, nil, "rev-list", "--first-parent", "-n", "6", "main"))
+			to := back[0]
+			if len(back) > 1 {
+				to = back[1+rng.IntN(len(back)-1)]
+			}
+			tree = git(p.bare, nil, "rev-parse", to+"^{tree}")
+			what = "wound back to " + to[:8] + " and squashed"
+		}
 		squashed := git(p.bare, id, "commit-tree", tree, "-m", "squashed")
 		git(p.bare, nil, "update-ref", "refs/heads/main", squashed)
 		for name, h := range tw.hosts {
@@ -552,7 +600,7 @@ func (p *person) act(tw *town, mu *sync.Mutex, rng *rand.Rand, last bool) {
 			}
 		}
 		p.pending = "squashed"
-		p.did("squashed " + head[:8])
+		p.did(what)
 	case 2: // rewritten with files dropped: every home record, some mail
 		idx := []string{"GIT_INDEX_FILE=" + filepath.Join(t.TempDir(), "index")}
 		git(p.bare, idx, "read-tree", "main")

@@ -14,7 +14,7 @@ type syncCmd struct {
 	Branch     string        `placeholder:"B" help:"The branch on the remote. Default: the repository's branch, else main."`
 	Every      time.Duration `placeholder:"D" help:"Sync again every D until interrupted, a line per sync (a failed sync is reported and the next one tries again). A claim request made on this host syncs within a second, and while this host's requests wait it syncs every D/4."`
 	PruneAfter time.Duration `name:"prune-after" default:"720h" placeholder:"AGE" help:"Archived mail of this host's homes older than AGE leaves the working tree (git history keeps it; \"mailfs recall\" brings it back). 0: never."`
-	Adopt      bool          `help:"Take a rewritten remote branch as meant, where a sync refuses it: build on the new history, with this host's changes since its last sync on top. Only when a person knows the rewrite was meant (a squash made while this host was behind)."`
+	Adopt      bool          `help:"Take a rewritten remote branch as meant, where a sync refuses it: build on the new history, with this host's changes since its last sync on top, and what the rewrite lost of what this host saw (a remote wound back, then squashed) and its homes' files as this host has them put back. Only when a person knows the rewrite was meant (a squash made while this host was behind)."`
 	JSON       bool          `help:"Print each sync's report as one JSON object."`
 }
 

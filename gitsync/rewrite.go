@@ -1,0 +1,518 @@
+package gitsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ErrRewritten is returned when the remote's branch was rewritten (a
+// force-push) so that it no longer holds what this host last synced, and
+// the rewrite is neither a rewind nor a squash that keeps the same tree.
+// Nothing was changed.
+var ErrRewritten = errors.New("gitsync: the remote's branch was rewritten")
+
+// lineage decides what this cycle builds on (theirs) and the tree that it
+// and this host's working tree both descend from (base).
+//
+// A remote rewritten by force-push is met in one of four ways. Wound back
+// (what is there now is older than what this host saw): this host still
+// has what was lost, builds on its own copy and pushes it back. Wound back
+// and built on since (what is there shares history with what this host
+// saw, but holds neither): what the remote lost since the fork goes back
+// on top of what it has now, in a merge of the two (see putBack).
+// Squashed (another history, the same tree): the new history is adopted.
+// Anything else: refused, with nothing changed, because merging with a
+// history that dropped files would delete them here, or push them back
+// where a person meant them gone — unless a person said it is meant
+// ([Syncer.Adopt]).
+func (s *Syncer) lineage(ctx context.Context, g *git, rep *Report, known, upstream, head, empty string) (theirs, base string, err error) {
+	theirs = upstream
+	if known != "" && upstream != "" && known != upstream {
+		if ok, err := g.ok(ctx, "merge-base", "--is-ancestor", known, upstream); err != nil {
+			return "", "", err
+		} else if !ok {
+			back, err := g.ok(ctx, "merge-base", "--is-ancestor", upstream, known)
+			if err != nil {
+				return "", "", err
+			}
+			knownTree, err := g.tree(ctx, known)
+			if err != nil {
+				return "", "", err
+			}
+			// A squash: some commit of the new history has the files this
+			// host last synced (the rewrite itself, or one under what other
+			// hosts pushed on top of it since).
+			log, err := g.run(ctx, "log", "--first-parent", "-n", "1000", "--format=%T %s", upstream)
+			if err != nil {
+				return "", "", err
+			}
+			// rewrite is the tree the person made: that of the newest commit
+			// of the new history that no sync made (else of its oldest).
+			var trees []string
+			rewrite := ""
+			for l := range strings.Lines(log) {
+				tree, subject, _ := strings.Cut(strings.TrimSpace(l), " ")
+				trees = append(trees, tree)
+				if rewrite == "" && !strings.HasPrefix(subject, syncSubject) {
+					rewrite = tree
+				}
+			}
+			if rewrite == "" && len(trees) > 0 {
+				rewrite = trees[len(trees)-1]
+			}
+			squashed := slices.Contains(trees, knownTree)
+			var fork, forkTree string
+			if !back && !squashed {
+				if forkTree, fork, err = g.base(ctx, known, upstream); err != nil {
+					return "", "", err
+				}
+			}
+			switch {
+			case back:
+				msg := fmt.Sprintf("the remote's branch %s was wound back to %.12s; this host's copy of what it lost (up to %.12s) goes back with this sync", rep.Branch, upstream, known)
+				s.recovered(rep, msg)
+				theirs = known
+			case squashed:
+				msg := fmt.Sprintf("the remote's branch %s was rewritten (%.12s, the same files as %.12s); this host takes the new history", rep.Branch, upstream, known)
+				s.recovered(rep, msg)
+				return upstream, knownTree, nil
+			case fork != "":
+				if theirs, err = s.putBack(ctx, g, rep, known, upstream, fork, forkTree); err != nil {
+					return "", "", err
+				}
+			case s.Adopt:
+				if theirs, err = s.adopt(ctx, g, rep, known, upstream, rewrite); err != nil {
+					return "", "", err
+				}
+				return theirs, knownTree, nil
+			default:
+				return "", "", fmt.Errorf("%w: %s/%s no longer holds %.12s, which this host last synced, and its files differ; nothing was changed, and every sync refuses the same until a person acts. If the rewrite was a mistake, put the branch back from this host: git -C %s push --force %s %s:refs/heads/%s. If it is meant (a squash made while this host was behind is), take it here: mailfs sync --adopt",
+					ErrRewritten, rep.Remote, rep.Branch, known, g.dir, rep.Remote, known, rep.Branch)
+			}
+		}
+	}
+	switch {
+	case head == "":
+		return theirs, empty, nil
+	case theirs == "" || head == theirs:
+		base, err = g.tree(ctx, head)
+		return theirs, base, err
+	}
+	base, mb, err := g.base(ctx, head, theirs)
+	if err != nil {
+		return "", "", err
+	}
+	if mb == "" {
+		// Unrelated histories (a host that committed before it ever
+		// fetched): everything here counts as this host's adds.
+		return theirs, empty, nil
+	}
+	return theirs, base, nil
+}
+
+// syncSubject begins the subject of every commit a sync makes, so that a
+// commit a person made (a rewrite) can be told from them.
+const syncSubject = "mailfs sync from "
+
+// maxBaseDepth bounds how deep base looks for the bases of merge bases.
+const maxBaseDepth = 8
+
+// base returns the tree that commits a and b both descend from, and a
+// merge base of theirs that names it ("" when they share no history).
+//
+// When criss-crossed merges left several merge bases — put-backs make
+// them: two hosts each merge what a wound-back remote lost into what
+// another pushed — the tree is a virtual one, made as git's recursive
+// merge makes it: the bases merged path by path over their own base. Any
+// one base alone is wrong for some path: a file only the other base holds
+// looks added, or deleted, on a side that never touched it, and a message
+// comes back from where its home archived or deleted it.
+func (g *git) base(ctx context.Context, a, b string) (tree, commit string, err error) {
+	return g.baseAt(ctx, a, b, 0)
+}
+
+func (g *git) baseAt(ctx context.Context, a, b string, depth int) (string, string, error) {
+	out, err := g.run(ctx, "merge-base", "--all", a, b)
+	bases := strings.Fields(out)
+	var ge *GitError
+	switch {
+	case err != nil && errors.As(err, &ge) && len(bases) == 0:
+		return "", "", nil
+	case err != nil:
+		return "", "", err
+	}
+	tree, err := g.tree(ctx, bases[0])
+	if err != nil || depth >= maxBaseDepth {
+		return tree, bases[0], err
+	}
+	virtual := bases[0]
+	for i, next := range bases[1:] {
+		nextTree, err := g.tree(ctx, next)
+		if err != nil {
+			return "", "", err
+		}
+		under, c, err := g.baseAt(ctx, virtual, next, depth+1)
+		if err != nil {
+			return "", "", err
+		}
+		if c == "" {
+			if under, err = g.emptyTree(ctx); err != nil {
+				return "", "", err
+			}
+		}
+		if tree, err = g.merge3(ctx, under, tree, nextTree); err != nil {
+			return "", "", err
+		}
+		if i+2 < len(bases) { // the next base's own base needs a commit
+			if virtual, err = g.commitTree(ctx, tree, "mailfs sync: a virtual merge base", virtual, next); err != nil {
+				return "", "", err
+			}
+		}
+	}
+	return tree, bases[0], nil
+}
+
+// merge3 returns tree a with what b changed since their base, on the
+// paths a did not change (where both did, a's change stands).
+func (g *git) merge3(ctx context.Context, base, a, b string) (string, error) {
+	da, err := g.diff(ctx, base, a)
+	if err != nil {
+		return "", err
+	}
+	db, err := g.diff(ctx, base, b)
+	if err != nil {
+		return "", err
+	}
+	var take []change
+	for _, p := range slices.Sorted(maps.Keys(db)) {
+		if _, ok := da[p]; !ok {
+			take = append(take, db[p])
+		}
+	}
+	if len(take) == 0 {
+		return a, nil
+	}
+	return g.buildTree(ctx, a, take)
+}
+
+// lost returns the changes that put back on tree up what it lost of tree
+// known since tree fork: the paths known changed since fork and up did
+// not (where both did, up's newer version stands) — but not a message
+// that up added since under another name: its home moved it on (archived
+// it, or handed a queue item to a claimant) after this host last saw it,
+// and putting it back would make it two.
+func (g *git) lost(ctx context.Context, fork, known, up string) ([]change, error) {
+	mine, err := g.diff(ctx, fork, known)
+	if err != nil {
+		return nil, err
+	}
+	since, err := g.diff(ctx, fork, up)
+	if err != nil {
+		return nil, err
+	}
+	movedOn := map[string]bool{}
+	for p, c := range since {
+		if id := messageID(p); id != "" && c.status == 'A' {
+			movedOn[id] = true
+		}
+	}
+	var back []change
+	for _, p := range slices.Sorted(maps.Keys(mine)) {
+		c := mine[p]
+		if _, changed := since[p]; changed || c.status == 'A' && movedOn[messageID(p)] {
+			continue
+		}
+		back = append(back, c)
+	}
+	return back, nil
+}
+
+// putBack makes the commit a sync builds on when the remote was wound
+// back to fork and others pushed on top since (upstream), while this host
+// still holds what the remote lost (fork..known): upstream's tree with the
+// lost changes put back on it — except on paths changed since the fork,
+// whose newer version stands — and both histories as its parents, so
+// every host's next sync finds what it last saw below it. forkTree is the
+// tree of fork, or the virtual base of several (see base).
+func (s *Syncer) putBack(ctx context.Context, g *git, rep *Report, known, upstream, fork, forkTree string) (string, error) {
+	knownTree, err := g.tree(ctx, known)
+	if err != nil {
+		return "", err
+	}
+	upTree, err := g.tree(ctx, upstream)
+	if err != nil {
+		return "", err
+	}
+	back, err := g.lost(ctx, forkTree, knownTree, upTree)
+	if err != nil {
+		return "", err
+	}
+	tree := upTree
+	if len(back) > 0 {
+		if tree, err = g.buildTree(ctx, upTree, back); err != nil {
+			return "", err
+		}
+	}
+	commit, err := g.commitTree(ctx, tree, fmt.Sprintf(syncSubject+"%s: put back %d files the remote lost when it was wound back to %.12s", rep.Host, len(back), fork), upstream, known)
+	if err != nil {
+		return "", err
+	}
+	msg := fmt.Sprintf("the remote's branch %s was wound back to %.12s and built on since; this host's copy of what it lost (%d files, up to %.12s) goes back with this sync", rep.Branch, fork, len(back), known)
+	s.recovered(rep, msg)
+	return commit, nil
+}
+
+// adopt makes the commit a sync builds on when a person took a rewritten
+// remote branch (upstream) as meant. It is upstream, with two kinds of
+// file as this host has them:
+//
+//   - What the rewrite lost rather than meant. A remote wound back and
+//     then squashed (or rewritten) before this host put back what it lost
+//     lacks the commits this host last synced above some point: the
+//     newest commit of this host's line that the rewrite (the tree a
+//     person made, without what syncs pushed on top) holds (see
+//     lastHeld). What changed above it goes back, as for a wound-back
+//     remote (see putBack), except where others changed a path since:
+//     without it, a message this host sent, or a queue item it moved to
+//     its claimant, is gone from every host.
+//   - The files of this host's homes, where the rewrite holds an older
+//     version than this host last synced (known), lacks one, or holds one
+//     that this host's history removed (a message since archived or
+//     deleted here): only a home changes its files, so the rewrite cannot
+//     have meant it.
+//
+// What others added since stands, as does everything else the rewrite
+// holds.
+func (s *Syncer) adopt(ctx context.Context, g *git, rep *Report, known, upstream, rewrite string) (string, error) {
+	knownTree, err := g.tree(ctx, known)
+	if err != nil {
+		return "", err
+	}
+	upTree, err := g.tree(ctx, upstream)
+	if err != nil {
+		return "", err
+	}
+	held, err := g.lastHeld(ctx, known, rewrite)
+	if err != nil {
+		return "", err
+	}
+	tree := upTree
+	var back []change
+	if held != "" && held != known {
+		heldTree, err := g.tree(ctx, held)
+		if err != nil {
+			return "", err
+		}
+		if back, err = g.lost(ctx, heldTree, knownTree, upTree); err != nil {
+			return "", err
+		}
+		if len(back) > 0 {
+			if tree, err = g.buildTree(ctx, upTree, back); err != nil {
+				return "", err
+			}
+		}
+	}
+	d, err := g.diff(ctx, knownTree, tree)
+	if err != nil {
+		return "", err
+	}
+	var keep []change
+	var added []string // adds under this host's homes: new, or back from before
+	for _, p := range slices.Sorted(maps.Keys(d)) {
+		c := d[p]
+		if a, ok := objectOf(p); !ok || s.Store.MayChange(a) != nil {
+			continue
+		}
+		if c.status == 'A' {
+			added = append(added, p)
+			continue
+		}
+		keep = append(keep, change{path: p, status: 'M', mode: c.omode, omode: c.mode, blob: c.old, old: c.blob})
+	}
+	for chunk := range slices.Chunk(added, 500) {
+		gone, err := g.paths(ctx, append([]string{"log", "-z", "--format=", "--name-only", "--diff-filter=D", known, "--"}, chunk...)...)
+		if err != nil {
+			return "", err
+		}
+		for _, p := range slices.Compact(slices.Sorted(slices.Values(gone))) {
+			keep = append(keep, change{path: p, status: 'D', mode: "000000", omode: d[p].mode, blob: zeroID, old: d[p].blob})
+		}
+	}
+	commit := upstream
+	if len(keep) > 0 {
+		if tree, err = g.buildTree(ctx, tree, keep); err != nil {
+			return "", err
+		}
+	}
+	if tree != upTree {
+		if commit, err = g.commitTree(ctx, tree, fmt.Sprintf(syncSubject+"%s: adopt the rewritten branch, with %d files it lost put back and %d files of this host's homes as it has them", rep.Host, len(back), len(keep)), upstream); err != nil {
+			return "", err
+		}
+	}
+	msg := fmt.Sprintf("the remote's branch %s was rewritten (%.12s, other files than %.12s); taken as meant, as asked: this host's changes since it last synced go on top, %d files it lost since %.12s go back, and %d files of its homes stay as it has them", rep.Branch, upstream, known, len(back), held, len(keep))
+	s.recovered(rep, msg)
+	return commit, nil
+}
+
+// maxHeldLook bounds how far back lastHeld looks.
+const maxHeldLook = 200
+
+// lastHeld returns the newest of the last 200 commits on known's
+// first-parent line (the remote as this host saw it) whose changes the
+// tree a rewrite was made of (up) holds, or "" if it holds none of them:
+// one whose tree is up itself (a remote wound back there and squashed),
+// else the newest held. Others' syncs on top of the rewrite are left out
+// of up: another host's adopt puts back what that host saw, and a commit
+// of this host's line would look held for it. A commit is held when more of
+// the paths it changed show it than show the tree before it. A path shows
+// it when it is as the commit left it, or changed since: a message it
+// added is there, or moved on by its home (archived, claimed); a file it
+// changed or removed is not as it was. A path shows the tree before it
+// when it is as it was before the commit: a file it changed or removed is
+// there unchanged, a message it moved is where it was. A message it added
+// that is nowhere shows neither: the rewrite lost it, or its home deleted
+// it since.
+func (g *git) lastHeld(ctx context.Context, known, up string) (string, error) {
+	// Each commit with its tree; on the first-parent line, the next one
+	// is its parent (the last, unless it is the root, is there only as
+	// that).
+	out, err := g.run(ctx, "log", "--first-parent", "-n", strconv.Itoa(maxHeldLook+1), "--format=%H %T", known)
+	if err != nil {
+		return "", err
+	}
+	var line [][]string
+	for l := range strings.Lines(out) {
+		if f := strings.Fields(l); len(f) == 2 {
+			line = append(line, f)
+		}
+	}
+	empty, err := g.emptyTree(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, c := range line {
+		if c[1] == up {
+			return c[0], nil // the very tree the rewrite was made of
+		}
+	}
+	var commits []string
+	var pairs strings.Builder
+	for i, c := range line {
+		parent := empty
+		switch {
+		case i+1 < len(line):
+			parent = line[i+1][1]
+		case len(line) > maxHeldLook:
+			continue
+		}
+		commits = append(commits, c[0])
+		fmt.Fprintf(&pairs, "%s %s\n", parent, c[1])
+	}
+	raw, err := g.runIn(ctx, strings.NewReader(pairs.String()), nil, "diff-tree", "--stdin", "--always", "-r", "-z", "--raw", "--no-renames", "--full-index")
+	if err != nil {
+		return "", err
+	}
+	files, err := g.files(ctx, up)
+	if err != nil {
+		return "", err
+	}
+	// Where each message is there.
+	where := map[string]string{}
+	for p := range files {
+		if id := messageID(p); id != "" {
+			where[id] = p
+		}
+	}
+	// One header per pair, in order (the pair, ended by a newline), then
+	// its changes, each ":omode nmode old new S\0path\0".
+	type entry struct{ path, old string }
+	changed := make([][]entry, len(commits))
+	at := -1
+	for len(raw) > 0 {
+		if raw[0] != ':' {
+			end := strings.IndexAny(raw, "\n\x00")
+			if end < 0 {
+				break
+			}
+			at++
+			raw = raw[end+1:]
+			continue
+		}
+		meta, rest, ok := strings.Cut(raw[1:], "\x00")
+		if !ok {
+			break
+		}
+		p, rest, ok := strings.Cut(rest, "\x00")
+		if !ok {
+			break
+		}
+		raw = rest
+		f := strings.Fields(meta)
+		if len(f) != 5 || at < 0 || at >= len(commits) {
+			return "", fmt.Errorf("gitsync: unexpected diff-tree output %q", meta)
+		}
+		changed[at] = append(changed[at], entry{p, f[2]})
+	}
+	for i, c := range commits {
+		removed := map[string]bool{}
+		for _, e := range changed[i] {
+			removed[e.path] = e.old != zeroID
+		}
+		onward, stale := 0, 0
+		for _, e := range changed[i] {
+			blob, has := files[e.path]
+			switch {
+			case e.old != zeroID && has && blob == e.old:
+				stale++ // as it was before the commit
+			case e.old != zeroID || has:
+				onward++ // as the commit left it, or changed since
+			case where[messageID(e.path)] == "":
+				// An add that is nowhere there: lost with the commit, or
+				// deleted by its home since. No sign either way.
+			case removed[where[messageID(e.path)]]:
+				stale++ // a move the commit made, not there
+			default:
+				onward++ // moved on since by its home: archived, claimed
+			}
+		}
+		if onward > stale {
+			return c, nil
+		}
+	}
+	return "", nil
+}
+
+// files returns the blob of every file in tree, by path.
+func (g *git) files(ctx context.Context, tree string) (map[string]string, error) {
+	out, err := g.run(ctx, "ls-tree", "-r", "-z", "--full-tree", tree)
+	if err != nil {
+		return nil, err
+	}
+	files := map[string]string{}
+	for entry := range strings.SplitSeq(out, "\x00") {
+		meta, p, ok := strings.Cut(entry, "\t")
+		if f := strings.Fields(meta); ok && len(f) == 3 {
+			files[p] = f[2]
+		}
+	}
+	return files, nil
+}
+
+// messageID returns the id of the message a path of the state tree holds
+// (a mailbox's, a queue's or a channel's, archived or not), or "".
+func messageID(p string) string {
+	if !strings.HasPrefix(p, "state/mail/") && !strings.HasPrefix(p, "state/queue/") && !strings.HasPrefix(p, "state/channel/") || strings.Count(p, "/") < 3 {
+		return "" // a channel's configuration, for one
+	}
+	id, _ := strings.CutSuffix(path.Base(p), ".json")
+	if id == path.Base(p) {
+		return ""
+	}
+	return id
+}
