@@ -164,9 +164,7 @@ func TestSquashWhileBehindIsAdoptedWhenAsked(t *testing.T) {
 	b.syncOK(t)
 	l.work(t, a, "mayor", "witness", 1)
 	a.syncOK(t) // beta is behind
-	tree := strings.TrimSpace(gitRun(t, tw.remote, "rev-parse", "main^{tree}"))
-	squashed := strings.TrimSpace(gitRun(t, tw.remote, "commit-tree", tree, "-m", "squashed"))
-	gitRun(t, tw.remote, "update-ref", "refs/heads/main", squashed)
+	tw.squash(t, "main")
 	l.work(t, b, "witness", "mayor", 1)
 	for range 2 {
 		_, err := b.sync.Sync(context.Background())
@@ -201,8 +199,7 @@ func TestAdoptKeepsWhatTheHomeDid(t *testing.T) {
 	must(t, err)
 	b.syncOK(t)
 	// The remote goes back to before, is squashed there, and built on.
-	squashed := strings.TrimSpace(gitRun(t, tw.remote, "commit-tree", fork+"^{tree}", "-m", "squashed"))
-	gitRun(t, tw.remote, "update-ref", "refs/heads/main", squashed)
+	tw.squash(t, fork)
 	after, err := a.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "after"})
 	must(t, err)
 	a.syncOK(t)
@@ -251,8 +248,7 @@ func TestAdoptPutsBackWhatAWoundBackSquashLost(t *testing.T) {
 	job, err := a.store.Claim(maildir.Address{Kind: maildir.KindQueue, Name: "work"}, agent("witness"))
 	must(t, err)
 	a.syncOK(t) // the remote holds both; beta has not seen them
-	squashed := strings.TrimSpace(gitRun(t, tw.remote, "commit-tree", fork+"^{tree}", "-m", "squashed"))
-	gitRun(t, tw.remote, "update-ref", "refs/heads/main", squashed)
+	tw.squash(t, fork)
 	after, err := b.store.Send(&maildir.Message{From: "witness", To: "mayor", Subject: "on the squash"})
 	must(t, err)
 	b.syncOK(t) // beta saw just these files: it takes the squash on its own
@@ -306,9 +302,7 @@ func TestAdoptDoesNotUndoWhatTheHomeMovedOn(t *testing.T) {
 	errs, err := b.store.Archive(agent("witness"), []string{m[0].ID})
 	must(t, errors.Join(append(errs, err)...))
 	b.syncOK(t) // alpha is behind
-	tree := strings.TrimSpace(gitRun(t, tw.remote, "rev-parse", "main^{tree}"))
-	squashed := strings.TrimSpace(gitRun(t, tw.remote, "commit-tree", tree, "-m", "squashed"))
-	gitRun(t, tw.remote, "update-ref", "refs/heads/main", squashed)
+	tw.squash(t, "main")
 	if _, err := a.sync.Sync(context.Background()); !errors.Is(err, gitsync.ErrRewritten) {
 		t.Fatalf("sync = %v; want it refused", err)
 	}
@@ -399,9 +393,7 @@ func TestRemoteSquashedIsAdopted(t *testing.T) {
 	l.work(t, a, "mayor", "witness", 2)
 	a.syncOK(t)
 	b.syncOK(t)
-	tree := strings.TrimSpace(gitRun(t, tw.remote, "rev-parse", "main^{tree}"))
-	squashed := strings.TrimSpace(gitRun(t, tw.remote, "commit-tree", tree, "-m", "squashed"))
-	gitRun(t, tw.remote, "update-ref", "refs/heads/main", squashed)
+	tw.squash(t, "main")
 	l.work(t, b, "witness", "mayor", 1)
 	l.work(t, a, "mayor", "witness", 1)
 	for _, h := range []*host{a, b} {

@@ -132,6 +132,14 @@ func writeAtomic(root, rel, content string) error {
 	return os.Rename(tmp, p)
 }
 
+// squash force-pushes the remote's main to one commit, with no parent,
+// holding the files of commit rev: a squash, of rev's history.
+func (tw *town) squash(t testing.TB, rev string) {
+	t.Helper()
+	squashed := strings.TrimSpace(gitRun(t, tw.remote, "commit-tree", rev+"^{tree}", "-m", "squashed"))
+	gitRun(t, tw.remote, "update-ref", "refs/heads/main", squashed)
+}
+
 // adoptOK syncs h as "mailfs sync --adopt" does, once, and fails the test
 // on any error.
 func (h *host) adoptOK(t testing.TB) *gitsync.Report {

@@ -201,6 +201,17 @@ func (g *git) merge3(ctx context.Context, base, a, b string) (string, error) {
 	return g.buildTree(ctx, a, take)
 }
 
+// putBackOn returns tree up with what it lost of tree known since tree
+// fork put back on it (see lost), and how many files went back.
+func (g *git) putBackOn(ctx context.Context, fork, known, up string) (string, int, error) {
+	back, err := g.lost(ctx, fork, known, up)
+	if err != nil || len(back) == 0 {
+		return up, 0, err
+	}
+	tree, err := g.buildTree(ctx, up, back)
+	return tree, len(back), err
+}
+
 // lost returns the changes that put back on tree up what it lost of tree
 // known since tree fork: the paths known changed since fork and up did
 // not (where both did, up's newer version stands) — but not a message
@@ -249,21 +260,15 @@ func (s *Syncer) putBack(ctx context.Context, g *git, rep *Report, known, upstre
 	if err != nil {
 		return "", err
 	}
-	back, err := g.lost(ctx, forkTree, knownTree, upTree)
+	tree, back, err := g.putBackOn(ctx, forkTree, knownTree, upTree)
 	if err != nil {
 		return "", err
 	}
-	tree := upTree
-	if len(back) > 0 {
-		if tree, err = g.buildTree(ctx, upTree, back); err != nil {
-			return "", err
-		}
-	}
-	commit, err := g.commitTree(ctx, tree, fmt.Sprintf(syncSubject+"%s: put back %d files the remote lost when it was wound back to %.12s", rep.Host, len(back), fork), upstream, known)
+	commit, err := g.commitTree(ctx, tree, fmt.Sprintf(syncSubject+"%s: put back %d files the remote lost when it was wound back to %.12s", rep.Host, back, fork), upstream, known)
 	if err != nil {
 		return "", err
 	}
-	msg := fmt.Sprintf("the remote's branch %s was wound back to %.12s and built on since; this host's copy of what it lost (%d files, up to %.12s) goes back with this sync", rep.Branch, fork, len(back), known)
+	msg := fmt.Sprintf("the remote's branch %s was wound back to %.12s and built on since; this host's copy of what it lost (%d files, up to %.12s) goes back with this sync", rep.Branch, fork, back, known)
 	s.recovered(rep, msg)
 	return commit, nil
 }
@@ -302,20 +307,14 @@ func (s *Syncer) adopt(ctx context.Context, g *git, rep *Report, known, upstream
 	if err != nil {
 		return "", err
 	}
-	tree := upTree
-	var back []change
+	tree, back := upTree, 0
 	if held != "" && held != known {
 		heldTree, err := g.tree(ctx, held)
 		if err != nil {
 			return "", err
 		}
-		if back, err = g.lost(ctx, heldTree, knownTree, upTree); err != nil {
+		if tree, back, err = g.putBackOn(ctx, heldTree, knownTree, upTree); err != nil {
 			return "", err
-		}
-		if len(back) > 0 {
-			if tree, err = g.buildTree(ctx, upTree, back); err != nil {
-				return "", err
-			}
 		}
 	}
 	d, err := g.diff(ctx, knownTree, tree)
@@ -351,11 +350,11 @@ func (s *Syncer) adopt(ctx context.Context, g *git, rep *Report, known, upstream
 		}
 	}
 	if tree != upTree {
-		if commit, err = g.commitTree(ctx, tree, fmt.Sprintf(syncSubject+"%s: adopt the rewritten branch, with %d files it lost put back and %d files of this host's homes as it has them", rep.Host, len(back), len(keep)), upstream); err != nil {
+		if commit, err = g.commitTree(ctx, tree, fmt.Sprintf(syncSubject+"%s: adopt the rewritten branch, with %d files it lost put back and %d files of this host's homes as it has them", rep.Host, back, len(keep)), upstream); err != nil {
 			return "", err
 		}
 	}
-	msg := fmt.Sprintf("the remote's branch %s was rewritten (%.12s, other files than %.12s); taken as meant, as asked: this host's changes since it last synced go on top, %d files it lost since %.12s go back, and %d files of its homes stay as it has them", rep.Branch, upstream, known, len(back), held, len(keep))
+	msg := fmt.Sprintf("the remote's branch %s was rewritten (%.12s, other files than %.12s); taken as meant, as asked: this host's changes since it last synced go on top, %d files it lost since %.12s go back, and %d files of its homes stay as it has them", rep.Branch, upstream, known, back, held, len(keep))
 	s.recovered(rep, msg)
 	return commit, nil
 }
