@@ -20,13 +20,40 @@
 // set-aside file back under its name (or, if the name is taken again,
 // quarantines it); returns orphaned claims to their queue; moves invalid
 // files into the folder's quarantine/, never replacing anything, with the
-// reason in a file beside each; removes the mailbox name of a message that
-// is also in the archive only when both names are the same file (an archive
-// move interrupted in the link-and-unlink fallback); and tightens
-// permissions. Everything else is reported for a person to decide.
+// reason in a file beside each; removes the second name of a message left
+// under two names by a move cut short (an interrupted link-and-unlink
+// fallback); and tightens permissions. Everything else is reported for a
+// person to decide.
+//
+// # Why a repair cannot destroy
+//
+// fsck runs beside live agents (from cron, say), and a scan that lists
+// folder after folder does not see one moment: a message archived and
+// restored while it scans is seen in both folders, which looks exactly
+// like a move cut short. So the scan only decides; the repairs run after
+// it, each in three steps: take the locks the commands take (the folders'
+// own, which renames and removals hold on file systems without
+// renameat2's flags, and the queues' lock that claims and releases hold),
+// look again at what the scan judged, and act only if it is still so —
+// the same file (device, inode, size, modification time, link count).
+// A name is removed only through [durable.Dir.RemoveSecond], which first
+// renames it aside, out of every other process's reach, and unlinks it
+// only if the file still has another name and the name kept is still
+// that file; otherwise it puts it back. A repair that finds the world
+// changed reports "changed since the scan; not repaired" and leaves it to
+// the next run. A crash at any step leaves every message under at least
+// one name: at worst under the set-aside name, which the next run puts
+// back.
+//
+// What it cannot see: a file changed in place without its size or
+// modification time moving (a writer that restores its mtime) looks
+// unchanged; such a file is only ever quarantined or chmodded, never
+// removed. Two names of one file are judged the same move cut short even
+// if a person made the hard link on purpose.
 package fsck
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -57,6 +84,7 @@ const (
 	Unfinished  Kind = "unfinished"   // a queue item a cut-short claim or release left a claim record (or read) on
 	Dangling    Kind = "dangling"     // a group that names a group that does not exist
 	Neglected   Kind = "neglected"    // a mailbox with unread mail older than the sweep's cut-off
+	Stranded    Kind = "stranded"     // a queue item no claim can take (too large with a claim record)
 )
 
 // A Finding is one problem.
@@ -84,6 +112,10 @@ type Options struct {
 	Grace       time.Duration    // invalid files younger than this are let be; 0: a minute
 	OrphanAfter time.Duration    // nudge claims older than this are orphans; 0: nudgeq's default
 	UnreadAfter time.Duration    // unread mail older than this is neglected; 0: 24h, the sweep's default cut-off
+
+	// Progress, if set, is told after each folder of messages is checked:
+	// how many so far, and the folder's path relative to the root.
+	Progress func(folders int, path string)
 }
 
 // DefaultUnreadAfter is the age past which unread mail is reported, the
@@ -92,8 +124,10 @@ const DefaultUnreadAfter = 24 * time.Hour
 
 // Check checks the root at dir and, with opt.Repair, repairs. It returns
 // every finding, repaired or not; the error is for a root it could not
-// walk at all.
-func Check(dir string, opt Options) ([]*Finding, error) {
+// walk at all, or for ctx ending: then the findings are those of the
+// folders checked so far (a [*Stopped] says how many), every repair made
+// is whole, and none is begun after ctx ends.
+func Check(ctx context.Context, dir string, opt Options) ([]*Finding, error) {
 	r, err := durable.OpenRoot(dir)
 	if err != nil {
 		return nil, err
@@ -104,7 +138,7 @@ func Check(dir string, opt Options) ([]*Finding, error) {
 		return nil, err
 	}
 	defer store.Close()
-	c := &checker{r: r, store: store, opt: opt, now: time.Now()}
+	c := &checker{ctx: ctx, r: r, store: store, opt: opt, now: time.Now()}
 	if opt.Now != nil {
 		c.now = opt.Now()
 	}
@@ -131,17 +165,37 @@ func Check(dir string, opt Options) ([]*Finding, error) {
 		c.fileMode(root, ".gitignore", st)
 	}
 	c.walk()
+	c.repair()
+	if err := ctx.Err(); err != nil {
+		return c.found, &Stopped{Folders: c.folders, Err: err}
+	}
 	return c.found, nil
 }
 
-type checker struct {
-	r     *durable.Root
-	store *maildir.Store // for what maildir knows how to read, such as groups
-	opt   Options
-	now   time.Time
-	found []*Finding
+// Stopped is the error [Check] returns when its context ended before it
+// had checked everything.
+type Stopped struct {
+	Folders int   // the folders of messages checked before it stopped
+	Err     error // the context's error
+}
 
-	places map[string][]place // where each message id was seen
+func (e *Stopped) Error() string {
+	return fmt.Sprintf("fsck: stopped after checking %d folders: %v", e.Folders, e.Err)
+}
+
+func (e *Stopped) Unwrap() error { return e.Err }
+
+type checker struct {
+	ctx     context.Context // ends the walk; a repair begun is finished
+	folders int             // folders of messages checked
+	r       *durable.Root
+	store   *maildir.Store // for what maildir knows how to read, such as groups
+	opt     Options
+	now     time.Time
+	found   []*Finding
+
+	places  map[string][]place // where each message id was seen
+	planned []repair           // the repairs the scan decided on
 }
 
 // A place is one folder a message id was seen in.
@@ -159,19 +213,38 @@ func (c *checker) report(kind Kind, path, detail string) *Finding {
 	return f
 }
 
-// fix runs a repair for f when repairing, and records the outcome: action,
-// or what do put in f.Action when action is empty.
+// fix plans a repair for f when repairing: decide now, act after the
+// scan (see [checker.repair]), where do looks again at what the scan saw.
+// action is what to record in f.Action, or "" when do records it.
 func (c *checker) fix(f *Finding, action string, do func() error) {
-	if !c.opt.Repair {
-		return
+	if c.opt.Repair {
+		c.planned = append(c.planned, repair{f, action, do})
 	}
-	if err := do(); err != nil {
-		f.Action = "not repaired: " + err.Error()
-		return
-	}
-	f.Repaired = true
-	if action != "" { // else do recorded what it did
-		f.Action = action
+}
+
+// A repair is one planned fix.
+type repair struct {
+	f      *Finding
+	action string
+	do     func() error
+}
+
+// repair runs the planned repairs, in the order they were planned, and
+// records each outcome. None runs once ctx has ended.
+func (c *checker) repair() {
+	for _, r := range c.planned {
+		if c.ctx.Err() != nil {
+			r.f.Action = "not repaired: interrupted"
+			continue
+		}
+		if err := r.do(); err != nil {
+			outcome(r.f, err)
+			continue
+		}
+		r.f.Repaired = true
+		if r.action != "" { // else do recorded what it did
+			r.f.Action = r.action
+		}
 	}
 }
 
@@ -186,6 +259,9 @@ func (c *checker) walk() {
 			continue
 		}
 		parent.Each(func(e fs.DirEntry) {
+			if c.ctx.Err() != nil {
+				return
+			}
 			name := e.Name()
 			switch {
 			case strings.HasPrefix(name, "."):
@@ -199,6 +275,9 @@ func (c *checker) walk() {
 			}
 		})
 		parent.Close()
+	}
+	if c.ctx.Err() != nil {
+		return // duplicates are judged on a whole scan, or not at all
 	}
 	c.duplicates()
 	c.groups()
@@ -264,6 +343,9 @@ func (c *checker) messages(b maildir.Address, d *durable.Dir, archived bool) {
 	var oldest time.Time
 	// maildir's walker and its one rule for what an entry is.
 	maildir.EachEntry(d, func(name string, typ fs.FileMode, class maildir.EntryClass, why error) {
+		if c.ctx.Err() != nil {
+			return
+		}
 		switch {
 		case class == maildir.Hidden:
 			c.dotFile(d, name)
@@ -276,10 +358,15 @@ func (c *checker) messages(b maildir.Address, d *durable.Dir, archived bool) {
 				return
 			}
 			c.fileMode(d, name, st)
-			m, why := c.validMessage(b, d, name)
+			m, data, why := c.validMessage(b, d, name)
 			if why != "" {
 				c.invalid(d, name, st, why)
 				return
+			}
+			if b.Kind == maildir.KindQueue && !archived {
+				if err := maildir.Claimable(b, data); err != nil {
+					c.report(Stranded, d.Join(name), err.Error())
+				}
 			}
 			p := place{box: b, archived: archived, dir: d.Path(), st: st}
 			if m.Claim != nil {
@@ -309,6 +396,13 @@ func (c *checker) messages(b maildir.Address, d *durable.Dir, archived bool) {
 			}
 		}
 	})
+	if c.ctx.Err() != nil {
+		return
+	}
+	c.folders++
+	if c.opt.Progress != nil {
+		c.opt.Progress(c.folders, d.Path())
+	}
 	if unread > 0 {
 		c.report(Neglected, d.Path(), fmt.Sprintf("%d unread messages older than %v (the oldest from %s); the sweep keeps them for the agent",
 			unread, c.opt.UnreadAfter, oldest.UTC().Format(time.RFC3339)))
@@ -350,24 +444,7 @@ func (c *checker) duplicates() {
 			continue
 		}
 		c.fix(f, "finished the interrupted move: kept "+paths[keep], func() error {
-			for i, p := range ps {
-				if i == keep {
-					continue
-				}
-				d, err := c.r.Open(p.dir)
-				if err != nil {
-					return err
-				}
-				err = d.Remove(id + ".json")
-				if err == nil {
-					err = d.Sync()
-				}
-				d.Close()
-				if err != nil {
-					return err
-				}
-			}
-			return nil
+			return c.dropSecondNames(id, ps, keep)
 		})
 	}
 }
@@ -404,25 +481,25 @@ func keeper(ps []place) int {
 // validMessage parses message name of box b, or says why it is not a
 // valid message. A valid message whose "to" does not match is reported here
 // too.
-func (c *checker) validMessage(b maildir.Address, d *durable.Dir, name string) (*maildir.Message, string) {
+func (c *checker) validMessage(b maildir.Address, d *durable.Dir, name string) (*maildir.Message, []byte, string) {
 	if class, why := maildir.Classify(name, 0, false); class == maildir.NotMessage {
-		return nil, why.Error()
+		return nil, nil, why.Error()
 	}
 	data, _, err := d.ReadFile(name, maildir.MaxSize)
 	if err != nil {
-		return nil, maildir.Reason(err).Error()
+		return nil, nil, maildir.Reason(err).Error()
 	}
 	if len(data) == 0 {
-		return nil, "empty file"
+		return nil, nil, "empty file"
 	}
 	m, err := maildir.Parse(data)
 	if err != nil {
-		return nil, err.Error()
+		return nil, nil, err.Error()
 	}
 	if why := misdirected(b, m); why != "" {
 		c.report(Misdirected, d.Join(name), why)
 	}
-	return m, ""
+	return m, data, ""
 }
 
 // misdirected says how m's "to" contradicts box b, or "".
@@ -460,7 +537,7 @@ func (c *checker) invalid(d *durable.Dir, name string, st durable.Stat, why stri
 	}
 	f := c.report(Invalid, d.Join(name), why)
 	c.fix(f, "", func() error {
-		dest, err := c.quarantine(d, name, why)
+		dest, err := c.quarantineJudged(d, name, why, st)
 		f.Action = "moved to " + dest
 		return err
 	})
@@ -507,18 +584,18 @@ func (c *checker) dotFile(d *durable.Dir, name string) {
 		// begun, and the file is still whole under its own name.
 		if o, err := d.Lstat(orig); err == nil && st.Nlink > 1 && o.Dev == st.Dev && o.Ino == st.Ino {
 			f := c.report(Swap, d.Join(name), "a second name of "+orig+", left by a rewrite cut short before it began (claims pass over a file with two names)")
-			c.fix(f, "removed the second name", func() error { return c.unlinkSecond(d, name, orig, st) })
+			c.fix(f, "removed the second name", func() error { return c.removeSecond(d, name, orig, st) })
 			return
 		}
 		f := c.report(Swap, d.Join(name), "set aside by a rewrite that did not finish")
 		c.fix(f, "", func() error {
-			if err := d.Move(name, d, orig); err == nil {
+			if err := c.moveBack(d, name, orig, st); err == nil {
 				f.Action = "put back as " + d.Join(orig)
-				return d.Sync()
+				return nil
 			} else if !errors.Is(err, fs.ErrExist) {
 				return err
 			}
-			dest, err := c.quarantine(d, name, "an older copy of "+orig+", set aside by a rewrite that did not finish")
+			dest, err := c.quarantineJudged(d, name, "an older copy of "+orig+", set aside by a rewrite that did not finish", st)
 			f.Action = orig + " exists: moved to " + dest
 			return err
 		})
@@ -531,7 +608,7 @@ func (c *checker) dotFile(d *durable.Dir, name string) {
 	if st.Nlink > 1 && st.Mode.IsRegular() {
 		if other := sameFile(d, name, st); other != "" {
 			f := c.report(Temp, d.Join(name), "a temp that is also "+d.Join(other)+": a write cut between its link and its unlink (claims pass over a file with two names)")
-			c.fix(f, "removed the temp's name", func() error { return c.unlinkSecond(d, name, other, st) })
+			c.fix(f, "removed the temp's name", func() error { return c.removeSecond(d, name, other, st) })
 			return
 		}
 	}
@@ -543,7 +620,7 @@ func (c *checker) dotFile(d *durable.Dir, name string) {
 		return
 	}
 	f := c.report(Temp, d.Join(name), fmt.Sprintf("a temp file %v old", c.now.Sub(st.ModTime).Round(time.Minute)))
-	c.fix(f, "removed", func() error { return d.Remove(name) })
+	c.fix(f, "removed", func() error { return c.removeTemp(d, name, st) })
 }
 
 // sameFile returns the name of a message file in d that is the same file
@@ -556,27 +633,6 @@ func sameFile(d *durable.Dir, name string, st durable.Stat) string {
 		}
 	})
 	return found
-}
-
-// unlinkSecond removes name, a second name of keep (the file whose stat is
-// st), under d's lock, which a writer in the middle of a fallback rename
-// holds: after it is taken, name is removed only if it and keep are still
-// the one file.
-func (c *checker) unlinkSecond(d *durable.Dir, name, keep string, st durable.Stat) error {
-	unlock, err := d.Lock()
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	a, aerr := d.Lstat(name)
-	b, berr := d.Lstat(keep)
-	if aerr != nil || berr != nil || a.Ino != st.Ino || b.Ino != st.Ino || a.Dev != b.Dev {
-		return nil // finished meanwhile
-	}
-	if err := d.Remove(name); err != nil {
-		return err
-	}
-	return d.Sync()
 }
 
 // nudges checks the nudge queues: orphaned claims, files that are not
@@ -635,7 +691,7 @@ func (c *checker) nudgeFolder(d *durable.Dir, nudges bool) {
 				at, _ := nudgeq.ClaimedAt(name, st)
 				if c.now.Sub(at) >= c.opt.OrphanAfter {
 					f := c.report(Orphan, d.Join(name), fmt.Sprintf("claimed %v ago by a drainer that did not finish", c.now.Sub(at).Round(time.Second)))
-					c.fix(f, "returned to the queue as "+d.Join(orig), func() error { return d.Move(name, d, orig) })
+					c.fix(f, "returned to the queue as "+d.Join(orig), func() error { return c.moveBack(d, name, orig, st) })
 				}
 				return
 			}
@@ -717,7 +773,15 @@ func (c *checker) dirMode(d *durable.Dir) {
 		path = "."
 	}
 	f := c.report(Permissions, path, fmt.Sprintf("mode %v, wider than %v", st.Mode.Perm(), durable.DirPerm))
-	c.fix(f, "set to "+durable.DirPerm.String(), func() error { return d.SetMode(durable.DirPerm) })
+	rel := d.Path()
+	c.fix(f, "set to "+durable.DirPerm.String(), func() error {
+		d, err := c.r.Open(rel)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		return d.SetMode(durable.DirPerm)
+	})
 }
 
 // fileMode reports (and repairs) a file mode wider than 0600.
@@ -726,5 +790,16 @@ func (c *checker) fileMode(d *durable.Dir, name string, st durable.Stat) {
 		return
 	}
 	f := c.report(Permissions, d.Join(name), fmt.Sprintf("mode %v, wider than %v", st.Mode.Perm(), durable.Perm))
-	c.fix(f, "set to "+durable.Perm.String(), func() error { return d.Chmod(name, durable.Perm) })
+	rel := d.Path()
+	c.fix(f, "set to "+durable.Perm.String(), func() error {
+		d, err := c.r.Open(rel)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		if err := still(d, name, st); err != nil {
+			return err
+		}
+		return d.Chmod(name, durable.Perm)
+	})
 }

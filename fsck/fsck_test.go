@@ -1,6 +1,7 @@
 package fsck_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -59,7 +60,7 @@ func (tr *tree) exists(rel string) bool {
 
 func (tr *tree) check(repair bool) map[string]*fsck.Finding {
 	tr.t.Helper()
-	found, err := fsck.Check(tr.dir, fsck.Options{Repair: repair, Now: func() time.Time { return now }})
+	found, err := fsck.Check(context.Background(), tr.dir, fsck.Options{Repair: repair, Now: func() time.Time { return now }})
 	if err != nil {
 		tr.t.Fatal(err)
 	}
@@ -266,7 +267,7 @@ func TestGasTownClaimJudgedByItsRename(t *testing.T) {
 		t.Fatal(err)
 	}
 	check := func(at time.Time) map[string]*fsck.Finding {
-		found, err := fsck.Check(tr.dir, fsck.Options{Repair: true, Now: func() time.Time { return at }})
+		found, err := fsck.Check(context.Background(), tr.dir, fsck.Options{Repair: true, Now: func() time.Time { return at }})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -149,7 +149,7 @@ func TestTownSyncsUnderLiveAgents(t *testing.T) {
 		}
 	}
 	for _, h := range hosts {
-		found, err := fsck.Check(h.store.Dir(), fsck.Options{})
+		found, err := fsck.Check(context.Background(), h.store.Dir(), fsck.Options{})
 		must(t, err)
 		for _, f := range found {
 			t.Errorf("fsck on %s: %s", h.name, f)

@@ -448,7 +448,7 @@ func TestTownOnThreeHosts(t *testing.T) {
 		}
 	}
 	for _, n := range hostNames {
-		found, err := fsck.Check(tw.hosts[n].store.Dir(), fsck.Options{})
+		found, err := fsck.Check(context.Background(), tw.hosts[n].store.Dir(), fsck.Options{})
 		must(t, err)
 		for _, f := range found {
 			t.Errorf("fsck on %s: %s", n, f)

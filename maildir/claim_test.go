@@ -1,6 +1,7 @@
 package maildir_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -241,7 +242,7 @@ func checkOnePlace(t *testing.T, ts *testStore, op, id string, n int, acked bool
 		if w := ts.warnings(); len(w) != 1 || !errors.Is(w[0], maildir.ErrUnfinishedMove) {
 			t.Fatalf("point %d: warnings %v, want one ErrUnfinishedMove", n, w)
 		}
-		found, err := fsck.Check(ts.dir, fsck.Options{Repair: true})
+		found, err := fsck.Check(context.Background(), ts.dir, fsck.Options{Repair: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -33,6 +33,8 @@ func TestMain(m *testing.M) {
 		childFault()
 	case "nth":
 		childNth()
+	case "torture":
+		childTorture()
 	default:
 		os.Exit(m.Run())
 	}

@@ -2,6 +2,7 @@ package maildir
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"regexp"
 	"runtime"
@@ -152,8 +153,10 @@ func (m *Matcher) Match(msg *Message) bool {
 
 // Search returns the messages in the boxes (every mailbox when none is
 // given; with archived, their archives too) that m matches, oldest first.
-// Folders are read in parallel, each as [Store.List] reads it.
-func (s *Store) Search(m *Matcher, boxes []Address, archived bool) ([]*Message, error) {
+// Folders are read in parallel, each as [Store.List] reads it. When ctx
+// ends, Search stops within a batch of files and returns what it found so
+// far with ctx's error.
+func (s *Store) Search(ctx context.Context, m *Matcher, boxes []Address, archived bool) ([]*Message, error) {
 	if len(boxes) == 0 {
 		agents, err := s.Agents()
 		if err != nil {
@@ -184,20 +187,23 @@ func (s *Store) Search(m *Matcher, boxes []Address, archived bool) ([]*Message, 
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for i, j := range jobs {
+		if ctx.Err() != nil {
+			break
+		}
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			results[i], errs[i] = s.readFolderIf(j.b, j.archived, m.mayMatch, m.Match)
+			results[i], errs[i] = s.readFolderIf(ctx, j.b, j.archived, m.mayMatch, m.Match)
 		})
 	}
 	wg.Wait()
 	var out []*Message
 	for i := range jobs {
-		if errs[i] != nil {
+		if errs[i] != nil && ctx.Err() == nil {
 			return nil, errs[i]
 		}
 		out = append(out, results[i]...)
 	}
 	sortByTime(out)
-	return out, nil
+	return out, ctx.Err()
 }

@@ -1,6 +1,7 @@
 package maildir
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"slices"
@@ -125,7 +126,7 @@ func (s *Store) readUnread(b Address, u unreadScan) ([]*Message, int, error) {
 		names, known = plan.Read, plan.Count-len(plan.Read)
 	}
 	var kept []*Message
-	s.loadNames(d, b, false, names, nil, func(name string, m *Message, fst durable.Stat, err error) {
+	s.loadNames(context.Background(), d, b, false, names, nil, func(name string, m *Message, fst durable.Stat, err error) {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			return // gone since the listing: the folder's stamp moved too

@@ -1,6 +1,7 @@
 package maildir_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -256,7 +257,7 @@ func TestFallbackSwapLeftoverIsPassedOver(t *testing.T) {
 	}) {
 		t.Fatalf("the passed-over item was not named: %v", w)
 	}
-	if _, err := fsck.Check(dir, fsck.Options{Repair: true}); err != nil {
+	if _, err := fsck.Check(context.Background(), dir, fsck.Options{Repair: true}); err != nil {
 		t.Fatal(err)
 	}
 	if m, err := ts.Claim(mbox("queue:work"), mbox("toast")); err != nil || m.ID != first.ID {
@@ -368,7 +369,7 @@ func TestFallbackSendKilledAtEveryStepIsClaimableOnce(t *testing.T) {
 				}
 			}
 		}
-		if _, err := fsck.Check(ts.dir, fsck.Options{Repair: true}); err != nil {
+		if _, err := fsck.Check(context.Background(), ts.dir, fsck.Options{Repair: true}); err != nil {
 			t.Fatal(err)
 		}
 		for i := range items {

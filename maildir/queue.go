@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mailfs/mailfs/internal/durable"
 	"github.com/mailfs/mailfs/internal/folderindex"
@@ -28,7 +29,32 @@ var (
 	// system without renameat2's flags, that a crash cut short. Claim does
 	// not hand it out; "mailfs fsck --repair" finishes the move.
 	ErrUnfinishedMove = errors.New("maildir: an interrupted move left this file under two names")
+
+	// ErrUnclaimable is reported (to [Store.Warn] by a claim that passes
+	// over it, and by [Claimable]) for a queue item that fits the size
+	// limit as it waits but would not with the claim record a claim writes
+	// into it: no claim can ever take it.
+	ErrUnclaimable = errors.New("maildir: no claim can take this item: with a claim record it would be over the size limit")
 )
+
+// Claimable reports whether a claim could take the waiting item of queue
+// q whose file holds data: nil, or an error wrapping [ErrUnclaimable]
+// that gives the sizes (or the parse error of a file that is no message).
+// It tries the smallest claim record there can be (a one-letter agent, a
+// whole second, no request), so an item it refuses is refused by every
+// claim.
+func Claimable(q Address, data []byte) error {
+	_, fields, err := decode(data)
+	if err != nil {
+		return err
+	}
+	c := &Claim{Queue: q.String(), Agent: "a", At: time.Unix(0, 0)}
+	fields = setField(setField(fields, "claim", c.raw()), "read", marshalValue(false))
+	if _, err := encodeFitting(fields); err != nil {
+		return fmt.Errorf("%w (%d bytes as it waits, the limit is %d); split it, or send the body as a file the message names", ErrUnclaimable, len(data), MaxSize)
+	}
+	return nil
+}
 
 // CreateQueue creates the work queue name (with or without "queue:"). It
 // is idempotent. A name that an agent's mailbox, a group or a channel
@@ -151,6 +177,9 @@ func (s *Store) claim(q, a Address, request string) (*Message, error) {
 				// this item cut short: its set-aside copy is in the way.
 				// Not this one; fsck --repair puts it right.
 				s.warn(src.Join(name), fmt.Errorf("%w (%s%s is in the way: mailfs fsck --repair)", ErrUnfinishedMove, durable.SwapPrefix, name))
+				continue
+			case errors.Is(err, ErrTooLarge):
+				s.warn(src.Join(name), fmt.Errorf("passed over: %w (%v)", ErrUnclaimable, Reason(err)))
 				continue
 			case err != nil && isFileError(err):
 				s.warn(src.Join(name), Reason(err))

@@ -2,6 +2,7 @@ package maildir
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -208,7 +209,7 @@ func (s *Store) Agents() ([]string, error) {
 // goroutine). Files that vanish meanwhile are skipped silently; files that
 // are not messages are reported to Warn.
 func (s *Store) readFolder(b Address, archived bool, keep func(*Message) bool) ([]*Message, error) {
-	return s.readFolderIf(b, archived, nil, keep)
+	return s.readFolderIf(context.Background(), b, archived, nil, keep)
 }
 
 // errRuledOut is a file a reader's prefilter ruled out before parsing it.
@@ -216,7 +217,7 @@ var errRuledOut = errors.New("ruled out")
 
 // readFolderIf is readFolder with a prefilter on each file's raw bytes: a
 // file pre rejects is not parsed (nor kept).
-func (s *Store) readFolderIf(b Address, archived bool, pre func([]byte) bool, keep func(*Message) bool) ([]*Message, error) {
+func (s *Store) readFolderIf(ctx context.Context, b Address, archived bool, pre func([]byte) bool, keep func(*Message) bool) ([]*Message, error) {
 	d, err := s.openFolder(b, archived)
 	if d == nil {
 		return nil, err
@@ -228,7 +229,7 @@ func (s *Store) readFolderIf(b Address, archived bool, pre func([]byte) bool, ke
 	}
 	slices.Sort(names)
 	var kept []*Message
-	s.loadNames(d, b, archived, names, pre, func(name string, m *Message, _ durable.Stat, err error) {
+	s.loadNames(ctx, d, b, archived, names, pre, func(name string, m *Message, _ durable.Stat, err error) {
 		switch {
 		case errors.Is(err, fs.ErrNotExist), err == errRuledOut:
 			// moved or deleted since the listing: not ours to report
@@ -238,20 +239,21 @@ func (s *Store) readFolderIf(b Address, archived bool, pre func([]byte) bool, ke
 			kept = append(kept, m)
 		}
 	})
-	return kept, nil
+	return kept, ctx.Err()
 }
 
 // loadNames reads and parses the files names of d, several at a time,
 // and calls each with every outcome (the message and the stat of the file
 // it came from, or the error), in the order of names and from the calling
 // goroutine. Batches bound the memory of a caller that keeps nothing, such
-// as Count: at most one batch of messages is alive at a time.
-func (s *Store) loadNames(d *durable.Dir, b Address, archived bool, names []string, pre func([]byte) bool, each func(name string, m *Message, st durable.Stat, err error)) {
+// as Count: at most one batch of messages is alive at a time. When ctx
+// ends it stops between two batches.
+func (s *Store) loadNames(ctx context.Context, d *durable.Dir, b Address, archived bool, names []string, pre func([]byte) bool, each func(name string, m *Message, st durable.Stat, err error)) {
 	const batch = 1024
 	msgs := make([]*Message, min(batch, len(names)))
 	sts := make([]durable.Stat, len(msgs))
 	errs := make([]error, len(msgs))
-	for lo := 0; lo < len(names); lo += batch {
+	for lo := 0; lo < len(names) && ctx.Err() == nil; lo += batch {
 		part := names[lo:min(lo+batch, len(names))]
 		parallel(len(part), func(i int) { msgs[i], _, _, sts[i], errs[i] = s.loadStat(d, b, archived, part[i], pre) })
 		for i, m := range msgs[:len(part)] {

@@ -1,6 +1,7 @@
 package maildir_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -487,7 +488,7 @@ func TestSearchAndFilters(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := ts.Search(m, nil, false)
+		got, err := ts.Search(context.Background(), m, nil, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package maildir_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -39,7 +40,7 @@ func BenchmarkSearch10k(b *testing.B) {
 	}
 	b.Run("mailfs", func(b *testing.B) {
 		for b.Loop() {
-			got, err := ts.Search(m, nil, false)
+			got, err := ts.Search(context.Background(), m, nil, false)
 			if err != nil || len(got) != 100 {
 				b.Fatal(len(got), err)
 			}

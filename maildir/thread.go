@@ -1,6 +1,7 @@
 package maildir
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -243,7 +244,7 @@ func (s *Store) threadIn(a Address, archived bool, key string, in func(*Message)
 		names = append(names, root)
 	}
 	var msgs []*Message
-	s.loadNames(d, a, archived, names, nil, func(name string, m *Message, _ durable.Stat, err error) {
+	s.loadNames(context.Background(), d, a, archived, names, nil, func(name string, m *Message, _ durable.Stat, err error) {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:

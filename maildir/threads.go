@@ -1,6 +1,7 @@
 package maildir
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 
@@ -41,7 +42,7 @@ func (s *Store) threadNames(d *durable.Dir, b Address, archived bool, key string
 	if err != nil {
 		return nil, err
 	}
-	s.loadNames(d, b, archived, plan.Read, nil, func(name string, m *Message, fst durable.Stat, err error) {
+	s.loadNames(context.Background(), d, b, archived, plan.Read, nil, func(name string, m *Message, fst durable.Stat, err error) {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:

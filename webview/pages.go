@@ -2,6 +2,7 @@ package webview
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"html/template"
@@ -319,7 +320,7 @@ func (s *Server) allBoxes() ([]maildir.Address, error) {
 // archives when archived), one at a time, so that a folder that cannot be
 // read — an archive that is a symbolic link, which the store refuses to
 // follow — is named among the skipped and the rest is still searched.
-func (s *Server) searchTown(m *maildir.Matcher, archived bool) ([]*maildir.Message, []string, error) {
+func (s *Server) searchTown(ctx context.Context, m *maildir.Matcher, archived bool) ([]*maildir.Message, []string, error) {
 	boxes, err := s.allBoxes()
 	if err != nil {
 		return nil, nil, err
@@ -327,11 +328,11 @@ func (s *Server) searchTown(m *maildir.Matcher, archived bool) ([]*maildir.Messa
 	var out []*maildir.Message
 	var skipped []string
 	for _, b := range boxes {
-		found, err := s.Store.Search(m, []maildir.Address{b}, archived)
+		found, err := s.Store.Search(ctx, m, []maildir.Address{b}, archived)
 		if err != nil && archived {
 			// The archive, most likely: search the box without it.
 			skipped = append(skipped, fmt.Sprintf("%s's archive: %v", b, err))
-			found, err = s.Store.Search(m, []maildir.Address{b}, false)
+			found, err = s.Store.Search(ctx, m, []maildir.Address{b}, false)
 		}
 		if err != nil {
 			skipped = append(skipped, fmt.Sprintf("%s: %v", b, err))
@@ -353,7 +354,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, http.StatusBadRequest, err)
 			return
 		}
-		if d.Results, d.Skipped, err = s.searchTown(m, d.Archived); err != nil {
+		if d.Results, d.Skipped, err = s.searchTown(r.Context(), m, d.Archived); err != nil {
 			s.fail(w, r, http.StatusInternalServerError, err)
 			return
 		}

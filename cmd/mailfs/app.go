@@ -37,6 +37,9 @@ const (
 	exitError   = 2   // an error: nothing, or only what was reported, was done
 	exitUsage   = 80  // the command line is wrong (kong's status)
 	exitTimeout = 124 // a wait ran out of time (as timeout(1))
+	// exitInterrupted: a long command stopped by ^C or SIGTERM before it
+	// was done (as a shell reports SIGINT); what it did is reported.
+	exitInterrupted = 130
 )
 
 // exitHelp is the table as --help and the README print it.
@@ -50,7 +53,10 @@ const exitHelp = `Exit status, the same for every command:
   2    an error: nothing was done, or only what was reported
   80   usage error: a wrong flag or argument (a negative duration
        included), a missing agent or sender
-  124  timeout: wait --timeout with no mail in time`
+  124  timeout: wait --timeout with no mail in time
+  130  interrupted (^C, SIGTERM) before it was done: fsck, search,
+       archive and other long commands report what they did first; a
+       loop (watch, archive --every, sync --every) stops cleanly with 0`
 
 // run parses args and runs one command, returning the exit status.
 func run(ctx context.Context, args []string, io stdio) (code int) {
@@ -422,7 +428,7 @@ func (a *app) exit(err error) int {
 		// Interrupted (Ctrl-C, SIGTERM): say so in words, not as
 		// "context canceled"; what was done is what was reported.
 		fmt.Fprintf(a.err, "mailfs: error: interrupted; anything done before is reported above\n")
-		return exitError
+		return exitInterrupted
 	}
 	fmt.Fprintf(a.err, "mailfs: error: %s\n", userText(err))
 	if hint := hintFor(err); hint != "" {

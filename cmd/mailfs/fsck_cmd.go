@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"time"
 
 	"github.com/mailfs/mailfs/fsck"
 )
@@ -49,11 +51,23 @@ queues) and prints one line per finding:
                 exist: every send to it fails
   neglected     a mailbox with unread mail older than  reported only: the agent's
                 the sweep's cut-off (24h)                work, which the sweep keeps
+  stranded      a queue item no claim can take: it     reported only: split it
+                fits 1 MiB, but not with the claim
+                record a claim writes into it
+
+Every repair looks again, under the locks the commands take, at what the
+scan saw, and acts only if it is still so: fsck --repair may run beside
+live agents (from cron, say). A finding whose file moved or changed since
+the scan says "changed since the scan; not repaired" and is looked at
+again by the next run. A duplicate's name is removed only while it is a
+second name of one file, never the last.
 
 Lines are "KIND PATH: what", and with --repair "(what was done)"; --json
 gives each finding as an object. The exit status is 0 when the tree is
 clean (after repair), 1 when findings are left, 2 when the tree cannot be
-checked (no root at --root).`
+checked (no root at --root), 130 when interrupted (^C, SIGTERM): the
+findings of the folders checked so far are printed, and the count of
+folders is on stderr.`
 }
 
 func (c *fsckCmd) Run(a *app) error {
@@ -61,7 +75,28 @@ func (c *fsckCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	found, err := fsck.Check(s.Dir(), fsck.Options{Repair: c.Repair})
+	opt := fsck.Options{Repair: c.Repair}
+	if f, ok := a.err.(*os.File); ok && isTerminal(f) {
+		// A big tree takes a while: say where the check is, on one line.
+		var last time.Time
+		opt.Progress = func(n int, path string) {
+			if now := time.Now(); now.Sub(last) >= 250*time.Millisecond {
+				last = now
+				fmt.Fprintf(a.err, "\rmailfs: fsck: %d folders checked, at %s\x1b[K", n, path)
+			}
+		}
+		defer fmt.Fprint(a.err, "\r\x1b[K")
+	}
+	found, err := fsck.Check(a.ctx, s.Dir(), opt)
+	var stopped *fsck.Stopped
+	if errors.As(err, &stopped) {
+		// Interrupted: what was found (and repaired) so far, then how far
+		// it got. Every repair made is whole; none was begun after ^C.
+		if perr := c.print(a, found); perr != nil {
+			return perr
+		}
+		return &exitStatus{code: exitInterrupted, msg: fmt.Sprintf("error: fsck interrupted after checking %d folders: the findings above are theirs, each repair made is whole; run it again to check everything", stopped.Folders)}
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		// A mistyped --root must not pass as a clean town.
 		return withHint(fmt.Errorf("no mailfs root at %s", s.Dir()), `check --root and $MAILFS_ROOT; "mailfs init" creates a root`)
@@ -69,11 +104,25 @@ func (c *fsckCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
+	if err := c.print(a, found); err != nil {
+		return err
+	}
 	left := 0
 	for _, f := range found {
 		if !f.Repaired {
 			left++
 		}
+	}
+	if left > 0 {
+		return &exitStatus{code: exitNothing, msg: fmt.Sprintf("fsck: %d findings, %d repaired, %d left", len(found), len(found)-left, left)}
+	}
+	return nil
+}
+
+// print writes the findings, one a line (or a JSON object).
+func (c *fsckCmd) print(a *app, found []*fsck.Finding) error {
+	for _, f := range found {
+		var err error
 		if c.JSON {
 			err = printValue(a.out, f)
 		} else {
@@ -82,9 +131,6 @@ func (c *fsckCmd) Run(a *app) error {
 		if err != nil {
 			return err
 		}
-	}
-	if left > 0 {
-		return &exitStatus{code: exitNothing, msg: fmt.Sprintf("fsck: %d findings, %d repaired, %d left", len(found), len(found)-left, left)}
 	}
 	return nil
 }

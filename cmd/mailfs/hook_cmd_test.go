@@ -138,7 +138,7 @@ func TestInterruptedSaysSo(t *testing.T) {
 	cancel()
 	var errb bytes.Buffer
 	a := &app{ctx: ctx, stdio: stdio{in: strings.NewReader(""), out: io.Discard, err: &errb}}
-	if code := a.exit(fmt.Errorf("sweeping: %w", context.Canceled)); code != exitError || strings.Contains(errb.String(), "context canceled") || !strings.Contains(errb.String(), "interrupted") {
+	if code := a.exit(fmt.Errorf("sweeping: %w", context.Canceled)); code != exitInterrupted || strings.Contains(errb.String(), "context canceled") || !strings.Contains(errb.String(), "interrupted") {
 		t.Fatalf("status %d: %s", code, errb.String())
 	}
 }

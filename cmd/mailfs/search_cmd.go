@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/mailfs/mailfs/maildir"
@@ -76,13 +77,25 @@ func (c *searchCmd) Run(a *app) error {
 		}
 		boxes = append(boxes, b)
 	}
-	msgs, err := s.Search(m, boxes, c.Archived)
+	msgs, err := s.Search(a.ctx, m, boxes, c.Archived)
+	if err != nil && a.ctx.Err() != nil {
+		// Interrupted: what was found so far, and that it is not all.
+		if perr := c.print(a, msgs); perr != nil {
+			return perr
+		}
+		return &exitStatus{code: exitInterrupted, msg: fmt.Sprintf("error: search interrupted: the %d messages above are those found before it stopped, not all that match", len(msgs))}
+	}
 	if err != nil {
 		return err
 	}
 	if len(msgs) == 0 {
 		return &exitStatus{code: exitNothing}
 	}
+	return c.print(a, msgs)
+}
+
+// print writes the messages found, as a table or as JSON lines.
+func (c *searchCmd) print(a *app, msgs []*maildir.Message) error {
 	if c.JSON {
 		return printJSON(a.out, msgs)
 	}

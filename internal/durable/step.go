@@ -23,9 +23,14 @@ const (
 	// unlink), in place of the unlink: the file has its new name and still
 	// its old one.
 	StepLinked
+
+	// StepAside is reached only in [Dir.RemoveSecond], between renaming a
+	// name aside and checking the file it holds: a test changes the world
+	// there to prove the check is made after the rename.
+	StepAside
 )
 
-var stepNames = [...]string{"", "create-temp", "write", "fsync", "rename", "fsync-dir", "done", "linked"}
+var stepNames = [...]string{"", "create-temp", "write", "fsync", "rename", "fsync-dir", "done", "linked", "aside"}
 
 func (s Step) String() string {
 	if s > 0 && int(s) < len(stepNames) {
