@@ -205,3 +205,50 @@ func TestARequestMadeHereSyncsAtOnce(t *testing.T) {
 		t.Errorf("beta's request is still waiting after the item came: %v %v", own, err)
 	}
 }
+
+// An item the queue's home claimed for an agent homed on another host
+// (claim queue:work --as nux, run on the queue's home) is released on the
+// agent's host, as an item a request brought is: back into the queue as
+// an add, then out of the mailbox; the queue's home hands it out again.
+// On the queue's home the release is refused, naming the agent's home.
+func TestAnItemTheHomeClaimedForAnotherHostsAgentGoesBack(t *testing.T) {
+	t.Parallel()
+	_, a, b := twoHosts(t)
+	work := maildir.Address{Kind: maildir.KindQueue, Name: "work"}
+	must(t, a.store.CreateQueue("work"))
+	must(t, b.store.ClaimHome(agent("nux")))
+	ms, err := a.store.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "the job"})
+	must(t, err)
+	id := ms[0].ID
+	a.syncOK(t)
+	b.syncOK(t)
+	a.syncOK(t)
+	if m, err := a.store.Claim(work, agent("nux")); err != nil || m.ID != id {
+		t.Fatalf("the home's claim for nux: %v %v", m, err)
+	}
+	a.syncOK(t)
+	b.syncOK(t)
+	var nh *maildir.NotHomeError
+	if _, err := a.store.Release(agent("nux"), id); !errors.As(err, &nh) || nh.Home != "beta" {
+		t.Fatalf("release on the queue's home: %v, want refused naming beta", err)
+	}
+	back, err := b.store.Release(agent("nux"), id)
+	if err != nil {
+		t.Fatalf("release on nux's home: %v", err)
+	}
+	if back.Claim != nil || back.Read || back.Box != work {
+		t.Fatalf("released %+v", back)
+	}
+	b.syncOK(t)
+	a.syncOK(t)
+	m, err := a.store.Claim(work, agent("mayor"))
+	if err != nil || m.ID != id {
+		t.Fatalf("the home's next claim: %v %v", m, err)
+	}
+	b.syncOK(t)
+	for _, h := range []*host{a, b} {
+		if _, err := h.store.Get(agent("nux"), id); !errors.Is(err, maildir.ErrNotFound) {
+			t.Errorf("%s: the item is still in nux's mailbox: %v", h.name, err)
+		}
+	}
+}

@@ -289,6 +289,11 @@ func (s *Store) stampClaim(d *durable.Dir, q Address, name string, agent Address
 // killed at any point leaves it either still claimed (in the mailbox, as it
 // was) or waiting in the queue: an item in a queue always counts as
 // waiting, and the next claim rewrites what a cut-short release left.
+//
+// In a town on several hosts the release runs on the agent's home host.
+// Where that is not the queue's home, the item goes back as an add to the
+// queue (unclaimed, unread), then leaves the mailbox; a crash between the
+// two leaves it in both, which fsck reports as a duplicate of two files.
 func (s *Store) Release(a Address, id string) (*Message, error) {
 	if a.Kind != KindAgent {
 		return nil, fmt.Errorf("%w: %s is %s; release from the mailbox that claimed the item", ErrWrongKind, a, article(a.Kind))
@@ -318,11 +323,15 @@ func (s *Store) Release(a Address, id string) (*Message, error) {
 	if err == nil {
 		err = s.MayChange(q) // the release rewrites the item in the queue
 	}
-	// Off the queue's home, an item a claim request brought goes back as
-	// an add to the queue (which any host may make), then leaves the
-	// mailbox: the home finds it waiting again after the syncs.
+	// Off the queue's home (on the agent's, which may change its mailbox:
+	// checked above), a claimed item goes back as an add to the queue,
+	// which any host may make, then leaves the mailbox: the home finds it
+	// waiting again after the syncs. That holds for an item a claim
+	// request brought and for one the queue's home claimed for this
+	// host's agent alike; the queue's home, which may not change this
+	// agent's mailbox, is refused above, with the agent's home named.
 	var nh *NotHomeError
-	back := errors.As(err, &nh) && m.Claim.Request != ""
+	back := errors.As(err, &nh)
 	if err != nil && !back {
 		return nil, err
 	}
