@@ -77,13 +77,11 @@ func (g *git) diff(ctx context.Context, a, b string) (map[string]change, error) 
 	if err != nil {
 		return nil, err
 	}
-	fields := strings.Split(raw, "\x00")
-	for i := 0; i+1 < len(fields); i += 2 {
-		meta := strings.Fields(strings.TrimPrefix(fields[i], ":"))
-		if len(meta) != 5 || meta[4] == "" {
-			return nil, fmt.Errorf("gitsync: unexpected diff-tree output %q", fields[i])
-		}
-		c := change{path: fields[i+1], status: meta[4][0], mode: meta[1], omode: meta[0], blob: meta[3], old: meta[2]}
+	sets, err := parseRaw(raw, false)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range sets[0] {
 		out[c.path] = c
 	}
 	if g.diffs == nil {

@@ -115,7 +115,8 @@ func (h *host) syncIn(t testing.TB, remote, wrapper, kill, log string) (killed b
 // The test fails when a sync runs one not listed, or when one listed is
 // never reached.
 var gitSteps = []string{"config", "fetch", "for-each-ref", "merge-base", "update-ref",
-	"add", "write-tree", "diff-tree", "read-tree", "update-index", "cat-file", "commit-tree", "reset", "push"}
+	"add", "write-tree", "diff-tree", "read-tree", "update-index", "cat-file", "commit-tree", "reset", "push",
+	"log", "ls-tree", "hash-object"}
 
 // A sync killed with SIGKILL at each git step (before git starts, while
 // it works, after it finished) loses nothing: the next sync on that host

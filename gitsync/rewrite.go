@@ -217,7 +217,8 @@ func (g *git) putBackOn(ctx context.Context, fork, known, up string) (string, in
 // not (where both did, up's newer version stands) — but not a message
 // that up added since under another name: its home moved it on (archived
 // it, or handed a queue item to a claimant) after this host last saw it,
-// and putting it back would make it two.
+// and putting it back would make it two; nor one its home tombstoned in
+// up (see GoneDir).
 func (g *git) lost(ctx context.Context, fork, known, up string) ([]change, error) {
 	mine, err := g.diff(ctx, fork, known)
 	if err != nil {
@@ -233,15 +234,52 @@ func (g *git) lost(ctx context.Context, fork, known, up string) ([]change, error
 			movedOn[id] = true
 		}
 	}
+	graves, err := g.buriedSince(ctx, fork, known, up)
+	if err != nil {
+		return nil, err
+	}
 	var back []change
+	skipped := map[string]bool{} // ids whose add stays out
 	for _, p := range slices.Sorted(maps.Keys(mine)) {
 		c := mine[p]
-		if _, changed := since[p]; changed || c.status == 'A' && movedOn[messageID(p)] {
+		if _, changed := since[p]; changed {
+			continue
+		}
+		if c.status == 'A' && movedOn[messageID(p)] {
+			continue // up holds it elsewhere: the remove may go back
+		}
+		if c.status == 'A' && graves.of(p) != "" {
+			skipped[messageID(p)] = true
 			continue
 		}
 		back = append(back, c)
 	}
-	return back, nil
+	// A move is its add and its remove: never the remove alone, which
+	// would leave the message nowhere.
+	return slices.DeleteFunc(back, func(c change) bool {
+		return c.status == 'D' && isMessage(c.path) && skipped[messageID(c.path)]
+	}), nil
+}
+
+// buriedSince returns the tombstones of tree up that still stand as this
+// host saw the home last (tree known): those up has and known has too, or
+// that were laid after fork. One the home raised after fork (a release put
+// the item back) and known shows raised is not one: up is older there.
+func (g *git) buriedSince(ctx context.Context, fork, known, up string) (tombstones, error) {
+	inUp, err := g.readTombstones(ctx, up)
+	if err != nil || len(inUp) == 0 {
+		return inUp, err
+	}
+	inKnown, err := g.readTombstones(ctx, known)
+	if err != nil {
+		return nil, err
+	}
+	inFork, err := g.readTombstones(ctx, fork)
+	if err != nil {
+		return nil, err
+	}
+	maps.DeleteFunc(inUp, func(k, _ string) bool { return inKnown[k] == "" && inFork[k] != "" })
+	return inUp, nil
 }
 
 // putBack makes the commit a sync builds on when the remote was wound
@@ -262,6 +300,9 @@ func (s *Syncer) putBack(ctx context.Context, g *git, rep *Report, known, upstre
 	}
 	tree, back, err := g.putBackOn(ctx, forkTree, knownTree, upTree)
 	if err != nil {
+		return "", err
+	}
+	if tree, back, err = s.putBackUnsent(ctx, g, tree, back); err != nil {
 		return "", err
 	}
 	commit, err := g.commitTree(ctx, tree, fmt.Sprintf(syncSubject+"%s: put back %d files the remote lost when it was wound back to %.12s", rep.Host, back, fork), upstream, known)
@@ -317,7 +358,27 @@ func (s *Syncer) adopt(ctx context.Context, g *git, rep *Report, known, upstream
 			return "", err
 		}
 	}
+	if tree, back, err = s.putBackUnsent(ctx, g, tree, back); err != nil {
+		return "", err
+	}
 	d, err := g.diff(ctx, knownTree, tree)
+	if err != nil {
+		return "", err
+	}
+	knownFiles, err := g.files(ctx, knownTree)
+	if err != nil {
+		return "", err
+	}
+	// Where this host's homes held each message when it last synced.
+	homeAt := map[string]string{}
+	for p := range knownFiles {
+		if id := messageID(p); id != "" {
+			if a, ok := objectOf(p); ok && s.Store.MayChange(a) == nil {
+				homeAt[id] = p
+			}
+		}
+	}
+	graves, err := g.readTombstones(ctx, knownTree)
 	if err != nil {
 		return "", err
 	}
@@ -325,10 +386,21 @@ func (s *Syncer) adopt(ctx context.Context, g *git, rep *Report, known, upstream
 	var added []string // adds under this host's homes: new, or back from before
 	for _, p := range slices.Sorted(maps.Keys(d)) {
 		c := d[p]
+		if strings.HasPrefix(p, GoneDir+"/"+rep.Host+"/") {
+			// This host's tombstones: only it writes them.
+			keep = append(keep, change{path: p, status: 'M', mode: c.omode, omode: c.mode, blob: c.old, old: c.blob})
+			continue
+		}
 		if a, ok := objectOf(p); !ok || s.Store.MayChange(a) != nil {
 			continue
 		}
 		if c.status == 'A' {
+			if at, ok := homeAt[messageID(p)]; ok && at != p || graves.of(p) == rep.Host {
+				// A message this host's home moved (archived, restored,
+				// claimed) or deleted: the rewrite holds it from before.
+				keep = append(keep, change{path: p, status: 'D', mode: "000000", omode: c.mode, blob: zeroID, old: c.blob})
+				continue
+			}
 			added = append(added, p)
 			continue
 		}
@@ -357,6 +429,18 @@ func (s *Syncer) adopt(ctx context.Context, g *git, rep *Report, known, upstream
 	msg := fmt.Sprintf("the remote's branch %s was rewritten (%.12s, other files than %.12s); taken as meant, as asked: this host's changes since it last synced go on top, %d files it lost since %.12s go back, and %d files of its homes stay as it has them", rep.Branch, upstream, known, back, held, len(keep))
 	s.recovered(rep, msg)
 	return commit, nil
+}
+
+// putBackUnsent puts back on tree what this host sent to other homes
+// that no home has shown it holds and the tree lacks (see outbox), and
+// adds their number to back.
+func (s *Syncer) putBackUnsent(ctx context.Context, g *git, tree string, back int) (string, int, error) {
+	unsent, err := s.unsent(ctx, g, g.outbox, tree)
+	if err != nil || len(unsent) == 0 {
+		return tree, back, err
+	}
+	tree, err = g.buildTree(ctx, tree, unsent)
+	return tree, back + len(unsent), err
 }
 
 // maxHeldLook bounds how far back lastHeld looks.
@@ -428,35 +512,19 @@ func (g *git) lastHeld(ctx context.Context, known, up string) (string, error) {
 			where[id] = p
 		}
 	}
-	// One header per pair, in order (the pair, ended by a newline), then
-	// its changes, each ":omode nmode old new S\0path\0".
+	sets, err := parseRaw(raw, true)
+	if err != nil {
+		return "", err
+	}
+	if len(sets) != len(commits) {
+		return "", fmt.Errorf("gitsync: diff-tree --stdin gave %d diffs for %d pairs", len(sets), len(commits))
+	}
 	type entry struct{ path, old string }
 	changed := make([][]entry, len(commits))
-	at := -1
-	for len(raw) > 0 {
-		if raw[0] != ':' {
-			end := strings.IndexAny(raw, "\n\x00")
-			if end < 0 {
-				break
-			}
-			at++
-			raw = raw[end+1:]
-			continue
+	for i, set := range sets {
+		for _, c := range set {
+			changed[i] = append(changed[i], entry{c.path, c.old})
 		}
-		meta, rest, ok := strings.Cut(raw[1:], "\x00")
-		if !ok {
-			break
-		}
-		p, rest, ok := strings.Cut(rest, "\x00")
-		if !ok {
-			break
-		}
-		raw = rest
-		f := strings.Fields(meta)
-		if len(f) != 5 || at < 0 || at >= len(commits) {
-			return "", fmt.Errorf("gitsync: unexpected diff-tree output %q", meta)
-		}
-		changed[at] = append(changed[at], entry{p, f[2]})
 	}
 	for i, c := range commits {
 		removed := map[string]bool{}
@@ -494,11 +562,8 @@ func (g *git) files(ctx context.Context, tree string) (map[string]string, error)
 		return nil, err
 	}
 	files := map[string]string{}
-	for entry := range strings.SplitSeq(out, "\x00") {
-		meta, p, ok := strings.Cut(entry, "\t")
-		if f := strings.Fields(meta); ok && len(f) == 3 {
-			files[p] = f[2]
-		}
+	for _, e := range parseLsTree(out) {
+		files[e.path] = e.blob
 	}
 	return files, nil
 }

@@ -37,9 +37,20 @@ type plan struct {
 //   - anything else both changed, and any change this host made to files
 //     of an object homed elsewhere (by hand: mailfs refuses it), stops
 //     the sync before it changes anything, naming the paths.
-func (s *Syncer) settle(g *git, rep *Report, ours, theirs map[string]change) (*plan, error) {
+//
+// And a home never takes back a message it removed (graves: its
+// tombstones, see GoneDir): an add of one that arrives is undone on the
+// remote, unless it is the arrival half of a move into the object (the
+// same changes remove the id elsewhere: a release).
+func (s *Syncer) settle(g *git, rep *Report, ours, theirs map[string]change, graves tombstones) (*plan, error) {
 	tracking, host := rep.Remote+"/"+rep.Branch, rep.Host
 	p := &plan{}
+	movedOut := map[string]bool{} // ids the remote's changes remove somewhere
+	for path, tc := range theirs {
+		if tc.status == 'D' && isMessage(path) {
+			movedOut[messageID(path)] = true
+		}
+	}
 	var both, offHome []string
 	// The homes this host loses, first: its changes under them yield to
 	// the winner's, whichever path sorts first.
@@ -56,6 +67,10 @@ func (s *Syncer) settle(g *git, rep *Report, ours, theirs map[string]change) (*p
 		oc, mine := ours[path]
 		a, isObj := objectOf(path)
 		switch {
+		case !mine && tc.status == 'A' && graves.of(path) == host && !movedOut[messageID(path)]:
+			// A stale copy of what this host's home removed: undone.
+			p.ours = append(p.ours, change{path: path, status: 'D', mode: "000000", omode: tc.mode, blob: zeroID, old: tc.blob})
+			rep.Reverted = append(rep.Reverted, path)
 		case !mine:
 			p.apply = append(p.apply, tc)
 		case oc.same(tc):

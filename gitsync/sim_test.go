@@ -462,18 +462,21 @@ func TestTownOnThreeHosts(t *testing.T) {
 // dropped (every host's home records among them). remote is held for writing while the person acts, and for
 // reading by each sync, so that every sync meets a settled remote.
 type person struct {
-	t         *testing.T
-	remote    sync.RWMutex
-	bare      string
-	refused   map[string]string // host → what it must refuse, until the person acts
-	refusals  map[string]int    // refused syncs since
-	lastErr   map[string]error  // the last refusal, whose command the person runs
-	pending   string            // the force-push awaiting the person's act
-	done      []string          // what was done, for the log
-	kinds     []int             // the force-pushes to come: each kind once, in a random order, then any
-	nKinds    int               // how many kinds: 0 wound back, 1 squashed, 2 rewritten, 3 wound back and squashed (-sim.squashback)
-	syncs     int               // ordinary syncs since the last force-push was put right
-	recovered []string          // what the hosts' syncs said they recovered
+	t          *testing.T
+	remote     sync.RWMutex
+	bare       string
+	refused    map[string]string // host → what it must refuse, until the person acts
+	refusals   map[string]int    // refused syncs since
+	lastErr    map[string]error  // the last refusal, whose command the person runs
+	pending    string            // the force-push awaiting the person's act
+	done       []string          // what was done, for the log
+	kinds      []int             // the force-pushes to come: each kind once, in a random order, then any
+	nKinds     int               // how many kinds: 0 wound back, 1 squashed, 2 rewritten, 3 wound back and squashed (-sim.squashback)
+	syncs      int               // ordinary syncs since the last force-push was put right
+	recovered  []string          // what the hosts' syncs said they recovered
+	squashed   string            // the last squash commit the person made
+	putOver    bool              // a host's copy was put back over the pending squash
+	squashHead bool              // the pending squash was of the remote's head (not wound back first)
 }
 
 // did notes what the person did.
@@ -536,6 +539,35 @@ func (p *person) act(tw *town, mu *sync.Mutex, rng *rand.Rand, last bool) {
 				git(tw.hosts["alpha"].store.Dir(), nil, "push", "--force", tw.remote, "refs/remotes/origin/main:refs/heads/main")
 			}
 		case "squashed":
+			// Half the time the person first runs the other command a
+			// refusal names — the force-push of that host's own copy —
+			// after other hosts took the squash and built on it; they
+			// then refuse, naming --adopt, which the person runs next.
+			if !last && !p.putOver && p.squashHead && rng.IntN(2) == 0 {
+				for _, h := range slices.Sorted(maps.Keys(p.lastErr)) {
+					cmd := regexp.MustCompile(`git -C (\S+) (push --force \S+ \S+:refs/heads/main)\.`).FindStringSubmatch(p.lastErr[h].Error())
+					if cmd == nil {
+						continue
+					}
+					git(cmd[1], nil, strings.Fields(cmd[2])...)
+					p.putOver = true
+					clear(p.refused)
+					for name, other := range tw.hosts {
+						took := exec.Command("git", "merge-base", "--is-ancestor", p.squashed, "refs/remotes/origin/main")
+						took.Dir = other.store.Dir()
+						if name != h && took.Run() == nil {
+							p.refused[name] = "it took a squash that a host then put back over"
+						}
+					}
+					clear(p.refusals)
+					clear(p.lastErr)
+					p.did("put back from " + h + " over the squash")
+					if len(p.refused) == 0 {
+						p.syncs = 0
+					}
+					return
+				}
+			}
 			for _, h := range slices.Sorted(maps.Keys(p.refused)) {
 				if err := p.lastErr[h]; err != nil && !strings.Contains(err.Error(), "mailfs sync --adopt") {
 					t.Errorf("%s's refusal does not name mailfs sync --adopt: %v", h, err)
@@ -557,6 +589,7 @@ func (p *person) act(tw *town, mu *sync.Mutex, rng *rand.Rand, last bool) {
 		clear(p.refusals)
 		clear(p.lastErr)
 		p.syncs = 0
+		p.putOver = false
 		return
 	}
 	// A force-push after every few ordinary syncs of the town.
@@ -594,6 +627,7 @@ func (p *person) act(tw *town, mu *sync.Mutex, rng *rand.Rand, last bool) {
 		}
 		squashed := git(p.bare, id, "commit-tree", tree, "-m", "squashed")
 		git(p.bare, nil, "update-ref", "refs/heads/main", squashed)
+		p.squashed, p.squashHead, p.putOver = squashed, kind == 1, false
 		for name, h := range tw.hosts {
 			if known := git(h.store.Dir(), nil, "rev-parse", "refs/remotes/origin/main^{tree}"); known != tree {
 				p.refused[name] = "squashed while it was behind"

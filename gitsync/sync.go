@@ -166,6 +166,9 @@ func (s *Syncer) Sync(ctx context.Context) (*Report, error) {
 	if err := s.recoverLeftovers(ctx, g, rep); err != nil {
 		return rep, err
 	}
+	if g.outbox, err = readOutbox(g); err != nil {
+		return rep, err
+	}
 
 	served := false
 	for rep.Tries = 1; rep.Tries <= maxTries; rep.Tries++ {
@@ -342,6 +345,10 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 		return false, err
 	}
 
+	// What the other hosts' homes now hold of this host's sends to them.
+	if err := s.acked(ctx, g, g.outbox, upstream); err != nil {
+		return false, err
+	}
 	// theirs is the commit to build on; base, the tree both this host's
 	// working tree and theirs descend from.
 	theirs, base, err := s.lineage(ctx, g, rep, known, upstream, head, empty)
@@ -392,20 +399,66 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 		return false, err
 	}
 
+	// A first sync of a root that already held mail, with no history in
+	// common with the remote: the homes' word, not the copy's, for their
+	// objects (see staleCopies).
+	var staleApply []change
+	if base == empty && theirTree != empty && len(ours) > 0 {
+		graves, err := g.readTombstones(ctx, theirTree)
+		if err != nil {
+			return false, err
+		}
+		mine := func(a maildir.Address) bool { return s.Store.MayChange(a) == nil }
+		if stale := staleCopies(ours, their, graves, mine); len(stale) > 0 {
+			ours = maps.Clone(ours) // the diff is shared: never modified
+			staleApply = dropStale(stale, ours, their)
+			rep.Reverted = append(rep.Reverted, stale...)
+			s.recovered(rep, fmt.Sprintf("this root held mail before its first sync, and shares no history with the remote: %d of its files are older copies of messages their homes have since removed, moved or changed; they are left as the remote has them, not pushed", len(stale)))
+		}
+	}
+
+	// This host's tombstones, where an add of a message under its homes
+	// arrives: it may be a stale copy of one it removed.
+	var graves tombstones
+	for p, c := range their {
+		if c.status != 'A' || !isMessage(p) {
+			continue
+		}
+		if a, ok := objectOf(p); ok && s.Store.MayChange(a) == nil {
+			if graves, err = g.readTombstones(ctx, snapshot); err != nil {
+				return false, err
+			}
+			break
+		}
+	}
+
 	// Decide everything before acting: a sync that stops changes nothing.
-	plan, err := s.settle(g, rep, ours, their)
+	plan, err := s.settle(g, rep, ours, their, graves)
 	if err != nil {
 		return false, err
 	}
+	plan.apply = append(plan.apply, staleApply...)
 	if err := s.act(ctx, g, plan, rep); err != nil {
 		return false, err
 	}
+	// The tombstones of what this host's homes removed, and of what
+	// came back to them (see GoneDir).
+	bury, raise := buried(func(a maildir.Address) bool { return s.Store.MayChange(a) == nil }, plan.ours, plan.apply)
+	tombs, err := s.writeTombstones(ctx, g, rep.Host, bury, raise)
+	if err != nil {
+		return false, err
+	}
+	plan.ours = append(plan.ours, tombs...)
 
 	// The merged tree: theirs with this host's changes on top.
 	merged := theirTree
 	switch {
-	case len(their) == 0:
+	case len(their) == 0 && len(tombs) == 0:
 		merged = snapshot // nothing arrived: the snapshot is the merge
+	case len(their) == 0:
+		if merged, err = g.buildTree(ctx, snapshot, tombs); err != nil {
+			return false, err
+		}
 	case len(plan.ours) > 0:
 		if merged, err = g.buildTree(ctx, theirTree, plan.ours); err != nil {
 			return false, err
@@ -460,6 +513,11 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 
 	if mine == "" || mine == upstream {
 		rep.Pushed = mine != ""
+		if mine != "" {
+			if err := s.pushed(g, plan.ours, mine); err != nil {
+				return false, err
+			}
+		}
 		return true, nil
 	}
 	s.step("pushing to %s %s", remote, branch)
@@ -479,6 +537,9 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 		}
 	}
 	rep.Pushed = true
+	if err := s.pushed(g, plan.ours, mine); err != nil {
+		return false, err
+	}
 	// Pack what this sync added while it is here, as git commit would:
 	// commit-tree does not, and the next fetch would pay for it instead.
 	if g.needsGC() {
@@ -487,6 +548,13 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// pushed records what the remote now has of this host's changes, ours,
+// in commit mine: its sends to other homes, kept until those homes have
+// them (see outbox).
+func (s *Syncer) pushed(g *git, ours []change, mine string) error {
+	return s.sent(g, g.outbox, ours, mine)
 }
 
 // addAll stages the whole tree. git stops when a file goes away while

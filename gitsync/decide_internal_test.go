@@ -1,0 +1,117 @@
+package gitsync
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/mailfs/mailfs/maildir"
+)
+
+func add(p, blob string) change {
+	return change{path: p, status: 'A', mode: "100644", omode: "000000", blob: blob, old: zeroID}
+}
+
+func del(p, old string) change {
+	return change{path: p, status: 'D', mode: "000000", omode: "100644", blob: zeroID, old: old}
+}
+
+func byPath(cs ...change) map[string]change {
+	m := map[string]change{}
+	for _, c := range cs {
+		m[c.path] = c
+	}
+	return m
+}
+
+// What a sync's changes do to this host's tombstones: a message of its
+// homes removed for good, or moved out of its object, is buried; one
+// moved within its object (archived, restored) is not; one that comes
+// back to its object (a release, a local restore) is raised.
+func TestBuried(t *testing.T) {
+	mine := func(a maildir.Address) bool { return a.Name == "mayor" || a.Name == "work" }
+	const (
+		inbox   = "state/mail/mayor/m1.json"
+		archive = "state/mail/mayor/archive/m1.json"
+		queued  = "state/queue/work/q1.json"
+		claimed = "state/mail/nux/q1.json"
+		theirs  = "state/mail/nux/n1.json"
+	)
+	for _, tc := range []struct {
+		name        string
+		ours, apply []change
+		bury, raise []string
+	}{
+		{"deleted", []change{del(inbox, "b")}, nil, []string{inbox}, nil},
+		{"archived: moved within", []change{del(inbox, "b"), add(archive, "b")}, nil, nil, []string{archive}},
+		{"claimed out of the queue", []change{del(queued, "b"), add(claimed, "c")}, nil, []string{queued}, nil},
+		{"released back into the queue", nil, []change{add(queued, "b")}, nil, []string{queued}},
+		{"another home's file deleted", []change{del(theirs, "b")}, nil, nil, nil},
+		{"a send to another home", []change{add(theirs, "b")}, nil, nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bury, raise := buried(mine, tc.ours, tc.apply)
+			if !slices.Equal(bury, tc.bury) || !slices.Equal(raise, tc.raise) {
+				t.Fatalf("bury %v raise %v, want %v %v", bury, raise, tc.bury, tc.raise)
+			}
+		})
+	}
+}
+
+// A first sync with no history in common: which of the copy's files are
+// stale copies of other homes' messages.
+func TestStaleCopies(t *testing.T) {
+	mine := func(a maildir.Address) bool { return a.Name == "witness" }
+	const (
+		m1     = "state/mail/mayor/m1.json"
+		m1arch = "state/mail/mayor/archive/m1.json"
+		q1     = "state/queue/work/q1.json"
+		q1nux  = "state/mail/nux/q1.json"
+		own    = "state/mail/mayor/fresh.json"
+		wit    = "state/mail/witness/w1.json"
+		rec    = "state/homes/agent/witness.json"
+	)
+	for _, tc := range []struct {
+		name        string
+		ours, their []change
+		graves      tombstones
+		want        []string
+	}{
+		{"deleted by its home since", []change{add(m1, "b")}, nil, tombstones{graveOf(m1): "alpha"}, []string{m1}},
+		{"archived by its home since", []change{add(m1, "b")}, []change{add(m1arch, "b")}, nil, []string{m1}},
+		{"read since: another version", []change{add(m1, "b")}, []change{add(m1, "c")}, nil, []string{m1}},
+		{"claimed elsewhere", []change{add(q1nux, "b")}, []change{add(q1, "b")}, nil, []string{q1nux}},
+		{"the copy's own send", []change{add(own, "b")}, nil, nil, nil},
+		{"the same file", []change{add(m1, "b")}, []change{add(m1, "b")}, nil, nil},
+		{"its own home's file stands", []change{add(wit, "b"), add(rec, "r")}, []change{add(wit, "c"), add(rec, "r")}, nil, nil},
+		{"a home it lost: the winner's", []change{add(wit, "b"), add(rec, "r")}, []change{add(wit, "c"), add(rec, "other")}, nil, []string{wit}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := staleCopies(byPath(tc.ours...), byPath(tc.their...), tc.graves, mine)
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("stale %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// One reader for git's -z outputs: a diff, a --stdin stream of diffs with
+// their headers (one set per header, empty ones too), and ls-tree.
+func TestParsers(t *testing.T) {
+	one := ":100644 100644 aaa bbb M\x00state/a.json\x00:000000 100644 000 ccc A\x00state/b c.json\x00"
+	sets, err := parseRaw(one, false)
+	if err != nil || len(sets) != 1 || len(sets[0]) != 2 || sets[0][1].path != "state/b c.json" || sets[0][1].status != 'A' || sets[0][0].old != "aaa" {
+		t.Fatalf("one diff: %v %v", sets, err)
+	}
+	stream := "t1 t2\n" + one + "t2 t3\n" + "t3 t4\n:100644 000000 ddd 000 D\x00state/d.json\x00"
+	sets, err = parseRaw(stream, true)
+	if err != nil || len(sets) != 3 || len(sets[0]) != 2 || len(sets[1]) != 0 || sets[2][0].status != 'D' {
+		t.Fatalf("stream: %v %v", sets, err)
+	}
+	if _, err := parseRaw(":100644 bbb M\x00x\x00", false); err == nil {
+		t.Fatal("a short line parsed")
+	}
+	es := parseLsTree("100644 blob aaa\tstate/a b.json\x00040000 tree ttt\tstate/d\x00")
+	if len(es) != 2 || es[0].path != "state/a b.json" || es[0].blob != "aaa" || es[1].typ != "tree" {
+		t.Fatalf("ls-tree: %+v", es)
+	}
+}

@@ -1,0 +1,223 @@
+package gitsync
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mailfs/mailfs/maildir"
+)
+
+// GoneDir holds the homes' tombstones: state/gone/<host>/<day>.txt, one
+// path a line, sorted, each a message file that left an object homed on
+// <host> on that UTC day (deleted, or moved out of it: a queue item
+// claimed) and has not come back. Only <host>'s syncs write its folder.
+const GoneDir = "state/gone"
+
+// GoneFor is how long a home's tombstone stands. Within it no merge, no
+// put-back of a rewritten remote and no older copy's first sync brings
+// the message back; past it, a host that was offline longer than that
+// and still holds the message can (docs/machines.md).
+const GoneFor = 90 * 24 * time.Hour
+
+// Why tombstones: git history says what a home deleted only while it
+// lasts, and a person's force-push (a squash) cuts it; a copy of the town
+// made before a delete shares no history at all. A home never takes back
+// what it removed, except as the arrival half of a move into the object
+// (a release puts a claimed item back into its queue): the tombstone,
+// committed in the tree itself, says so to every host, whatever happened
+// to history.
+
+// tombstones is the set of messages some home has tombstoned: by the
+// object and id of each path buried (see graveOf), the host that did. A
+// message is buried in its object, whichever folder of it (the mailbox,
+// its archive) it was last in.
+type tombstones map[string]string
+
+// graveOf returns the key a tombstone of message path p has: its object
+// and its id ("" for a path that is no message).
+func graveOf(p string) string {
+	a, ok := objectOf(p)
+	if !ok || !isMessage(p) {
+		return ""
+	}
+	return a.String() + "\x00" + messageID(p)
+}
+
+// of returns the host that buried message path p's id in its object, or "".
+func (ts tombstones) of(p string) string {
+	if k := graveOf(p); k != "" {
+		return ts[k]
+	}
+	return ""
+}
+
+// readTombstones reads every tombstone in tree: one ls-tree, one
+// cat-file for the day files.
+func (g *git) readTombstones(ctx context.Context, tree string) (tombstones, error) {
+	out := tombstones{}
+	if tree == "" {
+		return out, nil
+	}
+	list, err := g.run(ctx, "ls-tree", "-r", "-z", "--full-tree", tree, "--", GoneDir)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	var hosts []string
+	for _, e := range parseLsTree(list) {
+		parts := strings.Split(e.path, "/")
+		if len(parts) != 4 || !strings.HasSuffix(parts[3], ".txt") {
+			continue
+		}
+		ids = append(ids, e.blob)
+		hosts = append(hosts, parts[2])
+	}
+	i := 0
+	err = g.blobs(ctx, ids, func(_ string, data []byte) error {
+		for l := range strings.Lines(string(data)) {
+			if k := graveOf(strings.TrimSpace(l)); k != "" {
+				out[k] = hosts[i]
+			}
+		}
+		i++
+		return nil
+	})
+	return out, err
+}
+
+// buried decides what this sync's changes do to this host's tombstones:
+// the message files of its homes that ours removes and whose id it does
+// not add again within the same object (a delete, or a move out of it:
+// a claim) are buried; those of its homes that come back, by ours or as
+// the arrival half of a move in that apply brings (a release), are raised.
+// It is pure: see writeTombstones for the act.
+func buried(mine func(maildir.Address) bool, ours, apply []change) (bury, raise []string) {
+	type key struct {
+		obj maildir.Address
+		id  string
+	}
+	readded := map[key]bool{}
+	for _, c := range ours {
+		if c.status != 'D' && isMessage(c.path) {
+			if a, ok := objectOf(c.path); ok {
+				readded[key{a, messageID(c.path)}] = true
+			}
+		}
+	}
+	for _, c := range ours {
+		if !isMessage(c.path) {
+			continue
+		}
+		a, ok := objectOf(c.path)
+		if !ok || !mine(a) {
+			continue
+		}
+		switch {
+		case c.status == 'D' && !readded[key{a, messageID(c.path)}]:
+			bury = append(bury, c.path)
+		case c.status == 'A':
+			raise = append(raise, c.path)
+		}
+	}
+	for _, c := range apply {
+		if c.status == 'A' && isMessage(c.path) {
+			if a, ok := objectOf(c.path); ok && mine(a) {
+				raise = append(raise, c.path)
+			}
+		}
+	}
+	return bury, raise
+}
+
+// writeTombstones buries and raises paths in this host's day files in the
+// working tree, forgets the days older than GoneFor, and returns the
+// changes to commit. It reads only this host's own folder.
+func (s *Syncer) writeTombstones(ctx context.Context, g *git, host string, bury, raise []string) ([]change, error) {
+	dir := GoneDir + "/" + host
+	today := s.now().UTC().Format(time.DateOnly)
+	d, done, err := s.folder(dir, len(bury) > 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // nothing buried here yet: nothing to raise
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	days := map[string][]string{}
+	err = d.Each(func(e fs.DirEntry) {
+		day, ok := strings.CutSuffix(e.Name(), ".txt")
+		if !ok || !e.Type().IsRegular() {
+			return
+		}
+		data, _, err := d.ReadFile(e.Name(), 64<<20)
+		if err != nil {
+			return
+		}
+		for l := range strings.Lines(string(data)) {
+			if p := strings.TrimSpace(l); p != "" {
+				days[day] = append(days[day], p)
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	changed := map[string]bool{}
+	if len(raise) > 0 {
+		up := map[string]bool{}
+		for _, p := range raise {
+			up[graveOf(p)] = true
+		}
+		for day, ps := range days {
+			kept := slices.DeleteFunc(slices.Clone(ps), func(p string) bool { return up[graveOf(p)] })
+			if len(kept) != len(ps) {
+				days[day] = kept
+				changed[day] = true
+			}
+		}
+	}
+	for day := range days {
+		if t, err := time.Parse(time.DateOnly, day); err == nil && s.now().Sub(t) > GoneFor+24*time.Hour {
+			days[day] = nil
+			changed[day] = true
+		}
+	}
+	if len(bury) > 0 {
+		days[today] = append(days[today], bury...)
+		changed[today] = true
+	}
+	var out []change
+	for _, day := range slices.Sorted(maps.Keys(changed)) {
+		name := day + ".txt"
+		p := path.Join(dir, name)
+		ps := slices.Compact(slices.Sorted(slices.Values(days[day])))
+		if len(ps) == 0 {
+			if err := d.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, err
+			}
+			out = append(out, change{path: p, status: 'D', mode: "000000", blob: zeroID})
+			continue
+		}
+		data := strings.Join(ps, "\n") + "\n"
+		if err := d.Replace(name, []byte(data)); err != nil {
+			return nil, err
+		}
+		blob, err := g.runIn(ctx, strings.NewReader(data), nil, "hash-object", "-w", "--stdin")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, change{path: p, status: 'M', mode: "100644", blob: strings.TrimSpace(blob)})
+	}
+	if len(out) > 0 {
+		if err := d.Sync(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

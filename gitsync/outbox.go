@@ -1,0 +1,179 @@
+package gitsync
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/mailfs/mailfs/maildir"
+)
+
+// outboxFile keeps, in .git (never committed, never pushed), the messages
+// this host sent to objects homed on other hosts that no home has yet
+// shown it holds.
+const outboxFile = "mailfs-outbox.json"
+
+// An outbox is what this host sent to other hosts' homes and must not
+// lose before their homes have it.
+//
+// A send to another host's mailbox or queue is an add this host commits
+// and pushes; until that home syncs on top of it, this host's history and
+// the remote's are the only copies. A person's force-push can drop it
+// from the remote, and a rewrite adopted here (mailfs sync --adopt) would
+// then drop it from this host too: gone everywhere but a reflog. So every
+// such add stays in the outbox, with the commit that last pushed it,
+// until a commit made by its home's sync descends from that commit: the
+// home built on it, so its working tree holds the message (a sync lands
+// what arrived before it pushes), and from then on the home answers for
+// it. A sync that builds on a rewrite (adopt, or a put-back) puts back
+// every entry the rewrite lacks, unless the message is elsewhere in it
+// (its home moved it on: archived it, handed it to a claimant).
+type outbox struct {
+	Commit  string        `json:"commit"` // the last commit this host pushed that held them
+	Entries []outboxEntry `json:"entries"`
+}
+
+type outboxEntry struct {
+	Path string `json:"path"`
+	Blob string `json:"blob"`
+	Home string `json:"home"`
+}
+
+func readOutbox(g *git) (*outbox, error) {
+	data, err := os.ReadFile(filepath.Join(g.dir, ".git", outboxFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return &outbox{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	o := &outbox{}
+	if err := json.Unmarshal(data, o); err != nil {
+		return nil, fmt.Errorf("gitsync: .git/%s: %w", outboxFile, err)
+	}
+	return o, nil
+}
+
+func writeOutbox(g *git, o *outbox) error {
+	d, done, err := journalDir(g)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if len(o.Entries) == 0 {
+		if err := d.Remove(outboxFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return d.Sync()
+	}
+	data, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	return d.Replace(outboxFile, append(data, '\n'))
+}
+
+// homeOf returns the host an object's home record names, or "" when it
+// is this host's (or nobody's: then any host may change it).
+func (s *Syncer) homeOf(a maildir.Address) string {
+	var nh *maildir.NotHomeError
+	if err := s.Store.MayChange(a); errors.As(err, &nh) {
+		return nh.Home
+	}
+	return ""
+}
+
+// sent adds to the outbox this host's message adds to other hosts' homes
+// that commit mine pushes, and moves every entry still pending to mine.
+func (s *Syncer) sent(g *git, o *outbox, ours []change, mine string) error {
+	have := map[string]bool{}
+	for _, e := range o.Entries {
+		have[e.Path] = true
+	}
+	changed := false
+	for _, c := range ours {
+		if c.status != 'A' || !isMessage(c.path) || have[c.path] {
+			continue
+		}
+		a, ok := objectOf(c.path)
+		if !ok {
+			continue
+		}
+		if home := s.homeOf(a); home != "" {
+			o.Entries = append(o.Entries, outboxEntry{Path: c.path, Blob: c.blob, Home: home})
+			changed = true
+		}
+	}
+	if len(o.Entries) == 0 || !changed && o.Commit == mine {
+		return nil
+	}
+	o.Commit = mine
+	return writeOutbox(g, o)
+}
+
+// acked drops from the outbox what the homes have: the entries whose home
+// made a commit that descends from the one that pushed them, within
+// theirs's history. One git exec, only while entries are pending.
+func (s *Syncer) acked(ctx context.Context, g *git, o *outbox, theirs string) error {
+	if len(o.Entries) == 0 || o.Commit == "" || theirs == "" || theirs == o.Commit {
+		return nil
+	}
+	out, err := g.run(ctx, "log", "--ancestry-path", "--format=%s", o.Commit+".."+theirs)
+	var ge *GitError
+	if errors.As(err, &ge) {
+		return nil // the commit is not here (pruned, or a new clone): keep them
+	}
+	if err != nil {
+		return err
+	}
+	synced := map[string]bool{}
+	for l := range strings.Lines(out) {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), syncSubject); ok {
+			host, _, _ := strings.Cut(rest, ":")
+			synced[host] = true
+		}
+	}
+	n := len(o.Entries)
+	o.Entries = slices.DeleteFunc(o.Entries, func(e outboxEntry) bool { return synced[e.Home] })
+	if len(o.Entries) == n {
+		return nil
+	}
+	return writeOutbox(g, o)
+}
+
+// unsent returns the changes that put back on tree up the outbox entries
+// it lacks, unless the message is elsewhere in it (its home moved it on)
+// or its home tombstoned it there (removed it: see GoneDir).
+func (s *Syncer) unsent(ctx context.Context, g *git, o *outbox, up string) ([]change, error) {
+	if len(o.Entries) == 0 {
+		return nil, nil
+	}
+	files, err := g.files(ctx, up)
+	if err != nil {
+		return nil, err
+	}
+	graves, err := g.readTombstones(ctx, up)
+	if err != nil {
+		return nil, err
+	}
+	where := map[string]bool{}
+	for p := range files {
+		if id := messageID(p); id != "" {
+			where[id] = true
+		}
+	}
+	var back []change
+	for _, e := range o.Entries {
+		if _, ok := files[e.Path]; ok || where[messageID(e.Path)] || graves.of(e.Path) != "" {
+			continue // there, moved on by its home, or removed by it
+		}
+		back = append(back, change{path: e.Path, status: 'A', mode: "100644", omode: "000000", blob: e.Blob, old: zeroID})
+	}
+	return back, nil
+}
