@@ -1,7 +1,12 @@
 package gitsync
 
 import (
+	"context"
+	"fmt"
+	"maps"
+	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mailfs/mailfs/maildir"
@@ -113,5 +118,60 @@ func TestParsers(t *testing.T) {
 	es := parseLsTree("100644 blob aaa\tstate/a b.json\x00040000 tree ttt\tstate/d\x00")
 	if len(es) != 2 || es[0].path != "state/a b.json" || es[0].blob != "aaa" || es[1].typ != "tree" {
 		t.Fatalf("ls-tree: %+v", es)
+	}
+}
+
+// The base of two commits with several merge bases (criss-crossed
+// merges, which put-backs make) is a virtual one: the bases merged over
+// their own base, as git's recursive merge builds it. Any one base alone
+// is wrong for some path: here each base lacks a file the other added,
+// which would look added (or deleted) on a side that never touched it.
+func TestBaseOfCrissCrossIsVirtual(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("skipping: the git command is not installed (apt install git)")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	g := &git{dir: dir, bin: "git", env: environ("test", false)}
+	if _, err := g.run(ctx, "init", "-q"); err != nil {
+		t.Fatal(err)
+	}
+	blob := func(s string) string {
+		out, err := g.runIn(ctx, strings.NewReader(s), nil, "hash-object", "-w", "--stdin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(out)
+	}
+	tree := func(files ...string) string {
+		var in strings.Builder
+		for _, f := range files {
+			fmt.Fprintf(&in, "100644 blob %s\t%s\n", blob(f), f)
+		}
+		out, err := g.runIn(ctx, strings.NewReader(in.String()), nil, "mktree")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(out)
+	}
+	commit := func(tr string, parents ...string) string {
+		c, err := g.commitTree(ctx, tr, "c", parents...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	root := commit(tree("a"))
+	b1 := commit(tree("a", "p"), root)
+	b2 := commit(tree("a", "q"), root)
+	x := commit(tree("a", "p", "q", "x"), b1, b2)
+	y := commit(tree("a", "p", "q", "y"), b2, b1)
+	got, c, err := g.base(ctx, x, y)
+	if err != nil || c == "" {
+		t.Fatalf("base: %v %q", err, c)
+	}
+	if want := tree("a", "p", "q"); got != want {
+		files, _ := g.files(ctx, got)
+		t.Fatalf("base tree holds %v, want a, p and q: the bases merged, not one of them", slices.Sorted(maps.Keys(files)))
 	}
 }

@@ -149,8 +149,9 @@ func (s *Syncer) acked(ctx context.Context, g *git, o *outbox, theirs string) er
 
 // unsent returns the changes that put back on tree up the outbox entries
 // it lacks, unless the message is elsewhere in it (its home moved it on)
-// or its home tombstoned it there (removed it: see GoneDir).
-func (s *Syncer) unsent(ctx context.Context, g *git, o *outbox, up string) ([]change, error) {
+// or its home tombstoned it there (removed it: see GoneDir), in up or in
+// known, the tree this host last synced.
+func (s *Syncer) unsent(ctx context.Context, g *git, o *outbox, known, up string) ([]change, error) {
 	if len(o.Entries) == 0 {
 		return nil, nil
 	}
@@ -158,13 +159,24 @@ func (s *Syncer) unsent(ctx context.Context, g *git, o *outbox, up string) ([]ch
 	if err != nil {
 		return nil, err
 	}
+	// The tombstones up has, and those this host last saw (known): a
+	// rewrite from before a home buried a message lacks its tombstone.
 	graves, err := g.readTombstones(ctx, up)
 	if err != nil {
 		return nil, err
 	}
+	seen, err := g.readTombstones(ctx, known)
+	if err != nil {
+		return nil, err
+	}
+	for k, h := range seen {
+		graves[k] = h
+	}
+	// Where each message is, as its home has it: not where its home
+	// buried it (a queue it was claimed out of, in a rewrite from before).
 	where := map[string]bool{}
 	for p := range files {
-		if id := messageID(p); id != "" {
+		if id := messageID(p); id != "" && graves.of(p) == "" {
 			where[id] = true
 		}
 	}

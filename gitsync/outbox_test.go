@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mailfs/mailfs/gitsync"
+	"github.com/mailfs/mailfs/maildir"
 )
 
 // The put-back a refusal names, after another host took the rewrite: a
@@ -56,4 +57,90 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// Put-backs never undo what a home did since: a message its home
+// archived after another host last saw it in the inbox is not put back
+// in the inbox by that host's --adopt of a remote wound back and
+// squashed (lost's "moved on" rule: without it the message is in two
+// places).
+func TestAdoptDoesNotPutBackWhatTheHomeMovedOn(t *testing.T) {
+	t.Parallel()
+	tw, a, b := twoHosts(t)
+	r1 := strings.TrimSpace(gitRun(t, tw.remote, "rev-parse", "main"))
+	ms, err := b.store.Send(&maildir.Message{From: "witness", To: "mayor", Subject: "to be archived"})
+	must(t, err)
+	id := ms[0].ID
+	b.syncOK(t)
+	a.syncOK(t)
+	sendBefore(t, b, "witness", 1) // what alpha never sees before the squash
+	b.syncOK(t)
+	tw.squash(t, r1) // wound back past the send, and squashed there
+	if _, err := a.sync.Sync(context.Background()); !errors.Is(err, gitsync.ErrRewritten) {
+		t.Fatalf("alpha's sync = %v, want refused", err)
+	}
+	a.adoptOK(t)
+	if errs, err := a.store.Archive(agent("mayor"), []string{id}); errors.Join(append(errs, err)...) != nil {
+		t.Fatal(errs, err)
+	}
+	a.syncOK(t)
+	if _, err := b.sync.Sync(context.Background()); !errors.Is(err, gitsync.ErrRewritten) {
+		t.Fatalf("beta's sync = %v, want refused", err)
+	}
+	b.adoptOK(t)
+	for range 2 {
+		a.syncOK(t)
+		b.syncOK(t)
+	}
+	for _, h := range []*host{a, b} {
+		if got := placesOf(t, h, id); len(got) != 1 || !strings.Contains(got[0], "/archive/") {
+			t.Errorf("%s: the message is at %v, want only in mayor's archive", h.name, got)
+		}
+	}
+}
+
+// The same put-back over a squash, when what alpha did before it was to
+// claim a queue item of its own queue for an agent homed on beta (a move
+// out of alpha's queue into beta's mailbox): the item ends in exactly
+// one place, witness's mailbox, never lost and never back in the queue.
+func TestAPutBackOverASquashKeepsAClaimForAnotherHost(t *testing.T) {
+	t.Parallel()
+	tw, a, b := twoHosts(t)
+	work := maildir.Address{Kind: maildir.KindQueue, Name: "work"}
+	must(t, a.store.CreateQueue("work"))
+	must(t, a.store.ClaimHome(work))
+	a.syncOK(t)
+	b.syncOK(t)
+	ms, err := b.store.Send(&maildir.Message{From: "witness", To: "queue:work", Subject: "job"})
+	must(t, err)
+	id := ms[0].ID
+	b.syncOK(t)
+	a.syncOK(t)
+	if m, err := a.store.Claim(work, agent("witness")); err != nil || m.ID != id {
+		t.Fatalf("claim: %v %v", m, err)
+	}
+	a.syncOK(t) // beta is behind: it never sees the claim before the squash
+	tw.squash(t, "main")
+	a.syncOK(t)
+	sendBefore(t, a, "mayor", 1)
+	a.syncOK(t)
+	_, err = b.sync.Sync(context.Background())
+	put := regexp.MustCompile(`git -C (\S+) (push --force \S+ \S+:refs/heads/main)\.`).FindStringSubmatch(errString(err))
+	if put == nil {
+		t.Fatalf("beta's sync = %v; want it refused, naming the force-push", err)
+	}
+	gitRun(t, put[1], strings.Fields(put[2])...)
+	if _, err := a.sync.Sync(context.Background()); !errors.Is(err, gitsync.ErrRewritten) {
+		t.Fatalf("alpha's sync = %v, want refused", err)
+	}
+	a.adoptOK(t)
+	for range 2 {
+		b.syncOK(t)
+		a.syncOK(t)
+	}
+	for _, h := range []*host{a, b} {
+		if got := placesOf(t, h, id); len(got) != 1 || got[0] != "state/mail/witness/"+id+".json" {
+			t.Errorf("%s: the claimed item is at %v, want only in witness's mailbox", h.name, got)
+		}
+	}
 }

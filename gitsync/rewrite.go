@@ -302,7 +302,7 @@ func (s *Syncer) putBack(ctx context.Context, g *git, rep *Report, known, upstre
 	if err != nil {
 		return "", err
 	}
-	if tree, back, err = s.putBackUnsent(ctx, g, tree, back); err != nil {
+	if tree, back, err = s.putBackUnsent(ctx, g, knownTree, tree, back); err != nil {
 		return "", err
 	}
 	commit, err := g.commitTree(ctx, tree, fmt.Sprintf(syncSubject+"%s: put back %d files the remote lost when it was wound back to %.12s", rep.Host, back, fork), upstream, known)
@@ -358,7 +358,7 @@ func (s *Syncer) adopt(ctx context.Context, g *git, rep *Report, known, upstream
 			return "", err
 		}
 	}
-	if tree, back, err = s.putBackUnsent(ctx, g, tree, back); err != nil {
+	if tree, back, err = s.putBackUnsent(ctx, g, knownTree, tree, back); err != nil {
 		return "", err
 	}
 	d, err := g.diff(ctx, knownTree, tree)
@@ -433,9 +433,9 @@ func (s *Syncer) adopt(ctx context.Context, g *git, rep *Report, known, upstream
 
 // putBackUnsent puts back on tree what this host sent to other homes
 // that no home has shown it holds and the tree lacks (see outbox), and
-// adds their number to back.
-func (s *Syncer) putBackUnsent(ctx context.Context, g *git, tree string, back int) (string, int, error) {
-	unsent, err := s.unsent(ctx, g, g.outbox, tree)
+// adds their number to back. known is the tree this host last synced.
+func (s *Syncer) putBackUnsent(ctx context.Context, g *git, known, tree string, back int) (string, int, error) {
+	unsent, err := s.unsent(ctx, g, g.outbox, known, tree)
 	if err != nil || len(unsent) == 0 {
 		return tree, back, err
 	}
