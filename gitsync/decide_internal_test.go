@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"os/exec"
+	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -173,5 +175,70 @@ func TestBaseOfCrissCrossIsVirtual(t *testing.T) {
 	if want := tree("a", "p", "q"); got != want {
 		files, _ := g.files(ctx, got)
 		t.Fatalf("base tree holds %v, want a, p and q: the bases merged, not one of them", slices.Sorted(maps.Keys(files)))
+	}
+}
+
+// lastHeld finds the newest commit of this host's line whose changes a
+// rewritten tree holds, when that tree is no commit's tree (a person's
+// squash that also dropped or added files): more of the paths a commit
+// changed show it than show the tree before it. A message its home moved
+// on since (archived) shows the commit; one nowhere shows neither.
+func TestLastHeldWhenTheRewriteIsNoCommitsTree(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("skipping: the git command is not installed (apt install git)")
+	}
+	ctx := context.Background()
+	g := &git{dir: t.TempDir(), bin: "git", env: environ("test", false)}
+	if _, err := g.run(ctx, "init", "-q"); err != nil {
+		t.Fatal(err)
+	}
+	// tree makes a tree of files (nested folders: through an index),
+	// each holding its base name.
+	tree := func(files ...string) string {
+		env := []string{"GIT_INDEX_FILE=" + filepath.Join(t.TempDir(), "index")}
+		var info strings.Builder
+		for _, f := range files {
+			out, err := g.runIn(ctx, strings.NewReader(path.Base(f)), nil, "hash-object", "-w", "--stdin")
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&info, "100644 %s\t%s\n", strings.TrimSpace(out), f)
+		}
+		if _, err := g.runIn(ctx, strings.NewReader(info.String()), env, "update-index", "--add", "--index-info"); err != nil {
+			t.Fatal(err)
+		}
+		out, err := g.runIn(ctx, nil, env, "write-tree")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(out)
+	}
+	const (
+		a  = "state/mail/mayor/a.json"
+		b  = "state/mail/mayor/b.json"
+		c  = "state/mail/mayor/c.json"
+		bA = "state/mail/mayor/archive/b.json"
+		x  = "state/mail/mayor/x.json"
+	)
+	c1, _ := g.commitTree(ctx, tree(a), "c1")
+	c2, _ := g.commitTree(ctx, tree(a, b), "c2", c1)
+	c3, _ := g.commitTree(ctx, tree(a, b, c), "c3", c2)
+	for _, tc := range []struct {
+		name    string
+		rewrite []string
+		want    string
+	}{
+		{"the tree of a commit", []string{a, b}, c2},
+		{"c2's files and one more", []string{a, b, x}, c2},
+		{"c2's, its message archived since", []string{a, bA, x}, c2},
+		{"c1's files and one more", []string{a, x}, c1},
+		{"all of them", []string{a, b, c, x}, c3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := g.lastHeld(ctx, c3, tree(tc.rewrite...))
+			if err != nil || got != tc.want {
+				t.Fatalf("lastHeld = %.8s %v, want %.8s (c1 %.8s, c2 %.8s, c3 %.8s)", got, err, tc.want, c1, c2, c3)
+			}
+		})
 	}
 }
