@@ -17,6 +17,54 @@
 // to another host's object, stops the sync with a [*ConflictError] and
 // nothing changed.
 //
+// # Why it cannot lose, resurrect or claim twice
+//
+// The invariant: after any sequence of syncs, kills, force-pushes by a
+// person (wound back, squashed, rewritten dropping mail, wound back and
+// squashed in one push, put back from any host) and the commands
+// mailfs's refusals name, every message any host acknowledged is in
+// exactly one place on every host unless its home deleted or moved it;
+// nothing a home deleted or moved comes back; no queue item is claimed
+// twice. It rests on three records that, unlike git history, no force-push
+// can cut:
+//
+//   - Tombstones (state/gone/<host>/<day>.txt, committed, see [GoneDir]):
+//     a home's sync buries each message that leaves one of its objects
+//     for good (deleted, or claimed out of a queue) and raises it when it
+//     moves back in (a release). No put-back, adopt or first sync adds a
+//     buried message, and a home undoes a stale add of one it buried, so
+//     what a home deleted or moved never comes back, whatever history a
+//     person left.
+//   - The outbox (.git/mailfs-outbox.json, per host, never pushed): a
+//     send to an object homed on another host is the sender's to keep
+//     until a commit made by that home's sync descends from the one that
+//     pushed it — from then on the home holds it in its working tree and
+//     answers for it (its own adopt keeps its homes' files). A sync that
+//     builds on a rewrite (adopt, a put-back) puts back every entry the
+//     rewrite lacks, unless its home has it elsewhere or buried it. So a
+//     rewrite that drops a send made before the home saw it loses nothing.
+//   - The home's own tree: an adopt keeps this host's homes' files as it
+//     last synced them, and drops from the rewrite a message its homes
+//     hold elsewhere (archived since) or buried.
+//
+// A first sync of a root that already holds mail, with no commit in
+// common with the remote (a backup, an rsync, a copied disk; two copies
+// that both claimed every home), trusts each object's home as the remote
+// has it: a message of another host's object (or one whose home record
+// this host loses to one pushed first) that its home buried, moved
+// (its id elsewhere on the remote) or changed is left as the remote has
+// it and never pushed; sends the copy made itself go out.
+//
+// What it cannot see: a tombstone lives [GoneFor] (90 days); a host
+// offline longer than that which still holds a message deleted since can
+// bring it back. An outbox entry whose home never syncs again stays until
+// it does (the message is safe; the entry is a few bytes). A person who
+// edits the tree by hand (adding a file under another host's object)
+// is stopped by the sync, not guessed at. The refusal's `git push --force`
+// is still a person's choice: after it, the hosts that took the squash
+// refuse and name --adopt, and their adopt keeps what the push dropped of
+// theirs.
+//
 // # One cycle
 //
 // Under a per-host lock (runtime/sync.lock), Sync recovers what a stopped

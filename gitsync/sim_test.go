@@ -25,10 +25,9 @@ import (
 )
 
 var (
-	simOps        = flag.Int("sim.ops", 300, "operations in TestTownOnThreeHosts")
-	simSeed       = flag.Uint64("sim.seed", 0, "the seed of TestTownOnThreeHosts (0: the clock's), to replay a run it logged")
-	simSquashBack = flag.Bool("sim.squashback", false, "TestTownOnThreeHosts's person also winds the remote back and squashes it there, in one force-push (see docs/machines.md for what that does not yet hold)")
-	simKeep       = flag.String("sim.keep", "", "a folder to copy TestTownOnThreeHosts's hosts and remote into when it fails")
+	simOps  = flag.Int("sim.ops", 300, "operations in TestTownOnThreeHosts")
+	simSeed = flag.Uint64("sim.seed", 0, "the seed of TestTownOnThreeHosts (0: the clock's), to replay a run it logged")
+	simKeep = flag.String("sim.keep", "", "a folder to copy TestTownOnThreeHosts's hosts and remote into when it fails")
 )
 
 // The proof of SPEC §10: three hosts of one town, a bare remote, agents
@@ -98,10 +97,7 @@ func TestTownOnThreeHosts(t *testing.T) {
 	read := map[string]bool{}    // the last read mark each id's home made
 	queued := 0
 	syncs, refusals := 0, 0
-	nKinds := 3 // wound back, squashed, rewritten
-	if *simSquashBack {
-		nKinds++ // wound back and squashed there
-	}
+	nKinds := 4 // wound back, squashed, rewritten, wound back and squashed there
 	p := &person{t: t, bare: tw.remote, nKinds: nKinds, kinds: rand.New(rand.NewPCG(seed, 98)).Perm(nKinds), refused: map[string]string{}, refusals: map[string]int{}, lastErr: map[string]error{}}
 	var mu sync.Mutex // guards the above, and p's maps
 	hostNames := []string{"alpha", "beta", "gamma"}
@@ -441,6 +437,11 @@ func TestTownOnThreeHosts(t *testing.T) {
 				bad[id] = true
 			}
 		}
+		for id, r := range read {
+			if len(places[id]) == 1 && strings.Contains(want[places[id][0]], `"read": true`) != r {
+				bad[id] = true
+			}
+		}
 		for _, id := range slices.Sorted(maps.Keys(bad))[:min(len(bad), 4)] {
 			for _, n := range hostNames {
 				t.Logf("%s's history of %s:\n%s", n, id, gitRun(t, tw.hosts[n].store.Dir(), "log", "--all", "--reflog", "--format=%h %p %s", "--name-status", "--diff-merges=first-parent", "--", "*"+id+".json"))
@@ -471,7 +472,7 @@ type person struct {
 	pending    string            // the force-push awaiting the person's act
 	done       []string          // what was done, for the log
 	kinds      []int             // the force-pushes to come: each kind once, in a random order, then any
-	nKinds     int               // how many kinds: 0 wound back, 1 squashed, 2 rewritten, 3 wound back and squashed (-sim.squashback)
+	nKinds     int               // how many kinds: 0 wound back, 1 squashed, 2 rewritten, 3 wound back and squashed
 	syncs      int               // ordinary syncs since the last force-push was put right
 	recovered  []string          // what the hosts' syncs said they recovered
 	squashed   string            // the last squash commit the person made

@@ -309,12 +309,98 @@ func (s *Syncer) remote(ctx context.Context, g *git) (string, error) {
 // `git reset --mixed`, which leaves files alone. A write an agent makes at
 // any moment of the cycle stays in the tree: it is in this snapshot, or it
 // is an uncommitted change that the next sync commits.
+//
+// Each step is a method of its own: fetch (what the remote holds now),
+// lineage (what to build on), snapshot (both sides' changes), decide (the
+// plan, before anything changes), commit, land, push.
 func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
+	r, err := s.fetch(ctx, g, rep)
+	if err != nil {
+		return false, err
+	}
+	// What the other hosts' homes now hold of this host's sends to them.
+	if err := s.acked(ctx, g, g.outbox, r.upstream); err != nil {
+		return false, err
+	}
+	// theirs is the commit to build on; base, the tree both this host's
+	// working tree and theirs descend from.
+	if r.theirs, r.base, err = s.lineage(ctx, g, rep, r.known, r.upstream, r.head, r.empty); err != nil {
+		return false, err
+	}
+	// What this host now holds of the remote is what it builds on: never
+	// moved back to a wound-back remote, or a cycle started again (another
+	// host pushed first) would take what this host saw beyond it for its
+	// own changes.
+	if r.theirs != "" && r.theirs != r.known {
+		if _, err := g.run(ctx, "update-ref", r.tracking, r.theirs); err != nil {
+			return false, err
+		}
+	}
+	pruned, err := s.prune(ctx, g, r.head)
+	if err != nil {
+		return false, err
+	}
+	rep.Pruned = append(rep.Pruned, pruned...)
+	if err := s.serveRequests(rep); err != nil {
+		return false, err
+	}
+	if err := s.snapshot(ctx, g, r); err != nil {
+		return false, err
+	}
+	if err := s.decide(ctx, g, rep, r); err != nil {
+		return false, err
+	}
+	// Act on what changes this host's files before the merge (renames,
+	// yields), then bury and raise what its homes lost and got back.
+	if err := s.act(ctx, g, r.plan, rep); err != nil {
+		return false, err
+	}
+	bury, raise := buried(func(a maildir.Address) bool { return s.Store.MayChange(a) == nil }, r.plan.ours, r.plan.apply)
+	if r.tombs, err = s.writeTombstones(ctx, g, rep.Host, bury, raise); err != nil {
+		return false, err
+	}
+	r.plan.ours = append(r.plan.ours, r.tombs...)
+	mine, err := s.commit(ctx, g, rep, r)
+	if err != nil {
+		return false, err
+	}
+	// What the others did, into the working tree; then the branch.
+	if mine != "" && (mine != r.head || len(r.plan.apply) > 0) {
+		if err := s.land(ctx, g, mine, rep.Branch, r.snapshot, r.plan.apply, rep); err != nil {
+			return false, err
+		}
+	}
+	for _, c := range r.plan.apply {
+		if c.status != 'D' && strings.HasPrefix(c.path, "state/") {
+			rep.Pulled = append(rep.Pulled, c.path)
+		}
+	}
+	if rep.Duplicates, err = duplicates(s.Store.Dir(), rep.Pulled); err != nil {
+		return false, err
+	}
+	return s.push(ctx, g, rep, r, mine)
+}
+
+// A round is what one cycle learns and decides, step by step.
+type round struct {
+	tracking              string // the remote-tracking ref
+	known, upstream, head string // the remote as last seen, as it is now; this host's branch
+	empty                 string // the empty tree
+	theirs, base          string // the commit to build on; the tree both sides descend from
+	snapshot, theirTree   string // this host's tree as it is; theirs's
+	ours, their           map[string]change
+	plan                  *plan
+	tombs                 []change // this host's tombstone files, as changed
+}
+
+// fetch fetches the remote's branch beside the tracking ref, which moves
+// only once the new history is accepted (a refused rewrite is refused
+// again at every sync, until a person acts: see lineage), and reads the
+// refs: the remote as this host last saw it (known), as it is now
+// (upstream), and this host's branch, in one exec.
+func (s *Syncer) fetch(ctx context.Context, g *git, rep *Report) (*round, error) {
 	remote, branch := rep.Remote, rep.Branch
-	tracking := "refs/remotes/" + remote + "/" + branch
-	// The fetch lands beside the tracking ref, which moves only once the
-	// new history is accepted: a refused rewrite is refused again at every
-	// sync, until a person acts (see lineage).
+	r := &round{tracking: "refs/remotes/" + remote + "/" + branch}
 	fetched := "refs/mailfs/fetched/" + remote + "/" + branch
 	s.step("fetching %s %s", remote, branch)
 	// --refmap= keeps git from updating the tracking ref itself, as it
@@ -323,205 +409,156 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 	if _, err := g.run(ctx, "fetch", "-q", "--no-tags", "--no-auto-maintenance", "--refmap=", remote, "+refs/heads/"+branch+":"+fetched); err != nil {
 		var ge *GitError
 		if !errors.As(err, &ge) || !strings.Contains(ge.Stderr, "couldn't find remote ref") {
-			return false, err
+			return nil, err
 		}
 		// An empty remote: this host's commit starts it.
 		g.ok(ctx, "update-ref", "-d", fetched)
 	}
-	// The remote as this host last saw it (known), as it is now (upstream),
-	// and this host's branch, in one exec.
 	headRef := g.headRef()
-	refs, err := g.refs(ctx, tracking, fetched, headRef)
+	refs, err := g.refs(ctx, r.tracking, fetched, headRef)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	known, upstream, head := refs[tracking], refs[fetched], refs[headRef]
+	r.known, r.upstream, r.head = refs[r.tracking], refs[fetched], refs[headRef]
 	if headRef == "" {
-		head = g.rev(ctx, "HEAD") // detached
+		r.head = g.rev(ctx, "HEAD") // detached
 	}
-	g.head = head
-	empty, err := g.emptyTree(ctx)
-	if err != nil {
-		return false, err
-	}
+	g.head = r.head
+	r.empty, err = g.emptyTree(ctx)
+	return r, err
+}
 
-	// What the other hosts' homes now hold of this host's sends to them.
-	if err := s.acked(ctx, g, g.outbox, upstream); err != nil {
-		return false, err
-	}
-	// theirs is the commit to build on; base, the tree both this host's
-	// working tree and theirs descend from.
-	theirs, base, err := s.lineage(ctx, g, rep, known, upstream, head, empty)
-	if err != nil {
-		return false, err
-	}
-	// What this host now holds of the remote is what it builds on: never
-	// moved back to a wound-back remote, or a cycle started again (another
-	// host pushed first) would take what this host saw beyond it for its
-	// own changes.
-	if theirs != "" && theirs != known {
-		if _, err := g.run(ctx, "update-ref", tracking, theirs); err != nil {
-			return false, err
-		}
-	}
-
-	pruned, err := s.prune(ctx, g, head)
-	if err != nil {
-		return false, err
-	}
-	rep.Pruned = append(rep.Pruned, pruned...)
-	if err := s.serveRequests(rep); err != nil {
-		return false, err
-	}
-
-	// The snapshot: every file of the tree as it is now.
+// snapshot takes every file of the tree as it is now, and both sides'
+// changes since the base.
+func (s *Syncer) snapshot(ctx context.Context, g *git, r *round) error {
 	s.step("reading the state tree")
 	if err := g.addAll(ctx); err != nil {
-		return false, err
+		return err
 	}
 	out, err := g.run(ctx, "write-tree")
 	if err != nil {
-		return false, err
+		return err
 	}
-	snapshot := strings.TrimSpace(out)
-	ours, err := g.diff(ctx, base, snapshot)
-	if err != nil {
-		return false, err
+	r.snapshot = strings.TrimSpace(out)
+	if r.ours, err = g.diff(ctx, r.base, r.snapshot); err != nil {
+		return err
 	}
-	theirTree := empty
-	if theirs != "" {
-		if theirTree, err = g.tree(ctx, theirs); err != nil {
-			return false, err
+	r.theirTree = r.empty
+	if r.theirs != "" {
+		if r.theirTree, err = g.tree(ctx, r.theirs); err != nil {
+			return err
 		}
 	}
-	their, err := g.diff(ctx, base, theirTree)
-	if err != nil {
-		return false, err
-	}
+	r.their, err = g.diff(ctx, r.base, r.theirTree)
+	return err
+}
 
+// decide makes the round's plan from what it read, before anything
+// changes: a sync that stops changes nothing. The decisions are settle's
+// and staleCopies's; this reads what they need.
+func (s *Syncer) decide(ctx context.Context, g *git, rep *Report, r *round) error {
+	mine := func(a maildir.Address) bool { return s.Store.MayChange(a) == nil }
+	ours := r.ours
 	// A first sync of a root that already held mail, with no history in
 	// common with the remote: the homes' word, not the copy's, for their
 	// objects (see staleCopies).
 	var staleApply []change
-	if base == empty && theirTree != empty && len(ours) > 0 {
-		graves, err := g.readTombstones(ctx, theirTree)
+	if r.base == r.empty && r.theirTree != r.empty && len(ours) > 0 {
+		graves, err := g.readTombstones(ctx, r.theirTree)
 		if err != nil {
-			return false, err
+			return err
 		}
-		mine := func(a maildir.Address) bool { return s.Store.MayChange(a) == nil }
-		if stale := staleCopies(ours, their, graves, mine); len(stale) > 0 {
+		if stale := staleCopies(ours, r.their, graves, mine); len(stale) > 0 {
 			ours = maps.Clone(ours) // the diff is shared: never modified
-			staleApply = dropStale(stale, ours, their)
+			staleApply = dropStale(stale, ours, r.their)
 			rep.Reverted = append(rep.Reverted, stale...)
 			s.recovered(rep, fmt.Sprintf("this root held mail before its first sync, and shares no history with the remote: %d of its files are older copies of messages their homes have since removed, moved or changed; they are left as the remote has them, not pushed", len(stale)))
 		}
 	}
-
 	// This host's tombstones, where an add of a message under its homes
 	// arrives: it may be a stale copy of one it removed.
 	var graves tombstones
-	for p, c := range their {
-		if c.status != 'A' || !isMessage(p) {
-			continue
-		}
-		if a, ok := objectOf(p); ok && s.Store.MayChange(a) == nil {
-			if graves, err = g.readTombstones(ctx, snapshot); err != nil {
-				return false, err
+	for p, c := range r.their {
+		if a, ok := objectOf(p); ok && c.status == 'A' && isMessage(p) && mine(a) {
+			var err error
+			if graves, err = g.readTombstones(ctx, r.snapshot); err != nil {
+				return err
 			}
 			break
 		}
 	}
-
-	// Decide everything before acting: a sync that stops changes nothing.
-	plan, err := s.settle(g, rep, ours, their, graves)
+	plan, err := s.settle(g, rep, ours, r.their, graves)
 	if err != nil {
-		return false, err
+		return err
 	}
 	plan.apply = append(plan.apply, staleApply...)
-	if err := s.act(ctx, g, plan, rep); err != nil {
-		return false, err
-	}
-	// The tombstones of what this host's homes removed, and of what
-	// came back to them (see GoneDir).
-	bury, raise := buried(func(a maildir.Address) bool { return s.Store.MayChange(a) == nil }, plan.ours, plan.apply)
-	tombs, err := s.writeTombstones(ctx, g, rep.Host, bury, raise)
-	if err != nil {
-		return false, err
-	}
-	plan.ours = append(plan.ours, tombs...)
+	r.plan = plan
+	return nil
+}
 
-	// The merged tree: theirs with this host's changes on top.
-	merged := theirTree
+// commit makes the round's commit: theirs, if this host adds nothing;
+// else one on top, of theirs's tree with this host's changes (or, with
+// nothing arrived, the snapshot).
+func (s *Syncer) commit(ctx context.Context, g *git, rep *Report, r *round) (string, error) {
+	merged := r.theirTree
+	var err error
 	switch {
-	case len(their) == 0 && len(tombs) == 0:
-		merged = snapshot // nothing arrived: the snapshot is the merge
-	case len(their) == 0:
-		if merged, err = g.buildTree(ctx, snapshot, tombs); err != nil {
-			return false, err
-		}
-	case len(plan.ours) > 0:
-		if merged, err = g.buildTree(ctx, theirTree, plan.ours); err != nil {
-			return false, err
-		}
+	case len(r.their) == 0 && len(r.tombs) == 0:
+		merged = r.snapshot // nothing arrived: the snapshot is the merge
+	case len(r.their) == 0:
+		merged, err = g.buildTree(ctx, r.snapshot, r.tombs)
+	case len(r.plan.ours) > 0:
+		merged, err = g.buildTree(ctx, r.theirTree, r.plan.ours)
 	}
-
-	// The commit: theirs, if this host adds nothing; else one on top.
-	mine := theirs
+	if err != nil {
+		return "", err
+	}
 	rep.Committed = nil
-	if merged != theirTree || theirs == "" && merged != empty {
-		// What the commit changes on theirs: this host's changes, as
-		// merged (or, with nothing arrived, the snapshot's diff).
-		var paths []string
-		if len(their) > 0 {
-			for _, c := range plan.ours {
-				paths = append(paths, c.path)
-			}
-			slices.Sort(paths)
-		} else {
-			changed, err := g.diff(ctx, theirTree, merged)
-			if err != nil {
-				return false, err
-			}
-			paths = slices.Sorted(maps.Keys(changed))
-		}
-		s.step("committing %d changed files", len(paths))
-		msg := fmt.Sprintf(syncSubject+"%s: %d files\n\n%s", rep.Host, len(paths), summary(paths))
-		var parents []string
-		if theirs != "" {
-			parents = append(parents, theirs)
-		}
-		if mine, err = g.commitTree(ctx, merged, msg, parents...); err != nil {
-			return false, err
-		}
-		rep.Committed = paths
+	if merged == r.theirTree && (r.theirs != "" || merged == r.empty) {
+		return r.theirs, nil
 	}
+	// What the commit changes on theirs: this host's changes, as merged
+	// (or, with nothing arrived, the snapshot's diff).
+	var paths []string
+	if len(r.their) > 0 {
+		for _, c := range r.plan.ours {
+			paths = append(paths, c.path)
+		}
+		slices.Sort(paths)
+	} else {
+		changed, err := g.diff(ctx, r.theirTree, merged)
+		if err != nil {
+			return "", err
+		}
+		paths = slices.Sorted(maps.Keys(changed))
+	}
+	s.step("committing %d changed files", len(paths))
+	msg := fmt.Sprintf(syncSubject+"%s: %d files\n\n%s", rep.Host, len(paths), summary(paths))
+	var parents []string
+	if r.theirs != "" {
+		parents = append(parents, r.theirs)
+	}
+	mine, err := g.commitTree(ctx, merged, msg, parents...)
+	if err != nil {
+		return "", err
+	}
+	rep.Committed = paths
+	return mine, nil
+}
 
-	// What the others did, into the working tree; then the branch.
-	if mine != "" && (mine != head || len(plan.apply) > 0) {
-		if err := s.land(ctx, g, mine, branch, snapshot, plan.apply, rep); err != nil {
-			return false, err
-		}
-	}
-	for _, c := range plan.apply {
-		if c.status != 'D' && strings.HasPrefix(c.path, "state/") {
-			rep.Pulled = append(rep.Pulled, c.path)
-		}
-	}
-	if rep.Duplicates, err = duplicates(s.Store.Dir(), rep.Pulled); err != nil {
-		return false, err
-	}
-
-	if mine == "" || mine == upstream {
+// push pushes commit mine unless the remote has it, and records what the
+// remote then holds of this host's sends. It reports false when another
+// host pushed first.
+func (s *Syncer) push(ctx context.Context, g *git, rep *Report, r *round, mine string) (bool, error) {
+	if mine == "" || mine == r.upstream {
 		rep.Pushed = mine != ""
 		if mine != "" {
-			if err := s.pushed(g, plan.ours, mine); err != nil {
-				return false, err
-			}
+			return true, s.pushed(g, r.plan.ours, mine)
 		}
 		return true, nil
 	}
-	s.step("pushing to %s %s", remote, branch)
-	if _, err := g.run(ctx, "push", "-q", remote, mine+":refs/heads/"+branch); err != nil {
+	s.step("pushing to %s %s", rep.Remote, rep.Branch)
+	if _, err := g.run(ctx, "push", "-q", rep.Remote, mine+":refs/heads/"+rep.Branch); err != nil {
 		var ge *GitError
 		if errors.As(err, &ge) && (strings.Contains(ge.Stderr, "rejected") || strings.Contains(ge.Stderr, "fetch first")) {
 			s.step("another host pushed first: again from the fetch")
@@ -531,13 +568,13 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 	}
 	// git push moves the tracking ref itself when the remote's fetch
 	// refspec covers the branch (the default): then it is left as it is.
-	if g.looseRef(tracking) != mine {
-		if _, err := g.run(ctx, "update-ref", tracking, mine); err != nil {
+	if g.looseRef(r.tracking) != mine {
+		if _, err := g.run(ctx, "update-ref", r.tracking, mine); err != nil {
 			return false, err
 		}
 	}
 	rep.Pushed = true
-	if err := s.pushed(g, plan.ours, mine); err != nil {
+	if err := s.pushed(g, r.plan.ours, mine); err != nil {
 		return false, err
 	}
 	// Pack what this sync added while it is here, as git commit would:
