@@ -242,3 +242,39 @@ func TestLastHeldWhenTheRewriteIsNoCommitsTree(t *testing.T) {
 		})
 	}
 }
+
+// newestHeld's rule, path by path, without git: which commit of a line
+// (newest first) a rewritten tree holds.
+func TestNewestHeld(t *testing.T) {
+	const (
+		m     = "state/mail/mayor/m.json"
+		mArch = "state/mail/mayor/archive/m.json"
+		n     = "state/mail/mayor/n.json"
+		q     = "state/queue/work/q.json"
+		qBox  = "state/mail/nux/q.json"
+	)
+	mod := func(p, old, blob string) change {
+		return change{path: p, status: 'M', mode: "100644", omode: "100644", blob: blob, old: old}
+	}
+	for _, tc := range []struct {
+		name    string
+		changed [][]change
+		files   map[string]string
+		want    int
+	}{
+		{"an add there", [][]change{{add(m, "b")}}, map[string]string{m: "b"}, 0},
+		{"an add moved on since by its home", [][]change{{add(m, "b")}}, map[string]string{mArch: "b"}, 0},
+		{"an add nowhere: no sign, the older one held", [][]change{{add(n, "c")}, {add(m, "b")}}, map[string]string{m: "b"}, 1},
+		{"a change undone: the tree before it", [][]change{{mod(m, "b", "c")}}, map[string]string{m: "b"}, -1},
+		{"a change made, or changed since", [][]change{{mod(m, "b", "c")}}, map[string]string{m: "d"}, 0},
+		{"a claim (a move) not there", [][]change{{del(q, "b"), add(qBox, "c")}}, map[string]string{q: "b"}, -1},
+		{"a claim there", [][]change{{del(q, "b"), add(qBox, "c")}}, map[string]string{qBox: "c"}, 0},
+		{"none held", [][]change{{mod(m, "b", "c")}, {add(n, "x")}}, map[string]string{m: "b"}, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := newestHeld(tc.changed, tc.files); got != tc.want {
+				t.Fatalf("newestHeld = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}

@@ -505,13 +505,6 @@ func (g *git) lastHeld(ctx context.Context, known, up string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// Where each message is there.
-	where := map[string]string{}
-	for p := range files {
-		if id := messageID(p); id != "" {
-			where[id] = p
-		}
-	}
 	sets, err := parseRaw(raw, true)
 	if err != nil {
 		return "", err
@@ -519,40 +512,56 @@ func (g *git) lastHeld(ctx context.Context, known, up string) (string, error) {
 	if len(sets) != len(commits) {
 		return "", fmt.Errorf("gitsync: diff-tree --stdin gave %d diffs for %d pairs", len(sets), len(commits))
 	}
-	type entry struct{ path, old string }
-	changed := make([][]entry, len(commits))
-	for i, set := range sets {
-		for _, c := range set {
-			changed[i] = append(changed[i], entry{c.path, c.old})
+	if i := newestHeld(sets, files); i >= 0 {
+		return commits[i], nil
+	}
+	return "", nil
+}
+
+// newestHeld decides which of a line's commits, newest first, is the
+// newest whose changes (changed[i]) the tree whose files are given holds:
+// more of the paths it changed show it than show the tree before it. A
+// path shows it when it is as the commit left it, or changed since: a
+// message it added is there, or moved on by its home (archived, claimed);
+// a file it changed or removed is not as it was. A path shows the tree
+// before it when it is as it was before the commit: a file it changed or
+// removed is there unchanged, a message it moved is where it was. A
+// message it added that is nowhere shows neither: the rewrite lost it, or
+// its home deleted it since. It returns -1 when none is held. It is pure.
+func newestHeld(changed [][]change, files map[string]string) int {
+	where := map[string]string{} // where each message is in files
+	for p := range files {
+		if id := messageID(p); id != "" {
+			where[id] = p
 		}
 	}
-	for i, c := range commits {
+	for i, set := range changed {
 		removed := map[string]bool{}
-		for _, e := range changed[i] {
-			removed[e.path] = e.old != zeroID
+		for _, c := range set {
+			removed[c.path] = c.old != zeroID
 		}
 		onward, stale := 0, 0
-		for _, e := range changed[i] {
-			blob, has := files[e.path]
+		for _, c := range set {
+			blob, has := files[c.path]
 			switch {
-			case e.old != zeroID && has && blob == e.old:
+			case c.old != zeroID && has && blob == c.old:
 				stale++ // as it was before the commit
-			case e.old != zeroID || has:
+			case c.old != zeroID || has:
 				onward++ // as the commit left it, or changed since
-			case where[messageID(e.path)] == "":
+			case where[messageID(c.path)] == "":
 				// An add that is nowhere there: lost with the commit, or
 				// deleted by its home since. No sign either way.
-			case removed[where[messageID(e.path)]]:
+			case removed[where[messageID(c.path)]]:
 				stale++ // a move the commit made, not there
 			default:
 				onward++ // moved on since by its home: archived, claimed
 			}
 		}
 		if onward > stale {
-			return c, nil
+			return i
 		}
 	}
-	return "", nil
+	return -1
 }
 
 // files returns the blob of every file in tree, by path.

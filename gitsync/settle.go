@@ -41,7 +41,10 @@ type plan struct {
 // And a home never takes back a message it removed (graves: its
 // tombstones, see GoneDir): an add of one that arrives is undone on the
 // remote, unless it is the arrival half of a move into the object (the
-// same changes remove the id elsewhere: a release).
+// same changes remove the id elsewhere: a release). Nor does it take
+// another host's change or removal of one of its files: only a home
+// changes its files, so that is a stale version a host that saw less put
+// back after a force-push, and the home's own stands.
 func (s *Syncer) settle(g *git, rep *Report, ours, theirs map[string]change, graves tombstones) (*plan, error) {
 	tracking, host := rep.Remote+"/"+rep.Branch, rep.Host
 	p := &plan{}
@@ -50,6 +53,15 @@ func (s *Syncer) settle(g *git, rep *Report, ours, theirs map[string]change, gra
 		if tc.status == 'D' && isMessage(path) {
 			movedOut[messageID(path)] = true
 		}
+	}
+	homes := map[maildir.Address]bool{}
+	home := func(a maildir.Address) bool { // this host's, by the records it has
+		h, seen := homes[a]
+		if !seen {
+			h = s.Store.MayChange(a) == nil
+			homes[a] = h
+		}
+		return h
 	}
 	var both, offHome []string
 	// The homes this host loses, first: its changes under them yield to
@@ -70,6 +82,13 @@ func (s *Syncer) settle(g *git, rep *Report, ours, theirs map[string]change, gra
 		case !mine && tc.status == 'A' && graves.of(path) == host && !movedOut[messageID(path)]:
 			// A stale copy of what this host's home removed: undone.
 			p.ours = append(p.ours, change{path: path, status: 'D', mode: "000000", omode: tc.mode, blob: zeroID, old: tc.blob})
+			rep.Reverted = append(rep.Reverted, path)
+		case !mine && tc.status != 'A' && isObj && !lost[a] && !strings.HasPrefix(path, maildir.HomeDir+"/") && home(a):
+			// Another host changed or removed a file of this host's home:
+			// only its home does that, so it is a stale version put back
+			// by a host that saw less (after a force-push). This host's
+			// version, which is the base's, stands.
+			p.ours = append(p.ours, change{path: path, status: 'M', mode: tc.omode, omode: tc.mode, blob: tc.old, old: tc.blob})
 			rep.Reverted = append(rep.Reverted, path)
 		case !mine:
 			p.apply = append(p.apply, tc)
