@@ -135,6 +135,30 @@ func buried(mine func(maildir.Address) bool, ours, apply []change) (bury, raise 
 	return bury, raise
 }
 
+// notIn returns the paths of paths whose message the object still holds
+// in its other folder in tree (a second copy: the id has not left it)
+// left out. One ls-tree, only when there are paths.
+func (g *git) notIn(ctx context.Context, tree string, paths []string) ([]string, error) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	held := map[string]bool{}
+	for chunk := range slices.Chunk(paths, 500) {
+		args := []string{"ls-tree", "-z", "--full-tree", tree, "--"}
+		for _, p := range chunk {
+			args = append(args, sibling(p))
+		}
+		out, err := g.run(ctx, args...)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range parseLsTree(out) {
+			held[sibling(e.path)] = true
+		}
+	}
+	return slices.DeleteFunc(paths, func(p string) bool { return held[p] }), nil
+}
+
 // writeTombstones buries and raises paths in this host's day files in the
 // working tree, forgets the days older than GoneFor, and returns the
 // changes to commit. It reads only this host's own folder.

@@ -39,13 +39,14 @@ type plan struct {
 //     the sync before it changes anything, naming the paths.
 //
 // And a home never takes back a message it removed (graves: its
-// tombstones, see GoneDir): an add of one that arrives is undone on the
-// remote, unless it is the arrival half of a move into the object (the
-// same changes remove the id elsewhere: a release). Nor does it take
+// tombstones, see GoneDir), or one it holds in the object's other folder
+// (shadowed: archived or restored since): an add of one that arrives is
+// undone on the remote, unless it is the arrival half of a move into the
+// object (the same changes remove the id elsewhere: a release). Nor does it take
 // another host's change or removal of one of its files: only a home
 // changes its files, so that is a stale version a host that saw less put
 // back after a force-push, and the home's own stands.
-func (s *Syncer) settle(g *git, rep *Report, ours, theirs map[string]change, graves tombstones) (*plan, error) {
+func (s *Syncer) settle(g *git, rep *Report, ours, theirs map[string]change, graves tombstones, shadowed map[string]bool) (*plan, error) {
 	tracking, host := rep.Remote+"/"+rep.Branch, rep.Host
 	p := &plan{}
 	movedOut := map[string]bool{} // ids the remote's changes remove somewhere
@@ -79,8 +80,9 @@ func (s *Syncer) settle(g *git, rep *Report, ours, theirs map[string]change, gra
 		oc, mine := ours[path]
 		a, isObj := objectOf(path)
 		switch {
-		case !mine && tc.status == 'A' && graves.of(path) == host && !movedOut[messageID(path)]:
-			// A stale copy of what this host's home removed: undone.
+		case !mine && tc.status == 'A' && (graves.of(path) == host || shadowed[path]) && !movedOut[messageID(path)]:
+			// A stale copy of what this host's home removed, or holds in
+			// the object's other folder: undone.
 			p.ours = append(p.ours, change{path: path, status: 'D', mode: "000000", omode: tc.mode, blob: zeroID, old: tc.blob})
 			rep.Reverted = append(rep.Reverted, path)
 		case !mine && tc.status != 'A' && isObj && !lost[a] && !strings.HasPrefix(path, maildir.HomeDir+"/") && home(a):
@@ -283,4 +285,14 @@ func (s *Syncer) rename(p, host string) (string, error) {
 		return dir + to + ".json", d.Sync()
 	}
 	return "", fmt.Errorf("gitsync: no free name for %s", p)
+}
+
+// sibling returns the path message path p would have in the other folder
+// of its object: its archive, or, for an archived one, the object's own.
+func sibling(p string) string {
+	dir, name := path.Split(p)
+	if d, ok := strings.CutSuffix(dir, maildir.ArchiveDir+"/"); ok {
+		return d + name
+	}
+	return dir + maildir.ArchiveDir + "/" + name
 }

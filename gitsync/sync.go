@@ -356,6 +356,9 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 		return false, err
 	}
 	bury, raise := buried(func(a maildir.Address) bool { return s.Store.MayChange(a) == nil }, r.plan.ours, r.plan.apply)
+	if bury, err = g.notIn(ctx, r.snapshot, bury); err != nil {
+		return false, err
+	}
 	if r.tombs, err = s.writeTombstones(ctx, g, rep.Host, bury, raise); err != nil {
 		return false, err
 	}
@@ -475,19 +478,33 @@ func (s *Syncer) decide(ctx context.Context, g *git, rep *Report, r *round) erro
 			s.recovered(rep, fmt.Sprintf("this root held mail before its first sync, and shares no history with the remote: %d of its files are older copies of messages their homes have since removed, moved or changed; they are left as the remote has them, not pushed", len(stale)))
 		}
 	}
-	// This host's tombstones, where an add of a message under its homes
-	// arrives: it may be a stale copy of one it removed.
+	// Where an add of a message under this host's homes arrives, it may
+	// be a stale copy of one the home removed (its tombstones say) or
+	// holds in the object's other folder (archived, or restored, since).
 	var graves tombstones
-	for p, c := range r.their {
-		if a, ok := objectOf(p); ok && c.status == 'A' && isMessage(p) && mine(a) {
-			var err error
-			if graves, err = g.readTombstones(ctx, r.snapshot); err != nil {
-				return err
-			}
-			break
+	var siblings []string
+	for _, p := range slices.Sorted(maps.Keys(r.their)) {
+		if a, ok := objectOf(p); ok && r.their[p].status == 'A' && isMessage(p) && mine(a) {
+			siblings = append(siblings, sibling(p))
 		}
 	}
-	plan, err := s.settle(g, rep, ours, r.their, graves)
+	shadowed := map[string]bool{}
+	if len(siblings) > 0 {
+		var err error
+		if graves, err = g.readTombstones(ctx, r.snapshot); err != nil {
+			return err
+		}
+		for chunk := range slices.Chunk(siblings, 500) {
+			out, err := g.run(ctx, append([]string{"ls-tree", "-z", "--full-tree", r.snapshot, "--"}, chunk...)...)
+			if err != nil {
+				return err
+			}
+			for _, e := range parseLsTree(out) {
+				shadowed[sibling(e.path)] = true
+			}
+		}
+	}
+	plan, err := s.settle(g, rep, ours, r.their, graves, shadowed)
 	if err != nil {
 		return err
 	}

@@ -375,7 +375,10 @@ func TestSyncRefusesWhatItCannotDoSafely(t *testing.T) {
 }
 
 // A message id that arrives where the same id already is (here a hand-made
-// copy in the archive, added on another host) is reported after the pull.
+// copy in the archive, made on the home itself) is reported after the
+// pull. The same copy made on another host is a stale copy to the home,
+// which holds the message in the object's other folder: it undoes it,
+// and names it.
 func TestSyncReportsAMessageInTwoPlaces(t *testing.T) {
 	t.Parallel()
 	_, a, b := twoHosts(t)
@@ -383,11 +386,28 @@ func TestSyncReportsAMessageInTwoPlaces(t *testing.T) {
 	must(t, err)
 	b.syncOK(t)
 	a.syncOK(t)
-	write(t, a, "state/mail/witness/archive/"+sent[0].ID+".json", read(t, a, "state/mail/witness/"+sent[0].ID+".json"))
-	a.syncOK(t)
-	rep := b.syncOK(t)
+	copyPath := "state/mail/witness/archive/" + sent[0].ID + ".json"
+	write(t, b, copyPath, read(t, b, "state/mail/witness/"+sent[0].ID+".json"))
+	b.syncOK(t)
+	rep := a.syncOK(t)
 	if len(rep.Duplicates) != 1 || !strings.HasPrefix(rep.Duplicates[0], sent[0].ID+": ") {
 		t.Fatalf("duplicates %v", rep.Duplicates)
+	}
+	must(t, os.Remove(filepath.Join(b.store.Dir(), filepath.FromSlash(copyPath))))
+	b.syncOK(t)
+	a.syncOK(t)
+
+	write(t, a, copyPath, read(t, a, "state/mail/witness/"+sent[0].ID+".json"))
+	a.syncOK(t)
+	rep = b.syncOK(t)
+	if !slices.Contains(rep.Reverted, copyPath) || len(rep.Duplicates) != 0 {
+		t.Fatalf("the home took another host's copy: reverted %v, duplicates %v", rep.Reverted, rep.Duplicates)
+	}
+	a.syncOK(t)
+	for _, h := range []*host{a, b} {
+		if got := placesOf(t, h, sent[0].ID); len(got) != 1 {
+			t.Errorf("%s: the message is at %v", h.name, got)
+		}
 	}
 }
 
