@@ -13,11 +13,12 @@ import (
 	"github.com/mailfs/mailfs/maildir"
 )
 
-// BenchmarkSyncCycle is one host's sync cycle — ten new messages
-// committed, the remote fetched, the commit replayed and pushed — with
-// 10k and 100k live files in the tree, against its floor: the same cycle
-// as bare git commands (add, commit, fetch, rebase, push) on the same
-// repository. The new files are written outside the timer.
+// BenchmarkSyncCycle is one host's sync cycle — ten new messages and one
+// delete committed (the delete buried: a tombstone written), the remote
+// fetched, the commit replayed and pushed — with 10k and 100k live files
+// in the tree, against its floor: the same cycle as bare git commands
+// (add, commit, fetch, rebase, push) on the same repository. The files
+// are written and removed outside the timer.
 func BenchmarkSyncCycle(b *testing.B) {
 	for _, live := range []int{10_000, 100_000} {
 		if live > 10_000 && testing.Short() {
@@ -30,12 +31,17 @@ func BenchmarkSyncCycle(b *testing.B) {
 		must(b, os.MkdirAll(filepath.Join(h.store.Dir(), "state/mail/witness"), 0o700))
 		h.syncOK(b)
 		n := 0
+		path := func(n int) string {
+			return filepath.Join(h.store.Dir(), "state/mail/witness", maildir.NewID(time.Unix(1e9, int64(n)), "bench")+".json")
+		}
 		drop := func(b *testing.B) {
 			b.StopTimer()
+			if n > 0 {
+				must(b, os.Remove(path(n-5))) // one of the last round's, deleted
+			}
 			for range 10 {
 				n++
-				p := filepath.Join(h.store.Dir(), "state/mail/witness", maildir.NewID(time.Unix(1e9, int64(n)), "bench")+".json")
-				must(b, os.WriteFile(p, []byte(`{"from":"bench","subject":"s"}`+"\n"), 0o600))
+				must(b, os.WriteFile(path(n), []byte(`{"from":"bench","subject":"s"}`+"\n"), 0o600))
 			}
 			b.StartTimer()
 		}

@@ -43,7 +43,11 @@
 //     builds on a rewrite (adopt, a put-back) puts back every entry the
 //     rewrite lacks, unless its home has it elsewhere or buried it. So a
 //     rewrite that drops a send made before the home saw it loses nothing.
-//   - The home's own tree: an adopt keeps this host's homes' files as it
+//   - The home's own tree: a home takes no other host's change or
+//     removal of one of its files (only a home changes them, so that is a
+//     stale version put back by a host that saw less), nor an arriving
+//     copy of a message it holds in the object's other folder; it undoes
+//     either on the remote. An adopt keeps this host's homes' files as it
 //     last synced them, and drops from the rewrite a message its homes
 //     hold elsewhere (archived since) or buried.
 //

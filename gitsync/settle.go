@@ -49,11 +49,18 @@ type plan struct {
 func (s *Syncer) settle(g *git, rep *Report, ours, theirs map[string]change, graves tombstones, shadowed map[string]bool) (*plan, error) {
 	tracking, host := rep.Remote+"/"+rep.Branch, rep.Host
 	p := &plan{}
-	movedOut := map[string]bool{} // ids the remote's changes remove somewhere
+	// The ids the remote's changes remove from some object, by object:
+	// an add of one into another object is the arrival half of a move
+	// (a release); within one object, only its home moves a message.
+	movedOut := map[string][]maildir.Address{}
 	for path, tc := range theirs {
-		if tc.status == 'D' && isMessage(path) {
-			movedOut[messageID(path)] = true
+		if a, ok := objectOf(path); ok && tc.status == 'D' && isMessage(path) {
+			movedOut[messageID(path)] = append(movedOut[messageID(path)], a)
 		}
+	}
+	movedIn := func(path string) bool {
+		a, _ := objectOf(path)
+		return slices.ContainsFunc(movedOut[messageID(path)], func(b maildir.Address) bool { return b != a })
 	}
 	homes := map[maildir.Address]bool{}
 	home := func(a maildir.Address) bool { // this host's, by the records it has
@@ -80,7 +87,7 @@ func (s *Syncer) settle(g *git, rep *Report, ours, theirs map[string]change, gra
 		oc, mine := ours[path]
 		a, isObj := objectOf(path)
 		switch {
-		case !mine && tc.status == 'A' && (graves.of(path) == host || shadowed[path]) && !movedOut[messageID(path)]:
+		case !mine && tc.status == 'A' && (graves.of(path) == host || shadowed[path]) && !movedIn(path) && !lost[a]:
 			// A stale copy of what this host's home removed, or holds in
 			// the object's other folder: undone.
 			p.ours = append(p.ours, change{path: path, status: 'D', mode: "000000", omode: tc.mode, blob: zeroID, old: tc.blob})
