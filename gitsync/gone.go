@@ -2,10 +2,15 @@ package gitsync
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"maps"
+	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -135,28 +140,14 @@ func buried(mine func(maildir.Address) bool, ours, apply []change) (bury, raise 
 	return bury, raise
 }
 
-// notIn returns the paths of paths whose message the object still holds
-// in its other folder in tree (a second copy: the id has not left it)
-// left out. One ls-tree, only when there are paths.
-func (g *git) notIn(ctx context.Context, tree string, paths []string) ([]string, error) {
-	if len(paths) == 0 {
-		return nil, nil
-	}
-	held := map[string]bool{}
-	for chunk := range slices.Chunk(paths, 500) {
-		args := []string{"ls-tree", "-z", "--full-tree", tree, "--"}
-		for _, p := range chunk {
-			args = append(args, sibling(p))
-		}
-		out, err := g.run(ctx, args...)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range parseLsTree(out) {
-			held[sibling(e.path)] = true
-		}
-	}
-	return slices.DeleteFunc(paths, func(p string) bool { return held[p] }), nil
+// stillHeld returns paths without those whose message the object still
+// holds in its other folder (a second copy: the id has not left it), as
+// the working tree has it now: one lstat each, no git exec.
+func (s *Syncer) stillHeld(paths []string) []string {
+	return slices.DeleteFunc(paths, func(p string) bool {
+		_, err := os.Lstat(filepath.Join(s.Store.Dir(), filepath.FromSlash(sibling(p))))
+		return err == nil
+	})
 }
 
 // writeTombstones buries and raises paths in this host's day files in the
@@ -232,11 +223,11 @@ func (s *Syncer) writeTombstones(ctx context.Context, g *git, host string, bury,
 		if err := d.Replace(name, []byte(data)); err != nil {
 			return nil, err
 		}
-		blob, err := g.runIn(ctx, strings.NewReader(data), nil, "hash-object", "-w", "--stdin")
+		blob, err := g.blobID(ctx, data)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, change{path: p, status: 'M', mode: "100644", blob: strings.TrimSpace(blob)})
+		out = append(out, change{path: p, status: 'M', mode: "100644", blob: blob})
 	}
 	if len(out) > 0 {
 		if err := d.Sync(); err != nil {
@@ -244,4 +235,34 @@ func (s *Syncer) writeTombstones(ctx context.Context, g *git, host string, bury,
 		}
 	}
 	return out, nil
+}
+
+// blobID returns the id git gives a blob of data: computed here in a
+// SHA-1 repository (the object itself is written by the update-index
+// that stages the file), asked of git otherwise.
+func (g *git) blobID(ctx context.Context, data string) (string, error) {
+	if empty, err := g.emptyTree(ctx); err == nil && empty == emptySHA1Tree {
+		h := sha1.New()
+		fmt.Fprintf(h, "blob %d\x00", len(data))
+		h.Write([]byte(data))
+		return hex.EncodeToString(h.Sum(nil)), nil
+	}
+	out, err := g.runIn(ctx, strings.NewReader(data), nil, "hash-object", "--stdin")
+	return strings.TrimSpace(out), err
+}
+
+// stageTombstones puts this host's changed tombstone files into the
+// index the snapshot was written from, and returns the snapshot with
+// them: two execs, and the commit's tree then is the index's, so the
+// branch moves without a reset.
+func (g *git) stageTombstones(ctx context.Context, tombs []change) (string, error) {
+	args := []string{"update-index", "--add", "--remove", "--"}
+	for _, c := range tombs {
+		args = append(args, c.path)
+	}
+	if _, err := g.run(ctx, args...); err != nil {
+		return "", err
+	}
+	out, err := g.run(ctx, "write-tree")
+	return strings.TrimSpace(out), err
 }

@@ -116,7 +116,7 @@ func (h *host) syncIn(t testing.TB, remote, wrapper, kill, log string) (killed b
 // never reached.
 var gitSteps = []string{"config", "fetch", "for-each-ref", "merge-base", "update-ref",
 	"add", "write-tree", "diff-tree", "read-tree", "update-index", "cat-file", "commit-tree", "reset", "push",
-	"log", "ls-tree", "hash-object"}
+	"log", "ls-tree"}
 
 // A sync killed with SIGKILL at each git step (before git starts, while
 // it works, after it finished) loses nothing: the next sync on that host

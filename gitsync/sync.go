@@ -356,13 +356,17 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 		return false, err
 	}
 	bury, raise := buried(func(a maildir.Address) bool { return s.Store.MayChange(a) == nil }, r.plan.ours, r.plan.apply)
-	if bury, err = g.notIn(ctx, r.snapshot, bury); err != nil {
-		return false, err
-	}
+	bury = s.stillHeld(bury)
 	if r.tombs, err = s.writeTombstones(ctx, g, rep.Host, bury, raise); err != nil {
 		return false, err
 	}
-	r.plan.ours = append(r.plan.ours, r.tombs...)
+	if len(r.tombs) > 0 {
+		// Into the snapshot: they are this host's files now.
+		if r.snapshot, err = g.stageTombstones(ctx, r.tombs); err != nil {
+			return false, err
+		}
+		r.plan.ours = append(r.plan.ours, r.tombs...)
+	}
 	mine, err := s.commit(ctx, g, rep, r)
 	if err != nil {
 		return false, err
@@ -520,10 +524,8 @@ func (s *Syncer) commit(ctx context.Context, g *git, rep *Report, r *round) (str
 	merged := r.theirTree
 	var err error
 	switch {
-	case len(r.their) == 0 && len(r.tombs) == 0:
-		merged = r.snapshot // nothing arrived: the snapshot is the merge
 	case len(r.their) == 0:
-		merged, err = g.buildTree(ctx, r.snapshot, r.tombs)
+		merged = r.snapshot // nothing arrived: the snapshot is the merge
 	case len(r.plan.ours) > 0:
 		merged, err = g.buildTree(ctx, r.theirTree, r.plan.ours)
 	}
