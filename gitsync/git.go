@@ -28,6 +28,7 @@ type git struct {
 	trees  map[string]string               // commit → its tree
 	diffs  map[[2]string]map[string]change // (tree, tree) → the changes, never to be modified
 	outbox *outbox                         // this host's sends to other homes not yet theirs (see outbox)
+	homes  homes                           // whose each object is, read once per sync
 }
 
 // A configEntry is one line of git config --list: where it is set, and

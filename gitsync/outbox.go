@@ -79,14 +79,32 @@ func writeOutbox(g *git, o *outbox) error {
 	return d.Replace(outboxFile, append(data, '\n'))
 }
 
-// homeOf returns the host an object's home record names, or "" when it
-// is this host's (or nobody's: then any host may change it).
-func (s *Syncer) homeOf(a maildir.Address) string {
-	var nh *maildir.NotHomeError
-	if err := s.Store.MayChange(a); errors.As(err, &nh) {
-		return nh.Home
+// homes answers, for one sync, whose objects are whose: each object's
+// home record is read once, however many of its files a sync meets (a
+// first push meets every message).
+type homes map[maildir.Address]string
+
+// of returns the host a's home record names, and whether it is this
+// host's.
+func (s *Syncer) homeOf(h homes, a maildir.Address) (host string, mine bool) {
+	if host, ok := h[a]; ok {
+		return host, host == "\x00"
 	}
-	return ""
+	var nh *maildir.NotHomeError
+	err := s.Store.MayChange(a)
+	switch {
+	case err == nil:
+		host = "\x00" // this host's
+	case errors.As(err, &nh):
+		host = nh.Home
+	}
+	h[a] = host
+	return host, host == "\x00"
+}
+
+// mineIn returns a memoised "is a this host's" for one sync.
+func (s *Syncer) mineIn(h homes) func(maildir.Address) bool {
+	return func(a maildir.Address) bool { _, mine := s.homeOf(h, a); return mine }
 }
 
 // sent adds to the outbox this host's message adds to other hosts' homes
@@ -105,7 +123,7 @@ func (s *Syncer) sent(g *git, o *outbox, ours []change, mine string) error {
 		if !ok {
 			continue
 		}
-		if home := s.homeOf(a); home != "" {
+		if home, mine := s.homeOf(g.homes, a); !mine && home != "" {
 			o.Entries = append(o.Entries, outboxEntry{Path: c.path, Blob: c.blob, Home: home})
 			changed = true
 		}

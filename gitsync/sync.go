@@ -170,6 +170,7 @@ func (s *Syncer) Sync(ctx context.Context) (*Report, error) {
 		return rep, err
 	}
 
+
 	served := false
 	for rep.Tries = 1; rep.Tries <= maxTries; rep.Tries++ {
 		done, err := s.cycle(ctx, g, rep)
@@ -314,6 +315,7 @@ func (s *Syncer) remote(ctx context.Context, g *git) (string, error) {
 // lineage (what to build on), snapshot (both sides' changes), decide (the
 // plan, before anything changes), commit, land, push.
 func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
+	g.homes = homes{} // read again each round: a landing may bring records
 	r, err := s.fetch(ctx, g, rep)
 	if err != nil {
 		return false, err
@@ -355,7 +357,7 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 	if err := s.act(ctx, g, r.plan, rep); err != nil {
 		return false, err
 	}
-	bury, raise := buried(func(a maildir.Address) bool { return s.Store.MayChange(a) == nil }, r.plan.ours, r.plan.apply)
+	bury, raise := buried(s.mineIn(g.homes), r.plan.ours, r.plan.apply)
 	bury = s.stillHeld(bury)
 	if r.tombs, err = s.writeTombstones(ctx, g, rep.Host, bury, raise); err != nil {
 		return false, err
@@ -464,7 +466,7 @@ func (s *Syncer) snapshot(ctx context.Context, g *git, r *round) error {
 // changes: a sync that stops changes nothing. The decisions are settle's
 // and staleCopies's; this reads what they need.
 func (s *Syncer) decide(ctx context.Context, g *git, rep *Report, r *round) error {
-	mine := func(a maildir.Address) bool { return s.Store.MayChange(a) == nil }
+	mine := s.mineIn(g.homes)
 	ours := r.ours
 	// A first sync of a root that already held mail, with no history in
 	// common with the remote: the homes' word, not the copy's, for their
