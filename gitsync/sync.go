@@ -170,7 +170,6 @@ func (s *Syncer) Sync(ctx context.Context) (*Report, error) {
 		return rep, err
 	}
 
-
 	served := false
 	for rep.Tries = 1; rep.Tries <= maxTries; rep.Tries++ {
 		done, err := s.cycle(ctx, g, rep)
