@@ -97,6 +97,11 @@ func newQwenTown(t testing.TB) *qtown {
 			t.Logf("the pane:\n%s", tw.tmux("capture-pane", "-p"))
 		}
 		tw.tmux("kill-server")
+		// Qwen Code's helpers may outlive the server for a moment, still
+		// writing into the home the test is about to remove.
+		if left := endProcessesIn(base); len(left) > 0 {
+			t.Logf("ended %d of qwen's processes still at work in the test's folder: %q", len(left), left)
+		}
 		tw.model.Close()
 	})
 	return tw

@@ -1,7 +1,13 @@
 package live_test
 
 import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mailfs/mailfs/live"
 	"github.com/mailfs/mailfs/maildir"
@@ -41,4 +47,48 @@ func liveRecord(s *maildir.Store, rt string) *live.Record {
 		}
 	}
 	return nil
+}
+
+// endProcessesIn ends, once the session that started them is gone, every
+// process still working in dir (its working directory there): a
+// runtime's helper processes (Qwen Code's, say) can outlive the tmux
+// server for a moment and write into the test's home while the test
+// removes it. They get SIGTERM, then SIGKILL after a grace; it returns
+// the command lines of those there were. Linux only (it reads /proc);
+// elsewhere none.
+func endProcessesIn(dir string) []string {
+	found := func() []int {
+		ents, _ := os.ReadDir("/proc")
+		var pids []int
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+			if err == nil && (cwd == dir || strings.HasPrefix(cwd, dir+"/")) {
+				pids = append(pids, pid)
+			}
+		}
+		return pids
+	}
+	var first []string
+	for _, pid := range found() {
+		cmd, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+		first = append(first, strings.TrimSpace(strings.ReplaceAll(string(cmd), "\x00", " ")))
+	}
+	for i, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		pids := found()
+		if len(pids) == 0 {
+			break
+		}
+		for _, pid := range pids {
+			syscall.Kill(pid, sig)
+		}
+		deadline := time.Now().Add(time.Duration(5-4*i) * time.Second)
+		for time.Now().Before(deadline) && len(found()) > 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return first
 }
