@@ -129,33 +129,8 @@ func TestParsers(t *testing.T) {
 // is wrong for some path: here each base lacks a file the other added,
 // which would look added (or deleted) on a side that never touched it.
 func TestBaseOfCrissCrossIsVirtual(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("skipping: the git command is not installed (apt install git)")
-	}
 	ctx := context.Background()
-	dir := t.TempDir()
-	g := &git{dir: dir, bin: "git", env: environ("test", false)}
-	if _, err := g.run(ctx, "init", "-q"); err != nil {
-		t.Fatal(err)
-	}
-	blob := func(s string) string {
-		out, err := g.runIn(ctx, strings.NewReader(s), nil, "hash-object", "-w", "--stdin")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return strings.TrimSpace(out)
-	}
-	tree := func(files ...string) string {
-		var in strings.Builder
-		for _, f := range files {
-			fmt.Fprintf(&in, "100644 blob %s\t%s\n", blob(f), f)
-		}
-		out, err := g.runIn(ctx, strings.NewReader(in.String()), nil, "mktree")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return strings.TrimSpace(out)
-	}
+	g, tree := scratchRepo(t)
 	commit := func(tr string, parents ...string) string {
 		c, err := g.commitTree(ctx, tr, "c", parents...)
 		if err != nil {
@@ -184,35 +159,8 @@ func TestBaseOfCrissCrossIsVirtual(t *testing.T) {
 // changed show it than show the tree before it. A message its home moved
 // on since (archived) shows the commit; one nowhere shows neither.
 func TestLastHeldWhenTheRewriteIsNoCommitsTree(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("skipping: the git command is not installed (apt install git)")
-	}
 	ctx := context.Background()
-	g := &git{dir: t.TempDir(), bin: "git", env: environ("test", false)}
-	if _, err := g.run(ctx, "init", "-q"); err != nil {
-		t.Fatal(err)
-	}
-	// tree makes a tree of files (nested folders: through an index),
-	// each holding its base name.
-	tree := func(files ...string) string {
-		env := []string{"GIT_INDEX_FILE=" + filepath.Join(t.TempDir(), "index")}
-		var info strings.Builder
-		for _, f := range files {
-			out, err := g.runIn(ctx, strings.NewReader(path.Base(f)), nil, "hash-object", "-w", "--stdin")
-			if err != nil {
-				t.Fatal(err)
-			}
-			fmt.Fprintf(&info, "100644 %s\t%s\n", strings.TrimSpace(out), f)
-		}
-		if _, err := g.runIn(ctx, strings.NewReader(info.String()), env, "update-index", "--add", "--index-info"); err != nil {
-			t.Fatal(err)
-		}
-		out, err := g.runIn(ctx, nil, env, "write-tree")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return strings.TrimSpace(out)
-	}
+	g, tree := scratchRepo(t)
 	const (
 		a  = "state/mail/mayor/a.json"
 		b  = "state/mail/mayor/b.json"
@@ -276,5 +224,39 @@ func TestNewestHeld(t *testing.T) {
 				t.Fatalf("newestHeld = %d, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+// scratchRepo makes an empty repository for a test of git-backed
+// decisions, and a maker of trees: each file (nested folders allowed)
+// holding its own base name.
+func scratchRepo(t *testing.T) (*git, func(files ...string) string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("skipping: the git command is not installed (apt install git)")
+	}
+	ctx := context.Background()
+	g := &git{dir: t.TempDir(), bin: "git", env: environ("test", false)}
+	if _, err := g.run(ctx, "init", "-q"); err != nil {
+		t.Fatal(err)
+	}
+	return g, func(files ...string) string {
+		env := []string{"GIT_INDEX_FILE=" + filepath.Join(t.TempDir(), "index")}
+		var info strings.Builder
+		for _, f := range files {
+			out, err := g.runIn(ctx, strings.NewReader(path.Base(f)), nil, "hash-object", "-w", "--stdin")
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&info, "100644 %s\t%s\n", strings.TrimSpace(out), f)
+		}
+		if _, err := g.runIn(ctx, strings.NewReader(info.String()), env, "update-index", "--add", "--index-info"); err != nil {
+			t.Fatal(err)
+		}
+		out, err := g.runIn(ctx, nil, env, "write-tree")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(out)
 	}
 }

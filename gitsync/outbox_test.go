@@ -34,22 +34,31 @@ func TestAPutBackAfterAnotherHostTookTheSquashLosesNothing(t *testing.T) {
 	l.work(t, a, "mayor", "witness", 1)
 	a.syncOK(t) // and builds on it
 	l.work(t, b, "witness", "mayor", 1)
-	_, err := b.sync.Sync(context.Background())
+	putBackOverTheSquash(t, b, a)
+	l.check(t, a, b)
+}
+
+// putBackOverTheSquash is what a person does as the refusals say: behind,
+// refused, naming the force-push of its own copy, which the person runs;
+// took, which took the squash, is then refused naming --adopt, which the
+// person runs; then both sync twice.
+func putBackOverTheSquash(t *testing.T, behind, took *host) {
+	t.Helper()
+	_, err := behind.sync.Sync(context.Background())
 	put := regexp.MustCompile(`git -C (\S+) (push --force \S+ \S+:refs/heads/main)\.`).FindStringSubmatch(errString(err))
 	if !errors.Is(err, gitsync.ErrRewritten) || put == nil {
-		t.Fatalf("beta's sync = %v; want it refused, naming the force-push", err)
+		t.Fatalf("%s's sync = %v; want it refused, naming the force-push", behind.name, err)
 	}
 	gitRun(t, put[1], strings.Fields(put[2])...) // the person, as told
-	_, err = a.sync.Sync(context.Background())
+	_, err = took.sync.Sync(context.Background())
 	if !errors.Is(err, gitsync.ErrRewritten) || !strings.Contains(err.Error(), "mailfs sync --adopt") {
-		t.Fatalf("alpha's sync after the put-back = %v; want it refused, naming --adopt", err)
+		t.Fatalf("%s's sync after the put-back = %v; want it refused, naming --adopt", took.name, err)
 	}
-	a.adoptOK(t)
+	took.adoptOK(t)
 	for range 2 {
-		b.syncOK(t)
-		a.syncOK(t)
+		behind.syncOK(t)
+		took.syncOK(t)
 	}
-	l.check(t, a, b)
 }
 
 func errString(err error) string {
@@ -124,20 +133,7 @@ func TestAPutBackOverASquashKeepsAClaimForAnotherHost(t *testing.T) {
 	a.syncOK(t)
 	sendBefore(t, a, "mayor", 1)
 	a.syncOK(t)
-	_, err = b.sync.Sync(context.Background())
-	put := regexp.MustCompile(`git -C (\S+) (push --force \S+ \S+:refs/heads/main)\.`).FindStringSubmatch(errString(err))
-	if put == nil {
-		t.Fatalf("beta's sync = %v; want it refused, naming the force-push", err)
-	}
-	gitRun(t, put[1], strings.Fields(put[2])...)
-	if _, err := a.sync.Sync(context.Background()); !errors.Is(err, gitsync.ErrRewritten) {
-		t.Fatalf("alpha's sync = %v, want refused", err)
-	}
-	a.adoptOK(t)
-	for range 2 {
-		b.syncOK(t)
-		a.syncOK(t)
-	}
+	putBackOverTheSquash(t, b, a)
 	for _, h := range []*host{a, b} {
 		if got := placesOf(t, h, id); len(got) != 1 || got[0] != "state/mail/witness/"+id+".json" {
 			t.Errorf("%s: the claimed item is at %v, want only in witness's mailbox", h.name, got)
