@@ -95,7 +95,7 @@ type Report struct {
 	Remote     string
 	Branch     string
 	Committed  []string    // this host's changes, committed and pushed
-	Pulled     []string    // files that arrived from other hosts
+	Pulled     []string    // files that arrived from other hosts (the homes' tombstones left out)
 	Pruned     []string    // archived mail that left the working tree
 	Renamed    [][2]string // messages added here under a name another host had added too: old, new
 	Yielded    []string    // home records dropped: another host claimed the object first
@@ -379,7 +379,9 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 		}
 	}
 	for _, c := range r.plan.apply {
-		if c.status != 'D' && strings.HasPrefix(c.path, "state/") {
+		// What arrived of the town's state; the homes' tombstones are
+		// the sync's own bookkeeping, not mail.
+		if c.status != 'D' && strings.HasPrefix(c.path, "state/") && !strings.HasPrefix(c.path, GoneDir+"/") {
 			rep.Pulled = append(rep.Pulled, c.path)
 		}
 	}
