@@ -34,6 +34,10 @@ type Sweeper struct {
 
 	// Now returns the current time. Nil means time.Now.
 	Now func() time.Time
+
+	// afterBatch, if set (by a test), is told after each batch of moves
+	// is durable, with how many the sweep has moved so far.
+	afterBatch func(moved int)
 }
 
 // A Report says what one sweep did.
@@ -245,6 +249,9 @@ func (sw *Sweeper) sweepOne(ctx context.Context, rep *Report, agent string, limi
 			default:
 				rep.Skipped = append(rep.Skipped, &Skip{Path: pathOf(a, part[i]), Err: maildir.Reason(err)})
 			}
+		}
+		if sw.afterBatch != nil {
+			sw.afterBatch(len(rep.Moved))
 		}
 	}
 	return nil
