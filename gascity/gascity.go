@@ -59,6 +59,13 @@ type gcInput struct {
 // errAlreadyArchived is what Gas City looks for on stderr.
 var errAlreadyArchived = errors.New("already archived")
 
+// errGone is how Gas City is told a message is not there: since its PR
+// #4350 (2026-07-18) the exec provider looks for this marker on stderr
+// (internal/mail/exec/exec.go, messageNotFoundMarker, checked by
+// normalizeMessageError for get, read, mark-read, mark-unread and reply)
+// and reports mail.ErrNotFound, which its API answers with 404.
+var errGone = errors.New("gc-mail-error:not-found")
+
 // Run serves one call, "<op> [arg]", reading stdin and writing stdout and
 // stderr, and returns the exit status. The root is $MAILFS_ROOT; else the
 // city's, found as Gas City finds its city (see CityRoot), so that mail never
@@ -149,6 +156,24 @@ func (c *gcCall) recipient() (maildir.Address, error) {
 	return maildir.Address{Kind: maildir.KindAgent, Name: agent}, err
 }
 
+// live resolves the message id as Gas City sees its mail: one archived
+// (by Gas City's archive or delete, or by the sweep) or deleted has left
+// every view, as an id nobody sent never was in one — all three are
+// [errGone], which Gas City reads as not found. Archived mail stays on
+// disk, for audit and for mailfs's own verbs (show, thread, restore).
+func (c *gcCall) live() (*maildir.Message, error) {
+	m, err := c.find()
+	switch {
+	case errors.Is(err, maildir.ErrNotFound):
+		return nil, fmt.Errorf("%w: message not found: %s", errGone, c.arg)
+	case err != nil:
+		return nil, err
+	case m.Archived:
+		return nil, fmt.Errorf("%w: message archived: %s", errGone, m.ID)
+	}
+	return m, nil
+}
+
 // find resolves the message id, which arrives without a mailbox.
 func (c *gcCall) find() (*maildir.Message, error) {
 	if strings.Contains(c.arg, "..") {
@@ -203,7 +228,7 @@ func gcSend(c *gcCall) (any, error) {
 }
 
 func gcReply(c *gcCall) (any, error) {
-	orig, err := c.find()
+	orig, err := c.live()
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +255,7 @@ func gcList(all bool) gcOp {
 }
 
 func gcGet(c *gcCall) (any, error) {
-	m, err := c.find()
+	m, err := c.live()
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +263,7 @@ func gcGet(c *gcCall) (any, error) {
 }
 
 func gcRead(c *gcCall) (any, error) {
-	m, err := c.find()
+	m, err := c.live()
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +275,7 @@ func gcRead(c *gcCall) (any, error) {
 
 func gcMark(read bool) gcOp {
 	return func(c *gcCall) (any, error) {
-		m, err := c.find()
+		m, err := c.live()
 		if err != nil {
 			return nil, err
 		}
