@@ -94,11 +94,15 @@ func canonical(addr string) (name, why string) {
 // normalizeAddress) to the "/"-separated elements of one: spellings Gas
 // Town treats as one agent are one mailbox.
 //
-//	rig/polecats/name, rig/crew/name  ->  rig/name
-//	rig/mayor, rig/deacon             ->  mayor, deacon (town-level roles)
+//	rig/polecats/name, rig/polecat/name, rig/crew/name  ->  rig/name
+//	rig/mayor, rig/deacon                               ->  mayor, deacon (town-level roles)
+//
+// (rig/polecat/name, the legacy singular, as Gas Town's
+// internal/mail/types.go normalizeAddress folds it: gagecane/gastown at
+// 57bcb59d.)
 func fold(parts []string) []string {
 	switch {
-	case len(parts) == 3 && (strings.EqualFold(parts[1], "polecats") || strings.EqualFold(parts[1], "crew")):
+	case len(parts) == 3 && (strings.EqualFold(parts[1], "polecats") || strings.EqualFold(parts[1], "polecat") || strings.EqualFold(parts[1], "crew")):
 		return []string{parts[0], parts[2]}
 	case len(parts) == 2 && (strings.EqualFold(parts[1], "mayor") || strings.EqualFold(parts[1], "deacon")):
 		return parts[1:]

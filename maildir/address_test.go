@@ -86,7 +86,8 @@ func TestStamps(t *testing.T) {
 func TestGasTownFolding(t *testing.T) {
 	for in, want := range map[string]string{
 		"gastown/polecats/Toast": "gastown.toast", "gastown/crew/max": "gastown.max", "gastown/Toast": "gastown.toast",
-		"gastown/mayor": "mayor", "gastown/deacon/": "deacon", "mayor/": "mayor", "gastown/refinery": "gastown.refinery",
+		"gastown/polecat/Toast": "gastown.toast", // the legacy singular (Gas Town's types.go, 57bcb59d)
+		"gastown/mayor":         "mayor", "gastown/deacon/": "deacon", "mayor/": "mayor", "gastown/refinery": "gastown.refinery",
 		"gastown/polecats": "gastown.polecats", "a/crew/b/c": "a.crew.b.c",
 	} {
 		if got, err := maildir.ParseAgent(in); err != nil || got != want {
