@@ -10,6 +10,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -63,6 +64,7 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 	if isGasCity(args) {
 		return runGasCity(args[1:], io)
 	}
+	args = smallDoors(args)
 	// Kong turns invalid UTF-8 into U+FFFD before a command sees it; mail
 	// text must be refused, not silently changed, whichever flag carries it.
 	for i, arg := range args {
@@ -526,4 +528,20 @@ func (a *app) usageIn(err error, kctx *kong.Context) int {
 	}
 	fmt.Fprintf(a.err, "mailfs: hint: run %q for usage\n", cmd+" --help")
 	return 80
+}
+
+// smallDoors turns the words a newcomer tries first into what they mean:
+// a bare "mailfs" and "mailfs help" print the help, "mailfs help CMD" the
+// command's, and "mailfs version" the version — each exiting 0, not as a
+// usage error.
+func smallDoors(args []string) []string {
+	switch {
+	case len(args) == 0:
+		return []string{"--help"}
+	case args[0] == "help":
+		return append(slices.Clone(args[1:]), "--help")
+	case len(args) == 1 && args[0] == "version":
+		return []string{"--version"}
+	}
+	return args
 }
