@@ -86,10 +86,10 @@ func Open(c Config) (*maildir.Store, *nudgeq.Queue, error) {
 // ./.chipset.
 func Root(flag string, city bool, getenv func(string) string) (string, error) {
 	if flag != "" {
-		return flag, nil
+		return holder(flag), nil
 	}
 	if env := getenv("MAILFS_ROOT"); env != "" {
-		return env, nil
+		return holder(env), nil
 	}
 	wd, err := os.Getwd()
 	if err != nil {
@@ -101,6 +101,25 @@ func Root(flag string, city bool, getenv func(string) string) (string, error) {
 		}
 	}
 	return maildir.FindRoot(wd), nil
+}
+
+// holder returns the root a given path means: the path itself, unless it
+// is the folder that holds a town — it has a .chipset folder and is no
+// root itself (no state/) — then that town's .chipset. A root given as
+// the town's folder (MAILFS_ROOT=/town for /town/.chipset) must never
+// become a second, empty town beside the first.
+func holder(dir string) string {
+	if filepath.Base(filepath.Clean(dir)) == maildir.RootName {
+		return dir
+	}
+	if st, err := os.Stat(filepath.Join(dir, "state")); err == nil && st.IsDir() {
+		return dir
+	}
+	inner := filepath.Join(dir, maildir.RootName)
+	if st, err := os.Lstat(inner); err == nil && st.IsDir() {
+		return inner
+	}
+	return dir
 }
 
 // CityRoot returns the mailfs root of the Gas City city the process runs
