@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
+	"unicode"
 
 	"github.com/mailfs/mailfs/maildir"
 )
@@ -12,7 +14,7 @@ import (
 // back sends the browser to where the form was, or to fallback.
 func back(w http.ResponseWriter, r *http.Request, fallback string) {
 	to := r.PostFormValue("back")
-	if !strings.HasPrefix(to, "/") || strings.HasPrefix(to, "//") || strings.ContainsAny(to, "\\\r\n") {
+	if !localPath(to) {
 		to = fallback // only a path on this server
 	}
 	http.Redirect(w, r, to, http.StatusSeeOther)
@@ -92,4 +94,20 @@ func (s *Server) own(r *http.Request) (maildir.Address, error) {
 		return b, fmt.Errorf("refused: this page acts as %s, and changes only %s's own mail, not %s's", s.As, s.As, b)
 	}
 	return b, nil
+}
+
+// localPath reports whether to is a path on this server and nothing a
+// browser could read as another host: it starts with one "/", holds no
+// backslash, space or control character (browsers drop tabs and
+// newlines, so "/\t/host" is "//host" to them), and parses with no
+// scheme or host.
+func localPath(to string) bool {
+	if !strings.HasPrefix(to, "/") || strings.HasPrefix(to, "//") {
+		return false
+	}
+	if strings.ContainsFunc(to, func(r rune) bool { return r == '\\' || unicode.IsSpace(r) || unicode.IsControl(r) }) {
+		return false
+	}
+	u, err := url.Parse(to)
+	return err == nil && u.Scheme == "" && u.Host == "" && !strings.HasPrefix(u.Path, "//")
 }

@@ -177,6 +177,17 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
 	}
+	max := or(s.MaxStreams, DefaultMaxStreams)
+	if s.streams.Add(1) > int64(max) {
+		s.streams.Add(-1)
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, fmt.Sprintf("too many live feeds open (%d): close a tab, or reload later", max), http.StatusServiceUnavailable)
+		return
+	}
+	defer s.streams.Add(-1)
+	// The server's write timeout is for pages; a feed lives as long as
+	// its tab, so each write gets a deadline of its own.
+	rc := http.NewResponseController(w)
 	c, done := s.hub.subscribe()
 	defer done()
 	h := w.Header()
@@ -187,6 +198,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
 	for {
+		rc.SetWriteDeadline(time.Now().Add(2 * heartbeat))
 		select {
 		case <-r.Context().Done():
 			return

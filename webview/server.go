@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mailfs/mailfs/maildir"
@@ -66,7 +67,17 @@ type Server struct {
 	UrgentAfter time.Duration // 0: DefaultUrgentAfter
 	StuckAfter  time.Duration // a claim held longer is stuck; 0: DefaultStuckAfter
 
+	// Limits cut what a browser would not send: a request (headers and
+	// body) that takes longer than ReadTimeout to arrive, a response that
+	// takes longer than WriteTimeout to leave (the live feed sets its own
+	// deadline per event), a kept-alive connection idle for IdleTimeout,
+	// and live feeds past MaxStreams at once (answered 503). Zero means
+	// the Default… value.
+	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	MaxStreams                             int
+
 	writeToken string
+	streams    atomic.Int64 // live feeds open
 	pages      map[string]*template.Template
 	hub        *hub
 	cache      *folderCache
@@ -163,8 +174,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if err := s.Watch(ctx); err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
+	read := or(s.ReadTimeout, DefaultReadTimeout)
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: min(10*time.Second, read),
+		ReadTimeout:  read,
+		WriteTimeout: or(s.WriteTimeout, DefaultWriteTimeout),
+		IdleTimeout:  or(s.IdleTimeout, DefaultIdleTimeout),
+		BaseContext:  func(net.Listener) context.Context { return ctx }}
 	go func() {
 		<-ctx.Done()
 		shut, done := context.WithTimeout(context.Background(), 2*time.Second)
@@ -175,6 +190,22 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	}
 	return nil
+}
+
+// The limits a server applies when its fields leave them zero.
+const (
+	DefaultReadTimeout  = 30 * time.Second // a whole request, body included
+	DefaultWriteTimeout = 30 * time.Second // a whole response, but the live feed's
+	DefaultIdleTimeout  = 60 * time.Second // a kept-alive connection with nothing asked
+	DefaultMaxStreams   = 32               // live feeds at once: a few per person
+)
+
+func or[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
 }
 
 // Watch starts the live feed without serving, for a caller that serves
@@ -303,8 +334,14 @@ func (s *Server) change(do func(http.ResponseWriter, *http.Request) error) http.
 // client that sends neither (curl) is no browser, and the token decides.
 func sameOrigin(r *http.Request) bool {
 	if o := r.Header.Get("Origin"); o != "" {
+		// The same scheme too: a page served over http is not the origin
+		// https://host (nor the other way), as browsers count origins.
+		scheme := "http"
+		if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+			scheme = "https"
+		}
 		u, err := url.Parse(o)
-		return err == nil && u.Host == r.Host && (u.Scheme == "http" || u.Scheme == "https")
+		return err == nil && u.Host == r.Host && u.Scheme == scheme
 	}
 	switch r.Header.Get("Sec-Fetch-Site") {
 	case "", "same-origin", "none":

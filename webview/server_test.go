@@ -293,6 +293,7 @@ func TestChangesNeedTokenOriginAndIdentity(t *testing.T) {
 		"no token":         {noTok, nil},
 		"wrong token":      {wrong, nil},
 		"another origin":   {form, []string{"Origin", "http://evil.example"}},
+		"another scheme":   {form, []string{"Origin", "https://" + tw.ts.Listener.Addr().String()}},
 		"cross-site fetch": {form, []string{"Origin", "", "Sec-Fetch-Site", "cross-site"}},
 	} {
 		if code, _ := tw.post("/send", c.form, c.hdr...); code != 403 {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 
 	"github.com/mailfs/mailfs/internal/buildinfo"
 	"github.com/mailfs/mailfs/internal/town"
@@ -56,8 +57,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer st.Close()
 	defer q.Close()
-	if *token == "auto" {
+	switch {
+	case *token == "auto":
 		*token = webview.NewToken()
+	case *token != "" && len(*token) < MinToken:
+		return usage(fmt.Errorf("--token must be at least %d characters: %d is guessed in moments", MinToken, len(*token)), "mailfs serve --token auto (a random one, printed in the address)")
 	}
 	srv, err := webview.New(st, q, *as, *token)
 	if errors.Is(err, webview.ErrBadIdentity) {
@@ -82,7 +86,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if srv.As != "" {
 		mode = "acting as " + srv.As
 	}
-	url := "http://" + ln.Addr().String() + "/"
+	url := "http://" + openable(ln.Addr()) + "/"
 	if *token != "" {
 		url += "?token=" + *token
 	}
@@ -95,4 +99,24 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	return 0
+}
+
+// MinToken is the shortest --token mailfs serve takes.
+const MinToken = 16
+
+// openable returns the address a person can open for a listener: an
+// unspecified host (":8025" listens on [::] or 0.0.0.0, which no browser
+// opens) becomes this machine's name, else localhost.
+func openable(a net.Addr) string {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+		if name, err := os.Hostname(); err == nil && name != "" {
+			host = name
+		}
+	}
+	return net.JoinHostPort(host, port)
 }

@@ -34,7 +34,7 @@ func TestBeyondLoopbackWarnsOfPlainHTTP(t *testing.T) {
 		args []string
 		warn bool
 	}{
-		{[]string{"--addr", "0.0.0.0:0", "--token", "s3cret"}, true},
+		{[]string{"--addr", "0.0.0.0:0", "--token", "s3cret-of-16-chars"}, true},
 		{[]string{"--addr", "127.0.0.1:0"}, false},
 	} {
 		root := filepath.Join(t.TempDir(), ".chipset")
@@ -46,8 +46,12 @@ func TestBeyondLoopbackWarnsOfPlainHTTP(t *testing.T) {
 		var errs bytes.Buffer
 		done := make(chan int)
 		go func() { done <- Run(ctx, append([]string{"--root", root}, c.args...), w, &errs); w.Close() }()
-		if _, err := bufio.NewReader(out).ReadString('\n'); err != nil { // the address: it serves
+		addr, err := bufio.NewReader(out).ReadString('\n') // the address: it serves
+		if err != nil {
 			t.Fatal(err)
+		}
+		if strings.Contains(addr, "[::]") || strings.Contains(addr, "0.0.0.0") {
+			t.Errorf("%v: printed %q, which no browser opens", c.args, addr)
 		}
 		cancel()
 		go io.Copy(io.Discard, out)
@@ -57,5 +61,15 @@ func TestBeyondLoopbackWarnsOfPlainHTTP(t *testing.T) {
 		if got := strings.Contains(errs.String(), "plain HTTP"); got != c.warn {
 			t.Errorf("%v: warned %v, want %v: %s", c.args, got, c.warn, errs.String())
 		}
+	}
+}
+
+// A --token short enough to guess is a usage error, with the fix; auto
+// makes a long one.
+func TestShortTokenIsRefused(t *testing.T) {
+	root := filepath.Join(t.TempDir(), ".chipset")
+	var out, errs bytes.Buffer
+	if code := Run(context.Background(), []string{"--root", root, "--token", "abc"}, &out, &errs); code != 80 || !strings.Contains(errs.String(), "at least 16") || !strings.Contains(errs.String(), "--token auto") || out.Len() != 0 {
+		t.Fatalf("--token abc: status %d, stdout %q, stderr %q", code, out.String(), errs.String())
 	}
 }
