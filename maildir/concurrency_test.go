@@ -35,6 +35,8 @@ func TestMain(m *testing.M) {
 		childNth()
 	case "torture":
 		childTorture()
+	case "once":
+		childOnce()
 	default:
 		os.Exit(m.Run())
 	}

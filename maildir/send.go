@@ -46,14 +46,21 @@ func (s *Store) Send(m *Message) ([]*Message, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.sendAt(c, rcpts, s.stamp(len(rcpts)), false)
+}
+
+// sendAt delivers the prepared copy c to rcpts, the i-th copy stamped t+i
+// nanoseconds, so that its id is NewID(t+i, sender). With again (a send
+// being finished after a crash, see [Store.SendOnce]) a copy whose id is
+// already taken is the one the first attempt delivered, not a clash.
+func (s *Store) sendAt(c *Message, rcpts []Address, t time.Time, again bool) ([]*Message, error) {
 	r, err := s.open(true)
 	if err != nil {
 		return nil, err
 	}
-	t := s.stamp(len(rcpts))
 	first := *c
 	first.Timestamp = t
-	if err := s.deliver(r, rcpts[0], &first, c.Thread == ""); err != nil {
+	if err := s.deliver(r, rcpts[0], &first, c.Thread == "", again); err != nil {
 		return nil, err
 	}
 	c.Thread = first.Thread
@@ -67,7 +74,7 @@ func (s *Store) Send(m *Message) ([]*Message, error) {
 			for i := range work {
 				msg := *c
 				msg.Timestamp = t.Add(time.Duration(i)) // distinct ids for the copies
-				if errs[i] = s.deliver(r, rcpts[i], &msg, false); errs[i] == nil {
+				if errs[i] = s.deliver(r, rcpts[i], &msg, false, again); errs[i] == nil {
 					copies[i] = &msg
 				}
 			}
@@ -210,8 +217,9 @@ func (s *Store) stamp(n int) time.Time {
 
 // deliver writes m into box b under a fresh id, never replacing a file:
 // when the id is taken it tries id-2, id-3, …. With ownThread, the message
-// starts its own thread.
-func (s *Store) deliver(r *durable.Root, b Address, m *Message, ownThread bool) error {
+// starts its own thread. With again, a taken id is this message already
+// delivered (see [Store.sendAt]): nothing is written.
+func (s *Store) deliver(r *durable.Root, b Address, m *Message, ownThread, again bool) error {
 	d, err := r.MkdirAll(b.Dir(false))
 	if err != nil {
 		return err
@@ -244,7 +252,14 @@ func (s *Store) deliver(r *durable.Root, b Address, m *Message, ownThread bool) 
 		if len(data) > MaxSize {
 			return fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, len(data), MaxSize)
 		}
+		if again && archivedAs(d, id+".json") {
+			m.Box, m.Path = b, d.Join(ArchiveDir+"/"+id+".json")
+			return nil // delivered, and archived since
+		}
 		err := d.Create(id+".json", data)
+		if errors.Is(err, fs.ErrExist) && again {
+			err = nil // delivered by the attempt being finished
+		}
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
@@ -255,4 +270,15 @@ func (s *Store) deliver(r *durable.Root, b Address, m *Message, ownThread bool) 
 		return nil
 	}
 	return fmt.Errorf("no free id after %s-%d in %s", base, maxSuffix, b.Dir(false))
+}
+
+// archivedAs reports whether name is in d's archive.
+func archivedAs(d *durable.Dir, name string) bool {
+	a, err := d.Sub(ArchiveDir)
+	if err != nil {
+		return false
+	}
+	defer a.Close()
+	_, err = a.Lstat(name)
+	return err == nil
 }

@@ -18,6 +18,8 @@ import (
 // method returns, what errors.Is and errors.As test for.
 var contract = map[string]string{
 	"RootName": "format: the root folder's name", "HostFile": "format: the host record",
+	"OnceDir": "format: where keyed sends are recorded", "OnceWindow": "documents SendOnce's window",
+	"MaxKeyLen": "documents CheckKey's limit", "ErrBadKey": "errors.Is target",
 	"StampLayout": "format: a message id's stamp", "ShortStampLayout": "format: the short stamp",
 	"DefaultType": "format: a message's type when absent", "MaxAgentLen": "format: the longest name",
 	"AllGroup": "format: the group of every agent", "NeglectedAfter": "documents Counts.Neglected",

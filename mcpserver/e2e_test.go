@@ -144,6 +144,19 @@ func TestMCPEndToEnd(t *testing.T) {
 	if got, _ := s.List(maildir.Address{Kind: maildir.KindAgent, Name: "gastown.witness"}, maildir.ListOptions{}); len(got) != 2 || got[0].Priority != maildir.High {
 		t.Fatalf("the witness got %+v", got)
 	}
+	// With an idempotency key, a retry delivers nothing and says so.
+	var once, retry struct {
+		IDs   []string
+		Again bool
+	}
+	call("send", map[string]any{"to": "gastown/witness", "subject": "once", "idempotency_key": "task-9"}, &once)
+	call("send", map[string]any{"to": "gastown/witness", "subject": "once", "idempotency_key": "task-9"}, &retry)
+	if once.Again || !retry.Again || len(retry.IDs) != 1 || retry.IDs[0] != once.IDs[0] {
+		t.Fatalf("a keyed send and its retry: %+v %+v", once, retry)
+	}
+	if got, _ := s.List(maildir.Address{Kind: maildir.KindAgent, Name: "gastown.witness"}, maildir.ListOptions{}); len(got) != 3 {
+		t.Fatalf("the witness got %d messages after a keyed send and its retry, want 3", len(got))
+	}
 	var thread struct{ Messages []msg }
 	call("thread", map[string]any{"id": orig[0].ID}, &thread)
 	if len(thread.Messages) != 2 {

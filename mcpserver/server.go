@@ -71,9 +71,11 @@ type (
 		Priority string   `json:"priority,omitempty" jsonschema:"urgent, high, normal (default) or low"`
 		Type     string   `json:"type,omitempty" jsonschema:"one word, e.g. work_assignment"`
 		CC       []string `json:"cc,omitempty"`
+		Key      string   `json:"idempotency_key,omitempty" jsonschema:"deliver once: a retry with the same key within 24 hours delivers nothing and returns the first send's ids (at most 128 bytes)"`
 	}
 	idsOut struct {
 		IDs      []string `json:"ids"`
+		Again    bool     `json:"again,omitempty"` // sent before with this idempotency key: nothing new delivered
 		Warnings []string `json:"warnings,omitempty"`
 	}
 	inboxIn struct {
@@ -118,8 +120,15 @@ func (s *Server) MCP() *mcp.Server {
 				return nil, idsOut{}, err
 			}
 			before, _ := s.Store.Agents()
-			sent, err := s.Store.Send(&maildir.Message{From: s.Agent, To: in.To, CC: in.CC, Subject: in.Subject, Body: in.Body, Priority: p, Type: in.Type})
-			out := idsOut{IDs: []string{}}
+			m := &maildir.Message{From: s.Agent, To: in.To, CC: in.CC, Subject: in.Subject, Body: in.Body, Priority: p, Type: in.Type}
+			var sent []*maildir.Message
+			again := false
+			if in.Key != "" {
+				sent, again, err = s.Store.SendOnce(m, in.Key)
+			} else {
+				sent, err = s.Store.Send(m)
+			}
+			out := idsOut{IDs: []string{}, Again: again}
 			for _, m := range sent {
 				out.IDs = append(out.IDs, m.ID)
 			}

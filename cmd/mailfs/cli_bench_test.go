@@ -61,6 +61,15 @@ func BenchmarkCLI(b *testing.B) {
 			return []string{floor, "send", root, "sink", maildir.NewID(base.Add(time.Duration(i)), "mayor")}
 		})
 	})
+	// A send with an idempotency key (a new key each time), against a
+	// plain send: what the key's lock, lookup and record cost.
+	b.Run("send-keyed", func(b *testing.B) {
+		pair(b, func(i int) []string {
+			return []string{mailfs, "send", "sink", "--from", "mayor", "-s", "hi", "-m", "there", "--idempotency-key", fmt.Sprint("bench-", i)}
+		}, func(int) []string {
+			return []string{mailfs, "send", "sink", "--from", "mayor", "-s", "hi", "-m", "there"}
+		})
+	})
 	b.Run("inbox", func(b *testing.B) {
 		pair(b, func(int) []string { return []string{mailfs, "inbox", "unread"} },
 			func(int) []string { return []string{floor, "inbox", root, "unread"} })

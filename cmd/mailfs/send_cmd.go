@@ -31,6 +31,7 @@ type sendCmd struct {
 	JSON     bool           `help:"Print each delivered copy as a JSON line instead of its id."`
 	WaitFor  string         `name:"wait-for" enum:",read,delivered" default:"" placeholder:"read|delivered" help:"After sending, block until every copy has been read, or until a live session was rung about it (receipts as JSON lines with --json)."`
 	Timeout  *time.Duration `placeholder:"D" help:"With --wait-for, give up after D: exit status 124; 0 looks once and does not wait. Default: wait until done."`
+	Key      *string        `name:"idempotency-key" placeholder:"KEY" help:"Deliver once: another send with this key from the same sender within 24 hours delivers nothing, exits 0 and prints the first send's ids (also after a crash between the two). At most 128 bytes."`
 }
 
 func (c *sendCmd) Help() string {
@@ -85,6 +86,11 @@ func (c *sendCmd) Run(a *app) error {
 	if len(c.Subject) > maxSubject {
 		return usage("a subject is one line: put the rest in the body (-m)", "the subject is %d bytes; at most %d", len(c.Subject), maxSubject)
 	}
+	if c.Key != nil {
+		if err := maildir.CheckKey(*c.Key); err != nil {
+			return usage("a key is what makes a retried send the same send: an id of the task, say", "--idempotency-key: %v", err)
+		}
+	}
 	body, err := c.body(a.in, len(c.Field) > 0)
 	if err != nil {
 		return err
@@ -97,17 +103,29 @@ func (c *sendCmd) Run(a *app) error {
 		return err
 	}
 	before, _ := s.Agents()
-	sent, err := s.Send(&maildir.Message{
+	msg := &maildir.Message{
 		From: c.From, To: c.To[0], CC: append(c.To[1:], c.CC...),
 		Subject: c.Subject, Body: body, Type: c.Type, Priority: maildir.Priority(c.Priority),
 		Thread: c.Thread, ReplyTo: c.ReplyTo,
-	})
+	}
+	var sent []*maildir.Message
+	again := false
+	if c.Key != nil {
+		sent, again, err = s.SendOnce(msg, *c.Key)
+		if again {
+			a.warn(fmt.Errorf("sent before with --idempotency-key %q: nothing new delivered; the first send's ids follow", *c.Key))
+		}
+	} else {
+		sent, err = s.Send(msg)
+	}
 	// Copies delivered before a failure are reported: they were delivered.
 	if perr := printSent(a, sent, c.JSON); err == nil {
 		err = perr
 	}
-	newMailboxes(a, before, sent)
-	if c.Nudge && err == nil {
+	if !again {
+		newMailboxes(a, before, sent)
+	}
+	if c.Nudge && err == nil && !again {
 		nudgeAbout(a, sent)
 	}
 	if c.WaitFor == "read" && err == nil {
