@@ -197,6 +197,12 @@ func (s *Server) MCP() *mcp.Server {
 			for _, m := range sent {
 				out.IDs = append(out.IDs, m.ID)
 			}
+			if len(sent) > 0 && s.Nudges != nil {
+				// The reply satisfies Gas Town's reminders to send it.
+				if _, cerr := s.Nudges.ClearReplyReminders(s.Agent, sent[0]); cerr != nil {
+					out.Warnings = append(out.Warnings, cerr.Error())
+				}
+			}
 			return nil, out, err
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "thread", Description: "Every message of the conversation of an id, in time order."},

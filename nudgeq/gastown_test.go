@@ -1,6 +1,7 @@
 package nudgeq_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/nudgeq"
 )
 
@@ -176,4 +178,94 @@ func TestQueueSharedThroughALink(t *testing.T) {
 	if _, err := f.q.Enqueue("toast", nudgeq.Nudge{Sender: "mayor", Message: "x"}, 0); err == nil {
 		t.Fatal("a nudge was queued through a link to a file")
 	}
+}
+
+// sharedWithGasTown links toast's queue to a Gas Town town's queue folder
+// for its session and returns the town's folder and the queue's.
+func sharedWithGasTown(t *testing.T, f *fixture) (town, queue string) {
+	t.Helper()
+	town = filepath.Join(t.TempDir(), "gastown")
+	queue = filepath.Join(town, ".runtime", "nudge_queue", "gt-gastown-toast")
+	os.MkdirAll(queue, 0o700)
+	os.MkdirAll(filepath.Join(f.dir, "runtime", "nudge"), 0o700)
+	if err := os.Symlink(queue, f.box("toast")); err != nil {
+		t.Fatal(err)
+	}
+	return town, queue
+}
+
+// A reply clears the reply reminders Gas Town queued for the message it
+// answers, as Gas Town's own send does (ClearReplyReminders: by thread,
+// else by the original's sender and subject, "Re:" aside); other nudges,
+// other threads' reminders and claimed files stay (gagecane/gastown
+// 57bcb59d, internal/nudge/queue.go RemoveKindByThread and
+// RemoveKindByOriginal).
+func TestAReplyClearsGasTownsReplyReminders(t *testing.T) {
+	f := newFixture(t)
+	_, queue := sharedWithGasTown(t, f)
+	ts := t0.UTC().Format(time.RFC3339Nano)
+	name := func(i int, hex string) string { return fmt.Sprintf("%d-%s.json", t0.UnixNano()+int64(i), hex) }
+	put := func(name, extra string) {
+		os.WriteFile(filepath.Join(queue, name), []byte(`{"sender":"gastown/witness","message":"reply to it","timestamp":"`+ts+`"`+extra+`}`), 0o600)
+	}
+	put(name(1, "aaaaaaaa"), `,"kind":"reply-reminder","thread_id":"T1"`)
+	put(name(2, "bbbbbbbb"), `,"kind":"reply-reminder","thread_id":"T2"`)
+	put(name(3, "cccccccc"), `,"kind":"reply-reminder","original_from":"mayor/","original_subject":"WORK gt-9"`)
+	put(name(4, "dddddddd"), `,"kind":"status","thread_id":"T1"`)
+	claimed := name(5, "eeeeeeee") + fmt.Sprintf(".claimed.%d-ff", t0.UnixNano())
+	put(claimed, `,"kind":"reply-reminder","thread_id":"T1"`)
+	n, err := f.q.ClearReplyReminders("toast", &maildir.Message{From: "toast", To: "mayor", Subject: "Re: re:WORK gt-9", Thread: "T1", ReplyTo: "X"})
+	if err != nil || n != 2 {
+		t.Fatalf("cleared %d, %v; want the thread's reminder and the subject's", n, err)
+	}
+	var left []string
+	ents, _ := os.ReadDir(queue)
+	for _, e := range ents {
+		left = append(left, e.Name())
+	}
+	if want := []string{name(2, "bbbbbbbb"), name(4, "dddddddd"), claimed}; !slices.Equal(left, want) {
+		t.Fatalf("left %v, want %v", left, want)
+	}
+}
+
+// A queue shared with Gas Town takes its depth and its stale-claim time
+// from the town's settings (settings/config.json, "operational" →
+// "nudge": max_queue_depth, stale_claim_threshold), as Gas Town does
+// (internal/config/operational.go, 57bcb59d): both tools then agree.
+func TestSharedQueueTakesTheTownsLimits(t *testing.T) {
+	f := newFixture(t)
+	town, queue := sharedWithGasTown(t, f)
+	os.MkdirAll(filepath.Join(town, "settings"), 0o700)
+	os.WriteFile(filepath.Join(town, "settings", "config.json"), []byte(`{"operational":{"nudge":{"max_queue_depth":2,"stale_claim_threshold":"30s"}}}`), 0o600)
+	for i := range 2 {
+		if _, err := f.q.Enqueue("toast", nudgeq.Nudge{Sender: "mayor", Message: fmt.Sprint("n", i)}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var full *nudgeq.FullError
+	if _, err := f.q.Enqueue("toast", nudgeq.Nudge{Sender: "mayor", Message: "third"}, 0); !errors.As(err, &full) || full.Max != 2 {
+		t.Fatalf("a third nudge past the town's depth of 2: %v", err)
+	}
+	// A claim a minute old is stale by the town's 30s (mailfs's default
+	// is 5 minutes): the next drain takes it back.
+	ents, _ := os.ReadDir(queue)
+	var first string
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".json") {
+			first = e.Name()
+			break
+		}
+	}
+	claimed := fmt.Sprintf("%s.claimed.%d-abcd", first, f.clock.Add(-time.Minute).UnixNano())
+	if err := os.Rename(filepath.Join(queue, first), filepath.Join(queue, claimed)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := f.q.Drain("toast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Nudges) != 2 {
+		t.Fatalf("drained %d, want both (the stale claim back)", len(b.Nudges))
+	}
+	b.Commit()
 }

@@ -161,10 +161,10 @@ func (q *Queue) Enqueue(agent string, n Nudge, ttl time.Duration) (*Nudge, error
 		return nil, err
 	}
 	depth, err := queued(d)
-	if err == nil && depth >= q.maxDepth() {
+	if max := q.depthFor(agent); err == nil && depth >= max {
 		unlock()
 		q.noteRefusal(d, n.Sender, now)
-		return nil, &FullError{Agent: agent, Max: q.maxDepth()}
+		return nil, &FullError{Agent: agent, Max: max}
 	}
 	var name string
 	for err == nil {
@@ -426,7 +426,7 @@ func (q *Queue) ClaimContext(ctx context.Context, agent string) (*Batch, error) 
 		return nil, err
 	}
 	q.warnForeign(d, l)
-	if q.returnOrphans(d, l.claims, now) {
+	if q.returnOrphans(d, l.claims, now, q.orphanAfterFor(agent)) {
 		if l, err = list(d); err != nil {
 			b.Close()
 			return nil, err
@@ -497,10 +497,10 @@ func claimFile(d *durable.Dir, name string, now time.Time) (string, bool, error)
 	return claim, true, nil
 }
 
-// returnOrphans puts claims older than OrphanAfter back in the queue, and
-// reports whether it returned any.
-func (q *Queue) returnOrphans(d *durable.Dir, claims []string, now time.Time) bool {
-	after := cmp.Or(q.OrphanAfter, DefaultOrphanAfter)
+// returnOrphans puts claims older than after (the queue's OrphanAfter, or
+// a shared queue's town setting) back in the queue, and reports whether
+// it returned any.
+func (q *Queue) returnOrphans(d *durable.Dir, claims []string, now time.Time, after time.Duration) bool {
 	returned := false
 	for _, c := range claims {
 		orig, at, _ := ParseClaim(c)

@@ -56,7 +56,7 @@ func (q *Queue) claimRefusals(b *Batch, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	if q.returnOrphans(d, l.claims, now) {
+	if q.returnOrphans(d, l.claims, now, q.orphanAfterFor(b.Agent)) {
 		if l, err = list(d); err != nil {
 			return err
 		}

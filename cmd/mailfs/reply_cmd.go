@@ -53,6 +53,7 @@ func (c *replyCmd) Run(a *app) error {
 	if perr := printSent(a, sent, c.JSON); err == nil {
 		err = perr
 	}
+	answered(a, sent)
 	if c.Nudge && err == nil {
 		nudgeAbout(a, sent)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mailfs/mailfs/live"
 	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/nudgeq"
 	"github.com/mailfs/mailfs/watch"
 )
 
@@ -124,6 +125,7 @@ func (c *sendCmd) Run(a *app) error {
 	}
 	if !again {
 		newMailboxes(a, before, sent)
+		answered(a, sent)
 	}
 	if c.Nudge && err == nil && !again {
 		nudgeAbout(a, sent)
@@ -241,6 +243,27 @@ func nudgeAbout(a *app, sent []*maildir.Message) {
 		return
 	}
 	for _, err := range q.Announce(sent) {
+		a.warn(err)
+	}
+}
+
+// answered clears the reply reminders a reply just sent satisfies from
+// its sender's nudge queue (Gas Town queues them there, in a queue the
+// two share). Only a reply looks: one with reply_to, a thread of another
+// message, or a "Re:" subject. Problems are warnings: the mail is sent.
+func answered(a *app, sent []*maildir.Message) {
+	if len(sent) == 0 {
+		return
+	}
+	m := sent[0]
+	if m.ReplyTo == "" && m.Thread == m.ID && nudgeq.NormalizeReplySubject(m.Subject) == strings.TrimSpace(m.Subject) {
+		return
+	}
+	q, err := a.nudges()
+	if err == nil {
+		_, err = q.ClearReplyReminders(m.From, m)
+	}
+	if err != nil {
 		a.warn(err)
 	}
 }
