@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -468,4 +469,72 @@ func newRoot(t *testing.T) (string, *maildir.Store) {
 	}
 	t.Cleanup(func() { s.Close() })
 	return root, s
+}
+
+// A 200 KB body is not one 200 KB answer: read returns at most
+// MaxBodyBytes of it, says how big it is and where the rest starts, and
+// reading on from each offset gives back the whole body exactly, never
+// cutting a character; a thread of long messages stays within
+// MaxInboxBytes.
+func TestReadAndThreadAreBounded(t *testing.T) {
+	bin := buildMailfs(t)
+	root, s := newRoot(t)
+	body := strings.Repeat("héllo wörld ", 17000) // about 240 KB, two-byte characters in it
+	sent, err := s.Send(&maildir.Message{From: "mayor", To: "toast", Subject: "long", Body: body})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		s.Send(&maildir.Message{From: "mayor", To: "toast", Subject: "long too", Body: body, Thread: sent[0].ID, ReplyTo: sent[0].ID})
+	}
+	text := func(lines []map[string]any, id float64) string {
+		for _, v := range lines {
+			if v["id"] == id {
+				res, _ := v["result"].(map[string]any)
+				content, _ := res["content"].([]any)
+				if len(content) > 0 {
+					s, _ := content[0].(map[string]any)["text"].(string)
+					return s
+				}
+			}
+		}
+		return ""
+	}
+	var whole strings.Builder
+	for offset, call := 0, 1; ; call++ {
+		got := runLines(t, bin, root, initLine, initializedLine,
+			fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"read","arguments":{"id":%q,"offset":%d}}}`, call, sent[0].ID, offset))
+		answer := text(got, float64(call))
+		if len(answer) == 0 || len(answer) > mcpserver.MaxBodyBytes+2000 {
+			t.Fatalf("read answer %d is %d bytes; want 1 to about %d", call, len(answer), mcpserver.MaxBodyBytes)
+		}
+		var m struct {
+			Body      string
+			BodyBytes int `json:"body_bytes"`
+			Offset    int
+			Note      string
+		}
+		if err := json.Unmarshal([]byte(answer), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.BodyBytes != len(body) || m.Offset != offset || !utf8.ValidString(m.Body) || m.Note == "" {
+			t.Fatalf("read %d: %d of %d bytes from %d, note %q", call, len(m.Body), m.BodyBytes, m.Offset, m.Note)
+		}
+		whole.WriteString(m.Body)
+		offset += len(m.Body)
+		if offset >= len(body) {
+			break
+		}
+		if call > 20 {
+			t.Fatal("reading on never reached the end")
+		}
+	}
+	if whole.String() != body {
+		t.Fatalf("the parts make %d bytes, not the body's %d", whole.Len(), len(body))
+	}
+	got := runLines(t, bin, root, initLine, initializedLine,
+		fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"thread","arguments":{"id":%q}}}`, sent[0].ID))
+	if n := len(text(got, 1)); n == 0 || n > mcpserver.MaxInboxBytes {
+		t.Fatalf("the thread answer is %d bytes; want 1 to %d", n, mcpserver.MaxInboxBytes)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -52,6 +53,42 @@ type Message struct {
 	Read      bool     `json:"read"`
 	Thread    string   `json:"thread,omitempty"`
 	Mailbox   string   `json:"mailbox"`
+	// When the body is cut to keep the answer bounded: its whole size in
+	// bytes, where this part starts, and what to call for the rest.
+	BodyBytes int    `json:"body_bytes,omitempty"`
+	Offset    int    `json:"offset,omitempty"`
+	Note      string `json:"note,omitempty"`
+}
+
+// MaxBodyBytes bounds the body one read (or one thread message) returns,
+// as MaxInboxBytes bounds an inbox: a 200 KB body would fill a model's
+// context with one answer. The rest is had by reading again from an
+// offset.
+const MaxBodyBytes = 24000
+
+// cutBody cuts out's body to at most limit bytes from offset, at a UTF-8
+// boundary, and says what was left and how to get it.
+func cutBody(out *Message, offset, limit int) {
+	body := out.Body
+	if offset < 0 || offset > len(body) {
+		offset = len(body)
+	}
+	for offset > 0 && offset < len(body) && !utf8.RuneStart(body[offset]) {
+		offset-- // never inside a character
+	}
+	if offset == 0 && len(body) <= limit {
+		return
+	}
+	end := min(len(body), offset+limit)
+	for end < len(body) && end > offset && !utf8.RuneStart(body[end]) {
+		end--
+	}
+	out.Body, out.BodyBytes, out.Offset = body[offset:end], len(body), offset
+	if end < len(body) {
+		out.Note = fmt.Sprintf("bytes %d to %d of a %d-byte body; the rest: read with offset %d (or mailfs show %s %s)", offset, end, len(body), end, out.Mailbox, out.ID)
+	} else {
+		out.Note = fmt.Sprintf("bytes %d to %d, the end of a %d-byte body", offset, end, len(body))
+	}
 }
 
 func toMessage(m *maildir.Message, withBody bool) Message {
@@ -90,6 +127,10 @@ type (
 	}
 	idIn struct {
 		ID string `json:"id" jsonschema:"message id or a unique prefix"`
+	}
+	readIn struct {
+		ID     string `json:"id" jsonschema:"message id or a unique prefix"`
+		Offset int    `json:"offset,omitempty" jsonschema:"where in the body to start, in bytes, for a body longer than one answer holds (the last answer's note says)"`
 	}
 	replyIn struct {
 		ID       string `json:"id" jsonschema:"the message to answer"`
@@ -177,13 +218,15 @@ func (s *Server) MCP() *mcp.Server {
 			return nil, out, err
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "read", Description: "Read one of my messages, with its body, and mark it read."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in idIn) (*mcp.CallToolResult, Message, error) {
+		func(ctx context.Context, _ *mcp.CallToolRequest, in readIn) (*mcp.CallToolResult, Message, error) {
 			s.used("read")
 			m, err := s.Store.MarkRead(me, in.ID)
 			if err != nil {
 				return nil, Message{}, err
 			}
-			return nil, toMessage(m, true), nil
+			out := toMessage(m, true)
+			cutBody(&out, in.Offset, MaxBodyBytes)
+			return nil, out, nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "reply", Description: "Answer one of my messages: to its sender, in its thread."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in replyIn) (*mcp.CallToolResult, idsOut, error) {
@@ -209,7 +252,7 @@ func (s *Server) MCP() *mcp.Server {
 		func(ctx context.Context, _ *mcp.CallToolRequest, in idIn) (*mcp.CallToolResult, listOut, error) {
 			s.used("thread")
 			msgs, err := s.Store.Thread(in.ID)
-			return nil, list(msgs, true), err
+			return nil, boundedThread(msgs), err
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "claim", Description: "Take the oldest item of a work queue into my mailbox."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in claimIn) (*mcp.CallToolResult, Message, error) {
@@ -245,6 +288,29 @@ func (s *Server) MCP() *mcp.Server {
 func (s *Server) used(tool string) {
 	h := &hook.Handler{Collector: hook.Collector{Store: s.Store}, StateDir: s.StateDir}
 	_ = h.UsedMCP(s.Agent, tool)
+}
+
+// boundedThread lists a thread within MaxInboxBytes of JSON: each body
+// cut to what is left of the budget shared among the messages still to
+// come (at least 1 KB each), and the newest messages past it left out and
+// counted, with what to call.
+func boundedThread(msgs []*maildir.Message) listOut {
+	out := listOut{Messages: []Message{}}
+	size := 0
+	for i, m := range msgs {
+		msg := toMessage(m, true)
+		share := max(1024, (MaxInboxBytes-size)/(len(msgs)-i))
+		cutBody(&msg, 0, share)
+		b, _ := json.Marshal(msg)
+		if size+len(b)+1 > MaxInboxBytes && i > 0 {
+			out.More, out.Cut = len(msgs)-i, true
+			out.Note = fmt.Sprintf("… %d newer messages of the thread left out to keep this answer under %d bytes: read them by id", out.More, MaxInboxBytes)
+			break
+		}
+		size += len(b) + 1
+		out.Messages = append(out.Messages, msg)
+	}
+	return out
 }
 
 func list(msgs []*maildir.Message, withBody bool) listOut {
