@@ -426,6 +426,7 @@ func TestMalformedFramingsTable(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":12,"method":"no/such/method"}`, "-32601"},
 		{"", ""},    // blank lines are passed over
 		{"   ", ""}, // so are lines of spaces
+		{`{"jsonrpc":"2.0","id":13,"method":"tools/list","params":{"x":"` + strings.Repeat("x", 5<<20) + `"}}`, "-32700"}, // over the line bound, never held whole
 	}
 	lines := []string{initLine, initializedLine}
 	for _, b := range bad {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -21,6 +22,11 @@ const (
 // drainWait bounds how long the end of the client's stream waits for the
 // answers to the requests that came before it.
 const drainWait = time.Minute
+
+// maxLine bounds one line of the client's stream: a longer one (no tool
+// takes more than a 1 MiB message) is answered as a parse error and
+// skipped to its newline, never held whole in memory.
+const maxLine = 4 << 20
 
 // A guard stands between the client's stream and the SDK's, which ends the
 // session at the first line it cannot decode and drops the requests still
@@ -57,13 +63,40 @@ func (g *guard) Read(p []byte) (int, error) {
 			g.drain()
 			return 0, g.err
 		}
-		line, err := g.in.ReadBytes('\n')
+		line, err := g.readLine()
 		g.err = err
+		if line == nil && err == nil {
+			g.reject(nil, codeParseError, fmt.Sprintf("Parse error: a line over %d bytes", maxLine))
+			continue
+		}
 		g.check(line)
 	}
 	n := copy(p, g.pending)
 	g.pending = g.pending[n:]
 	return n, nil
+}
+
+// readLine returns the next line, newline included, or nil (and no
+// error) for a line over maxLine, which it reads past and drops.
+func (g *guard) readLine() ([]byte, error) {
+	var line []byte
+	for {
+		part, err := g.in.ReadSlice('\n')
+		if len(line)+len(part) > maxLine {
+			line = nil
+			for errors.Is(err, bufio.ErrBufferFull) { // to the end of the line
+				_, err = g.in.ReadSlice('\n')
+			}
+			if err != nil && !errors.Is(err, io.EOF) {
+				return nil, err
+			}
+			return nil, nil // the end of input, if that was it, comes next
+		}
+		line = append(line, part...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
+		}
+	}
 }
 
 // drain waits until every request handed on was answered, or drainWait.
