@@ -18,7 +18,10 @@ func (c *dndCmd) Help() string {
 	return `Do not disturb. While it is on, the agent's hooks and "check --inject" hold
 back normal nudges and the reminders of normal and low mail; the mail is
 still delivered and listed by inbox, and the nudges stay queued. Urgent
-nudges and urgent and high-priority mail always get through. "status" says
+nudges and urgent and high-priority mail always get through the hooks;
+live delivery (mailfs live) rings only for urgent mail and urgent nudges
+while it is on, and holds the rest (a receipt says "held": dnd) until it
+is off. "status" says
 whether it is on and what it holds back (exit 1 when it is off). The switch
 is runtime/dnd/<agent>.json, never committed.`
 }
