@@ -22,15 +22,18 @@ func (c *gascityCmd) Help() string {
 mail in mailfs: set GC_MAIL=exec:/path/to/mailfs-gascity (a link to the
 mailfs binary; the name selects this mode), or point it at a two-line
 script that runs "exec mailfs gascity "$@"". The root is $MAILFS_ROOT;
-else the city's, found by Gas City's own chain, in its order: the --city
-and --rig of the gc command it runs under; $GC_CITY, $GC_CITY_PATH or
-$GC_CITY_ROOT naming a city directory; $GC_RIG through the rig registry
-($GC_HOME/cities.toml, default ~/.gc/cities.toml); the city above $GC_DIR;
-a registered rig at or above the working directory with a default city;
-the city above the working directory (the nearest city.toml, else .gc/,
-stopping below $HOME or $GC_CEILING_DIRECTORIES, never ~/.gc itself). The
-root is the nearest .chipset in or above the city, else <city>/.chipset;
-outside a city, the usual discovery from the working directory.`
+else the city's, found by today's gc chain, in its order: the --city (a
+directory or a registered name) and --rig of the gc command it runs
+under; $GC_CITY, $GC_CITY_PATH or $GC_CITY_ROOT naming a city directory
+($GC_CITY also a registered name); $GC_RIG through the rig bindings (each
+registered city's .gc/site.toml; the registry is $GC_HOME/cities.toml,
+default ~/.gc/cities.toml); the rig binding at $GC_DIR when it holds a
+stray .gc/; the city above $GC_DIR; the rig binding at the working
+directory; the city above the working directory (a city.toml, else an
+older .gc/, stopping at $HOME, the temp dir and $GC_CEILING_DIRECTORIES,
+never ~/.gc itself). The root is the nearest .chipset in or above the
+city, else <city>/.chipset; outside a city, the usual discovery from the
+working directory.`
 }
 
 func (c *gascityCmd) Run(a *app) error {

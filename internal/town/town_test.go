@@ -117,35 +117,40 @@ func TestOpenIsTheOnePath(t *testing.T) {
 	}
 }
 
-// Gas City's rig registry, its --city and --rig, and the bounds of its walk
-// up, each as cmd/gc's resolveContext takes them (its cases, in its order).
-func TestCityRootFollowsGasCityRigsAndFlags(t *testing.T) {
+// Today's gc finds its city (cmd/gc/main.go resolveContextAllowRemote,
+// city_discovery.go findCityWithOptions; read at zookanalytics/gascity
+// 9e89da7c7, which carries upstream to ed267ad66): one layout a case,
+// each named for the rule of gc's that decides it. Rig bindings live in
+// each registered city's .gc/site.toml; April's ~/.gc/cities.toml rigs
+// and city.toml rig paths no longer bind.
+func TestCityRootFollowsTodaysGC(t *testing.T) {
 	base := t.TempDir()
 	home := filepath.Join(base, "home")
-	gcHome := filepath.Join(home, ".gc") // the supervisor's home: looks like an older city
-	os.MkdirAll(gcHome, 0o755)
-	city := filepath.Join(home, "cities", "town")
-	touch(t, filepath.Join(city, "city.toml"))
-	other := filepath.Join(home, "cities", "other")
-	touch(t, filepath.Join(other, "city.toml"))
-	rig := filepath.Join(home, "code", "frontend") // a rig outside its city
-	work := filepath.Join(rig, "src", "ui")
-	os.MkdirAll(work, 0o755)
-	shared := filepath.Join(home, "code", "shared") // a rig in two cities
-	os.MkdirAll(shared, 0o755)
-	lone := filepath.Join(home, "code", "lone") // a rig in one city, no default
-	os.MkdirAll(lone, 0o755)
-	elsewhere := filepath.Join(home, "elsewhere")
-	os.MkdirAll(elsewhere, 0o755)
+	tmp := filepath.Join(base, "tmp")
+	gcHome := filepath.Join(home, ".gc") // the supervisor's: looks like an older city, never is one
+	for _, d := range []string{gcHome, tmp} {
+		os.MkdirAll(d, 0o755)
+	}
 	write := func(path, data string) {
 		t.Helper()
+		os.MkdirAll(filepath.Dir(path), 0o755)
 		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+	town := filepath.Join(home, "cities", "town")
+	other := filepath.Join(home, "cities", "other")
+	rig := filepath.Join(home, "code", "frontend")  // bound to town, outside it
+	shared := filepath.Join(home, "code", "shared") // bound in both cities
+	stray := filepath.Join(home, "code", "api")     // bound to town, with a leftover .gc/ of its own
+	oldRig := filepath.Join(home, "code", "legacy") // April: only in cities.toml's [[rigs]]
+	pathRig := filepath.Join(home, "code", "pathrig")
+	for _, d := range []string{filepath.Join(rig, "src", "ui"), shared, filepath.Join(stray, ".gc"), oldRig, pathRig, filepath.Join(home, "elsewhere")} {
+		os.MkdirAll(d, 0o755)
+	}
 	write(filepath.Join(gcHome, "cities.toml"), `
 [[cities]]
-path = "`+city+`"
+path = "`+town+`"
 name = "town"
 
 [[cities]]
@@ -153,42 +158,40 @@ path = "`+other+`"
 name = "other"
 
 [[rigs]]
-path = "`+rig+`"
-name = "frontend"
-default_city = "`+city+`"
-
-[[rigs]]
-path = "`+shared+`"
-name = "shared"
-
-[[rigs]]
-path = "`+lone+`"
-name = "lone"
+path = "`+oldRig+`"
+name = "legacy"
+default_city = "`+town+`"
 `)
-	write(filepath.Join(city, "city.toml"), "[[rigs]]\nname = \"shared\"\npath = \""+shared+"\"\n\n[[rigs]]\nname = \"lone\"\npath = \"../../code/lone\"\n")
-	write(filepath.Join(other, "city.toml"), "[[rigs]]\nname = \"shared\"\npath = \""+shared+"\"\n")
-	town, oth := filepath.Join(city, ".chipset"), filepath.Join(other, ".chipset")
+	write(filepath.Join(town, "city.toml"), "[[rigs]]\nname = \"frontend\"\n\n[[rigs]]\nname = \"shared\"\n\n[[rigs]]\nname = \"api\"\n\n[[rigs]]\nname = \"pathrig\"\npath = \""+pathRig+"\"\n")
+	write(filepath.Join(town, ".gc", "site.toml"), "[[rigs]]\nname = \"frontend\"\npath = \"../../code/frontend\"\n\n[[rigs]]\nname = \"shared\"\npath = \""+shared+"\"\n\n[[rigs]]\nname = \"api\"\npath = \""+stray+"\"\n")
+	write(filepath.Join(other, "city.toml"), "[[rigs]]\nname = \"shared\"\n")
+	write(filepath.Join(other, ".gc", "site.toml"), "[[rigs]]\nname = \"shared\"\npath = \""+shared+"\"\n")
+	tw, oth := filepath.Join(town, ".chipset"), filepath.Join(other, ".chipset")
+	work, elsewhere := filepath.Join(rig, "src", "ui"), filepath.Join(home, "elsewhere")
 	for _, tc := range []struct {
-		name   string
+		rule   string
 		env    map[string]string
 		wd     string
 		parent *GC
 		want   string
 	}{
-		{"a registered rig outside its city: its default city, not ~/.gc as an older city", nil, work, nil, town},
-		{"GC_RIG by name", map[string]string{"GC_RIG": "frontend"}, elsewhere, nil, town},
-		{"GC_RIG by path", map[string]string{"GC_RIG": work}, elsewhere, nil, town},
-		{"GC_RIG with no default: the one city that lists it (relative path)", map[string]string{"GC_RIG": "lone"}, elsewhere, nil, town},
-		{"GC_RIG in two cities and no default: not a guess; GC_DIR decides", map[string]string{"GC_RIG": "shared", "GC_DIR": other}, elsewhere, nil, oth},
-		{"GC_CITY before GC_RIG", map[string]string{"GC_CITY": other, "GC_RIG": "frontend"}, work, nil, oth},
-		{"gc --city before GC_CITY", map[string]string{"GC_CITY": other}, elsewhere, &GC{Dir: home, City: "cities/town"}, town},
-		{"gc --rig before GC_CITY", map[string]string{"GC_CITY": other}, elsewhere, &GC{Dir: home, Rig: "frontend"}, town},
-		{"gc --city that is no city: the rest of the chain", map[string]string{"GC_CITY": other}, elsewhere, &GC{Dir: home, City: "nowhere"}, oth},
-		{"the walk up stops below $HOME", nil, elsewhere, nil, ""},
-		{"GC_CEILING_DIRECTORIES sets the ceilings", map[string]string{"GC_CEILING_DIRECTORIES": filepath.Join(home, "cities", "town")}, filepath.Join(city, "sub"), nil, ""},
+		{"step 9: a rig bound in its city's .gc/site.toml, worked in from outside the city", nil, work, nil, tw},
+		{"step 6: GC_RIG by name, through site.toml", map[string]string{"GC_RIG": "frontend"}, elsewhere, nil, tw},
+		{"step 6: GC_RIG by path, the deepest binding at or above it", map[string]string{"GC_RIG": work}, elsewhere, nil, tw},
+		{"step 6: a rig bound in two cities decides nothing; GC_DIR does (step 8)", map[string]string{"GC_RIG": "shared", "GC_DIR": other}, elsewhere, nil, oth},
+		{"step 5 before step 6: GC_CITY before GC_RIG", map[string]string{"GC_CITY": other, "GC_RIG": "frontend"}, work, nil, oth},
+		{"step 5: GC_CITY a registered city's name", map[string]string{"GC_CITY": "other"}, elsewhere, nil, oth},
+		{"step 2: gc --city DIR, before GC_CITY", map[string]string{"GC_CITY": other}, elsewhere, &GC{Dir: home, City: "cities/town"}, tw},
+		{"step 2: gc --city NAME, a registered city", nil, elsewhere, &GC{Dir: home, City: "town"}, tw},
+		{"step 3: gc --rig NAME, before GC_CITY", map[string]string{"GC_CITY": other}, elsewhere, &GC{Dir: home, Rig: "frontend"}, tw},
+		{"step 7 before step 8: GC_DIR a bound rig with a stray .gc/ is its city's, not an older city", map[string]string{"GC_DIR": stray}, elsewhere, nil, tw},
+		{"step 10: the walk up stops at $HOME; ~/.gc is the supervisor's, no city", nil, elsewhere, nil, ""},
+		{"April's layout: a rig only in cities.toml's [[rigs]] binds nothing now", map[string]string{"GC_RIG": "legacy"}, oldRig, nil, ""},
+		{"April's layout: a rig path only in city.toml binds nothing now", map[string]string{"GC_RIG": "pathrig"}, pathRig, nil, ""},
+		{"step 10: GC_CEILING_DIRECTORIES adds ceilings, $HOME stays one", map[string]string{"GC_CEILING_DIRECTORIES": filepath.Join(town, "sub")}, filepath.Join(town, "sub", "deep"), nil, ""},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			env := map[string]string{"HOME": home}
+		t.Run(tc.rule, func(t *testing.T) {
+			env := map[string]string{"HOME": home, "TMPDIR": tmp}
 			for k, v := range tc.env {
 				env[k] = v
 			}
@@ -198,17 +201,42 @@ name = "lone"
 			}
 		})
 	}
-	// A city.toml above $HOME is past the ceiling: gc stops its walk there.
-	touch(t, filepath.Join(base, "city.toml"))
-	if got := CityRoot(func(k string) string { return map[string]string{"HOME": home}[k] }, elsewhere, nil); got != "" {
-		t.Fatalf("a city above $HOME was found: %q", got)
+	env := func(kv ...string) func(string) string {
+		m := map[string]string{"HOME": home, "TMPDIR": tmp}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) string { return m[k] }
 	}
-	// $GC_HOME moves the registry and the ignored runtime root.
+	// city_discovery.go: a city.toml in $HOME itself is a city (the walk
+	// looks in a ceiling before it stops there).
+	touch(t, filepath.Join(home, "city.toml"))
+	if got := CityRoot(env(), elsewhere, nil); got != filepath.Join(home, ".chipset") {
+		t.Fatalf("a city.toml in $HOME: %q", got)
+	}
+	os.Remove(filepath.Join(home, "city.toml"))
+	// The temp dir is a ceiling too: a city above it is not found, and a
+	// .gc/ in one of its ancestors is a running city's runtime, not a city.
+	inTmp := filepath.Join(tmp, "job")
+	os.MkdirAll(inTmp, 0o755)
+	touch(t, filepath.Join(base, "city.toml"))
+	if got := CityRoot(env(), inTmp, nil); got != "" {
+		t.Fatalf("a city above the temp dir was found: %q", got)
+	}
+	os.Remove(filepath.Join(base, "city.toml"))
+	os.MkdirAll(filepath.Join(base, ".gc"), 0o755)
+	if got := CityRoot(env("HOME", ""), inTmp, nil); got != "" {
+		t.Fatalf("a .gc/ above the temp dir was taken for a city: %q", got)
+	}
+	// $GC_HOME moves the registry (and the ignored runtime folder).
 	moved := filepath.Join(base, "gchome")
 	os.MkdirAll(moved, 0o755)
 	os.Rename(filepath.Join(gcHome, "cities.toml"), filepath.Join(moved, "cities.toml"))
-	if got := CityRoot(func(k string) string { return map[string]string{"HOME": home, "GC_HOME": moved}[k] }, work, nil); got != town {
-		t.Fatalf("with $GC_HOME: %q, want %q", got, town)
+	if got := CityRoot(env("GC_HOME", moved), work, nil); got != tw {
+		t.Fatalf("with $GC_HOME: %q, want %q", got, tw)
+	}
+	if got := CityRoot(env(), work, nil); got != "" {
+		t.Fatalf("without the registry the rig binds nothing: %q", got)
 	}
 }
 

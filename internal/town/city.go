@@ -1,0 +1,336 @@
+package town
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/mailfs/mailfs/maildir"
+)
+
+// CityRoot returns the mailfs root of the Gas City city the process runs
+// in, or "" outside any city, found by Gas City's own resolution chain,
+// as today's gc has it (cmd/gc/main.go resolveContextAllowRemote and
+// city_discovery.go, read at zookanalytics/gascity 9e89da7c7, which
+// carries upstream to ed267ad66), in its order:
+//
+//  1. gc's --city (parent holds the gc command line the provider runs
+//     under, nil if not known): a city directory, else a registered
+//     city's name;
+//  2. gc's --rig NAME|PATH, through the registered cities' rig bindings;
+//  3. $GC_CITY, $GC_CITY_PATH or $GC_CITY_ROOT naming a city directory
+//     (city.toml or .gc/), and $GC_CITY a registered city's name;
+//  4. $GC_RIG, through the rig bindings;
+//  5. when $GC_DIR holds a .gc/ but no city.toml (a rig with a leftover
+//     runtime folder), the rig binding at $GC_DIR — before step 6, so the
+//     stray .gc/ is not taken for an older city;
+//  6. the city at or above $GC_DIR;
+//  7. the rig binding at the working directory;
+//  8. the city at or above the working directory.
+//
+// Registered cities are $GC_HOME/cities.toml's (default ~/.gc): each
+// city's rigs are those its city.toml declares that its own
+// .gc/site.toml binds to a path (the machine-local binding; rig paths in
+// city.toml, and rigs in cities.toml, no longer count). A path matches
+// the deepest binding at or above it; a name or path bound in more than
+// one city decides nothing. The walk up takes a directory holding
+// city.toml, else the nearest older city (a .gc/ runtime folder) that is
+// not the supervisor's own ($GC_HOME, or ~/.gc) or one in an ancestor of
+// the temp dir, and stops at a ceiling — $HOME, the temp dir, and each
+// of $GC_CEILING_DIRECTORIES — after looking in it for a city.toml (a
+// city at $HOME itself is found; an older city there is not). The root
+// is the nearest .chipset in the city's directory or above it, else
+// <city>/.chipset: every agent of a city shares one root.
+func CityRoot(getenv func(string) string, wd string, parent *GC) string {
+	if city := newDiscovery(getenv).resolve(wd, parent); city != "" {
+		return maildir.FindRoot(city)
+	}
+	return ""
+}
+
+// A discovery is one resolution's view of the machine: the ceilings and
+// ignored runtime folders of the walk up, and the registry.
+type discovery struct {
+	getenv   func(string) string
+	ceilings []string
+	ignored  []string // .gc folders that are never an older city
+	registry string   // cities.toml
+	cities   []cityEntry
+	loaded   bool
+}
+
+type cityEntry struct {
+	Path string `toml:"path"`
+	Name string `toml:"name"`
+}
+
+func newDiscovery(getenv func(string) string) *discovery {
+	d := &discovery{getenv: getenv}
+	home := clean(getenv("HOME"))
+	tmp := clean(getenv("TMPDIR"))
+	if tmp == "" {
+		tmp = clean(os.TempDir())
+	}
+	if raw := strings.TrimSpace(getenv("GC_CEILING_DIRECTORIES")); raw != "" {
+		for _, c := range filepath.SplitList(raw) {
+			if c = resolved(c); c != "" {
+				d.ceilings = append(d.ceilings, c)
+			}
+		}
+	}
+	for _, c := range []string{home, tmp} {
+		if c != "" {
+			d.ceilings = append(d.ceilings, resolved(c))
+		}
+	}
+	gcHome := clean(getenv("GC_HOME"))
+	if gcHome == "" && home != "" {
+		gcHome = filepath.Join(home, ".gc")
+	}
+	if gcHome != "" {
+		d.ignored = append(d.ignored, resolved(gcHome))
+		d.registry = filepath.Join(gcHome, "cities.toml")
+	}
+	for dir := resolved(tmp); dir != "" && dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
+		d.ignored = append(d.ignored, filepath.Join(dir, ".gc"))
+	}
+	return d
+}
+
+// resolve is the chain of CityRoot, returning the city's directory.
+func (d *discovery) resolve(wd string, parent *GC) string {
+	if parent != nil {
+		if parent.City != "" { // steps 1 and 2 of gc: --city, with or without --rig
+			if city := d.cityRef(parent.Dir, parent.City); city != "" {
+				return city
+			}
+		} else if parent.Rig != "" { // step 3 of gc: --rig alone
+			if city := d.rigCity(inDir(parent.Dir, parent.Rig), parent.Rig); city != "" {
+				return city
+			}
+		}
+	}
+	for _, key := range []string{"GC_CITY", "GC_CITY_PATH", "GC_CITY_ROOT"} {
+		raw := strings.TrimSpace(d.getenv(key))
+		if raw == "" {
+			continue
+		}
+		if isCity(raw) {
+			return resolved(raw)
+		}
+		if key == "GC_CITY" && !strings.ContainsRune(raw, filepath.Separator) {
+			if city := d.cityNamed(raw); city != "" {
+				return city
+			}
+		}
+	}
+	if rig := strings.TrimSpace(d.getenv("GC_RIG")); rig != "" {
+		if city := d.rigCity(inDir(wd, rig), rig); city != "" {
+			return city
+		}
+	}
+	if gcDir := strings.TrimSpace(d.getenv("GC_DIR")); gcDir != "" {
+		if hasRuntime(gcDir) && !hasCityConfig(gcDir) {
+			if city := d.rigAt(gcDir); city != "" {
+				return city
+			}
+		}
+		if city := d.findCity(gcDir); city != "" {
+			return city
+		}
+	}
+	if city := d.rigAt(wd); city != "" {
+		return city
+	}
+	return d.findCity(wd)
+}
+
+// cityRef resolves gc's --city: a city directory (relative to gc's own
+// working directory), else a registered city's name.
+func (d *discovery) cityRef(dir, ref string) string {
+	if p := inDir(dir, ref); isCity(p) {
+		return resolved(p)
+	}
+	if !strings.ContainsRune(ref, filepath.Separator) {
+		return d.cityNamed(ref)
+	}
+	return ""
+}
+
+// findCity walks up from dir as gc's findCityWithOptions does.
+func (d *discovery) findCity(dir string) string {
+	dir = resolved(dir)
+	legacy := ""
+	for dir != "" {
+		if hasCityConfig(dir) {
+			return dir
+		}
+		ceiling := slices.Contains(d.ceilings, dir)
+		if legacy == "" && !ceiling && hasRuntime(dir) && !slices.Contains(d.ignored, filepath.Join(dir, ".gc")) {
+			legacy = dir
+		}
+		parent := filepath.Dir(dir)
+		if ceiling || parent == dir {
+			break
+		}
+		dir = parent
+	}
+	return legacy
+}
+
+// load reads the registered cities once.
+func (d *discovery) load() []cityEntry {
+	if !d.loaded {
+		d.loaded = true
+		var f struct {
+			Cities []cityEntry `toml:"cities"`
+		}
+		if data, err := os.ReadFile(d.registry); d.registry != "" && err == nil && toml.Unmarshal(data, &f) == nil {
+			d.cities = f.Cities
+		}
+	}
+	return d.cities
+}
+
+// cityNamed is the registered city of that name (its recorded name, else
+// its directory's), or "".
+func (d *discovery) cityNamed(name string) string {
+	for _, c := range d.load() {
+		n := c.Name
+		if n == "" {
+			n = filepath.Base(c.Path)
+		}
+		if n == name && isCity(c.Path) {
+			return resolved(c.Path)
+		}
+	}
+	return ""
+}
+
+// A binding is a rig a registered city declares and binds to a path.
+type binding struct{ city, name, path string }
+
+// bindings are every registered city's rig bindings: rigs its city.toml
+// declares, bound to a path by its .gc/site.toml.
+func (d *discovery) bindings() []binding {
+	var out []binding
+	for _, c := range d.load() {
+		var cfg, site struct {
+			Rigs []struct {
+				Name string `toml:"name"`
+				Path string `toml:"path"`
+			} `toml:"rigs"`
+		}
+		data, err := os.ReadFile(filepath.Join(c.Path, "city.toml"))
+		if err != nil || toml.Unmarshal(data, &cfg) != nil {
+			continue // a stale or broken registration
+		}
+		if data, err := os.ReadFile(filepath.Join(c.Path, ".gc", "site.toml")); err == nil {
+			toml.Unmarshal(data, &site)
+		}
+		paths := map[string]string{}
+		for _, r := range site.Rigs {
+			if n, p := strings.TrimSpace(r.Name), strings.TrimSpace(r.Path); n != "" && p != "" {
+				paths[n] = p
+			}
+		}
+		for _, r := range cfg.Rigs {
+			if p := paths[strings.TrimSpace(r.Name)]; p != "" {
+				out = append(out, binding{city: resolved(c.Path), name: r.Name, path: resolved(inDir(c.Path, p))})
+			}
+		}
+	}
+	return out
+}
+
+// rigAt is the city of the deepest rig binding at or above dir, when
+// exactly one city binds it; else "".
+func (d *discovery) rigAt(dir string) string {
+	dir = resolved(dir)
+	var best []binding
+	for _, b := range d.bindings() {
+		if dir != b.path && !strings.HasPrefix(dir, b.path+string(filepath.Separator)) {
+			continue
+		}
+		switch {
+		case len(best) == 0 || len(b.path) > len(best[0].path):
+			best = []binding{b}
+		case len(b.path) == len(best[0].path):
+			best = append(best, b)
+		}
+	}
+	return oneCity(best)
+}
+
+// rigCity resolves a rig given by name, else by path, to its city.
+func (d *discovery) rigCity(path, name string) string {
+	var named []binding
+	for _, b := range d.bindings() {
+		if b.name == name {
+			named = append(named, b)
+		}
+	}
+	if len(named) > 0 {
+		return oneCity(named)
+	}
+	return d.rigAt(path)
+}
+
+// oneCity is the city of bindings when they are all one city's, else "".
+func oneCity(bs []binding) string {
+	if len(bs) == 0 {
+		return ""
+	}
+	for _, b := range bs[1:] {
+		if b.city != bs[0].city {
+			return "" // bound in several cities: not a guess
+		}
+	}
+	return bs[0].city
+}
+
+// inDir is p, relative to dir when it is not absolute.
+func inDir(dir, p string) string {
+	if filepath.IsAbs(p) || dir == "" {
+		return p
+	}
+	return filepath.Join(dir, p)
+}
+
+// clean is p absolute and clean, "" for "".
+func clean(p string) string {
+	p = strings.TrimSpace(p)
+	if p == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	return filepath.Clean(p)
+}
+
+// resolved is p absolute, clean, its symbolic links resolved, as gc
+// compares paths.
+func resolved(p string) string {
+	p = clean(p)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
+	return p
+}
+
+func hasCityConfig(dir string) bool {
+	st, err := os.Stat(filepath.Join(dir, "city.toml"))
+	return err == nil && !st.IsDir()
+}
+
+func hasRuntime(dir string) bool {
+	st, err := os.Stat(filepath.Join(dir, ".gc"))
+	return err == nil && st.IsDir()
+}
+
+// isCity reports whether dir is a Gas City city's directory.
+func isCity(dir string) bool { return hasCityConfig(dir) || hasRuntime(dir) }
