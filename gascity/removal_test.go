@@ -63,4 +63,44 @@ func TestRemovedMeansGone(t *testing.T) {
 	if n := strings.Count(out, `"id"`); n != 1 {
 		t.Fatalf("alice holds %d replies, want 1 (to the live message): %s", n, out)
 	}
+	// archive and delete: a live message goes; a removed one is "already
+	// archived" (Gas City's ErrAlreadyArchived); an unknown id fails.
+	for _, op := range []string{"archive", "delete"} {
+		fresh := send("fresh for " + op)
+		for _, c := range []struct {
+			state, id, stderr string
+			code              int
+		}{
+			{"live", fresh, "", 0},
+			{"archived", ids["archived"], "already archived", 1},
+			{"deleted", ids["deleted"], "already archived", 1},
+			{"unknown", ids["unknown"], "", 1},
+		} {
+			_, errs, code := call("", op, c.id)
+			if code != c.code || !strings.Contains(errs, c.stderr) {
+				t.Errorf("%s/%s: exit %d, stderr %q; want %d and %q", op, c.state, code, errs, c.code, c.stderr)
+			}
+		}
+	}
+	// Every view leaves removed mail out (runRemovalVisibilityContract's
+	// inbox, check, all, count and thread).
+	for _, op := range []string{"inbox", "check", "all"} {
+		out, _, _ := call("", op, "bob")
+		for _, state := range []string{"archived", "deleted"} {
+			if strings.Contains(out, ids[state]) {
+				t.Errorf("%s shows the %s message", op, state)
+			}
+		}
+		if !strings.Contains(out, ids["live"]) {
+			t.Errorf("%s lost the live message", op)
+		}
+	}
+	if out, _, _ := call("", "count", "bob"); !strings.Contains(out, `"total":1`) {
+		t.Errorf("count after removals: %s, want the live message alone", out)
+	}
+	for _, state := range []string{"archived", "deleted"} {
+		if out, _, _ := call("", "thread", ids[state]); strings.Contains(out, ids[state]) {
+			t.Errorf("thread of the %s message shows it: %s", state, out)
+		}
+	}
 }
