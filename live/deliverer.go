@@ -61,6 +61,10 @@ type Deliverer struct {
 	Warn func(error)
 	// Rang, for tests, is called after each doorbell the session took.
 	Rang func(Doorbell)
+
+	// started, for tests, is called with the session's start mark (see
+	// shownAtStart) before the mailbox is first scanned.
+	started func(mark time.Time)
 }
 
 type pending struct {
@@ -102,6 +106,15 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	if err := rec.save(dir); err != nil {
 		return err
 	}
+	// The session's start, on the clock that stamps a file's arrival: the
+	// record's inode change time, read once (later saves move it on).
+	mark, err := dir.Lstat(rec.name())
+	if err != nil {
+		return err
+	}
+	if d.started != nil {
+		d.started(mark.Ctime)
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -126,11 +139,7 @@ func (d *Deliverer) Run(ctx context.Context) error {
 			if !ok {
 				return ctx.Err()
 			}
-			if ev.Initial && ev.Message.Timestamp.Before(rec.Started) || ev.Message.Read || rec.Rung[ev.ID] != (time.Time{}) {
-				// Unread when the session started: the session-start hook
-				// showed it. (The watcher's first scan also finds what
-				// landed after the start, before its watches were in
-				// place: that is new.)
+			if ev.Initial && d.shownAtStart(ev.Message, mark.Ctime, rec.Started) || ev.Message.Read || rec.Rung[ev.ID] != (time.Time{}) {
 				continue
 			}
 			st.waiting[ev.ID] = pending{ev.Message, time.Now()}
@@ -152,6 +161,31 @@ func (d *Deliverer) Run(ctx context.Context) error {
 			due.Reset(max(time.Until(next), 0))
 		}
 	}
+}
+
+// shownAtStart says m was in the mailbox, unread, when the session
+// started, so the session-start hook showed it. The watcher's first scan
+// also finds what landed after the start, before its watches were in
+// place: that is new, and rings. What decides is when m's file arrived
+// here, against start, the inode change time of the record the deliverer
+// wrote as it began: both are stamped by this machine's kernel, so a
+// sender's clock, skewed either way, cannot make new mail look old or old
+// mail new (the message's Timestamp is the sender's clock). The kernel
+// stamps files at its clock tick (a few milliseconds), so a file of the
+// same tick as start is left to the one finer clock there is, the
+// sender's stamp against started: only a message landing within a tick of
+// the start can be misjudged, as the stamp alone misjudged any. A file it
+// cannot stat is new; the doorbell re-reads each message before it rings
+// and drops one read or gone.
+func (d *Deliverer) shownAtStart(m *maildir.Message, start, started time.Time) bool {
+	at, err := d.Store.Arrived(m)
+	switch {
+	case err != nil || at.After(start):
+		return false
+	case at.Before(start):
+		return true
+	}
+	return m.Timestamp.Before(started)
 }
 
 // run is one Run's state.

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -66,7 +67,7 @@ type fixture struct {
 	done chan error
 }
 
-func start(t *testing.T, every time.Duration, before func(*maildir.Store)) *fixture {
+func start(t *testing.T, every time.Duration, before func(*maildir.Store), opts ...func(*live.Deliverer)) *fixture {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), ".chipset")
 	s, err := maildir.Open(root)
@@ -84,6 +85,9 @@ func start(t *testing.T, every time.Duration, before func(*maildir.Store)) *fixt
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &live.Deliverer{Store: s, Nudges: q, Agent: "toast", Door: f.door, Every: every, Check: 20 * time.Millisecond,
 		Hooks: &hook.Handler{Collector: hook.Collector{Store: s, Nudges: q}, StateDir: t.TempDir()}}
+	for _, o := range opts {
+		o(d)
+	}
 	go func() { f.done <- d.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
@@ -145,6 +149,89 @@ func TestStartIsQuietAndEachMessageRingsOnce(t *testing.T) {
 		recs, _ := live.Records(f.s, "toast")
 		return len(recs) == 1 && !recs[0].Rung[m.ID].IsZero() && !recs[0].Rung[m2.ID].IsZero() && recs[0].Rings == 2
 	})
+}
+
+// The first scan tells what the session start showed from what landed
+// since by the file's arrival on this machine, not by the sender's
+// stamp: a sender an hour ahead whose message was there at the start is
+// not rung; a sender an hour behind whose message lands after the start,
+// before the watcher's first scan, is. (Each send waits for the kernel's
+// file clock to tick past the time before it, so neither lands in the
+// start's own tick, where the stamp decides.)
+func TestFirstScanGoesByArrivalNotTheSendersClock(t *testing.T) {
+	// skewed sends as another host's writer would, its clock off by by,
+	// once the file clock has ticked past after.
+	skewed := func(s *maildir.Store, after time.Time, by time.Duration, subject string) (*maildir.Message, error) {
+		if err := tickPast(filepath.Dir(s.Dir()), after); err != nil {
+			return nil, err
+		}
+		other, err := maildir.Open(s.Dir())
+		if err != nil {
+			return nil, err
+		}
+		defer other.Close()
+		other.Now = func() time.Time { return time.Now().Add(by) }
+		sent, err := other.Send(&maildir.Message{From: "mayor", To: "toast", Subject: subject, Body: "b", Priority: maildir.Urgent})
+		if err != nil {
+			return nil, err
+		}
+		return sent[0], nil
+	}
+	var ahead, behind *maildir.Message
+	var behindErr error
+	landed := make(chan struct{})
+	f := start(t, time.Hour,
+		func(s *maildir.Store) {
+			var err error
+			if ahead, err = skewed(s, time.Time{}, time.Hour, "AHEAD, there at the start"); err != nil {
+				t.Fatal(err)
+			}
+			at, err := s.Arrived(ahead)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tickPast(filepath.Dir(s.Dir()), at); err != nil { // so it is not of the start's tick
+				t.Fatal(err)
+			}
+		},
+		func(d *live.Deliverer) {
+			live.OnStarted(d, func(mark time.Time) { // on the deliverer's goroutine
+				defer close(landed)
+				behind, behindErr = skewed(d.Store, mark, -time.Hour, "BEHIND, landed since")
+			})
+		})
+	<-landed
+	if behindErr != nil {
+		t.Fatal(behindErr)
+	}
+	if !ahead.Timestamp.After(time.Now()) || !behind.Timestamp.Before(time.Now().Add(-30*time.Minute)) {
+		t.Fatalf("the senders' clocks are not skewed: %v, %v", ahead.Timestamp, behind.Timestamp)
+	}
+	// The first doorbell names the message that landed after the start,
+	// and not the one the start showed.
+	f.firstRingNames(t, behind.ID, ahead.ID)
+	now := send(t, f.s, "NOW urgent", maildir.Urgent)
+	f.firstRingNames(t, now.ID, ahead.ID)
+}
+
+// tickPast waits until a file changed in dir has an inode change time
+// after at: the kernel's file clock has ticked past it.
+func tickPast(dir string, at time.Time) error {
+	probe := filepath.Join(dir, ".tick-probe")
+	defer os.Remove(probe)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if err := os.WriteFile(probe, []byte(time.Now().String()), 0o600); err != nil {
+			return err
+		}
+		var st syscall.Stat_t
+		if err := syscall.Lstat(probe, &st); err != nil {
+			return err
+		}
+		if time.Unix(st.Ctim.Unix()).After(at) {
+			return nil
+		}
+	}
+	return errors.New("the file clock did not tick past " + at.String())
 }
 
 // Normal mail waits for the batch interval; urgent mail rings at once and

@@ -2,6 +2,7 @@ package maildir
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
 	"time"
@@ -181,4 +182,30 @@ func eachEntry(d *durable.Dir, f func(name string, why error)) error {
 			f(name, why)
 		}
 	})
+}
+
+// Arrived is when m's file took the name it has in its folder: the file's
+// inode change time, which this machine's kernel sets at the rename that
+// delivered it, and which no sender can set. Unlike m.Timestamp, which is
+// the sender's clock, a skewed host cannot move it. Any later change to
+// the inode (a second name, a chmod, a checkout rewriting the file) moves
+// it on, so a message can seem to have arrived later than it did, never
+// earlier. A file no longer there gives [ErrNotFound].
+func (s *Store) Arrived(m *Message) (time.Time, error) {
+	d, err := s.openFolder(m.Box, m.Archived)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if d == nil {
+		return time.Time{}, fmt.Errorf("%w: %s", ErrNotFound, m.ID)
+	}
+	defer d.Close()
+	st, err := d.Lstat(m.ID + ".json")
+	if errors.Is(err, fs.ErrNotExist) {
+		return time.Time{}, fmt.Errorf("%w: %s", ErrNotFound, m.ID)
+	}
+	if err != nil {
+		return time.Time{}, err
+	}
+	return st.Ctime, nil
 }

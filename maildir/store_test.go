@@ -616,3 +616,28 @@ func TestReplyGoesToTheSenderAsWritten(t *testing.T) {
 		t.Fatalf("reply to a sender a group shares its name with: to %q in %s (%v)", r[0].To, r[0].Box, err)
 	}
 }
+
+// Arrived is the file's arrival on this machine, whatever the sender's
+// clock said; a message no longer there is ErrNotFound.
+func TestArrivedIsTheFilesNotTheSenders(t *testing.T) {
+	s := newStore(t)
+	s.Now = func() time.Time { return time.Now().Add(-24 * time.Hour) } // a sender a day behind
+	before := time.Now().Add(-time.Second)                              // the kernel's coarse clock may lag a tick
+	sent, err := s.Send(&maildir.Message{From: "mayor", To: "toast", Subject: "s", Body: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, err := s.Arrived(sent[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at.Before(before) || at.After(time.Now().Add(time.Second)) {
+		t.Fatalf("arrived %v, want about now (the stamp says %v)", at, sent[0].Timestamp)
+	}
+	if err := s.Delete(sent[0].Box, sent[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Arrived(sent[0]); !errors.Is(err, maildir.ErrNotFound) {
+		t.Fatalf("arrived of a deleted message: %v, want ErrNotFound", err)
+	}
+}
