@@ -31,4 +31,13 @@
 // parents) and one instance per watcher. Linux's defaults are at least 8,192
 // watches and 128 instances per user; when one runs out, [Watcher.Watch]
 // fails with an error naming the sysctl to raise.
+//
+// "At most once" is by the ids a watcher remembers, and it remembers what
+// its folders hold, not everything they ever held: once the ids it keeps
+// pass twice what it kept last time plus 1,024, it lists the folder (no
+// file opened) and forgets the ids no longer there, so a watcher running
+// for weeks holds memory in proportion to its folders. A message that
+// leaves and comes back after such a forget (restored from the archive, or
+// a file a git checkout removed and wrote again just as the folder was
+// listed) is reported again: twice, never missed.
 package watch

@@ -64,6 +64,9 @@ type Watcher struct {
 	// listed every box: what it delivers must be reported, which holds
 	// only if the watches were added before that scan.
 	afterFirstScan func()
+	// remembered, for tests, is told how many ids a box remembers after
+	// each file it looked at.
+	remembered func(n int)
 }
 
 // Watch starts watching and returns the channel of events, which is closed
@@ -140,6 +143,36 @@ type box struct {
 	seen    map[string]bool      // ids reported, or read already at start
 	pending map[string]time.Time // ids that did not parse yet, since when
 	warned  map[string]bool      // pending ids already reported to Warn
+	kept    int                  // len(seen) after the last forget
+}
+
+// forgetSlack is how far seen may grow past twice what the last forget
+// kept before the next: a forget lists the folder, so it runs once per
+// forgetSlack ids at least, and seen holds at most about twice the
+// folder's files plus this.
+const forgetSlack = 1024
+
+// forget drops from seen the ids whose files are no longer in the
+// folder (read and archived, deleted, claimed away), so that a watcher
+// that runs for weeks remembers what its folder holds, not everything it
+// ever held. It lists the folder only (no file is opened). A message
+// that left and comes back after a forget (restored from the archive, or
+// a file a git checkout removed and wrote again just as the folder was
+// listed) is reported again, as new: reported twice, never missed.
+func (st *state) forget(b *box) {
+	entries, _, err := st.w.Store.Entries(b.addr, false)
+	if err == nil {
+		here := make(map[string]bool, len(entries))
+		for _, e := range entries {
+			here[e.ID] = true
+		}
+		for id := range b.seen {
+			if !here[id] {
+				delete(b.seen, id)
+			}
+		}
+	}
+	b.kept = len(b.seen) // after a failed listing too: the next try waits as long
 }
 
 func newBox(addr maildir.Address) *box {
@@ -394,6 +427,12 @@ func (st *state) check(b *box, name string, initial bool) {
 		b.seen[id] = true
 		delete(b.pending, id)
 		delete(b.warned, id)
+		if len(b.seen) > 2*b.kept+forgetSlack {
+			st.forget(b)
+		}
+		if st.w.remembered != nil {
+			st.w.remembered(len(b.seen))
+		}
 		if initial && m.Read {
 			return // old news: it was there, and read, before we started
 		}
