@@ -9,8 +9,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
-
 	"github.com/mailfs/mailfs/hook"
 	"github.com/mailfs/mailfs/internal/chipset"
 	"github.com/mailfs/mailfs/internal/durable"
@@ -143,7 +141,10 @@ func (d *Deliverer) Run(ctx context.Context) error {
 				continue
 			}
 			st.waiting[ev.ID] = pending{ev.Message, time.Now()}
-		case <-nudgeEvents:
+		case _, ok := <-nudgeEvents:
+			if !ok {
+				return ctx.Err() // closed when ctx ended
+			}
 			st.nudgesMaybe = true
 		case <-check.C:
 			if _, err := d.Door.Session(); errors.Is(err, ErrGone) {
@@ -416,34 +417,12 @@ func (d *Deliverer) watchNudges(ctx context.Context, agent string) <-chan struct
 	if d.Nudges == nil {
 		return nil
 	}
-	fsw, err := fsnotify.NewWatcher()
+	hints, err := d.Nudges.Changes(ctx, agent)
 	if err != nil {
-		return nil
+		d.warn(err)
+		return nil // the ticker still looks
 	}
-	dir := d.Store.Dir() + "/" + nudgeq.Dir + "/" + agent
-	if err := fsw.Add(dir); err != nil {
-		fsw.Close()
-		return nil // no queue yet: the ticker finds the first nudge
-	}
-	out := make(chan struct{}, 1)
-	go func() {
-		defer fsw.Close()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev := <-fsw.Events:
-				if ev.Has(fsnotify.Create) {
-					select {
-					case out <- struct{}{}:
-					default:
-					}
-				}
-			case <-fsw.Errors:
-			}
-		}
-	}()
-	return out
+	return hints
 }
 
 func (d *Deliverer) warn(err error) {
