@@ -25,8 +25,14 @@ const (
 	// DefaultCheck is how often a deliverer checks that its session still
 	// runs, and looks at the nudge queue and do not disturb.
 	DefaultCheck = 500 * time.Millisecond
+	// DefaultSpacing is the least time between two doorbells of any kind,
+	// urgent ones included: see Deliverer.Spacing.
+	DefaultSpacing = 2 * time.Second
+	// DefaultPerMinute is how many doorbells a session gets in any minute
+	// at most.
+	DefaultPerMinute = 10
 	// coalesce is how long an urgent doorbell waits for more mail landing
-	// in the same burst, so a burst rings once.
+	// with it, so that mail sent together in one go rings once.
 	coalesce = 20 * time.Millisecond
 	// maxBackoff bounds the wait between retries of a failed push.
 	maxBackoff = 30 * time.Second
@@ -52,6 +58,18 @@ type Deliverer struct {
 
 	Every time.Duration // 0 means DefaultEvery
 	Check time.Duration // 0 means DefaultCheck
+	// Spacing is the least time between two doorbells, urgent ones too,
+	// and PerMinute the most doorbells in any minute (0 means
+	// DefaultSpacing, DefaultPerMinute). Scripts and agents send in loops
+	// (a loop of mailfs send lands a message every 45–70 ms), and each
+	// doorbell is a prompt the session must take in: a runtime flooded
+	// with them drops some unseen (Claude Code passed about 32 of 48 on to
+	// the model). So the first urgent message after a quiet spell rings
+	// at once, and the rest of a burst waits for the spacing and rides
+	// the next doorbell together: 100 mail sent in a loop ring as a
+	// handful of doorbells, each message named once.
+	Spacing   time.Duration
+	PerMinute int
 	// Hooks, if set, records each doorbell's messages as shown in this
 	// turn, so the post-tool and stop hooks do not repeat them.
 	Hooks *hook.Handler
@@ -128,7 +146,8 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	defer check.Stop()
 	due := time.NewTimer(time.Hour)
 	due.Stop()
-	st := &run{d: d, agent: agent, rec: rec, dir: dir, waiting: map[string]pending{}, every: every}
+	st := &run{d: d, agent: agent, rec: rec, dir: dir, waiting: map[string]pending{}, every: every,
+		spacing: cmp.Or(d.Spacing, DefaultSpacing), perMinute: cmp.Or(d.PerMinute, DefaultPerMinute)}
 	for {
 		select {
 		case <-ctx.Done():
@@ -197,6 +216,9 @@ type run struct {
 	dir         *durable.Dir
 	waiting     map[string]pending
 	every       time.Duration
+	spacing     time.Duration
+	perMinute   int
+	recent      []time.Time // the doorbells of the last minute, oldest first
 	nudgesMaybe bool
 	failures    int
 	retryAt     time.Time
@@ -215,12 +237,16 @@ func (st *run) step(ctx context.Context) (next time.Time, gone bool) {
 	urgentNow, normalSince := false, time.Time{}
 	var mail []*maildir.Message
 	held := map[string]string{}
+	gate := st.gate(now)
 	for id, p := range st.waiting {
 		pressing := p.m.Priority == maildir.Urgent || p.m.Priority == maildir.High && !dnd
 		switch {
 		case pressing:
-			if now.Sub(p.since) < coalesce {
-				next = minTime(next, p.since.Add(coalesce))
+			if at := later(p.since.Add(coalesce), gate); now.Before(at) {
+				if !now.Before(p.since.Add(coalesce)) {
+					held[id] = "spacing"
+				}
+				next = minTime(next, at)
 				continue
 			}
 			urgentNow = true
@@ -234,9 +260,11 @@ func (st *run) step(ctx context.Context) (next time.Time, gone bool) {
 		}
 		mail = append(mail, p.m)
 	}
-	normalDue := !normalSince.IsZero() && (st.rec.LastRing.IsZero() || !now.Before(st.rec.LastRing.Add(st.every)))
+	normalDue := !normalSince.IsZero() && !now.Before(gate) && (st.rec.LastRing.IsZero() || !now.Before(st.rec.LastRing.Add(st.every)))
 	var nudges *nudgeq.Batch
-	if st.nudgesMaybe && st.d.Nudges != nil {
+	if st.nudgesMaybe && st.d.Nudges != nil && now.Before(gate) {
+		next = minTime(next, gate) // urgent nudges too wait for the spacing
+	} else if st.nudgesMaybe && st.d.Nudges != nil {
 		st.nudgesMaybe = false
 		if n, err := st.d.Nudges.Len(st.agent); err == nil && n > 0 {
 			nudges = st.claimNudges(dnd, urgentNow || normalDue || st.rec.LastRing.IsZero() || !now.Before(st.rec.LastRing.Add(st.every)))
@@ -253,7 +281,7 @@ func (st *run) step(ctx context.Context) (next time.Time, gone bool) {
 					held[m.ID] = "batched"
 				}
 			}
-			next = minTime(next, st.rec.LastRing.Add(st.every))
+			next = minTime(next, later(st.rec.LastRing.Add(st.every), gate))
 		}
 		st.publishHeld(held)
 		return next, false
@@ -342,14 +370,17 @@ func (st *run) step(ctx context.Context) (next time.Time, gone bool) {
 	}
 	st.rec.Rings++
 	st.rec.LastRing = rang
+	st.recent = append(st.recent, rang)
 	st.rec.Error = ""
 	st.forget()
+	gate = st.gate(rang)
 	for _, m := range leftMail {
 		if m.Priority == maildir.Urgent || m.Priority == maildir.High {
-			next = now // what did not fit rings next, at once
+			held[m.ID] = "spacing"
+			next = minTime(next, gate) // what did not fit rings next, as soon as the spacing allows
 		} else {
 			held[m.ID] = "batched"
-			next = minTime(next, rang.Add(st.every))
+			next = minTime(next, later(rang.Add(st.every), gate))
 		}
 	}
 	if len(leftNudges) > 0 {
@@ -366,6 +397,21 @@ func (st *run) step(ctx context.Context) (next time.Time, gone bool) {
 		st.d.Rang(bell)
 	}
 	return next, false
+}
+
+// gate is when the next doorbell may ring: Spacing after the last one,
+// and a minute after the PerMinute-th last. It forgets rings older than a
+// minute.
+func (st *run) gate(now time.Time) time.Time {
+	st.recent = slices.DeleteFunc(st.recent, func(t time.Time) bool { return now.Sub(t) >= time.Minute })
+	var at time.Time
+	if !st.rec.LastRing.IsZero() {
+		at = st.rec.LastRing.Add(st.spacing)
+	}
+	if n := len(st.recent); n >= st.perMinute {
+		at = later(at, st.recent[n-st.perMinute].Add(time.Minute))
+	}
+	return at
 }
 
 // claimNudges claims the agent's nudges: urgent ones always, normal ones
@@ -441,6 +487,14 @@ func rank(p maildir.Priority) int {
 		return 3
 	}
 	return 2
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 func minTime(a, b time.Time) time.Time {

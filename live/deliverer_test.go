@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -83,7 +85,7 @@ func start(t *testing.T, every time.Duration, before func(*maildir.Store), opts 
 	}
 	f := &fixture{s: s, q: q, door: newFakeDoor(), done: make(chan error, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &live.Deliverer{Store: s, Nudges: q, Agent: "toast", Door: f.door, Every: every, Check: 20 * time.Millisecond,
+	d := &live.Deliverer{Store: s, Nudges: q, Agent: "toast", Door: f.door, Every: every, Check: 20 * time.Millisecond, Spacing: 50 * time.Millisecond,
 		Hooks: &hook.Handler{Collector: hook.Collector{Store: s, Nudges: q}, StateDir: t.TempDir()}}
 	for _, o := range opts {
 		o(d)
@@ -232,6 +234,48 @@ func tickPast(dir string, at time.Time) error {
 		}
 	}
 	return errors.New("the file clock did not tick past " + at.String())
+}
+
+// A burst sent as a shell loop sends (a message every 30 ms, every
+// priority) rings a handful of doorbells, not one per urgent message, and
+// names each message exactly once; the first urgent one still rings at
+// once.
+func TestABurstRingsAFewDoorbellsEachMessageNamedOnce(t *testing.T) {
+	f := start(t, 500*time.Millisecond, nil, func(d *live.Deliverer) { d.Spacing = live.DefaultSpacing })
+	prios := []maildir.Priority{maildir.Urgent, maildir.High, maildir.Normal, maildir.Low}
+	var ids []string
+	for i := range 100 {
+		ids = append(ids, send(t, f.s, fmt.Sprint("burst ", i), prios[i%len(prios)]).ID)
+		time.Sleep(30 * time.Millisecond) // the pace of a shell loop of sends, not a wait for anything
+	}
+	if first := f.next(t, "the burst's first urgent message"); !strings.Contains(first, ids[0]) {
+		t.Fatalf("the first doorbell does not name the first urgent message:\n%s", first)
+	}
+	named := func() (all []string) {
+		f.door.mu.Lock()
+		defer f.door.mu.Unlock()
+		return slices.Clone(f.door.rings)
+	}
+	until(t, "every message of the burst named", 60*time.Second, func() bool {
+		text := strings.Join(named(), "\n")
+		for _, id := range ids {
+			if !strings.Contains(text, id) {
+				return false
+			}
+		}
+		return true
+	})
+	rings := named()
+	text := strings.Join(rings, "\n")
+	for _, id := range ids {
+		if n := strings.Count(text, id); n != 1 {
+			t.Errorf("%s named %d times", id, n)
+		}
+	}
+	if len(rings) > 10 {
+		t.Fatalf("100 messages rang %d doorbells, want at most 10", len(rings))
+	}
+	t.Logf("100 messages, %d doorbells", len(rings))
 }
 
 // Normal mail waits for the batch interval; urgent mail rings at once and

@@ -39,7 +39,7 @@ MAILFS_LIVE=off in a session's environment turns it off there.`
 // liveFlags are what every deliverer takes.
 type liveFlags struct {
 	Agent string        `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose mail."`
-	Every time.Duration `default:"30s" placeholder:"D" help:"The least time between two doorbells for normal and low mail and normal nudges (urgent and high ring at once)."`
+	Every time.Duration `default:"30s" placeholder:"D" help:"The least time between two doorbells for normal and low mail and normal nudges (urgent and high ring at once, yet never within 2s of the last doorbell nor more than 10 a minute: a burst rides a few doorbells)."`
 }
 
 // deliver runs a deliverer on door until its session ends.
