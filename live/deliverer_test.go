@@ -361,6 +361,14 @@ func TestDelivererEndsWithItsSession(t *testing.T) {
 	if recs, _ := live.Records(f.s, "toast"); len(recs) != 0 {
 		t.Fatalf("records left: %+v", recs)
 	}
+	// Nothing at all is left: no record, no lock file.
+	left, err := os.ReadDir(filepath.Join(f.s.Dir(), live.Dir, "toast"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range left {
+		t.Errorf("the session left %s behind", e.Name())
+	}
 }
 
 // The doorbell is bounded: at most MaxLines messages and MaxBytes bytes,

@@ -72,20 +72,39 @@ func (r *Record) save(d *durable.Dir) error {
 
 // lock takes the lock that makes one deliverer per session: it is held
 // until the returned function is called (or the process ends). A lock
-// another process holds is ErrRunning.
+// another process holds is ErrRunning. The lock file is removed when the
+// lock is let go, so a session leaves nothing behind; a taker that opened
+// the file just before it was removed locks a name no longer there, sees
+// so (the name no longer leads to the file it locked), and tries again
+// with a new file: two takers never both hold the lock.
 func lock(root *chipset.Root, d *durable.Dir, name string) (unlock func(), err error) {
-	f, err := os.OpenFile(filepath.Join(root.Path(), filepath.FromSlash(d.Join("."+strings.TrimSuffix(name, ".json")+".lock"))), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, ErrRunning
+	path := filepath.Join(root.Path(), filepath.FromSlash(d.Join("."+strings.TrimSuffix(name, ".json")+".lock")))
+	for {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+		if err != nil {
+			return nil, err
 		}
-		return nil, err
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			f.Close()
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				return nil, ErrRunning
+			}
+			return nil, err
+		}
+		var held, named syscall.Stat_t
+		if err := syscall.Fstat(int(f.Fd()), &held); err != nil {
+			f.Close()
+			return nil, err
+		}
+		if err := syscall.Lstat(path, &named); err != nil || named.Dev != held.Dev || named.Ino != held.Ino {
+			f.Close() // removed by the holder that left: try the name again
+			continue
+		}
+		return func() {
+			os.Remove(path) // while still held: see above
+			f.Close()
+		}, nil
 	}
-	return func() { f.Close() }, nil
 }
 
 // ErrRunning is returned by [Deliverer.Run] when another deliverer already
