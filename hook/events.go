@@ -56,7 +56,12 @@ type Input struct {
 	HookEventName  string `json:"hook_event_name"`
 	StopHookActive bool   `json:"stop_hook_active"` // Claude Code, Codex: this stop follows a stop hook's block
 	Source         string `json:"source"`           // SessionStart: startup, resume, clear, compact
+	Prompt         string `json:"prompt"`           // PromptSubmit: the prompt, which may be a doorbell
 }
+
+// DoorbellMark is how a live doorbell for agent begins (see package
+// live): a prompt that holds it is a doorbell the deliverer rang.
+func DoorbellMark(agent string) string { return "mailfs doorbell for " + agent + ": " }
 
 // Defaults of a Handler's zero fields.
 const (
@@ -124,12 +129,12 @@ func (h *Handler) Handle(ctx context.Context, rt Runtime, ev Event, agent string
 	}
 	switch ev {
 	case PromptSubmit:
-		d := h.deliver(rt, ev, agent, h.Collect(ctx, agent), "")
+		d := h.deliver(rt, ev, agent, in, h.Collect(ctx, agent), "")
 		a.Output, a.Errs = d.Output, append(a.Errs, d.Errs...)
 	case SessionStart:
 		var errs []error
 		notes := h.handoffs(agent, &errs)
-		d := h.deliver(rt, ev, agent, h.Collect(ctx, agent), notes)
+		d := h.deliver(rt, ev, agent, in, h.Collect(ctx, agent), notes)
 		a.Output, a.Errs = d.Output, append(append(a.Errs, errs...), d.Errs...)
 	case PostTool:
 		a = h.postTool(ctx, rt, agent)
@@ -208,7 +213,7 @@ func eventNames() string {
 // notes), as added context for rt: without the mail it was shown earlier in
 // this turn, within the byte bound, recording what it showed. Then it
 // commits the reminder's nudges.
-func (h *Handler) deliver(rt Runtime, ev Event, agent string, res *Result, prefix string) Answer {
+func (h *Handler) deliver(rt Runtime, ev Event, agent string, in Input, res *Result, prefix string) Answer {
 	a := Answer{Errs: res.Errs}
 	if res.Reminder == nil {
 		return a
@@ -216,7 +221,18 @@ func (h *Handler) deliver(rt Runtime, ev Event, agent string, res *Result, prefi
 	decided := false
 	err := h.update(agent, func(st *state) bool {
 		decided = true
-		newTurn := ev == SessionStart || ev == PromptSubmit && st.LastEvent != SessionStart
+		// A doorbell that became the prompt already lists its mail: the
+		// hook adds only what it did not name and was not shown in the
+		// turn before, so a burst of doorbells lists each message once.
+		bell := ev == PromptSubmit && strings.Contains(in.Prompt, DoorbellMark(agent))
+		if bell {
+			for _, m := range res.Reminder.Mail {
+				if strings.Contains(in.Prompt, m.ID) && !slices.Contains(st.TurnShown, m.ID) {
+					st.TurnShown = append(st.TurnShown, m.ID)
+				}
+			}
+		}
+		newTurn := !bell && (ev == SessionStart || ev == PromptSubmit && st.LastEvent != SessionStart)
 		if !newTurn {
 			res.Reminder.Mail = slices.DeleteFunc(res.Reminder.Mail, func(m *maildir.Message) bool {
 				return slices.Contains(st.TurnShown, m.ID)
@@ -441,7 +457,7 @@ func (h *Handler) postTool(ctx context.Context, rt Runtime, agent string) Answer
 			return m.Priority != maildir.Urgent && m.Priority != maildir.High
 		})
 	}
-	return h.deliver(rt, PostTool, agent, res, "")
+	return h.deliver(rt, PostTool, agent, Input{}, res, "")
 }
 
 // maxStopLines is how many messages a stop's reason names.

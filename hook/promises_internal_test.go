@@ -315,3 +315,45 @@ func TestPromptHookWritesNothingNew(t *testing.T) {
 		t.Fatalf("a stale record was not refreshed: %v", at)
 	}
 }
+
+// A doorbell that became the prompt is not listed again by the prompt
+// hook: the hook adds only what the doorbell did not name and the turn
+// before did not show, so a burst of doorbells lists each message once; a
+// person's next prompt is a new turn and reminds of all of it.
+func TestADoorbellPromptIsNotListedAgain(t *testing.T) {
+	h, _ := newHandler(t)
+	old := send(t, h, "OLD status", maildir.Normal, "")
+	prompt := func(text string) string {
+		return string(h.Handle(context.Background(), Claude, PromptSubmit, "toast", Input{Prompt: text}).Output)
+	}
+	if out := string(h.Handle(context.Background(), Claude, SessionStart, "toast", Input{}).Output); !strings.Contains(out, old.ID) {
+		t.Fatalf("the session start did not show the unread message:\n%s", out)
+	}
+	a := send(t, h, "MERGE_FAILED nux", maildir.Urgent, "")
+	b := send(t, h, "DISK full", maildir.Urgent, "")
+	bell := func(ms ...*maildir.Message) string {
+		text := DoorbellMark("toast") + fmt.Sprintf("%d new message(s). Read them:\n", len(ms))
+		for _, m := range ms {
+			text += "- [urgent] " + m.ID + " from mayor: " + m.Subject + "\n"
+		}
+		return text + "The mail stays in your mailbox until you read it; this note is only a doorbell."
+	}
+	out := prompt(bell(a))
+	if strings.Contains(out, a.ID) || strings.Contains(out, old.ID) || !strings.Contains(out, b.ID) {
+		t.Fatalf("the first doorbell's prompt hook should add only %s (not named, not shown):\n%s", b.ID, out)
+	}
+	if out := prompt(bell(b)); strings.Contains(out, a.ID) || strings.Contains(out, b.ID) || strings.Contains(out, old.ID) {
+		t.Fatalf("the second doorbell's prompt hook lists mail already in the context:\n%s", out)
+	}
+	out = prompt("go on")
+	for _, m := range []*maildir.Message{old, a, b} {
+		if !strings.Contains(out, m.ID) {
+			t.Fatalf("a person's prompt, a new turn, does not remind of %s:\n%s", m.Subject, out)
+		}
+	}
+	// A doorbell for another agent in the prompt is no doorbell of toast's.
+	c := send(t, h, "REVIEW", maildir.Urgent, "")
+	if out := prompt(strings.ReplaceAll(bell(c), DoorbellMark("toast"), DoorbellMark("nux"))); !strings.Contains(out, c.ID) {
+		t.Fatalf("another agent's doorbell hid toast's mail:\n%s", out)
+	}
+}

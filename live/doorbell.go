@@ -39,7 +39,7 @@ func (b *Doorbell) Text() string {
 			urgent++
 		}
 	}
-	fmt.Fprintf(&s, "mailfs doorbell for %s: ", b.Agent)
+	s.WriteString(hook.DoorbellMark(b.Agent))
 	switch {
 	case len(b.Mail) == 0:
 		s.WriteString("nudges from other agents.\n")

@@ -411,14 +411,21 @@ func TestRealClaudeIdleSessionWakes(t *testing.T) {
 	})
 	before := len(tw.model.Requests())
 	m := tw.send("WAKE UP: MERGE_FAILED", maildir.Urgent)
+	var woke string
 	until(t, "a new turn carrying the doorbell", 60*time.Second, func() bool {
 		for _, r := range tw.model.Requests()[before:] {
 			if strings.Contains(r.Raw, m.ID) {
+				woke = r.Raw
 				return true
 			}
 		}
 		return false
 	})
+	// The doorbell became the prompt; the prompt hook does not list its
+	// mail a second time beside it.
+	if n := strings.Count(woke, m.ID); n != 1 {
+		t.Errorf("the turn the doorbell started names the message %d times, want once (the doorbell; the prompt hook must not repeat it)", n)
+	}
 	tmux("kill-server")
 	until(t, "the deliverer to end with the session", 30*time.Second, func() bool { return !rec.Deliverer.Alive() })
 	// Claude Code itself, and what it writes into its home, end too before
