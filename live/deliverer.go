@@ -166,8 +166,17 @@ func (d *Deliverer) Run(ctx context.Context) error {
 			}
 			st.nudgesMaybe = true
 		case <-check.C:
-			if _, err := d.Door.Session(); errors.Is(err, ErrGone) {
+			info, err := d.Door.Session()
+			if errors.Is(err, ErrGone) {
 				return nil
+			}
+			if err == nil && info != rec.Session {
+				// The session's status (busy, idle) or id moved on: the
+				// record says what it is now, for live list.
+				rec.Session, rec.Updated = info, time.Now().UTC()
+				if err := rec.save(dir); err != nil {
+					d.warn(err)
+				}
 			}
 			st.nudgesMaybe = true // a level-triggered look, whatever the events said
 		case <-due.C:

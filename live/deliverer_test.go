@@ -24,11 +24,12 @@ import (
 
 // fakeDoor records what it is rung with; fail makes the next rings fail.
 type fakeDoor struct {
-	mu    sync.Mutex
-	rings []string
-	fail  error
-	gone  bool
-	rung  chan string
+	mu     sync.Mutex
+	rings  []string
+	fail   error
+	gone   bool
+	status string // what the runtime says: busy, idle
+	rung   chan string
 }
 
 func newFakeDoor() *fakeDoor { return &fakeDoor{rung: make(chan string, 100)} }
@@ -53,7 +54,7 @@ func (d *fakeDoor) Session() (live.Info, error) {
 	if d.gone {
 		return live.Info{}, live.ErrGone
 	}
-	return live.Info{Runtime: "fake", Process: live.Self()}, nil
+	return live.Info{Runtime: "fake", Process: live.Self(), Status: d.status}, nil
 }
 
 func (d *fakeDoor) set(f func(d *fakeDoor)) {
@@ -346,6 +347,19 @@ func TestUrgentNudgeRings(t *testing.T) {
 }
 
 // When the session ends the deliverer ends, and removes its record.
+// The record follows the session's status as the runtime reports it, so
+// live list says what the session is doing now.
+func TestRecordFollowsTheSessionsStatus(t *testing.T) {
+	f := start(t, time.Hour, nil)
+	for _, status := range []string{"busy", "idle", "busy"} {
+		f.door.set(func(d *fakeDoor) { d.status = status })
+		until(t, "the record to say "+status, 10*time.Second, func() bool {
+			recs, _ := live.Records(f.s, "toast")
+			return len(recs) == 1 && recs[0].Session.Status == status
+		})
+	}
+}
+
 func TestDelivererEndsWithItsSession(t *testing.T) {
 	f := start(t, time.Hour, nil)
 	f.door.set(func(d *fakeDoor) { d.gone = true })
