@@ -15,6 +15,7 @@ import (
 
 	"github.com/mailfs/mailfs/hook"
 	"github.com/mailfs/mailfs/internal/buildinfo"
+	"github.com/mailfs/mailfs/live"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/setup"
 )
@@ -262,7 +263,8 @@ type doctorCmd struct {
 
 func (c *doctorCmd) Help() string {
 	return `Says, for one agent, where its root is, what waits in its mailbox, when
-its hooks and its MCP tools last ran, this host's name and the agent's home
+its hooks and its MCP tools last ran, whether live delivery is on here
+($MAILFS_LIVE) and which deliverers run for it now, this host's name and the agent's home
 host, whether the MCP server's and the web view's binaries (mailfs-mcp,
 mailfs-serve) are installed, and for each runtime in --dir whether it will
 run mailfs: its files parse and hold mailfs's entries, each hook command
@@ -271,6 +273,28 @@ resolves to a program, and the runtime's own switches let them run
 trust, hooks switch and /hooks approval). Lines starting "!" say what
 stands in the way. Exit status 0 when at least one runtime will run mailfs
 for the agent, 1 when none will.`
+}
+
+// liveState says whether live delivery is on for agent here and which
+// deliverers run for it now.
+func liveState(s *maildir.Store, agent string, warn func(error)) string {
+	if liveOff() {
+		return "off: $MAILFS_LIVE is " + os.Getenv("MAILFS_LIVE") + " here, so no deliverer starts from this environment (the hooks still show mail)"
+	}
+	recs, err := live.Records(s, agent)
+	if err != nil {
+		warn(err)
+	}
+	var running []string
+	for _, r := range recs {
+		if r.Live() {
+			running = append(running, fmt.Sprintf("%s session %d (%s, %d doorbells)", r.Session.Runtime, r.Session.Process.PID, cmp.Or(r.Session.Status, "status unknown"), r.Rings))
+		}
+	}
+	if len(running) == 0 {
+		return "on; no deliverer runs for " + agent + " now (a Claude Code or Qwen Code session set up by mailfs setup starts one; mailfs live tmux for others)"
+	}
+	return fmt.Sprintf("on; %d deliverer(s) running: %s", len(running), strings.Join(running, "; "))
 }
 
 func (c *doctorCmd) Run(a *app) error {
@@ -312,6 +336,7 @@ func (c *doctorCmd) Run(a *app) error {
 	} else {
 		fmt.Fprintf(a.out, "mcp used:  never (no MCP tool call for %s as this user)\n", agent)
 	}
+	fmt.Fprintf(a.out, "live:      %s\n", liveState(s, agent, a.warn))
 	host, err := s.LocalHost()
 	if err != nil {
 		return err
