@@ -359,6 +359,17 @@ var runtimeEvents = map[Runtime]map[Event]string{
 	Qwen:   {SessionStart: "SessionStart", PromptSubmit: "UserPromptSubmit", PostTool: "PostToolUse", Stop: "Stop"},
 }
 
+// NoAgent is what a session-start hook that was given no agent adds to
+// the session's context, in rt's format: that no mail reaches this
+// session, and how to name its agent. A shared worktree's hooks (the
+// plugin's) read $MAILFS_AGENT; a session started without it would
+// otherwise get no mail and no word of why.
+func NoAgent(rt Runtime) []byte {
+	return render(rt, SessionStart, "mailfs: this session has no agent, so no mail or nudge reaches it and no doorbell rings. "+
+		"Start it with MAILFS_AGENT set to the agent's name (a shared worktree's mailfs hooks read it from the environment), "+
+		"or name the agent in the hook commands (mailfs setup <runtime> --agent NAME). Tell the person running this session.")
+}
+
 // render writes added context in rt's documented format; "" is nothing.
 func render(rt Runtime, ev Event, text string) []byte {
 	if text == "" {

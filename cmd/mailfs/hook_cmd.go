@@ -69,6 +69,9 @@ func (c *hookCmd) Run(a *app) error {
 	}
 	agent, err := needAgent(c.Agent)
 	if err != nil {
+		if hook.Event(c.Event) == hook.SessionStart {
+			a.out.Write(hook.NoAgent(hook.Runtime(c.Runtime))) // said to the session, not only to a debug log
+		}
 		a.exit(err)
 		return nil
 	}
