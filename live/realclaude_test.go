@@ -267,6 +267,37 @@ func TestRealClaudeUrgentMailMidTurn(t *testing.T) {
 	until(t, "the deliverer to end", 30*time.Second, func() bool { return !rec.Deliverer.Alive() })
 }
 
+// A session whose settings hold messages from other processes
+// (crossSessionInbound: "hold") is never written a doorbell it would park
+// unseen, and the sender's receipt says held, not delivered; the hooks
+// still show the mail to the model.
+func TestRealClaudeHoldIsNotDelivered(t *testing.T) {
+	tw := newTown(t, "")
+	_, done, _ := tw.busy()
+	if err := os.WriteFile(filepath.Join(tw.proj, ".claude", "settings.local.json"), []byte(`{"crossSessionInbound": "hold"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := tw.send("MERGE_FAILED under hold", maildir.Urgent)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	receipts, _ := live.WaitDelivered(ctx, tw.store, []*maildir.Message{m})
+	if len(receipts) != 1 || receipts[0].Live != live.Held || !strings.Contains(receipts[0].Why, "held by the session") {
+		t.Fatalf("the receipt under hold: %+v, want held by the session", receipts)
+	}
+	if r := tw.record(); r == nil || !r.Rung[m.ID].IsZero() || !strings.Contains(r.Error, "crossSessionInbound") {
+		t.Fatalf("the record under hold: %+v", r)
+	}
+	os.WriteFile(tw.release, nil, 0o644)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range tw.model.Requests() {
+		if strings.Contains(r.Raw, "mailfs doorbell for toast") {
+			t.Fatalf("a doorbell reached the model under hold")
+		}
+	}
+}
+
 // 100 messages in a burst ring a bounded number of doorbells, and every
 // message is named exactly once across them.
 func TestRealClaudeBurstIsBatched(t *testing.T) {

@@ -264,7 +264,8 @@ type doctorCmd struct {
 func (c *doctorCmd) Help() string {
 	return `Says, for one agent, where its root is, what waits in its mailbox, when
 its hooks and its MCP tools last ran, whether live delivery is on here
-($MAILFS_LIVE) and which deliverers run for it now, this host's name and the agent's home
+($MAILFS_LIVE), which deliverers run for it now and whether Claude Code's
+crossSessionInbound setting holds their doorbells, this host's name and the agent's home
 host, whether the MCP server's and the web view's binaries (mailfs-mcp,
 mailfs-serve) are installed, and for each runtime in --dir whether it will
 run mailfs: its files parse and hold mailfs's entries, each hook command
@@ -277,7 +278,11 @@ for the agent, 1 when none will.`
 
 // liveState says whether live delivery is on for agent here and which
 // deliverers run for it now.
-func liveState(s *maildir.Store, agent string, warn func(error)) string {
+func liveState(s *maildir.Store, agent, dir string, warn func(error)) string {
+	held := ""
+	if v, f := live.ClaudeInbound(live.ClaudeConfig(os.Getenv), dir); v == "hold" || v == "refuse" {
+		held = fmt.Sprintf("; but Claude Code's crossSessionInbound is %q in %s, so no doorbell goes to its sessions here (receipts say held; the hooks still show mail)", v, f)
+	}
 	if liveOff() {
 		return "off: $MAILFS_LIVE is " + os.Getenv("MAILFS_LIVE") + " here, so no deliverer starts from this environment (the hooks still show mail)"
 	}
@@ -292,9 +297,9 @@ func liveState(s *maildir.Store, agent string, warn func(error)) string {
 		}
 	}
 	if len(running) == 0 {
-		return "on; no deliverer runs for " + agent + " now (a Claude Code or Qwen Code session set up by mailfs setup starts one; mailfs live tmux for others)"
+		return "on; no deliverer runs for " + agent + " now (a Claude Code or Qwen Code session set up by mailfs setup starts one; mailfs live tmux for others)" + held
 	}
-	return fmt.Sprintf("on; %d deliverer(s) running: %s", len(running), strings.Join(running, "; "))
+	return fmt.Sprintf("on; %d deliverer(s) running: %s", len(running), strings.Join(running, "; ")) + held
 }
 
 func (c *doctorCmd) Run(a *app) error {
@@ -336,7 +341,7 @@ func (c *doctorCmd) Run(a *app) error {
 	} else {
 		fmt.Fprintf(a.out, "mcp used:  never (no MCP tool call for %s as this user)\n", agent)
 	}
-	fmt.Fprintf(a.out, "live:      %s\n", liveState(s, agent, a.warn))
+	fmt.Fprintf(a.out, "live:      %s\n", liveState(s, agent, c.Dir, a.warn))
 	host, err := s.LocalHost()
 	if err != nil {
 		return err
