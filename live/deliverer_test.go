@@ -12,9 +12,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/mailfs/mailfs/hook"
 	"github.com/mailfs/mailfs/live"
@@ -226,8 +227,8 @@ func tickPast(dir string, at time.Time) error {
 		if err := os.WriteFile(probe, []byte(time.Now().String()), 0o600); err != nil {
 			return err
 		}
-		var st syscall.Stat_t
-		if err := syscall.Lstat(probe, &st); err != nil {
+		var st unix.Stat_t
+		if err := unix.Lstat(probe, &st); err != nil {
 			return err
 		}
 		if time.Unix(st.Ctim.Unix()).After(at) {
