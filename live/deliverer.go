@@ -247,18 +247,28 @@ func (st *run) step(ctx context.Context) (next time.Time, gone bool) {
 	var mail []*maildir.Message
 	held := map[string]string{}
 	gate := st.gate(now)
+	pressing := func(m *maildir.Message) bool {
+		return m.Priority == maildir.Urgent || m.Priority == maildir.High && !dnd
+	}
+	// A doorbell is due once the oldest pressing message has waited the
+	// coalescing window, and the spacing allows; it then takes every
+	// pressing message waiting, however young, so mail that lands
+	// together rings together.
+	for _, p := range st.waiting {
+		if pressing(p.m) && !now.Before(later(p.since.Add(coalesce), gate)) {
+			urgentNow = true
+		}
+	}
 	for id, p := range st.waiting {
-		pressing := p.m.Priority == maildir.Urgent || p.m.Priority == maildir.High && !dnd
 		switch {
-		case pressing:
-			if at := later(p.since.Add(coalesce), gate); now.Before(at) {
+		case pressing(p.m):
+			if !urgentNow {
 				if !now.Before(p.since.Add(coalesce)) {
 					held[id] = "spacing"
 				}
-				next = minTime(next, at)
+				next = minTime(next, later(p.since.Add(coalesce), gate))
 				continue
 			}
-			urgentNow = true
 		case dnd:
 			held[id] = "dnd"
 			continue

@@ -280,6 +280,38 @@ func TestABurstRingsAFewDoorbellsEachMessageNamedOnce(t *testing.T) {
 	t.Logf("100 messages, %d doorbells", len(rings))
 }
 
+// Urgent mail dropped in one go (two files renamed in, as a script drops
+// them) rings one doorbell naming both: the first waits the coalescing
+// window for the rest.
+func TestMailSentTogetherRingsOnce(t *testing.T) {
+	f := start(t, time.Hour, nil)
+	if _, err := f.s.AddAgent("toast"); err != nil {
+		t.Fatal(err)
+	}
+	box := filepath.Join(f.s.Dir(), filepath.FromSlash(maildir.Address{Kind: maildir.KindAgent, Name: "toast"}.Dir(false)))
+	var ids []string
+	var files [][2]string
+	for i := range 2 {
+		at := time.Now().Add(time.Duration(i))
+		m := &maildir.Message{From: "mayor", To: "toast", Subject: fmt.Sprint("TOGETHER ", i), Body: "b", Priority: maildir.Urgent, Timestamp: at}
+		id := maildir.NewID(at, "mayor")
+		tmp := filepath.Join(box, "."+id+".tmp")
+		if err := os.WriteFile(tmp, m.Encode(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		ids, files = append(ids, id), append(files, [2]string{tmp, filepath.Join(box, id+".json")})
+	}
+	for _, f := range files { // both land within microseconds
+		if err := os.Rename(f[0], f[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := f.next(t, "the two urgent messages")
+	if !strings.Contains(got, ids[0]) || !strings.Contains(got, ids[1]) {
+		t.Fatalf("two urgent messages landing together rang apart; the first doorbell:\n%s", got)
+	}
+}
+
 // Normal mail waits for the batch interval; urgent mail rings at once and
 // takes the waiting normal mail with it.
 func TestNormalMailIsBatchedUrgentRingsAtOnce(t *testing.T) {
