@@ -17,7 +17,7 @@ import (
 func FuzzParseAgent(f *testing.F) {
 	for _, s := range []string{"toast", "Gastown/Witness", "mayor/", "..", "../x", "/abs", "a//b", "a\x00b", "\u212Aelvin",
 		strings.Repeat("x", 65), strings.Repeat("x", 64), "-x", ".x", "a/.", "a/", "a//", "a b", "É", "x\x7f",
-		"../mayor", " /mAYoR", "$(id)/deacon", "x/../polecats/nux"} {
+		"../mayor", " /mAYoR", "$(id)/deacon", "x/../polecats/nux", "0/pOleCAT/0"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -79,10 +79,11 @@ func agentRule(s string) (string, bool) {
 			}
 		}
 	}
-	// Gas Town's folding: rig/polecats/name and rig/crew/name are rig/name,
-	// rig/mayor and rig/deacon the town-level roles.
+	// Gas Town's folding: rig/polecats/name, rig/crew/name and (today's Gas
+	// Town, gagecane/gastown 57bcb59d) the legacy singular rig/polecat/name
+	// are rig/name; rig/mayor and rig/deacon the town-level roles.
 	switch {
-	case len(elems) == 3 && (strings.EqualFold(elems[1], "polecats") || strings.EqualFold(elems[1], "crew")):
+	case len(elems) == 3 && (strings.EqualFold(elems[1], "polecats") || strings.EqualFold(elems[1], "polecat") || strings.EqualFold(elems[1], "crew")):
 		elems = []string{elems[0], elems[2]}
 	case len(elems) == 2 && (strings.EqualFold(elems[1], "mayor") || strings.EqualFold(elems[1], "deacon")):
 		elems = elems[1:]
