@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/mailfs/mailfs/setup"
 )
 
 // ClaudeDoor rings a Claude Code session (2.1.224 and later) through its
@@ -147,7 +149,7 @@ func (d *ClaudeDoor) Ring(ctx context.Context, text string) error {
 	if rec, err := readClaude(d.Config, d.Proc.PID); err == nil {
 		cwd = rec.Cwd
 	}
-	if v, f := ClaudeInbound(d.Config, cwd); v == "hold" || v == "refuse" {
+	if v, f := setup.ClaudeInbound(d.Config, cwd); v == "hold" || v == "refuse" {
 		return fmt.Errorf("%w: crossSessionInbound is %q in %s", ErrHeld, v, f)
 	}
 	var data []byte
@@ -171,41 +173,4 @@ func appendLine(b []byte, v any) []byte {
 		panic(err) // maps of strings always marshal
 	}
 	return append(b, line...)
-}
-
-// ClaudeInbound reads crossSessionInbound, Claude Code's setting for
-// messages from other processes ("accept", "hold" or "refuse"), from
-// every settings file a session in cwd reads: the managed (policy) file,
-// the user's ($CLAUDE_CONFIG_DIR or ~/.claude), the project's and the
-// local one. It returns the most restrictive value found (refuse, then
-// hold, then accept) and the file that sets it; "" when none does. Taking
-// the most restrictive is deliberate: mailfs does not model Claude Code's
-// precedence between scopes, so a doorbell is never reported delivered
-// while any scope may hold it. A file that does not parse is skipped
-// (Claude Code ignores it too).
-func ClaudeInbound(config, cwd string) (value, file string) {
-	rank := map[string]int{"accept": 1, "hold": 2, "refuse": 3}
-	files := []string{
-		"/etc/claude-code/managed-settings.json",
-		filepath.Join(config, "settings.json"),
-	}
-	if cwd != "" {
-		files = append(files, filepath.Join(cwd, ".claude", "settings.json"), filepath.Join(cwd, ".claude", "settings.local.json"))
-	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		var s struct {
-			Inbound string `json:"crossSessionInbound"`
-		}
-		if json.Unmarshal(data, &s) != nil {
-			continue
-		}
-		if rank[s.Inbound] > rank[value] {
-			value, file = s.Inbound, f
-		}
-	}
-	return value, file
 }

@@ -178,6 +178,41 @@ func claudePlugin(dir string, env Env) string {
 	return ""
 }
 
+// claudeSettings are the settings files a Claude Code session in dir
+// reads, config being its configuration folder: the project's, the local
+// one, the user's and the managed (policy) file.
+func claudeSettings(config, dir string) []string {
+	return []string{
+		filepath.Join(dir, ".claude", "settings.json"),
+		filepath.Join(dir, ".claude", "settings.local.json"),
+		filepath.Join(config, "settings.json"),
+		"/etc/claude-code/managed-settings.json",
+	}
+}
+
+// ClaudeInbound reads crossSessionInbound, Claude Code's setting for
+// messages from other processes ("accept", "hold" or "refuse"), from
+// every settings file a session in dir reads (config is its configuration
+// folder: $CLAUDE_CONFIG_DIR, else ~/.claude). It returns the most
+// restrictive value found (refuse, then hold, then accept) and the file
+// that sets it; "" when none does. Taking the most restrictive is
+// deliberate: mailfs does not model Claude Code's precedence between
+// scopes, so a doorbell is never reported delivered while any scope may
+// hold it. A file that does not parse is skipped.
+func ClaudeInbound(config, dir string) (value, file string) {
+	rank := map[string]int{"accept": 1, "hold": 2, "refuse": 3}
+	for _, path := range claudeSettings(config, dir) {
+		m, err := readJSONC(path)
+		if err != nil {
+			continue
+		}
+		if v, _ := m["crossSessionInbound"].(string); rank[v] > rank[value] {
+			value, file = v, path
+		}
+	}
+	return value, file
+}
+
 // claudeSwitches checks that no settings file Claude Code reads turns all
 // hooks off.
 func claudeSwitches(dir string, env Env) []Finding {
@@ -186,12 +221,7 @@ func claudeSwitches(dir string, env Env) []Finding {
 		config = filepath.Join(env.Getenv("HOME"), ".claude")
 	}
 	var out []Finding
-	for _, path := range []string{
-		filepath.Join(dir, ".claude", "settings.json"),
-		filepath.Join(dir, ".claude", "settings.local.json"),
-		filepath.Join(config, "settings.json"),
-		"/etc/claude-code/managed-settings.json",
-	} {
+	for _, path := range claudeSettings(config, dir) {
 		m, err := readJSONC(path)
 		if err != nil {
 			out = append(out, Finding{false, fmt.Sprintf("%s cannot be read: %v", path, err)})

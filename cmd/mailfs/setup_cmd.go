@@ -280,7 +280,7 @@ for the agent, 1 when none will.`
 // deliverers run for it now.
 func liveState(s *maildir.Store, agent, dir string, warn func(error)) string {
 	held := ""
-	if v, f := live.ClaudeInbound(live.ClaudeConfig(os.Getenv), dir); v == "hold" || v == "refuse" {
+	if v, f := setup.ClaudeInbound(live.ClaudeConfig(os.Getenv), dir); v == "hold" || v == "refuse" {
 		held = fmt.Sprintf("; but Claude Code's crossSessionInbound is %q in %s, so no doorbell goes to its sessions here (receipts say held; the hooks still show mail)", v, f)
 	}
 	if liveOff() {
