@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -57,11 +58,35 @@ type Input struct {
 	StopHookActive bool   `json:"stop_hook_active"` // Claude Code, Codex: this stop follows a stop hook's block
 	Source         string `json:"source"`           // SessionStart: startup, resume, clear, compact
 	Prompt         string `json:"prompt"`           // PromptSubmit: the prompt, which may be a doorbell
+	TranscriptPath string `json:"transcript_path"`  // Claude Code, Qwen Code: the session's transcript
 }
 
 // DoorbellMark is how a live doorbell for agent begins (see package
 // live): a prompt that holds it is a doorbell the deliverer rang.
 func DoorbellMark(agent string) string { return "mailfs doorbell for " + agent + ": " }
+
+// RingMark is how a doorbell names its ring: a nonce, fresh for each ring,
+// that lets the session's own hooks say which doorbell reached the model
+// (see Handler.Doorbells and package live).
+func RingMark(nonce string) string { return "(ring " + nonce + ")" }
+
+// ringNonce finds the RingMarks in a prompt.
+var ringNonce = regexp.MustCompile(`\(ring ([0-9a-f]{16})\)`)
+
+// RingNonces returns the nonces of the doorbells for agent that text
+// carries, each once: none unless text holds agent's DoorbellMark.
+func RingNonces(agent, text string) []string {
+	if !strings.Contains(text, DoorbellMark(agent)) {
+		return nil
+	}
+	var out []string
+	for _, m := range ringNonce.FindAllStringSubmatch(text, -1) {
+		if !slices.Contains(out, m[1]) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
 
 // Defaults of a Handler's zero fields.
 const (
@@ -95,6 +120,11 @@ type Handler struct {
 	StateDir string
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// Doorbells, if set, is told the nonces of the doorbells a prompt
+	// carries (see RingNonces): the evidence, from inside the session,
+	// that the runtime made them the model's input, by which live
+	// delivery says "delivered" (package live's Confirm).
+	Doorbells func(agent string, nonces []string) error
 }
 
 // An Answer is what a hook prints: Output on stdout (may be empty) and
@@ -124,6 +154,9 @@ func (h *Handler) Handle(ctx context.Context, rt Runtime, ev Event, agent string
 		return Answer{Errs: []error{fmt.Errorf("hook: unknown runtime %q", rt)}}
 	}
 	var a Answer
+	if n := RingNonces(agent, in.Prompt); ev == PromptSubmit && len(n) > 0 && h.Doorbells != nil {
+		a.Errs = append(a.Errs, h.Doorbells(agent, n))
+	}
 	if ev == PromptSubmit || ev == SessionStart {
 		a.Errs = append(a.Errs, h.newTurn(agent, ev))
 	}

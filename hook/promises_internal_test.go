@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -355,5 +356,43 @@ func TestADoorbellPromptIsNotListedAgain(t *testing.T) {
 	c := send(t, h, "REVIEW", maildir.Urgent, "")
 	if out := prompt(strings.ReplaceAll(bell(c), DoorbellMark("toast"), DoorbellMark("nux"))); !strings.Contains(out, c.ID) {
 		t.Fatalf("another agent's doorbell hid toast's mail:\n%s", out)
+	}
+}
+
+// The prompt hook tells Doorbells the nonces of the agent's doorbells the
+// prompt carries, and only those: the evidence "delivered" is said on. A
+// person's prompt, another agent's doorbell, or a nonce in a prompt that
+// is no doorbell tells it nothing.
+func TestThePromptHookReportsTheDoorbellsItSees(t *testing.T) {
+	h, _ := newHandler(t)
+	var told [][]string
+	h.Doorbells = func(agent string, nonces []string) error {
+		if agent != "toast" {
+			t.Errorf("Doorbells told of agent %q", agent)
+		}
+		told = append(told, nonces)
+		return nil
+	}
+	const n1, n2 = "0123456789abcdef", "fedcba9876543210"
+	bell := func(agent, nonce string) string {
+		return DoorbellMark(agent) + "1 new message(s).\n- x from mayor: y\nThe mail stays in your mailbox until you read it; this note is only a doorbell " + RingMark(nonce) + "."
+	}
+	for _, c := range []struct {
+		ev     Event
+		prompt string
+		want   []string
+	}{
+		{PromptSubmit, bell("toast", n1), []string{n1}},
+		{PromptSubmit, bell("toast", n1) + "\n" + bell("toast", n2) + "\n" + bell("toast", n1), []string{n1, n2}}, // Claude Code may join queued doorbells
+		{PromptSubmit, "go on " + RingMark(n1), nil},
+		{PromptSubmit, bell("nux", n1), nil},
+		{PromptSubmit, strings.Replace(bell("toast", n1), RingMark(n1), "(ring 0123)", 1), nil},
+		{SessionStart, bell("toast", n2), nil},
+	} {
+		told = nil
+		h.Handle(context.Background(), Claude, c.ev, "toast", Input{Prompt: c.prompt})
+		if c.want == nil && told != nil || c.want != nil && (len(told) != 1 || !slices.Equal(told[0], c.want)) {
+			t.Errorf("%s %q: told %v, want %v", c.ev, c.prompt, told, c.want)
+		}
 	}
 }

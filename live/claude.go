@@ -33,6 +33,13 @@ type ClaudeDoor struct {
 	Proc   Process // the session's process
 	Token  string  // $CLAUDE_CODE_MESSAGING_TOKEN, as the session gave it to its hook
 	Socket string  // $CLAUDE_CODE_MESSAGING_SOCKET; the registry's path wins when it has one
+	// Transcripts is the folder of the session's transcripts (the
+	// SessionStart hook input's transcript_path names one); "" finds it
+	// in Config/projects.
+	Transcripts string
+
+	tail   *tail  // what Evidence has read of the transcript
+	lastID string // the session id Evidence last read
 }
 
 // claudeRecord is the part of a session's registry file mailfs reads.
@@ -149,8 +156,11 @@ func (d *ClaudeDoor) Ring(ctx context.Context, text string) error {
 	if rec, err := readClaude(d.Config, d.Proc.PID); err == nil {
 		cwd = rec.Cwd
 	}
-	if v, f := setup.ClaudeInbound(d.Config, cwd); v == "hold" || v == "refuse" {
+	switch v, f := setup.ClaudeInbound(d.Config, cwd); v {
+	case "hold":
 		return fmt.Errorf("%w: crossSessionInbound is %q in %s", ErrHeld, v, f)
+	case "refuse":
+		return fmt.Errorf("%w: crossSessionInbound is %q in %s", ErrRefused, v, f)
 	}
 	var data []byte
 	if d.Token != "" {

@@ -59,22 +59,23 @@ func TestClaudeDoorHonoursCrossSessionInbound(t *testing.T) {
 	user, local := filepath.Join(config, "settings.json"), filepath.Join(proj, ".claude", "settings.local.json")
 	for i, c := range []struct {
 		user, local string
-		held        bool
+		held        error
 	}{
-		{"", "", false},
-		{"accept", "", false},
-		{"hold", "", true},
-		{"accept", "refuse", true},
-		{"hold", "accept", true},
-		{"accept", "accept", false},
+		{"", "", nil},
+		{"accept", "", nil},
+		{"hold", "", ErrHeld},
+		{"accept", "refuse", ErrRefused},
+		{"hold", "accept", ErrHeld},
+		{"refuse", "hold", ErrRefused},
+		{"accept", "accept", nil},
 	} {
 		set(user, c.user)
 		set(local, c.local)
 		text := "mailfs doorbell for toast: case " + strconv.Itoa(i) + "."
 		err := door.Ring(context.Background(), text)
-		if c.held {
-			if !errors.Is(err, ErrHeld) || !strings.Contains(err.Error(), "crossSessionInbound") {
-				t.Fatalf("user %q, local %q: Ring gave %v, want held", c.user, c.local, err)
+		if c.held != nil {
+			if !errors.Is(err, c.held) || !strings.Contains(err.Error(), "crossSessionInbound") {
+				t.Fatalf("user %q, local %q: Ring gave %v, want %v", c.user, c.local, err, c.held)
 			}
 			select {
 			case line := <-got:

@@ -36,6 +36,17 @@ const (
 	coalesce = 20 * time.Millisecond
 	// maxBackoff bounds the wait between retries of a failed push.
 	maxBackoff = 30 * time.Second
+	// DefaultConfirmWait is how long a doorbell the session took waits for
+	// evidence that it reached the model before its messages ring again;
+	// DefaultMaxRings is how many doorbells name one message at most.
+	DefaultConfirmWait = 15 * time.Second
+	DefaultMaxRings    = 3
+	// confirmPoll is how often the evidence of a young doorbell is looked
+	// for (confirmFast after it rang; then at each Check).
+	confirmPoll = 50 * time.Millisecond
+	confirmFast = 10 * time.Second
+	// bellLife is how long an unconfirmed doorbell is remembered.
+	bellLife = 10 * time.Minute
 )
 
 // A Deliverer rings one session's door when its agent has new mail or
@@ -70,6 +81,16 @@ type Deliverer struct {
 	// handful of doorbells, each message named once.
 	Spacing   time.Duration
 	PerMinute int
+	// A doorbell written is only "rung" until the session gives evidence
+	// that it became the model's input (see Confirmer, Confirm); then its
+	// messages are "delivered". One with no evidence after ConfirmWait,
+	// while the runtime shows it neither queued nor the session busy, is
+	// rung again with a fresh nonce (it names the same messages, so a
+	// repeat is safe), up to MaxRings doorbells per message; then the
+	// message is recorded unconfirmed. 0 means DefaultConfirmWait,
+	// DefaultMaxRings.
+	ConfirmWait time.Duration
+	MaxRings    int
 	// Hooks, if set, records each doorbell's messages as shown in this
 	// turn, so the post-tool and stop hooks do not repeat them.
 	Hooks *hook.Handler
@@ -86,6 +107,7 @@ type Deliverer struct {
 type pending struct {
 	m     *maildir.Message
 	since time.Time
+	again bool // rung before, never confirmed: rings as soon as the gate allows
 }
 
 // Run delivers until the session ends (nil), ctx ends (ctx.Err()), or
@@ -112,13 +134,24 @@ func (d *Deliverer) Run(ctx context.Context) error {
 		return err
 	}
 	defer dir.Close()
-	rec := &Record{Agent: agent, Deliverer: Self(), Session: info, Started: time.Now().UTC(), Rung: map[string]time.Time{}, Held: map[string]string{}}
+	rec := &Record{Agent: agent, Deliverer: Self(), Session: info, Started: time.Now().UTC(),
+		Rung: map[string]time.Time{}, Held: map[string]string{}, Confirmed: map[string]time.Time{}, Unconfirmed: map[string]time.Time{}}
 	unlock, err := lock(root, dir, rec.name())
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	defer dir.Remove(rec.name()) // the session is over: no record of a deliverer that is gone
+	if err := Prune(d.Store, agent); err != nil {
+		d.warn(err)
+	}
+	// The session is over: no record of a deliverer that is gone, unless
+	// it holds receipts senders may still ask for (see end).
+	keep := false
+	defer func() {
+		if !keep {
+			dir.Remove(rec.name())
+		}
+	}()
 	if err := rec.save(dir); err != nil {
 		return err
 	}
@@ -146,8 +179,12 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	defer check.Stop()
 	due := time.NewTimer(time.Hour)
 	due.Stop()
+	poll := time.NewTimer(time.Hour)
+	poll.Stop()
 	st := &run{d: d, agent: agent, rec: rec, dir: dir, waiting: map[string]pending{}, every: every,
-		spacing: cmp.Or(d.Spacing, DefaultSpacing), perMinute: cmp.Or(d.PerMinute, DefaultPerMinute)}
+		spacing: cmp.Or(d.Spacing, DefaultSpacing), perMinute: cmp.Or(d.PerMinute, DefaultPerMinute),
+		confirmWait: cmp.Or(d.ConfirmWait, DefaultConfirmWait), maxRings: cmp.Or(d.MaxRings, DefaultMaxRings),
+		tries: map[string]int{}, last: map[string]string{}}
 	for {
 		select {
 		case <-ctx.Done():
@@ -159,7 +196,7 @@ func (d *Deliverer) Run(ctx context.Context) error {
 			if ev.Initial && d.shownAtStart(ev.Message, mark.Ctime, rec.Started) || ev.Message.Read || rec.Rung[ev.ID] != (time.Time{}) {
 				continue
 			}
-			st.waiting[ev.ID] = pending{ev.Message, time.Now()}
+			st.waiting[ev.ID] = pending{m: ev.Message, since: time.Now()}
 		case _, ok := <-nudgeEvents:
 			if !ok {
 				return ctx.Err() // closed when ctx ended
@@ -168,6 +205,7 @@ func (d *Deliverer) Run(ctx context.Context) error {
 		case <-check.C:
 			info, err := d.Door.Session()
 			if errors.Is(err, ErrGone) {
+				keep = st.end(ctx)
 				return nil
 			}
 			if err == nil && info != rec.Session {
@@ -180,14 +218,20 @@ func (d *Deliverer) Run(ctx context.Context) error {
 			}
 			st.nudgesMaybe = true // a level-triggered look, whatever the events said
 		case <-due.C:
+		case <-poll.C:
 		}
+		st.confirm(ctx, false)
 		next, gone := st.step(ctx)
 		if gone {
+			keep = st.end(ctx)
 			return nil
 		}
 		due.Stop()
 		if !next.IsZero() {
 			due.Reset(max(time.Until(next), 0))
+		}
+		if st.young(time.Now()) {
+			poll.Reset(confirmPoll)
 		}
 	}
 }
@@ -231,6 +275,10 @@ type run struct {
 	nudgesMaybe bool
 	failures    int
 	retryAt     time.Time
+	confirmWait time.Duration
+	maxRings    int
+	tries       map[string]int    // message id -> doorbells that named it
+	last        map[string]string // message id -> the nonce of the last doorbell that named it
 }
 
 // step rings if a doorbell is due, and returns when the next one may be.
@@ -247,21 +295,21 @@ func (st *run) step(ctx context.Context) (next time.Time, gone bool) {
 	var mail []*maildir.Message
 	held := map[string]string{}
 	gate := st.gate(now)
-	pressing := func(m *maildir.Message) bool {
-		return m.Priority == maildir.Urgent || m.Priority == maildir.High && !dnd
+	pressing := func(p pending) bool {
+		return p.m.Priority == maildir.Urgent || (p.m.Priority == maildir.High || p.again) && !dnd
 	}
 	// A doorbell is due once the oldest pressing message has waited the
 	// coalescing window, and the spacing allows; it then takes every
 	// pressing message waiting, however young, so mail that lands
 	// together rings together.
 	for _, p := range st.waiting {
-		if pressing(p.m) && !now.Before(later(p.since.Add(coalesce), gate)) {
+		if pressing(p) && !now.Before(later(p.since.Add(coalesce), gate)) {
 			urgentNow = true
 		}
 	}
 	for id, p := range st.waiting {
 		switch {
-		case pressing(p.m):
+		case pressing(p):
 			if !urgentNow {
 				if !now.Before(p.since.Add(coalesce)) {
 					held[id] = "spacing"
@@ -321,7 +369,7 @@ func (st *run) step(ctx context.Context) (next time.Time, gone bool) {
 		}
 		return cmp.Or(a.Timestamp.Compare(b.Timestamp), cmp.Compare(a.ID, b.ID))
 	})
-	bell := Doorbell{Agent: st.agent, Mail: mail}
+	bell := Doorbell{Agent: st.agent, Mail: mail, Nonce: newNonce()}
 	if nudges != nil {
 		inBell := map[string]bool{}
 		for _, m := range mail {
@@ -363,8 +411,11 @@ func (st *run) step(ctx context.Context) (next time.Time, gone bool) {
 		backoff := min(time.Second<<min(st.failures-1, 5), maxBackoff)
 		st.retryAt = now.Add(backoff)
 		why := "retrying"
-		if errors.Is(err, ErrHeld) {
+		switch {
+		case errors.Is(err, ErrHeld):
 			why = "held by the session"
+		case errors.Is(err, ErrRefused):
+			why = "refused by the session"
 		}
 		for _, m := range bell.Mail {
 			held[m.ID] = why
@@ -386,6 +437,11 @@ func (st *run) step(ctx context.Context) (next time.Time, gone bool) {
 		st.rec.Rung[m.ID] = rang
 		delete(st.waiting, m.ID)
 		ids = append(ids, m.ID)
+		st.tries[m.ID]++
+		st.last[m.ID] = bell.Nonce
+	}
+	if len(ids) > 0 {
+		st.rec.Bells = append(st.rec.Bells, Bell{Nonce: bell.Nonce, At: rang, IDs: ids})
 	}
 	st.rec.Rings++
 	st.rec.LastRing = rang
@@ -471,6 +527,10 @@ func (st *run) forget() {
 	for id := range st.rec.Rung {
 		if m, err := st.d.Store.Get(box, id); err != nil || m.Read {
 			delete(st.rec.Rung, id)
+			delete(st.rec.Confirmed, id)
+			delete(st.rec.Unconfirmed, id)
+			delete(st.tries, id)
+			delete(st.last, id)
 		}
 	}
 }

@@ -31,6 +31,7 @@ type fakeDoor struct {
 	gone   bool
 	status string // what the runtime says: busy, idle
 	rung   chan string
+	onRing func(text string) // the session taking a doorbell in: its prompt hook, say
 }
 
 func newFakeDoor() *fakeDoor { return &fakeDoor{rung: make(chan string, 100)} }
@@ -46,6 +47,9 @@ func (d *fakeDoor) Ring(_ context.Context, text string) error {
 	}
 	d.rings = append(d.rings, text)
 	d.rung <- text
+	if d.onRing != nil {
+		go d.onRing(text) // as a session does: after the write, in its own time
+	}
 	return nil
 }
 
@@ -524,32 +528,184 @@ func itoa(n int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + json
 
 func jsonNum(n int) string { b, _ := json.Marshal(n); return string(b) }
 
-// A sender's receipt: delivered once a live session was rung, none for an
-// agent without one.
+// promptHook makes f's session a hooked one: each doorbell it takes
+// becomes a prompt that its prompt hook (the real hook.Handler, as "mailfs
+// hook prompt-submit" runs it) sees.
+func (f *fixture) promptHook(t *testing.T) {
+	h := &hook.Handler{Collector: hook.Collector{Store: f.s, Nudges: f.q}, StateDir: t.TempDir(),
+		Doorbells: func(agent string, nonces []string) error { return live.Confirm(f.s, agent, nonces) }}
+	f.door.set(func(d *fakeDoor) {
+		d.onRing = func(text string) {
+			if a := h.Handle(context.Background(), hook.Claude, hook.PromptSubmit, "toast", hook.Input{Prompt: text}); len(a.Errs) > 0 {
+				t.Errorf("the prompt hook: %v", a.Errs)
+			}
+		}
+	})
+}
+
+func waitReceipts(t *testing.T, s *maildir.Store, sent []*maildir.Message, d time.Duration) ([]live.Receipt, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return live.WaitDelivered(ctx, s, sent)
+}
+
+// A sender's receipt says delivered only on evidence from inside the
+// session: the session's prompt hook saw the doorbell's nonce. A doorbell
+// written and never confirmed is "rung", not delivered; an agent with no
+// session is "none".
 func TestWaitDelivered(t *testing.T) {
 	f := start(t, time.Hour, nil)
+	f.promptHook(t)
 	sent, err := f.s.Send(&maildir.Message{From: "mayor", To: "toast", CC: []string{"nobody"}, Subject: "urgent", Body: "b", Priority: maildir.Urgent})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	rs, err := live.WaitDelivered(ctx, f.s, sent)
+	rs, err := waitReceipts(t, f.s, sent, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rs) != 2 || rs[0].Live != live.Delivered || rs[0].At.IsZero() || rs[1].Agent != "nobody" || rs[1].Live != live.NoSession {
+	if len(rs) != 2 || rs[0].Live != live.Delivered || rs[0].At.IsZero() || !rs[0].Final || rs[1].Agent != "nobody" || rs[1].Live != live.NoSession || !rs[1].Final {
 		t.Fatalf("receipts: %+v", rs)
+	}
+	if r := liveRecord(f.s, ""); r == nil || len(r.Bells) != 0 || r.Confirmed[sent[0].ID].IsZero() {
+		t.Fatalf("the record after the evidence: %+v", r)
+	}
+	if left, _ := filepath.Glob(filepath.Join(f.s.Dir(), "runtime/live/toast/*.seen")); len(left) != 0 {
+		t.Fatalf("the evidence files were not taken in: %v", left)
+	}
+	// The session takes the doorbell and its hook never sees it (a
+	// runtime that drops it): rung, never delivered.
+	f.door.set(func(d *fakeDoor) { d.onRing = nil })
+	m := send(t, f.s, "dropped", maildir.Urgent)
+	rs, err = waitReceipts(t, f.s, []*maildir.Message{m}, 500*time.Millisecond)
+	if !errors.Is(err, context.DeadlineExceeded) || rs[0].Live != live.Rung || rs[0].Final {
+		t.Fatalf("an unconfirmed doorbell: %+v %v", rs, err)
 	}
 	// Under do not disturb a normal message stays held: the wait ends
 	// with the timeout, saying why.
 	hook.SetDND(f.s, "toast", true, time.Now())
 	sent, _ = f.s.Send(&maildir.Message{From: "mayor", To: "toast", Subject: "normal", Body: "b"})
-	ctx, cancel = context.WithTimeout(context.Background(), 500*time.Millisecond)
-	defer cancel()
-	rs, err = live.WaitDelivered(ctx, f.s, sent)
-	if !errors.Is(err, context.DeadlineExceeded) || rs[0].Live != live.Held {
+	rs, err = waitReceipts(t, f.s, sent, 500*time.Millisecond)
+	if !errors.Is(err, context.DeadlineExceeded) || rs[0].Live != live.Held || rs[0].Why != "dnd" {
 		t.Fatalf("under dnd: %+v %v", rs, err)
+	}
+}
+
+// A doorbell with no evidence is rung again after ConfirmWait with a
+// fresh nonce, naming the same message, at most MaxRings doorbells in
+// all; then the receipt is final: rung, given up. Evidence for an earlier
+// doorbell that arrives late still confirms.
+func TestAnUnconfirmedDoorbellRingsAgainABoundedNumberOfTimes(t *testing.T) {
+	f := start(t, time.Hour, nil, func(d *live.Deliverer) { d.ConfirmWait, d.MaxRings = 100*time.Millisecond, 3 })
+	m := send(t, f.s, "never seen", maildir.Normal) // normal mail: the re-ring does not wait for Every
+	f.door.set(func(d *fakeDoor) { d.status = "idle" })
+	var nonces []string
+	for i := range 3 {
+		got := f.next(t, fmt.Sprintf("doorbell %d", i+1))
+		if !strings.Contains(got, m.ID) {
+			t.Fatalf("doorbell %d does not name the message:\n%s", i+1, got)
+		}
+		n := hook.RingNonces("toast", got)
+		if len(n) != 1 || slices.Contains(nonces, n[0]) {
+			t.Fatalf("doorbell %d's nonce %v, earlier %v: want one, fresh", i+1, n, nonces)
+		}
+		nonces = append(nonces, n[0])
+	}
+	rs, err := waitReceipts(t, f.s, []*maildir.Message{m}, 10*time.Second)
+	if err != nil || rs[0].Live != live.Rung || !rs[0].Final || !strings.Contains(rs[0].Why, "given up") {
+		t.Fatalf("after %d unconfirmed doorbells: %+v %v", len(nonces), rs, err)
+	}
+	select {
+	case extra := <-f.door.rung:
+		t.Fatalf("a fourth doorbell rang:\n%s", extra)
+	case <-time.After(300 * time.Millisecond): // three ConfirmWaits: a fourth would have rung
+	}
+	// The first doorbell's evidence, late: delivered after all.
+	if err := live.Confirm(f.s, "toast", nonces[:1]); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the late evidence to confirm the message", 10*time.Second, func() bool {
+		rs, _ = waitReceipts(t, f.s, []*maildir.Message{m}, 0)
+		return rs[0].Live == live.Delivered
+	})
+}
+
+// A doorbell the runtime shows queued (Claude Code's transcript), or one
+// in a session that is busy, is not rung again: the runtime will pass it
+// on after the running tool call.
+func TestAQueuedDoorbellOrABusySessionIsNotRungAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status string
+		queued bool
+	}{{"queued", "idle", true}, {"busy", "busy", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			door := &confirmingDoor{fakeDoor: newFakeDoor(), queued: tc.queued}
+			door.status = tc.status
+			f := start(t, time.Hour, nil, func(d *live.Deliverer) { d.ConfirmWait, d.Door = 50*time.Millisecond, door })
+			f.door = door.fakeDoor
+			m := send(t, f.s, "queued", maildir.Urgent)
+			got := f.next(t, "the doorbell")
+			select {
+			case extra := <-f.door.rung:
+				t.Fatalf("rung again while %s:\n%s", tc.name, extra)
+			case <-time.After(500 * time.Millisecond): // ten ConfirmWaits
+			}
+			rs, _ := waitReceipts(t, f.s, []*maildir.Message{m}, 0)
+			if rs[0].Live != live.Rung {
+				t.Fatalf("while %s: %+v", tc.name, rs)
+			}
+			// The runtime's own record shows it went to the model.
+			door.see(hook.RingNonces("toast", got)[0])
+			rs, err := waitReceipts(t, f.s, []*maildir.Message{m}, 10*time.Second)
+			if err != nil || rs[0].Live != live.Delivered {
+				t.Fatalf("after the runtime's evidence: %+v %v", rs, err)
+			}
+		})
+	}
+}
+
+// confirmingDoor is a door with records of its own (a Confirmer), as
+// Claude Code's transcript is.
+type confirmingDoor struct {
+	*fakeDoor
+	queued bool
+	seen   map[string]time.Time
+}
+
+func (d *confirmingDoor) see(nonce string) {
+	d.set(func(*fakeDoor) {
+		if d.seen == nil {
+			d.seen = map[string]time.Time{}
+		}
+		d.seen[nonce] = time.Now()
+	})
+}
+
+func (d *confirmingDoor) Evidence(_ context.Context, nonces []string) (live.Evidence, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ev := live.Evidence{Seen: map[string]time.Time{}, Queued: map[string]bool{}}
+	for _, n := range nonces {
+		if at, ok := d.seen[n]; ok {
+			ev.Seen[n] = at
+		} else if d.queued {
+			ev.Queued[n] = true
+		}
+	}
+	return ev, nil
+}
+
+// A session that refuses messages from other processes gets no doorbell,
+// and the receipt says refused, final.
+func TestARefusingSessionIsReportedRefused(t *testing.T) {
+	f := start(t, time.Hour, nil)
+	f.door.set(func(d *fakeDoor) { d.fail = fmt.Errorf("%w: crossSessionInbound is \"refuse\"", live.ErrRefused) })
+	m := send(t, f.s, "refused", maildir.Urgent)
+	rs, err := waitReceipts(t, f.s, []*maildir.Message{m}, 10*time.Second)
+	if err != nil || rs[0].Live != live.Refused || !rs[0].Final {
+		t.Fatalf("receipt: %+v %v", rs, err)
 	}
 }
 

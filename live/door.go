@@ -37,10 +37,30 @@ type Info struct {
 var (
 	// ErrGone: the session has ended; nothing will reach it again.
 	ErrGone = errors.New("live: the session has ended")
-	// ErrHeld: the session took the doorbell but holds it for a person to
-	// review, or refuses messages from other processes.
+	// ErrHeld: the session would take the doorbell but hold it for a
+	// person to review.
 	ErrHeld = errors.New("live: the session holds the doorbell for review")
+	// ErrRefused: the session refuses messages from other processes.
+	ErrRefused = errors.New("live: the session refuses messages from other processes")
 )
+
+// A Confirmer is a door that can read, in the runtime's own records of
+// the session, which doorbells became the model's input: the evidence
+// "delivered" is said on. Claude Code's transcript is one (see
+// [ClaudeDoor]). Doors that have none rely on the session's prompt hook
+// (see [Confirm]).
+type Confirmer interface {
+	// Evidence reports, of nonces (see hook.RingMark), those the runtime
+	// made the model's input, with when they were seen, and those it
+	// shows only queued (taken, waiting for the model's next request).
+	Evidence(ctx context.Context, nonces []string) (Evidence, error)
+}
+
+// Evidence is what a Confirmer found.
+type Evidence struct {
+	Seen   map[string]time.Time // nonce -> when evidence of it was found
+	Queued map[string]bool      // nonce -> the runtime holds it queued
+}
 
 // dialTimeout bounds connecting and writing to a session's socket.
 const dialTimeout = 2 * time.Second

@@ -23,6 +23,7 @@ const (
 // A Doorbell is what one ring says: the messages and nudges it names.
 type Doorbell struct {
 	Agent  string
+	Nonce  string             // its RingMark's nonce: fresh for each ring, so the session can say which doorbell reached the model
 	Mail   []*maildir.Message // oldest first within each tier
 	Nudges []*nudgeq.Nudge
 }
@@ -62,7 +63,11 @@ func (b *Doorbell) Text() string {
 		}
 		fmt.Fprintf(&s, "- nudge %s[from %s] %s\n", flag, hook.Neutral(n.Sender, false), hook.Neutral(n.Message, false))
 	}
-	s.WriteString("The mail stays in your mailbox until you read it; this note is only a doorbell.")
+	s.WriteString("The mail stays in your mailbox until you read it; this note is only a doorbell")
+	if b.Nonce != "" {
+		s.WriteString(" " + hook.RingMark(b.Nonce))
+	}
+	s.WriteString(".")
 	return s.String()
 }
 

@@ -3,6 +3,7 @@ package live_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -251,7 +252,21 @@ func TestRealClaudeUrgentMailMidTurn(t *testing.T) {
 		r := tw.record()
 		return r != nil && !r.Rung[m.ID].IsZero()
 	})
+	// Written, and queued by Claude Code until the tool call ends: the
+	// model has not seen it, and the receipt says so.
+	until(t, "the transcript to show the doorbell queued", 30*time.Second, func() bool {
+		r := tw.record()
+		return r != nil && len(r.Bells) == 1 && r.Bells[0].Queued
+	})
+	if rs := receipts(t, tw, 0, m); rs[0].Live != live.Rung {
+		t.Fatalf("the receipt while the doorbell waits in Claude Code's queue: %+v, want rung", rs[0])
+	}
 	os.WriteFile(tw.release, nil, 0o644)
+	// Confirmed from the session's own transcript once it went to the
+	// model.
+	if rs := receipts(t, tw, 30*time.Second, m); rs[0].Live != live.Delivered {
+		t.Fatalf("the receipt after the tool call: %+v, want delivered", rs[0])
+	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -321,6 +336,17 @@ func TestRealClaudeBurstIsBatched(t *testing.T) {
 	})
 	rings := tw.record().Rings
 	os.WriteFile(tw.release, nil, 0o644)
+	// Each message is confirmed: the model was given every doorbell.
+	var sent []*maildir.Message
+	for _, id := range ids {
+		sent = append(sent, &maildir.Message{ID: id, Box: maildir.Address{Kind: maildir.KindAgent, Name: "toast"}})
+	}
+	for _, r := range receipts(t, tw, 60*time.Second, sent...) {
+		if r.Live != live.Delivered {
+			t.Errorf("%s: %+v, want delivered", r.ID, r)
+			break
+		}
+	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -452,8 +478,11 @@ func TestRealClaudeIdleSessionWakes(t *testing.T) {
 		}
 		return false
 	})
-	// The doorbell became the prompt; the prompt hook does not list its
-	// mail a second time beside it.
+	// The doorbell became the prompt: its own prompt hook saw the nonce.
+	if rs := receipts(t, tw, 30*time.Second, m); rs[0].Live != live.Delivered {
+		t.Errorf("the receipt of the wake: %+v, want delivered", rs[0])
+	}
+	// The prompt hook does not list its mail a second time beside it.
 	if n := strings.Count(woke, m.ID); n != 1 {
 		t.Errorf("the turn the doorbell started names the message %d times, want once (the doorbell; the prompt hook must not repeat it)", n)
 	}
@@ -462,6 +491,18 @@ func TestRealClaudeIdleSessionWakes(t *testing.T) {
 	// Claude Code itself, and what it writes into its home, end too before
 	// the test's folders are removed.
 	until(t, "the session to end", 30*time.Second, func() bool { return !rec.Session.Process.Alive() })
+}
+
+// receipts waits up to d for the copies' receipts (0: looks once).
+func receipts(t testing.TB, tw *town, d time.Duration, sent ...*maildir.Message) []live.Receipt {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	rs, err := live.WaitDelivered(ctx, tw.store, sent)
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatal(err)
+	}
+	return rs
 }
 
 // sessionStatus reads the session's status from Claude Code's registry.

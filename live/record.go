@@ -32,13 +32,53 @@ type Record struct {
 	Updated   time.Time            `json:"updated"`
 	Rings     int                  `json:"rings"`
 	LastRing  time.Time            `json:"last_ring,omitzero"`
-	Rung      map[string]time.Time `json:"rung"`           // message id -> when a doorbell named it
-	Held      map[string]string    `json:"held,omitempty"` // message id -> why it waits: "dnd", "batched", "retrying", "held by the session"
-	Error     string               `json:"error,omitempty"`
+	Rung      map[string]time.Time `json:"rung"`           // message id -> when a doorbell naming it was last written into the session
+	Held      map[string]string    `json:"held,omitempty"` // message id -> why it waits: "dnd", "batched", "spacing", "retrying", "held by the session", "refused by the session"
+	// Confirmed: message id -> when the session gave evidence that a
+	// doorbell naming it became the model's input (its prompt hook saw
+	// the doorbell's nonce, or the runtime's own transcript shows it sent
+	// to the model). Only this is "delivered".
+	Confirmed map[string]time.Time `json:"confirmed,omitempty"`
+	// Bells are the doorbells written and not yet confirmed, newest last.
+	Bells []Bell `json:"bells,omitempty"`
+	// Unconfirmed: message id -> when the deliverer gave up on evidence
+	// for it, after MaxRings doorbells named it (the mail still waits in
+	// the mailbox, for the hooks and the agent's next look).
+	Unconfirmed map[string]time.Time `json:"unconfirmed,omitempty"`
+	Error       string               `json:"error,omitempty"`
+	// Ended is when the session ended, for a record kept after it (see
+	// keptFor): what its doorbells became stays there for senders still
+	// waiting on a receipt.
+	Ended time.Time `json:"ended,omitzero"`
 }
 
-// Live reports whether the record's deliverer still runs.
-func (r *Record) Live() bool { return r.Deliverer.Alive() }
+// keptFor is how long the record of a session that ended is kept when it
+// has receipts to give; a record with none goes when its session does.
+const keptFor = time.Hour
+
+// A Bell is one doorbell written into the session and not yet confirmed.
+type Bell struct {
+	Nonce  string    `json:"nonce"`            // its RingMark: fresh for each ring
+	At     time.Time `json:"at"`               // when it was written
+	IDs    []string  `json:"ids"`              // the messages it names
+	Queued bool      `json:"queued,omitempty"` // the runtime shows it queued for the model (Claude Code's transcript)
+	Again  bool      `json:"again,omitempty"`  // its messages were handed to a later doorbell
+}
+
+// Live reports whether the record's deliverer still runs its session.
+func (r *Record) Live() bool { return r.Ended.IsZero() && r.Deliverer.Alive() }
+
+// NotConfirmed counts the messages rung with no evidence yet, or given up
+// on: "rung", not "delivered".
+func (r *Record) NotConfirmed() int {
+	n := 0
+	for id := range r.Rung {
+		if r.Confirmed[id].IsZero() {
+			n++
+		}
+	}
+	return n
+}
 
 // name is the record's file name.
 func (r *Record) name() string {
@@ -175,7 +215,8 @@ func Agents(s *maildir.Store) ([]string, error) {
 	return agents, err
 }
 
-// Prune removes the records of deliverers that no longer run.
+// Prune removes the records of deliverers that no longer run, but for
+// those of sessions that ended in the last keptFor with receipts to give.
 func Prune(s *maildir.Store, agent string) error {
 	recs, err := Records(s, agent)
 	if err != nil || len(recs) == 0 {
@@ -192,7 +233,7 @@ func Prune(s *maildir.Store, agent string) error {
 	}
 	defer d.Close()
 	for _, r := range recs {
-		if !r.Live() {
+		if !r.Live() && (r.Ended.IsZero() || time.Since(r.Ended) > keptFor) {
 			if err := d.Remove(r.name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("live: pruning %s: %w", r.name(), err)
 			}

@@ -50,11 +50,14 @@ const exitHelp = `Exit status, the same for every command:
   1    "no", or nothing there, from a command that fetches or tests:
        check with nothing to say, take, peek, drain or search finding
        nothing, claim of an empty queue, show --field of a field the
-       message lacks, fsck with findings
+       message lacks, fsck with findings, send --wait-for delivered
+       with a copy not delivered for good (none, refused, rung and
+       given up)
   2    an error: nothing was done, or only what was reported
   80   usage error: a wrong flag or argument (a negative duration
        included), a missing agent or sender
-  124  timeout: wait --timeout with no mail in time
+  124  timeout: wait --timeout with no mail in time, send --wait-for
+       with a copy still unread, rung or held
   130  interrupted (^C, SIGTERM) before it was done: fsck, search,
        archive and other long commands report what they did first; a
        loop (watch, archive --every, sync --every) stops cleanly with 0`

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mailfs/mailfs/hook"
+	"github.com/mailfs/mailfs/live"
 )
 
 type hookCmd struct {
@@ -92,7 +93,8 @@ func (c *hookCmd) Run(a *app) error {
 	if budget <= 0 {
 		budget = time.Millisecond // what is at hand, at once
 	}
-	h := &hook.Handler{Collector: hook.Collector{Store: s, Nudges: q, Budget: budget}, PostToolEvery: c.Every, MaxBytes: c.MaxBytes}
+	h := &hook.Handler{Collector: hook.Collector{Store: s, Nudges: q, Budget: budget}, PostToolEvery: c.Every, MaxBytes: c.MaxBytes,
+		Doorbells: func(agent string, nonces []string) error { return live.Confirm(s, agent, nonces) }}
 	ans := h.Handle(a.ctx, hook.Runtime(c.Runtime), hook.Event(c.Event), agent, in)
 	a.out.Write(ans.Output)
 	for _, err := range ans.Errs {
@@ -104,6 +106,12 @@ func (c *hookCmd) Run(a *app) error {
 // input reads the runtime's event from stdin until deadline: a runtime
 // that never closes stdin costs the hook its budget, not its turn.
 func (c *hookCmd) input(a *app, deadline time.Time) hook.Input {
+	return hookInput(a, "hook "+c.Event, deadline, fmt.Sprintf("within the %v budget", c.Budget))
+}
+
+// hookInput reads a runtime's hook event from stdin until deadline; what
+// names the reader in warnings, and within the deadline.
+func hookInput(a *app, what string, deadline time.Time, within string) hook.Input {
 	var in hook.Input
 	if f, ok := a.in.(*os.File); ok && isTerminal(f) {
 		return in
@@ -123,11 +131,11 @@ func (c *hookCmd) input(a *app, deadline time.Time) hook.Input {
 	case r := <-done:
 		if r.err == nil && len(r.data) > 0 {
 			if err := json.Unmarshal(r.data, &in); err != nil {
-				a.warn(fmt.Errorf("hook %s: the event on stdin is not JSON (%v); going on without it", c.Event, err))
+				a.warn(fmt.Errorf("%s: the event on stdin is not JSON (%v); going on without it", what, err))
 			}
 		}
 	case <-timer.C:
-		a.warn(fmt.Errorf("hook %s: stdin was not closed within the %v budget; going on without the event", c.Event, c.Budget))
+		a.warn(fmt.Errorf("%s: stdin was not closed %s; going on without the event", what, within))
 	}
 	return in
 }

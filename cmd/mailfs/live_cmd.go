@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -100,7 +101,9 @@ func (c *liveClaudeCmd) Run(a *app) error {
 	if liveOff() {
 		return nil
 	}
-	drainStdin(a)
+	// The hook's event names the session's transcript, where Claude Code
+	// records which doorbells it gave the model (see live.ClaudeDoor).
+	in := hookInput(a, "live claude", time.Now().Add(2*time.Second), "within 2s")
 	// The session registers a moment after it starts its hooks; outside
 	// a session (no socket given) one look says so.
 	wait := 30 * time.Second
@@ -111,6 +114,9 @@ func (c *liveClaudeCmd) Run(a *app) error {
 	door, err := live.FindClaude(ctx, live.ClaudeConfig(os.Getenv), os.Getpid(), os.Getenv("CLAUDE_CODE_MESSAGING_TOKEN"), os.Getenv("CLAUDE_CODE_MESSAGING_SOCKET"))
 	cancel()
 	if err == nil {
+		if in.TranscriptPath != "" {
+			door.Transcripts = filepath.Dir(in.TranscriptPath)
+		}
 		err = c.deliver(a, door)
 	}
 	if err != nil {
@@ -195,6 +201,19 @@ type liveListCmd struct {
 	jsonFlag
 }
 
+func (c *liveListCmd) Help() string {
+	return `One line per running deliverer: its agent, runtime and session pid, the
+session's status as the runtime says it now (busy, idle; - where the
+runtime does not say), how many doorbells it rang, and of the messages they
+named how many are DELIVERED (the session showed evidence the model was
+given the doorbell: its prompt hook saw the doorbell's nonce, or Claude
+Code's transcript shows it sent) and how many are only RUNG (written, no
+evidence yet, or given up on after the re-rings), how many are HELD (dnd,
+batched, spacing, retrying, held or refused by the session), and when it
+last rang. --json prints each record whole: confirmed, bells (doorbells
+awaiting evidence), unconfirmed and held by message id.`
+}
+
 func (c *liveListCmd) Run(a *app) error {
 	s, err := a.read()
 	if err != nil {
@@ -211,7 +230,7 @@ func (c *liveListCmd) Run(a *app) error {
 		return err
 	}
 	if !c.JSON {
-		fmt.Fprintf(a.out, "%-20s %-7s %-8s %-6s %-5s %-6s %s\n", "AGENT", "RUNTIME", "SESSION", "STATUS", "RINGS", "HELD", "LAST RING")
+		fmt.Fprintf(a.out, "%-20s %-7s %-8s %-6s %-5s %-9s %-5s %-5s %s\n", "AGENT", "RUNTIME", "SESSION", "STATUS", "RINGS", "DELIVERED", "RUNG", "HELD", "LAST RING")
 	}
 	for _, agent := range agents {
 		recs, err := live.Records(s, agent)
@@ -232,7 +251,7 @@ func (c *liveListCmd) Run(a *app) error {
 			if !r.LastRing.IsZero() {
 				last = r.LastRing.Format(time.RFC3339)
 			}
-			fmt.Fprintf(a.out, "%-20s %-7s %-8d %-6s %-5d %-6d %s\n", r.Agent, r.Session.Runtime, r.Session.Process.PID, orDash(r.Session.Status), r.Rings, len(r.Held), last)
+			fmt.Fprintf(a.out, "%-20s %-7s %-8d %-6s %-5d %-9d %-5d %-5d %s\n", r.Agent, r.Session.Runtime, r.Session.Process.PID, orDash(r.Session.Status), r.Rings, len(r.Confirmed), r.NotConfirmed(), len(r.Held), last)
 		}
 	}
 	return nil

@@ -57,14 +57,23 @@ mailbox has been read (or deleted), watching the mailboxes rather than
 polling; --timeout bounds the wait (exit status 124), and --json adds one
 receipt line per copy: agent, id, read_at.
 
-With --wait-for delivered, send blocks until each copy's agent has a live
-session that was rung about it (see "mailfs live"), and prints one receipt
-line per copy: agent, id, live: "delivered" (with when and which session),
-"held" (with why: dnd, batched, retrying, held by the session) or "none"
-(no live session: the agent's hooks or its next poll will show it). The
-file format is unchanged: a receipt is about the doorbell, not the mail.
-Exit status 0 when every copy is delivered or has no live session, 124
-when --timeout ends the wait with some held.
+With --wait-for delivered, send blocks until the doorbell of each copy
+(see "mailfs live") has a final answer, and prints one receipt line per
+copy: agent, id, and one of
+  delivered  the session showed the doorbell became the model's input: its
+             prompt hook saw the doorbell's nonce, or the runtime's own
+             transcript shows it sent to the model (with when, which session)
+  read       the copy was read before its doorbell was confirmed
+  rung       written into the session, no evidence yet that the model saw
+             it; final once the deliverer gave up after its re-rings
+  held       the deliverer holds it: dnd, batched, spacing, retrying, or
+             the session holds messages from other processes for review
+  refused    the session refuses messages from other processes
+  none       no live session: the agent's hooks or its next poll show it
+Exit status 0 when every copy is delivered or read; 1 when a copy's
+answer is final and not that (rung and given up, refused, none); 124 when
+--timeout ends the wait first (0 looks once). The mail is in the
+mailboxes in every case: a receipt is about the doorbell, not the mail.
 
 With --nudge, each recipient also gets a nudge announcing the message. A
 nudge that cannot be queued (the recipient's queue is full) is reported as a
@@ -175,24 +184,27 @@ func (c *sendCmd) waitRead(a *app, s *maildir.Store, sent []*maildir.Message) er
 	return err
 }
 
-// waitDelivered blocks until every copy reached a live session, or the
-// timeout, and prints the receipts.
+// waitDelivered blocks until every copy's doorbell has a final answer
+// (see live.WaitDelivered), or the timeout, and prints the receipts.
 func (c *sendCmd) waitDelivered(a *app, s *maildir.Store, sent []*maildir.Message) error {
 	ctx, cancel := c.waitContext(a)
 	defer cancel()
 	receipts, err := live.WaitDelivered(ctx, s, sent)
-	held := 0
+	notDelivered := 0
 	for _, r := range receipts {
-		if r.Live == live.Held {
-			held++
+		if r.Live != live.Delivered && r.Live != live.Read {
+			notDelivered++
 		}
 		var perr error
 		if c.JSON {
 			perr = printValue(a.out, r)
 		} else {
 			detail := r.Why
-			if r.Live == live.Delivered {
+			switch r.Live {
+			case live.Delivered:
 				detail = r.Session + " at " + r.At.Format(time.RFC3339Nano)
+			case live.Rung:
+				detail = r.Session + ": " + r.Why
 			}
 			_, perr = fmt.Fprintln(a.out, strings.TrimSpace(r.Agent+" "+r.ID+" "+r.Live+" "+detail))
 		}
@@ -202,11 +214,15 @@ func (c *sendCmd) waitDelivered(a *app, s *maildir.Store, sent []*maildir.Messag
 	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		return &exitStatus{code: exitTimeout, msg: fmt.Sprintf("timeout: %d of %d copies not yet delivered to a live session after %v", held, len(receipts), *c.Timeout)}
+		return &exitStatus{code: exitTimeout, msg: fmt.Sprintf("timeout: %d of %d copies not confirmed delivered after %v (%s)", notDelivered, len(receipts), *c.Timeout, live.Summary(receipts))}
 	case a.ctx.Err() != nil:
 		return &exitStatus{code: exitError, msg: "error: interrupted before every copy was delivered"}
+	case err != nil:
+		return err
+	case notDelivered > 0:
+		return &exitStatus{code: exitNothing, msg: fmt.Sprintf("not delivered: %d of %d copies (%s): the mail waits in the mailboxes", notDelivered, len(receipts), live.Summary(receipts))}
 	}
-	return err
+	return nil
 }
 
 // protocolBody puts --field KEY=VALUE lines above text, as protocol
