@@ -38,8 +38,7 @@ type ClaudeDoor struct {
 	// in Config/projects.
 	Transcripts string
 
-	tail   *tail  // what Evidence has read of the transcript
-	lastID string // the session id Evidence last read
+	tr transcripts // what Evidence has read of the transcript
 }
 
 // claudeRecord is the part of a session's registry file mailfs reads.
@@ -118,7 +117,7 @@ func readClaude(config string, pid int) (*claudeRecord, error) {
 
 // Session re-reads the registry: the session id changes at /clear and
 // /resume, the status with each turn.
-func (d *ClaudeDoor) Session() (Info, error) {
+func (d *ClaudeDoor) Session(context.Context) (Info, error) {
 	if !d.Proc.Alive() {
 		return Info{}, fmt.Errorf("%w: Claude Code process %d", ErrGone, d.Proc.PID)
 	}
@@ -141,7 +140,7 @@ func (d *ClaudeDoor) Session() (Info, error) {
 
 // Ring writes the auth line and the doorbell as a user message.
 func (d *ClaudeDoor) Ring(ctx context.Context, text string) error {
-	info, err := d.Session()
+	info, err := d.Session(ctx)
 	if err != nil {
 		return err
 	}

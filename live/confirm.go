@@ -178,6 +178,13 @@ func (st *run) confirm(ctx context.Context, final bool) {
 			b.Queued, changed = true, true
 		}
 		if now.Sub(b.At) > bellLife {
+			// No evidence in all that time: what it named, and no later
+			// doorbell named, is given up on.
+			for _, id := range b.IDs {
+				if _, done := st.rec.Confirmed[id]; !done && st.last[id] == b.Nonce {
+					st.rec.Unconfirmed[id] = now.UTC()
+				}
+			}
 			changed = true
 			continue
 		}

@@ -117,7 +117,7 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	info, err := d.Door.Session()
+	info, err := d.Door.Session(ctx)
 	if errors.Is(err, ErrGone) {
 		return nil
 	}
@@ -203,7 +203,7 @@ func (d *Deliverer) Run(ctx context.Context) error {
 			}
 			st.nudgesMaybe = true
 		case <-check.C:
-			info, err := d.Door.Session()
+			info, err := d.Door.Session(ctx)
 			if errors.Is(err, ErrGone) {
 				keep = st.end(ctx)
 				return nil
@@ -416,6 +416,8 @@ func (st *run) step(ctx context.Context) (next time.Time, gone bool) {
 			why = "held by the session"
 		case errors.Is(err, ErrRefused):
 			why = "refused by the session"
+		case errors.Is(err, ErrBusy):
+			why = "a person is typing"
 		}
 		for _, m := range bell.Mail {
 			held[m.ID] = why
@@ -510,7 +512,7 @@ func (st *run) publishHeld(held map[string]string) {
 	}
 	st.rec.Held = held
 	st.rec.Updated = time.Now().UTC()
-	if info, err := st.d.Door.Session(); err == nil {
+	if info, err := st.d.Door.Session(context.Background()); err == nil {
 		st.rec.Session = info
 	}
 	if err := st.rec.save(st.dir); err != nil {

@@ -53,7 +53,7 @@ func (d *fakeDoor) Ring(_ context.Context, text string) error {
 	return nil
 }
 
-func (d *fakeDoor) Session() (live.Info, error) {
+func (d *fakeDoor) Session(context.Context) (live.Info, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.gone {
@@ -502,17 +502,45 @@ func TestQwenDoorFollowsTheProtocol(t *testing.T) {
 		}
 		ids[f["msgId"]] = true
 	}
-	// A session named by pid, not our ancestor, gets the record's token.
+	// A session named by pid, not our ancestor, presents the record's
+	// token, which Qwen Code holds for review unless the user accepts
+	// peers: held, and nothing written, until the setting says accept.
 	door, err = live.FindQwen(home, self.PID, 0, "childtoken")
 	if err != nil {
 		t.Fatal(err)
 	}
-	door.Ring(context.Background(), "x")
+	settings := func(v string) {
+		os.WriteFile(filepath.Join(home, "settings.json"), []byte(`{"agents": {"crossSessionInbound": "`+v+`"}}`), 0o600)
+	}
+	for _, c := range []struct {
+		setting string
+		want    error
+	}{{"", live.ErrHeld}, {"hold", live.ErrHeld}, {"refuse", live.ErrRefused}, {"sometimes", live.ErrHeld}} {
+		settings(c.setting)
+		if err := door.Ring(context.Background(), "x"); !errors.Is(err, c.want) {
+			t.Fatalf("agents.crossSessionInbound %q, the record's token: %v, want %v", c.setting, err, c.want)
+		}
+	}
+	settings("accept")
+	if err := door.Ring(context.Background(), "x"); err != nil {
+		t.Fatal(err)
+	}
 	if got := <-lines; got[0]["token"] != strings.Repeat("ab", 32) {
-		t.Fatalf("auth with the record's token: %v", got[0])
+		t.Fatalf("auth with the record's token: %v (a held ring wrote something)", got[0])
+	}
+	// Its own process too is refused or held when the user says so.
+	door, _ = live.FindQwen(home, 0, self.PID, "childtoken")
+	settings("refuse")
+	if err := door.Ring(context.Background(), "x"); !errors.Is(err, live.ErrRefused) {
+		t.Fatalf("the child token under refuse: %v", err)
+	}
+	select {
+	case got := <-lines:
+		t.Fatalf("a refused ring wrote %v", got)
+	default:
 	}
 	os.Remove(filepath.Join(home, "sessions", itoa(self.PID)+".json"))
-	if _, err := door.Session(); !errors.Is(err, live.ErrGone) {
+	if _, err := door.Session(context.Background()); !errors.Is(err, live.ErrGone) {
 		t.Fatalf("a session whose record is gone: %v", err)
 	}
 }

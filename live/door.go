@@ -21,7 +21,7 @@ type Door interface {
 	// Session says whether the session still runs, and what it is now
 	// (its id changes at /clear and /resume). It returns an error wrapping
 	// [ErrGone] when it has ended.
-	Session() (Info, error)
+	Session(ctx context.Context) (Info, error)
 }
 
 // Info is what a door knows of its session.

@@ -13,6 +13,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/mailfs/mailfs/setup"
 )
 
 // QwenDoor rings a Qwen Code session through its published cross-session
@@ -34,6 +36,8 @@ type QwenDoor struct {
 	File  string  // the record's file name in Home/sessions
 	Proc  Process // the session's process, Start as the record writes it
 	Token string  // the child token; "" to use the record's ipcToken
+
+	tr transcripts // what Evidence has read of the session's chat record
 }
 
 // qwenRecord is the part of a Qwen Code registry record mailfs reads.
@@ -45,6 +49,7 @@ type qwenRecord struct {
 	IPCPath       string `json:"ipcPath"`
 	IPCToken      string `json:"ipcToken"`
 	Kind          string `json:"kind"`
+	Cwd           string `json:"cwd"`
 }
 
 // QwenHome returns $QWEN_HOME, else $HOME/.qwen.
@@ -128,7 +133,7 @@ func (d *QwenDoor) alive(rec *qwenRecord) bool {
 }
 
 // Session re-reads the record.
-func (d *QwenDoor) Session() (Info, error) {
+func (d *QwenDoor) Session(context.Context) (Info, error) {
 	rec, err := readQwen(d.Home, d.File)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Info{}, fmt.Errorf("%w: Qwen Code process %d no longer registers", ErrGone, d.Proc.PID)
@@ -154,8 +159,22 @@ func (d *QwenDoor) Ring(ctx context.Context, text string) error {
 	if rec.IPCPath == "" {
 		return fmt.Errorf("live: Qwen Code session %d has no inbox bound (no ipcPath)", d.Proc.PID)
 	}
+	// What the session does with the doorbell, by its
+	// agents.crossSessionInbound: refuse turns it away, hold parks it for
+	// a person; unset delivers only the session's own processes (the
+	// child token), and holds an ordinary peer's (the record's token,
+	// which asserts no review class). Nothing is written that the model
+	// would not be given.
 	token := d.Token
-	if token == "" {
+	v, f := setup.QwenInbound(d.Home, rec.Cwd)
+	switch {
+	case v == "refuse":
+		return fmt.Errorf("%w: agents.crossSessionInbound is %q in %s", ErrRefused, v, f)
+	case v == "hold":
+		return fmt.Errorf("%w: agents.crossSessionInbound is %q in %s", ErrHeld, v, f)
+	case token == "" && v != "accept":
+		return fmt.Errorf("%w: Qwen Code holds a peer's message for review unless agents.crossSessionInbound is \"accept\" (or the deliverer runs as the session's own hook)", ErrHeld)
+	case token == "":
 		token = rec.IPCToken
 	}
 	var data []byte

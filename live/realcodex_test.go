@@ -1,6 +1,7 @@
 package live_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mailfs/mailfs/internal/stubmodel"
+	"github.com/mailfs/mailfs/live"
 	"github.com/mailfs/mailfs/maildir"
 )
 
@@ -84,15 +86,40 @@ func TestRealCodexInTmuxWakes(t *testing.T) {
 		return strings.Contains(string(data), `"tmux"`)
 	})
 
-	id := sendToast(t, store, "WAKE UP: MERGE_FAILED", maildir.Urgent).ID
+	// A person has half a line typed: the doorbell waits, and is neither
+	// sent nor mixed into it.
+	tmux("send-keys", "-t", "%0", "-l", "PERSON half a li")
+	until(t, "the person's typing to show", 30*time.Second, func() bool { return strings.Contains(tmux("capture-pane", "-p"), "PERSON half a li") })
+	m := sendToast(t, store, "WAKE UP: MERGE_FAILED", maildir.Urgent)
+	id := m.ID
+	until(t, "the deliverer to hold the doorbell for the person", 30*time.Second, func() bool {
+		r := liveRecord(store, "tmux")
+		return r != nil && r.Held[id] == "a person is typing"
+	})
+	if screen := tmux("capture-pane", "-p"); strings.Contains(screen, "mailfs doorbell") || !strings.Contains(screen, "PERSON half a li") {
+		t.Fatalf("the doorbell was typed over the person's line:\n%s", screen)
+	}
+	tmux("send-keys", "-t", "%0", "C-u") // the person clears the line
+	var turn string
 	until(t, "a new turn carrying the doorbell", 90*time.Second, func() bool {
 		for _, r := range model.Requests() {
 			if strings.Contains(r.Raw, "mailfs doorbell for toast") && strings.Contains(r.Raw, id) {
+				turn = r.Raw
 				return true
 			}
 		}
 		return false
 	})
+	if strings.Contains(turn, "PERSON") {
+		t.Fatalf("the person's half line reached the model with the doorbell")
+	}
+	// Confirmed by its own ring mark, shown submitted in Codex's
+	// conversation.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if rs, err := live.WaitDelivered(ctx, store, []*maildir.Message{m}); err != nil || rs[0].Live != live.Delivered {
+		t.Fatalf("the receipt: %+v %v, want delivered", rs, err)
+	}
 	stillUnread(t, store, id)
 	tmux("kill-server")
 	select {

@@ -1,6 +1,10 @@
 package live_test
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,6 +173,10 @@ func TestRealQwenIdleSessionWakes(t *testing.T) {
 	if r := tw.model.Requests()[i].LastUser(); !strings.Contains(r, "mailfs doorbell for toast") || !strings.Contains(r, `origin=\"own-process\"`) {
 		t.Fatalf("the new turn is not the doorbell, delivered as the session's own process:\n%.2000s", r)
 	}
+	// The session's own prompt hook saw the doorbell's ring mark.
+	if rs := qreceipts(t, tw, 30*time.Second, m); rs[0].Live != live.Delivered {
+		t.Fatalf("the receipt of the wake: %+v, want delivered", rs[0])
+	}
 	tw.unread(m)
 	tw.tmux("kill-server")
 	until(t, "the deliverer to end with the session", 30*time.Second, func() bool { return !rec.Deliverer.Alive() })
@@ -189,9 +197,28 @@ func TestRealQwenBusySessionGetsTheDoorbellNextTurn(t *testing.T) {
 		r := tw.record()
 		return r != nil && !r.Rung[m.ID].IsZero()
 	})
+	// Queued by Qwen Code for the next turn: not yet the model's input.
+	if rs := qreceipts(t, tw, 0, m); rs[0].Live != live.Rung {
+		t.Fatalf("the receipt while the turn runs: %+v, want rung", rs[0])
+	}
 	os.WriteFile(tw.release, nil, 0o644)
 	tw.reached("the doorbell to reach the model", "mailfs doorbell for toast", n)
+	if rs := qreceipts(t, tw, 30*time.Second, m); rs[0].Live != live.Delivered {
+		t.Fatalf("the receipt after the next turn began: %+v, want delivered", rs[0])
+	}
 	tw.unread(m)
+}
+
+// qreceipts waits up to d for the copies' receipts (0: looks once).
+func qreceipts(t testing.TB, tw *qtown, d time.Duration, sent ...*maildir.Message) []live.Receipt {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	rs, err := live.WaitDelivered(ctx, tw.store, sent)
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatal(err)
+	}
+	return rs
 }
 
 // Killing the session (SIGKILL: it cannot reclaim its hooks) loses no mail
@@ -205,4 +232,77 @@ func TestRealQwenKilledSessionLeavesNoOrphan(t *testing.T) {
 	m := tw.send("sent to a dead session", maildir.Urgent)
 	until(t, "the deliverer to notice its session ended", 30*time.Second, func() bool { return !rec.Deliverer.Alive() })
 	tw.unread(m)
+}
+
+// A burst of 50 urgent messages makes a bounded number of doorbells, and
+// so of turns, each message named to the model and confirmed delivered
+// from the session's own chat record.
+func TestRealQwenBurstIsBounded(t *testing.T) {
+	tw := newQwenTown(t)
+	tw.deliverer()
+	var sent []*maildir.Message
+	for i := range 50 {
+		sent = append(sent, tw.send(fmt.Sprintf("MERGE_FAILED gt-%d", i), maildir.Urgent))
+	}
+	for _, r := range qreceipts(t, tw, 90*time.Second, sent...) {
+		if r.Live != live.Delivered {
+			t.Fatalf("%s: %+v, want delivered", r.ID, r)
+		}
+	}
+	rings := tw.record().Rings
+	if max := (50+live.MaxLines-1)/live.MaxLines + 1; rings > max {
+		t.Errorf("%d doorbells for 50 urgent messages; want at most %d", rings, max)
+	}
+	all := ""
+	turns := 0
+	for _, r := range tw.model.Requests() {
+		all += r.Raw
+		if strings.Contains(r.LastUser(), "mailfs doorbell for toast") {
+			turns++
+		}
+	}
+	for _, m := range sent {
+		if !strings.Contains(all, m.ID) {
+			t.Fatalf("%s never reached the model", m.ID)
+		}
+	}
+	t.Logf("50 urgent messages: %d doorbells, %d model requests led by one", rings, turns)
+}
+
+// A workspace that holds peer messages (agents.crossSessionInbound:
+// "hold") is written no doorbell, and the receipt says held, never
+// delivered; "refuse" says refused.
+func TestRealQwenHoldIsNotDelivered(t *testing.T) {
+	tw := newQwenTown(t)
+	tw.deliverer()
+	path := filepath.Join(tw.proj, ".qwen", "settings.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var settings map[string]any
+	if err := json.Unmarshal(data, &settings); err != nil {
+		t.Fatal(err)
+	}
+	set := func(v string) {
+		settings["agents"] = map[string]any{"crossSessionInbound": v}
+		data, _ := json.Marshal(settings)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set("hold")
+	m := tw.send("MERGE_FAILED under hold", maildir.Urgent)
+	if rs := qreceipts(t, tw, 5*time.Second, m); rs[0].Live != live.Held || !strings.Contains(rs[0].Why, "held by the session") {
+		t.Fatalf("the receipt under hold: %+v", rs[0])
+	}
+	set("refuse")
+	if rs := qreceipts(t, tw, 60*time.Second, m); rs[0].Live != live.Refused || !rs[0].Final {
+		t.Fatalf("the receipt under refuse: %+v", rs[0])
+	}
+	for _, r := range tw.model.Requests() {
+		if strings.Contains(r.Raw, "mailfs doorbell for toast") {
+			t.Fatalf("a doorbell reached the model while the workspace held or refused peers")
+		}
+	}
 }

@@ -6,18 +6,31 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // TmuxDoor types the doorbell into the tmux pane an agent runs in: any
 // agent in a terminal (Codex, Gemini CLI, an older Claude Code) takes it
-// as typed input. It takes Gas Town's care with a terminal: it does not
-// type while a person typed into the pane in the last TypingQuiet (the
-// client's activity time), it pastes the text (bracketed, when the
-// program asked for it), reads the pane back to see the text arrived,
-// then sends Enter, up to three tries.
+// as typed input. It never types over a person: it does not type while a
+// person typed into the pane in the last TypingQuiet (the client's
+// activity time), nor while the program's input line holds text (the
+// cursor's row, left of the cursor, once the prompt's glyphs and borders
+// are trimmed: a half-typed line waits, ErrBusy, and is retried). It
+// pastes the text (bracketed, when the program asked for it), reads the
+// pane back until the doorbell's own ring mark shows (never a prefix every
+// doorbell shares), then sends Enter; up to three tries, the line cleared
+// between them.
+//
+// Its evidence (a Confirmer): the doorbell's ring mark on the pane, off
+// the input line — the program took the line as a submitted message and
+// shows it in its conversation. That says less than a prompt hook seeing
+// it (Codex and Gemini CLI run mailfs's prompt hook too, where "mailfs
+// setup" installed it, and that evidence counts first).
 type TmuxDoor struct {
 	Pane string // the pane's id (%3), resolved once so a renumbered window does not move the doorbell
 	Proc Process
@@ -54,7 +67,15 @@ func FindTmux(tmux, socket, pane string) (*TmuxDoor, error) {
 	return d, nil
 }
 
+// tmuxTimeout bounds each tmux command: a server that hangs holds no
+// deliverer.
+const tmuxTimeout = 5 * time.Second
+
 func (d *TmuxDoor) tmux(args ...string) (string, error) {
+	return d.tmuxCtx(context.Background(), args...)
+}
+
+func (d *TmuxDoor) tmuxCtx(ctx context.Context, args ...string) (string, error) {
 	bin := d.Tmux
 	if bin == "" {
 		bin = "tmux"
@@ -62,7 +83,9 @@ func (d *TmuxDoor) tmux(args ...string) (string, error) {
 	if d.Socket != "" {
 		args = append([]string{"-S", d.Socket}, args...)
 	}
-	out, err := exec.Command(bin, args...).CombinedOutput()
+	ctx, cancel := context.WithTimeout(ctx, tmuxTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("%s %s: %v: %s", bin, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
@@ -70,8 +93,8 @@ func (d *TmuxDoor) tmux(args ...string) (string, error) {
 }
 
 // Session reports the pane: gone when it (or its first process) is.
-func (d *TmuxDoor) Session() (Info, error) {
-	out, err := d.tmux("display-message", "-p", "-t", d.Pane, "#{pane_id} #{pane_dead}")
+func (d *TmuxDoor) Session(ctx context.Context) (Info, error) {
+	out, err := d.tmuxCtx(ctx, "display-message", "-p", "-t", d.Pane, "#{pane_id} #{pane_dead}")
 	if err != nil || !strings.HasPrefix(out, d.Pane+" ") || strings.TrimSpace(out) == d.Pane+" 1" || !d.Proc.Alive() {
 		return Info{}, fmt.Errorf("%w: tmux pane %s", ErrGone, d.Pane)
 	}
@@ -80,35 +103,119 @@ func (d *TmuxDoor) Session() (Info, error) {
 
 // Ring types text into the pane as one line, then Enter.
 func (d *TmuxDoor) Ring(ctx context.Context, text string) error {
-	if _, err := d.Session(); err != nil {
+	if _, err := d.Session(ctx); err != nil {
 		return err
 	}
 	quiet := d.TypingQuiet
 	if quiet <= 0 {
 		quiet = 2 * time.Second
 	}
-	if out, err := d.tmux("display-message", "-p", "-t", d.Pane, "#{client_activity}"); err == nil {
+	if out, err := d.tmuxCtx(ctx, "display-message", "-p", "-t", d.Pane, "#{client_activity}"); err == nil {
 		if at, err := strconv.ParseInt(strings.TrimSpace(out), 10, 64); err == nil && at > 0 && time.Since(time.Unix(at, 0)) < quiet {
 			return fmt.Errorf("%w %s", ErrBusy, d.Pane)
 		}
 	}
+	if in, err := d.inputLine(ctx); err != nil {
+		return err
+	} else if in != "" {
+		return fmt.Errorf("%w %s: its input line holds %q", ErrBusy, d.Pane, cutText(in, 40))
+	}
 	line := strings.Join(strings.Fields(text), " ") // one line: a newline would submit half of it
-	marker := line
-	if len(marker) > 40 {
-		marker = marker[:40]
+	// What must show before Enter: the doorbell's own ring mark (a prefix
+	// is the same for every doorbell, and yesterday's may still be on the
+	// screen), and its start.
+	marks := []string{cutText(line, 40)}
+	if m := transcriptNonce.FindString(line); m != "" {
+		marks = append(marks, m)
 	}
 	var err error
 	for range 3 {
-		if err = d.typeLine(line); err != nil {
+		if err = d.typeLine(ctx, line); err != nil {
 			continue
 		}
-		if err = d.shows(ctx, marker); err == nil {
-			_, err = d.tmux("send-keys", "-t", d.Pane, "Enter")
+		if err = d.shows(ctx, marks); err == nil {
+			_, err = d.tmuxCtx(ctx, "send-keys", "-t", d.Pane, "Enter")
 			return err
 		}
-		d.tmux("send-keys", "-t", d.Pane, "C-u") // clear the half-typed line before the next try
+		d.tmuxCtx(ctx, "send-keys", "-t", d.Pane, "C-u") // clear the half-typed line before the next try
 	}
 	return fmt.Errorf("live: typing into tmux pane %s: %w", d.Pane, err)
+}
+
+// cutText is s cut to at most n bytes, at a rune boundary.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// inputLine is what the program's input line holds: the cursor's row,
+// left of the cursor, less the prompt's glyphs and the box around it
+// (Codex's "› ", Gemini CLI's "│ > ", a bare "> "). A program whose prompt
+// is text (a shell's "user@host:~$ ") always looks busy: the tmux door
+// is for agents' TUIs.
+func (d *TmuxDoor) inputLine(ctx context.Context) (string, error) {
+	out, err := d.tmuxCtx(ctx, "display-message", "-p", "-t", d.Pane, "#{cursor_x} #{cursor_y}")
+	if err != nil {
+		return "", err
+	}
+	var x, y int
+	if _, err := fmt.Sscan(out, &x, &y); err != nil {
+		return "", fmt.Errorf("live: tmux pane %s: cursor %q: %v", d.Pane, strings.TrimSpace(out), err)
+	}
+	screen, err := d.tmuxCtx(ctx, "capture-pane", "-p", "-t", d.Pane)
+	if err != nil {
+		return "", err
+	}
+	rows := strings.Split(screen, "\n")
+	if y < 0 || y >= len(rows) {
+		return "", nil
+	}
+	row := []rune(rows[y])
+	return strings.TrimFunc(string(row[:min(x, len(row))]), promptRune), nil
+}
+
+// promptRune reports the runes of a prompt and its box, not of input.
+func promptRune(r rune) bool {
+	return unicode.IsSpace(r) || strings.ContainsRune(">›❯»|*", r) || r >= 0x2500 && r <= 0x257f // box drawing
+}
+
+// Evidence reads the pane and its history: a doorbell whose ring mark
+// shows off the input line was submitted (see TmuxDoor).
+func (d *TmuxDoor) Evidence(ctx context.Context, nonces []string) (Evidence, error) {
+	ev := Evidence{Seen: map[string]time.Time{}}
+	screen, err := d.tmuxCtx(ctx, "capture-pane", "-p", "-J", "-S", "-2000", "-t", d.Pane)
+	if err != nil {
+		return ev, err
+	}
+	in, err := d.inputLine(ctx)
+	if err != nil {
+		return ev, err
+	}
+	flat, input := flatten(screen), flatten(in)
+	now := time.Now()
+	for _, n := range nonces {
+		if m := "(ring " + n + ")"; strings.Contains(flat, m) && !strings.Contains(input, m) {
+			ev.Seen[n] = now
+		}
+	}
+	return ev, nil
+}
+
+// flatten is the pane's text without its boxes, its spaces and line
+// breaks each one space: a TUI wraps and frames text as it likes.
+func flatten(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r >= 0x2500 && r <= 0x257f {
+			return ' '
+		}
+		return r
+	}, s)
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // typeLine pastes line into the pane through a tmux buffer, bracketed
@@ -116,25 +223,29 @@ func (d *TmuxDoor) Ring(ctx context.Context, text string) error {
 // paste: a TUI then knows where the paste ends, so the Enter after it is
 // a key press, not a newline inside a burst of typing (Codex's composer
 // took a fast Enter after typed text as one, under load).
-func (d *TmuxDoor) typeLine(line string) error {
+func (d *TmuxDoor) typeLine(ctx context.Context, line string) error {
 	buf := fmt.Sprintf("mailfs-doorbell-%d", os.Getpid())
-	if _, err := d.tmux("set-buffer", "-b", buf, "--", line); err != nil {
+	if _, err := d.tmuxCtx(ctx, "set-buffer", "-b", buf, "--", line); err != nil {
 		return err
 	}
-	_, err := d.tmux("paste-buffer", "-p", "-d", "-b", buf, "-t", d.Pane)
+	_, err := d.tmuxCtx(ctx, "paste-buffer", "-p", "-d", "-b", buf, "-t", d.Pane)
 	return err
 }
 
-// shows waits up to a second for marker to appear on the pane's screen.
-func (d *TmuxDoor) shows(ctx context.Context, marker string) error {
+// shows waits up to a second for every mark to appear on the pane's
+// screen.
+func (d *TmuxDoor) shows(ctx context.Context, marks []string) error {
 	deadline := time.Now().Add(time.Second)
 	for {
-		out, err := d.tmux("capture-pane", "-p", "-J", "-t", d.Pane)
-		if err == nil && strings.Contains(strings.Join(strings.Fields(out), " "), marker) {
-			return nil
+		out, err := d.tmuxCtx(ctx, "capture-pane", "-p", "-J", "-t", d.Pane)
+		if err == nil {
+			flat := flatten(out)
+			if !slices.ContainsFunc(marks, func(m string) bool { return !strings.Contains(flat, flatten(m)) }) {
+				return nil
+			}
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("the text did not appear on the pane")
+			return fmt.Errorf("the doorbell did not appear whole on the pane")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -120,35 +120,55 @@ func (t *tail) line(line []byte, now time.Time) {
 // Evidence reads the session's transcript (see the comment at the top of
 // transcript.go) for the nonces.
 func (d *ClaudeDoor) Evidence(ctx context.Context, nonces []string) (Evidence, error) {
+	return d.tr.evidence(ctx, d, d.transcript, nonces)
+}
+
+// transcripts is what a door keeps of its session's transcript: what was
+// read, and the session id it last had (read after the session ended: its
+// last turn may have taken a doorbell in).
+type transcripts struct {
+	tail   *tail
+	lastID string
+}
+
+// evidence reads the transcript at path(session id) for the nonces.
+func (tr *transcripts) evidence(ctx context.Context, door Door, path func(id string) string, nonces []string) (Evidence, error) {
 	ev := Evidence{Seen: map[string]time.Time{}, Queued: map[string]bool{}}
-	// After the session ended its transcript is still read, by the id it
-	// last had: its last turn may have taken a doorbell in.
-	info, err := d.Session()
+	info, err := door.Session(ctx)
 	switch {
 	case err == nil && info.ID != "":
-		d.lastID = info.ID
-	case errors.Is(err, ErrGone) && d.lastID != "":
+		tr.lastID = info.ID
+	case errors.Is(err, ErrGone) && tr.lastID != "":
 	default:
 		return ev, err
 	}
-	path := d.transcript(d.lastID)
-	if path == "" {
+	p := path(tr.lastID)
+	if p == "" {
 		return ev, nil // not written yet
 	}
-	if d.tail == nil || d.tail.path != path {
-		d.tail = &tail{path: path, seen: map[string]time.Time{}, queued: map[string]bool{}}
+	if tr.tail == nil || tr.tail.path != p {
+		tr.tail = &tail{path: p, seen: map[string]time.Time{}, queued: map[string]bool{}}
 	}
-	if err := d.tail.read(); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := tr.tail.read(); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return ev, err
 	}
 	for _, n := range nonces {
-		if at, ok := d.tail.seen[n]; ok {
+		if at, ok := tr.tail.seen[n]; ok {
 			ev.Seen[n] = at
-		} else if d.tail.queued[n] {
+		} else if tr.tail.queued[n] {
 			ev.Queued[n] = true
 		}
 	}
 	return ev, nil
+}
+
+// glob1 is the one file matching pattern, or "".
+func glob1(pattern string) string {
+	m, _ := filepath.Glob(pattern)
+	if len(m) == 1 {
+		return m[0]
+	}
+	return ""
 }
 
 // transcript is the path of session id's transcript: in Transcripts when
@@ -158,12 +178,27 @@ func (d *ClaudeDoor) transcript(id string) string {
 	if d.Transcripts != "" {
 		return filepath.Join(d.Transcripts, id+".jsonl")
 	}
-	if d.tail != nil && filepath.Base(d.tail.path) == id+".jsonl" {
-		return d.tail.path
+	return glob1(filepath.Join(d.Config, "projects", "*", id+".jsonl"))
+}
+
+// Evidence reads the session's chat record, which Qwen Code keeps as JSON
+// lines in <QWEN_HOME>/projects/<the folder, made a name>/chats/<session
+// id>.jsonl: a doorbell becomes a "user" line there (a
+// cross_session_message notification) when it joins the conversation the
+// model is sent — not while it waits in the session's queue.
+//
+// Qwen Code queues every peer message for the session's next turn, and
+// its registry does not say whether a turn runs: a doorbell not yet in the
+// chat record is taken as queued (ringing it again would queue a second
+// copy behind the first), until the deliverer forgets it (see bellLife).
+func (d *QwenDoor) Evidence(ctx context.Context, nonces []string) (Evidence, error) {
+	ev, err := d.tr.evidence(ctx, d, func(id string) string {
+		return glob1(filepath.Join(d.Home, "projects", "*", "chats", id+".jsonl"))
+	}, nonces)
+	for _, n := range nonces {
+		if _, ok := ev.Seen[n]; !ok {
+			ev.Queued[n] = true
+		}
 	}
-	m, _ := filepath.Glob(filepath.Join(d.Config, "projects", "*", id+".jsonl"))
-	if len(m) == 1 {
-		return m[0]
-	}
-	return ""
+	return ev, err
 }

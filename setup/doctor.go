@@ -213,6 +213,36 @@ func ClaudeInbound(config, dir string) (value, file string) {
 	return value, file
 }
 
+// QwenInbound reads agents.crossSessionInbound, Qwen Code's setting for
+// messages from other processes, from the files a session in dir reads:
+// the system's (/etc/qwen-code/settings.json), the user's
+// (<qwenHome>/settings.json) and the workspace's (dir/.qwen/settings.json).
+// It returns the most restrictive value found, as ClaudeInbound does (a
+// workspace may only tighten it, so the most restrictive is the one in
+// force), with its file; "" when none sets it. A value Qwen Code does not
+// know holds every message: it is returned as "hold".
+func QwenInbound(qwenHome, dir string) (value, file string) {
+	rank := map[string]int{"accept": 1, "hold": 2, "refuse": 3}
+	for _, path := range []string{"/etc/qwen-code/settings.json", filepath.Join(qwenHome, "settings.json"), filepath.Join(dir, ".qwen", "settings.json")} {
+		m, err := readJSONC(path)
+		if err != nil {
+			continue
+		}
+		agents, _ := m["agents"].(map[string]any)
+		v, ok := agents["crossSessionInbound"].(string)
+		if !ok {
+			continue
+		}
+		if rank[v] == 0 {
+			v = "hold"
+		}
+		if rank[v] > rank[value] {
+			value, file = v, path
+		}
+	}
+	return value, file
+}
+
 // claudeSwitches checks that no settings file Claude Code reads turns all
 // hooks off.
 func claudeSwitches(dir string, env Env) []Finding {

@@ -265,7 +265,8 @@ func (c *doctorCmd) Help() string {
 	return `Says, for one agent, where its root is, what waits in its mailbox, when
 its hooks and its MCP tools last ran, whether live delivery is on here
 ($MAILFS_LIVE), which deliverers run for it now and whether Claude Code's
-crossSessionInbound setting holds their doorbells, this host's name and the agent's home
+crossSessionInbound setting (Qwen Code's agents.crossSessionInbound) holds
+or refuses their doorbells, this host's name and the agent's home
 host, whether the MCP server's and the web view's binaries (mailfs-mcp,
 mailfs-serve) are installed, and for each runtime in --dir whether it will
 run mailfs: its files parse and hold mailfs's entries, each hook command
@@ -280,8 +281,12 @@ for the agent, 1 when none will.`
 // deliverers run for it now.
 func liveState(s *maildir.Store, agent, dir string, warn func(error)) string {
 	held := ""
+	says := map[string]string{"hold": "held", "refuse": "refused"}
 	if v, f := setup.ClaudeInbound(live.ClaudeConfig(os.Getenv), dir); v == "hold" || v == "refuse" {
-		held = fmt.Sprintf("; but Claude Code's crossSessionInbound is %q in %s, so no doorbell goes to its sessions here (receipts say held; the hooks still show mail)", v, f)
+		held = fmt.Sprintf("; but Claude Code's crossSessionInbound is %q in %s, so no doorbell goes to its sessions here (receipts say %s; the hooks still show mail)", v, f, says[v])
+	}
+	if v, f := setup.QwenInbound(live.QwenHome(os.Getenv), dir); v == "hold" || v == "refuse" {
+		held += fmt.Sprintf("; but Qwen Code's agents.crossSessionInbound is %q in %s, so no doorbell goes to its sessions here (receipts say %s; the hooks still show mail)", v, f, says[v])
 	}
 	if liveOff() {
 		return "off: $MAILFS_LIVE is " + os.Getenv("MAILFS_LIVE") + " here, so no deliverer starts from this environment (the hooks still show mail)"
