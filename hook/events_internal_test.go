@@ -265,3 +265,26 @@ func TestStopAnswerIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// A session start begins a new row of stop blocks: a session that ended in
+// the middle of a row (killed, or closed while its stop was held) does not
+// hand the next session a spent count, so the new session's first stop
+// with new urgent mail is held.
+func TestASessionStartBeginsANewRowOfStopBlocks(t *testing.T) {
+	h, _ := newHandler(t)
+	h.MaxStopBlocks = 2
+	stop := func() bool { return len(h.Handle(context.Background(), Claude, Stop, "toast", Input{}).Output) > 0 }
+	for i := range 2 {
+		send(t, h, fmt.Sprintf("urgent %d", i), maildir.Urgent, "")
+		if !stop() {
+			t.Fatalf("stop %d with new urgent mail passed", i)
+		}
+	}
+	// The row is spent, and the session ends here, without a stop that
+	// passes. The next session starts.
+	h.Handle(context.Background(), Claude, SessionStart, "toast", Input{Source: "startup"})
+	send(t, h, "urgent in the new session", maildir.Urgent, "")
+	if !stop() {
+		t.Fatal("the new session's first stop with new urgent mail passed: the row of the session before was carried over")
+	}
+}

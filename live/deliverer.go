@@ -56,11 +56,13 @@ const (
 // at once, whatever the mailbox's size) and its nudge queue. Urgent and
 // high-priority mail and urgent nudges ring at once; normal and low mail
 // and normal nudges ring at most once per Every. While do not disturb is
-// on only urgent mail and urgent nudges ring. A doorbell names each
-// message once per session, never one already read; a push that fails is
-// retried (with backoff) until it succeeds, the mail is read, or the
-// session ends. The mail itself never moves: the doorbell is only a
-// pointer to it, so a lost push loses nothing.
+// on only urgent mail and urgent nudges ring. A doorbell names a message
+// once per session — again only when the session gave no evidence that
+// the model was given it (see ConfirmWait), never one already read; a push
+// that fails is retried (with backoff) until it succeeds, the mail is
+// read, or the session ends. The mail itself never moves: the doorbell is
+// only a pointer to it, so a lost push loses nothing. The package doc says
+// what each receipt means.
 type Deliverer struct {
 	Store  *maildir.Store
 	Nudges *nudgeq.Queue // nil: nudges are left to the hooks
@@ -282,6 +284,8 @@ type run struct {
 }
 
 // step rings if a doorbell is due, and returns when the next one may be.
+// It decides first (plan, from what it knows), then acts: claims the
+// nudges that may ride, builds the doorbell, rings, and records.
 func (st *run) step(ctx context.Context) (next time.Time, gone bool) {
 	now := time.Now()
 	if now.Before(st.retryAt) {
@@ -291,70 +295,63 @@ func (st *run) step(ctx context.Context) (next time.Time, gone bool) {
 	if err != nil {
 		st.d.warn(err)
 	}
-	urgentNow, normalSince := false, time.Time{}
-	var mail []*maildir.Message
-	held := map[string]string{}
 	gate := st.gate(now)
-	pressing := func(p pending) bool {
-		return p.m.Priority == maildir.Urgent || (p.m.Priority == maildir.High || p.again) && !dnd
-	}
-	// A doorbell is due once the oldest pressing message has waited the
-	// coalescing window, and the spacing allows; it then takes every
-	// pressing message waiting, however young, so mail that lands
-	// together rings together.
-	for _, p := range st.waiting {
-		if pressing(p) && !now.Before(later(p.since.Add(coalesce), gate)) {
-			urgentNow = true
-		}
-	}
-	for id, p := range st.waiting {
-		switch {
-		case pressing(p):
-			if !urgentNow {
-				if !now.Before(p.since.Add(coalesce)) {
-					held[id] = "spacing"
-				}
-				next = minTime(next, later(p.since.Add(coalesce), gate))
-				continue
-			}
-		case dnd:
-			held[id] = "dnd"
-			continue
-		default:
-			if normalSince.IsZero() || p.since.Before(normalSince) {
-				normalSince = p.since
-			}
-		}
-		mail = append(mail, p.m)
-	}
-	normalDue := !normalSince.IsZero() && !now.Before(gate) && (st.rec.LastRing.IsZero() || !now.Before(st.rec.LastRing.Add(st.every)))
+	dec := plan(situation{now: now, waiting: st.waiting, dnd: dnd, gate: gate, lastRing: st.rec.LastRing, every: st.every})
+	held, next := dec.held, dec.next
 	var nudges *nudgeq.Batch
 	if st.nudgesMaybe && st.d.Nudges != nil && now.Before(gate) {
 		next = minTime(next, gate) // urgent nudges too wait for the spacing
 	} else if st.nudgesMaybe && st.d.Nudges != nil {
 		st.nudgesMaybe = false
 		if n, err := st.d.Nudges.Len(st.agent); err == nil && n > 0 {
-			nudges = st.claimNudges(dnd, urgentNow || normalDue || st.rec.LastRing.IsZero() || !now.Before(st.rec.LastRing.Add(st.every)))
+			nudges = st.claimNudges(dnd, dec.urgent || dec.normal || st.rec.LastRing.IsZero() || !now.Before(st.rec.LastRing.Add(st.every)))
 		}
 	}
 	hasUrgentNudge := nudges != nil && slices.ContainsFunc(nudges.Nudges, func(n *nudgeq.Nudge) bool { return n.Priority == nudgeq.Urgent })
-	if !urgentNow && !normalDue && !hasUrgentNudge && (nudges == nil || len(nudges.Nudges) == 0) {
+	if !dec.urgent && !dec.normal && !hasUrgentNudge && (nudges == nil || len(nudges.Nudges) == 0) {
 		if nudges != nil {
 			nudges.Release()
 		}
-		if !normalSince.IsZero() {
-			for _, m := range mail {
-				if m.Priority != maildir.Urgent && m.Priority != maildir.High {
-					held[m.ID] = "batched"
-				}
-			}
-			next = minTime(next, later(st.rec.LastRing.Add(st.every), gate))
+		for _, id := range dec.batched {
+			held[id] = "batched"
+			next = minTime(next, dec.batchedAt)
 		}
 		st.publishHeld(held)
 		return next, false
 	}
-	// Only what is still unread rings: mail read (or gone) since it
-	// landed needs no doorbell.
+	bell, leftMail, leftNudges := st.doorbell(dec.mail, nudges)
+	if len(bell.Mail) == 0 && len(bell.Nudges) == 0 {
+		if nudges != nil {
+			if err := nudges.Commit(); err != nil { // only announcements of mail already read, or expired nudges
+				st.d.warn(err)
+			}
+		}
+		st.publishHeld(held)
+		return next, false
+	}
+	if err := st.d.Door.Ring(ctx, bell.Text()); err != nil {
+		if nudges != nil {
+			nudges.Release()
+		}
+		if errors.Is(err, ErrGone) {
+			return time.Time{}, true
+		}
+		return st.failed(err, now, bell, held), false
+	}
+	if nudges != nil {
+		if err := nudges.Commit(); err != nil {
+			st.d.warn(err)
+		}
+	}
+	return st.rang(bell, held, leftMail, leftNudges, next, dnd), false
+}
+
+// doorbell builds the doorbell for mail and the claimed nudges: only mail
+// still unread (read or gone since it landed needs no doorbell), most
+// pressing first, no nudge that only announces mail it names, within the
+// bounds (see Doorbell.Fit). What did not fit is returned; the nudges that
+// did not fit go back to the queue.
+func (st *run) doorbell(mail []*maildir.Message, nudges *nudgeq.Batch) (bell Doorbell, leftMail []*maildir.Message, leftNudges []*nudgeq.Nudge) {
 	mail = slices.DeleteFunc(mail, func(m *maildir.Message) bool {
 		cur, err := st.d.Store.Get(maildir.Address{Kind: maildir.KindAgent, Name: st.agent}, m.ID)
 		if err != nil || cur.Read {
@@ -369,7 +366,7 @@ func (st *run) step(ctx context.Context) (next time.Time, gone bool) {
 		}
 		return cmp.Or(a.Timestamp.Compare(b.Timestamp), cmp.Compare(a.ID, b.ID))
 	})
-	bell := Doorbell{Agent: st.agent, Mail: mail, Nonce: newNonce()}
+	bell = Doorbell{Agent: st.agent, Mail: mail, Nonce: newNonce()}
 	if nudges != nil {
 		inBell := map[string]bool{}
 		for _, m := range mail {
@@ -381,88 +378,74 @@ func (st *run) step(ctx context.Context) (next time.Time, gone bool) {
 			}
 		}
 	}
-	leftMail, leftNudges := bell.Fit()
+	leftMail, leftNudges = bell.Fit()
 	if nudges != nil && len(leftNudges) > 0 {
 		if err := nudges.Keep(func(n *nudgeq.Nudge) bool { return !slices.Contains(leftNudges, n) }); err != nil {
 			st.d.warn(err)
 		}
 	}
-	if len(bell.Mail) == 0 && len(bell.Nudges) == 0 {
-		if nudges != nil {
-			if err := nudges.Commit(); err != nil { // only announcements of mail already read, or expired nudges
-				st.d.warn(err)
-			}
-		}
-		st.publishHeld(held)
-		return next, false
-	}
-	err = st.d.Door.Ring(ctx, bell.Text())
+	return bell, leftMail, leftNudges
+}
+
+// failed records a ring that failed: the bell's mail is held, why, and
+// the next try waits a backoff.
+func (st *run) failed(err error, now time.Time, bell Doorbell, held map[string]string) time.Time {
+	st.failures++
+	st.retryAt = now.Add(min(time.Second<<min(st.failures-1, 5), maxBackoff))
+	why := "retrying"
 	switch {
-	case errors.Is(err, ErrGone):
-		if nudges != nil {
-			nudges.Release()
-		}
-		return time.Time{}, true
-	case err != nil:
-		if nudges != nil {
-			nudges.Release()
-		}
-		st.failures++
-		backoff := min(time.Second<<min(st.failures-1, 5), maxBackoff)
-		st.retryAt = now.Add(backoff)
-		why := "retrying"
-		switch {
-		case errors.Is(err, ErrHeld):
-			why = "held by the session"
-		case errors.Is(err, ErrRefused):
-			why = "refused by the session"
-		case errors.Is(err, ErrBusy):
-			why = "a person is typing"
-		}
-		for _, m := range bell.Mail {
-			held[m.ID] = why
-		}
-		st.rec.Error = err.Error()
-		st.d.warn(err)
-		st.publishHeld(held)
-		return st.retryAt, false
+	case errors.Is(err, ErrHeld):
+		why = "held by the session"
+	case errors.Is(err, ErrRefused):
+		why = "refused by the session"
+	case errors.Is(err, ErrBusy):
+		why = "a person is typing"
 	}
+	for _, m := range bell.Mail {
+		held[m.ID] = why
+	}
+	st.rec.Error = err.Error()
+	st.d.warn(err)
+	st.publishHeld(held)
+	return st.retryAt
+}
+
+// rang records a doorbell the session took: its messages are rung (not
+// delivered: see confirm), the bell awaits its evidence, the gate moves
+// on, what did not fit waits for the next doorbell, and the hooks are
+// told what this turn was shown. It returns when to look again.
+func (st *run) rang(bell Doorbell, held map[string]string, leftMail []*maildir.Message, leftNudges []*nudgeq.Nudge, next time.Time, dnd bool) time.Time {
 	st.failures, st.retryAt = 0, time.Time{}
-	if nudges != nil {
-		if err := nudges.Commit(); err != nil {
-			st.d.warn(err)
-		}
-	}
-	rang := time.Now().UTC()
+	at := time.Now().UTC()
 	var ids []string
 	for _, m := range bell.Mail {
-		st.rec.Rung[m.ID] = rang
+		st.rec.Rung[m.ID] = at
 		delete(st.waiting, m.ID)
 		ids = append(ids, m.ID)
 		st.tries[m.ID]++
 		st.last[m.ID] = bell.Nonce
 	}
 	if len(ids) > 0 {
-		st.rec.Bells = append(st.rec.Bells, Bell{Nonce: bell.Nonce, At: rang, IDs: ids})
+		st.rec.Bells = append(st.rec.Bells, Bell{Nonce: bell.Nonce, At: at, IDs: ids})
 	}
 	st.rec.Rings++
-	st.rec.LastRing = rang
-	st.recent = append(st.recent, rang)
+	st.rec.LastRing = at
+	st.recent = append(st.recent, at)
 	st.rec.Error = ""
 	st.forget()
-	gate = st.gate(rang)
+	gate := st.gate(at)
 	for _, m := range leftMail {
-		if m.Priority == maildir.Urgent || m.Priority == maildir.High {
+		if p, ok := st.waiting[m.ID]; ok && pressing(p, dnd) {
 			held[m.ID] = "spacing"
 			next = minTime(next, gate) // what did not fit rings next, as soon as the spacing allows
 		} else {
 			held[m.ID] = "batched"
-			next = minTime(next, later(rang.Add(st.every), gate))
+			next = minTime(next, later(at.Add(st.every), gate))
 		}
 	}
 	if len(leftNudges) > 0 {
 		st.nudgesMaybe = true
-		next = minTime(next, rang.Add(st.every))
+		next = minTime(next, at.Add(st.every))
 	}
 	if st.d.Hooks != nil && len(ids) > 0 {
 		if err := st.d.Hooks.Shown(st.agent, ids); err != nil {
@@ -473,7 +456,7 @@ func (st *run) step(ctx context.Context) (next time.Time, gone bool) {
 	if st.d.Rang != nil {
 		st.d.Rang(bell)
 	}
-	return next, false
+	return next
 }
 
 // gate is when the next doorbell may ring: Spacing after the last one,
