@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -431,10 +432,13 @@ func TestRealClaudeKilledSessionLeavesNoOrphan(t *testing.T) {
 	stillUnread(t, tw.store, m.ID)
 }
 
-// An idle interactive session (in a tmux pane, as a person runs it) is
-// woken into a new turn by urgent mail.
-func TestRealClaudeIdleSessionWakes(t *testing.T) {
-	tw := newTown(t, "")
+// interactive runs Claude Code interactively in a tmux pane, as a person
+// runs it, and waits for its deliverer to start and the session to be
+// idle. It returns the deliverer's record and a function that runs tmux
+// commands on the pane's server.
+func (tw *town) interactive() (*live.Record, func(args ...string) string) {
+	t := tw.t
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not on $PATH: install it (apt-get install tmux) to run an interactive session")
 	}
@@ -460,12 +464,26 @@ func TestRealClaudeIdleSessionWakes(t *testing.T) {
 	if out, err := exec.Command("tmux", "-S", sock, "new-session", "-d", "-x", "200", "-y", "50", "sh", "-c", script).CombinedOutput(); err != nil {
 		t.Fatalf("tmux: %v: %s", err, out)
 	}
-	defer tmux("kill-server")
 	rec := tw.deliverer()
+	t.Cleanup(func() {
+		// Claude Code, and what it writes into its home, end before the
+		// test's folders are removed.
+		tmux("kill-server")
+		until(t, "the session to end", 30*time.Second, func() bool { return !rec.Session.Process.Alive() })
+		endProcessesIn(filepath.Dir(tw.proj))
+	})
 	until(t, "the session to be idle", 60*time.Second, func() bool {
 		r := tw.record()
 		return r != nil && r.Session.Status == "idle" || sessionStatus(tw, rec) == "idle"
 	})
+	return rec, tmux
+}
+
+// An idle interactive session (in a tmux pane, as a person runs it) is
+// woken into a new turn by urgent mail.
+func TestRealClaudeIdleSessionWakes(t *testing.T) {
+	tw := newTown(t, "")
+	rec, tmux := tw.interactive()
 	before := len(tw.model.Requests())
 	m := tw.send("WAKE UP: MERGE_FAILED", maildir.Urgent)
 	var woke string
@@ -523,3 +541,117 @@ func quoteAll(args []string) []string {
 
 // testKey is the API key the sessions present to the stand-in.
 const testKey = "sk-ant-test-0000000000000000"
+
+// 100 messages of mixed priority sent from a shell loop (a "mailfs send"
+// process each, as scripts send) to an idle interactive session: at most
+// 10 doorbells; every message confirmed delivered; each named by exactly
+// one doorbell the model saw; and no prompt names a message twice (the
+// doorbell and its prompt hook together).
+func TestRealClaudeShellLoopBurstToAnIdleSession(t *testing.T) {
+	tw := newTown(t, "--every 5s")
+	tw.interactive()
+	ids := tw.shellLoop(100)
+	var sent []*maildir.Message
+	for _, id := range ids {
+		sent = append(sent, &maildir.Message{ID: id, Box: maildir.Address{Kind: maildir.KindAgent, Name: "toast"}})
+	}
+	for _, r := range receipts(t, tw, 120*time.Second, sent...) {
+		if r.Live != live.Delivered {
+			t.Fatalf("%s: %+v, want delivered", r.ID, r)
+		}
+	}
+	rec := tw.record()
+	if rec.Rings > 10 {
+		t.Errorf("%d doorbells for 100 messages from a shell loop; want at most 10", rec.Rings)
+	}
+	tw.namedOnce(ids)
+	t.Logf("100 messages from a shell loop: %d doorbells", rec.Rings)
+}
+
+// The same during a long tool call: the doorbells wait in Claude Code's
+// queue, reach the model after the call, and are confirmed then.
+func TestRealClaudeShellLoopBurstDuringALongToolCall(t *testing.T) {
+	tw := newTown(t, "--every 5s")
+	_, tmux := tw.interactive()
+	tmux("send-keys", "-l", "START-LONG-TOOL")
+	tmux("send-keys", "Enter")
+	until(t, "the long tool call", 60*time.Second, func() bool {
+		for _, r := range tw.model.Requests() {
+			if strings.Contains(r.LastUser(), "START-LONG-TOOL") {
+				return true
+			}
+		}
+		return false
+	})
+	ids := tw.shellLoop(100)
+	var sent []*maildir.Message
+	for _, id := range ids {
+		sent = append(sent, &maildir.Message{ID: id, Box: maildir.Address{Kind: maildir.KindAgent, Name: "toast"}})
+	}
+	// While the call runs nothing is delivered: the doorbells wait in
+	// Claude Code's queue.
+	for _, r := range receipts(t, tw, 0, sent...) {
+		if r.Live == live.Delivered {
+			t.Fatalf("%s is delivered while the tool call still runs: %+v", r.ID, r)
+		}
+	}
+	os.WriteFile(tw.release, nil, 0o644)
+	for _, r := range receipts(t, tw, 120*time.Second, sent...) {
+		if r.Live != live.Delivered {
+			t.Fatalf("%s: %+v, want delivered", r.ID, r)
+		}
+	}
+	if rec := tw.record(); rec.Rings > 10 {
+		t.Errorf("%d doorbells for 100 messages during a long tool call; want at most 10", rec.Rings)
+	}
+	tw.namedOnce(ids)
+}
+
+// shellLoop sends n messages to toast from a shell loop, one "mailfs send"
+// each, priorities urgent, high, normal, low in turn, and returns their ids.
+func (tw *town) shellLoop(n int) []string {
+	tw.t.Helper()
+	loop := fmt.Sprintf(`for i in $(seq 0 %d); do
+  case $((i %% 4)) in 0) p=urgent;; 1) p=high;; 2) p=normal;; 3) p=low;; esac
+  %s send toast --from mayor --priority $p -s "WORK gt-$i" -m "see gt-$i" || exit 1
+done`, n-1, tw.bin)
+	cmd := exec.Command("sh", "-c", loop)
+	cmd.Env = tw.env
+	out, err := cmd.Output()
+	if err != nil {
+		tw.t.Fatalf("the shell loop: %v", err)
+	}
+	ids := strings.Fields(string(out))
+	if len(ids) != n {
+		tw.t.Fatalf("the shell loop sent %d messages, want %d", len(ids), n)
+	}
+	return ids
+}
+
+// namedOnce checks that each id is named by exactly one doorbell the model
+// saw, and that no request's new input names an id twice.
+func (tw *town) namedOnce(ids []string) {
+	tw.t.Helper()
+	// The prompt hook confirms a doorbell as the prompt is submitted, a
+	// moment before the request reaches the model.
+	var bells string
+	until(tw.t, "every message to reach the model", 30*time.Second, func() bool {
+		bells = strings.Join(tw.bells(), "\n")
+		return !slices.ContainsFunc(ids, func(id string) bool { return !strings.Contains(bells, id) })
+	})
+	for _, id := range ids {
+		if n := strings.Count(bells, id); n != 1 {
+			tw.t.Errorf("%s is named %d times across the doorbells the model saw; want 1", id, n)
+			return
+		}
+	}
+	for _, r := range tw.model.Requests() {
+		last := r.LastUser()
+		for _, id := range ids {
+			if n := strings.Count(last, id); n > 1 {
+				tw.t.Errorf("one prompt names %s %d times:\n%.3000s", id, n, last)
+				return
+			}
+		}
+	}
+}
