@@ -2,14 +2,19 @@ package live_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mailfs/mailfs/live"
 	"github.com/mailfs/mailfs/maildir"
 )
 
@@ -72,11 +77,171 @@ func BenchmarkRealClaudeDoorbell(b *testing.B) {
 	})
 }
 
-func report(b *testing.B, lat []time.Duration) {
+func report(b *testing.B, lat []time.Duration) { reportAs(b, "", lat) }
+
+// reportAs reports p50 and p99 of lat, named with prefix.
+func reportAs(b *testing.B, prefix string, lat []time.Duration) {
 	if len(lat) == 0 {
 		return
 	}
+	if prefix != "" {
+		prefix += "-"
+	}
 	slices.Sort(lat)
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, prefix+"p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, prefix+"p99-ms")
+}
+
+// BenchmarkRealClaudeDelivered measures, against a real interactive Claude
+// Code session, the time from a send beginning to the doorbell written into
+// the session (the record's rung time) and to its confirmation from inside
+// the session (the evidence's time: the prompt hook, or the transcript).
+// "idle": the doorbell wakes the session into a new turn. "busy": the
+// session runs one 200 ms tool call after another, and Claude Code takes
+// the doorbell in at the next call's end. Each iteration waits, untimed,
+// for the deliverer's spacing after the last doorbell: the latency is that
+// of urgent mail after a quiet spell. Run with -benchtime 10x (ten
+// doorbells a minute at most).
+func BenchmarkRealClaudeDelivered(b *testing.B) {
+	for _, mode := range []string{"idle", "busy"} {
+		b.Run(mode, func(b *testing.B) {
+			tw := newTown(b, "")
+			_, tmux := tw.interactive()
+			if mode == "busy" {
+				tmux("send-keys", "-l", "START-BUSY-LOOP")
+				tmux("send-keys", "Enter")
+				until(b, "the session to be busy", 60*time.Second, func() bool {
+					r := tw.record()
+					return r != nil && r.Session.Status == "busy"
+				})
+				defer os.WriteFile(tw.release, nil, 0o644)
+			}
+			var written, confirmed []time.Duration
+			for b.Loop() {
+				if r := tw.record(); r != nil && !r.LastRing.IsZero() {
+					time.Sleep(time.Until(r.LastRing.Add(live.DefaultSpacing + 100*time.Millisecond)))
+				}
+				if mode == "idle" {
+					until(b, "the session to be idle", 60*time.Second, func() bool { r := tw.record(); return r != nil && r.Session.Status == "idle" })
+				}
+				start := time.Now()
+				m := tw.send("MERGE_FAILED", maildir.Urgent)
+				var r *live.Record
+				until(b, "the doorbell to be confirmed", 60*time.Second, func() bool {
+					r = tw.record()
+					return r != nil && !r.Confirmed[m.ID].IsZero()
+				})
+				written = append(written, r.Rung[m.ID].Sub(start))
+				confirmed = append(confirmed, r.Confirmed[m.ID].Sub(start))
+			}
+			reportAs(b, "written", written)
+			reportAs(b, "confirmed", confirmed)
+		})
+	}
+}
+
+// BenchmarkIdleDeliverers measures what deliverers cost while nothing
+// lands: n "mailfs live claude" processes (n agents of one stand-in
+// session, which registers as Claude Code does) left idle for 10 s; it
+// reports each one's CPU time per minute and resident memory, for 1 and
+// for 50 at once.
+func BenchmarkIdleDeliverers(b *testing.B) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		b.Skip("reads /proc: Linux only")
+	}
+	bin, err := buildOnce()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{1, 50} {
+		b.Run(fmt.Sprintf("deliverers=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				cpu, rss := idleDeliverers(b, bin, n, 10*time.Second)
+				b.ReportMetric(cpu, "cpu-ms/min-each")
+				b.ReportMetric(rss, "rss-MB-each")
+			}
+		})
+	}
+}
+
+// idleDeliverers runs n idle deliverers for d and returns the mean CPU
+// milliseconds per minute and resident megabytes of one.
+func idleDeliverers(b *testing.B, bin string, n int, d time.Duration) (cpuPerMin, rssMB float64) {
+	base := b.TempDir()
+	config, root := filepath.Join(base, "claude"), filepath.Join(base, ".chipset")
+	if _, err := maildir.Open(root); err != nil {
+		b.Fatal(err)
+	}
+	sock := filepath.Join(base, "s.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	self := live.Self()
+	reg, _ := json.Marshal(map[string]any{"pid": self.PID, "procStart": self.Start, "sessionId": "bench", "peerProtocol": 1, "messagingSocketPath": sock, "status": "idle"})
+	os.MkdirAll(filepath.Join(config, "sessions"), 0o700)
+	os.WriteFile(filepath.Join(config, "sessions", strconv.Itoa(self.PID)+".json"), reg, 0o600)
+	var cmds []*exec.Cmd
+	defer func() {
+		for _, c := range cmds {
+			c.Process.Kill()
+			c.Wait()
+		}
+	}()
+	for i := range n {
+		c := exec.Command(bin, "live", "claude", fmt.Sprintf("agent%d", i))
+		c.Env = append(os.Environ(), "MAILFS_ROOT="+root, "CLAUDE_CONFIG_DIR="+config, "CLAUDE_CODE_MESSAGING_SOCKET="+sock, "MAILFS_LIVE=on")
+		if err := c.Start(); err != nil {
+			b.Fatal(err)
+		}
+		cmds = append(cmds, c)
+	}
+	s, _ := maildir.Open(root)
+	until(b, "every deliverer to start", 60*time.Second, func() bool {
+		for i := range n {
+			if recs, _ := live.Records(s, fmt.Sprintf("agent%d", i)); len(recs) == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	ticks := func() (t float64) {
+		for _, c := range cmds {
+			t += procTicks(c.Process.Pid)
+		}
+		return t
+	}
+	before := ticks()
+	time.Sleep(d)
+	spent := (ticks() - before) * 10 // ms: 100 ticks a second
+	for _, c := range cmds {
+		rssMB += procRSS(c.Process.Pid)
+	}
+	return spent / float64(n) / d.Minutes(), rssMB / float64(n)
+}
+
+// procTicks is the user and system CPU time of pid, in clock ticks.
+func procTicks(pid int) float64 {
+	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseFloat(f[11], 64)
+	k, _ := strconv.ParseFloat(f[12], 64)
+	return u + k
+}
+
+// procRSS is the resident memory of pid, in megabytes.
+func procRSS(pid int) float64 {
+	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
 }

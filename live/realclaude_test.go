@@ -90,6 +90,11 @@ func newTown(t testing.TB, liveArgs string) *town {
 	}
 	tw.model, err = stubmodel.Start(func(r stubmodel.Request) stubmodel.Reply {
 		last := r.LastUser()
+		if _, err := os.Stat(tw.release); strings.Contains(r.Raw, "START-BUSY-LOOP") && err != nil {
+			// A busy session: one short tool call after another, until
+			// the test releases it.
+			return stubmodel.Reply{Tool: "Bash", Input: map[string]any{"command": "sleep 0.2", "description": "work"}}
+		}
 		if strings.Contains(last, "START-LONG-TOOL") && !strings.Contains(last, "tool_result") {
 			return stubmodel.Reply{Tool: "Bash", Input: map[string]any{
 				"command":     "while [ ! -e " + tw.release + " ]; do sleep 0.05; done",
