@@ -2,6 +2,7 @@ package live_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -121,6 +122,52 @@ func TestRealCodexInTmuxWakes(t *testing.T) {
 		t.Fatalf("the receipt: %+v %v, want delivered", rs, err)
 	}
 	stillUnread(t, store, id)
+
+	// A long doorbell, which Codex folds into "[Pasted Content N chars]",
+	// goes whole, and is confirmed.
+	var burst []*maildir.Message
+	for i := range 12 {
+		burst = append(burst, sendToast(t, store, fmt.Sprintf("MERGE_FAILED gt-%d: the refinery could not rebase the branch onto main after the last merge", i), maildir.Urgent))
+	}
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel2()
+	rs, err := live.WaitDelivered(ctx2, store, burst)
+	if err != nil {
+		t.Fatalf("the long doorbell: %v %+v", err, rs)
+	}
+	for _, r := range rs {
+		if r.Live != live.Delivered {
+			t.Fatalf("the long doorbell: %+v, want delivered", r)
+		}
+	}
+
+	// A person reading back in copy mode: nothing is typed (an Enter
+	// would go to the mode).
+	door, err := live.FindTmux("", sock, "%0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	door.TypingQuiet = time.Nanosecond
+	bell := func(nonce string) string {
+		return "mailfs doorbell for toast: 1 new message(s), 1 URGENT.\n- [urgent] " + id + " from mayor: WAKE UP: MERGE_FAILED\nThe mail stays in your mailbox until you read it; this note is only a doorbell (ring " + nonce + ")."
+	}
+	tmux("copy-mode", "-t", "%0")
+	if err := door.Ring(context.Background(), bell("3333333333333333")); !errors.Is(err, live.ErrBusy) {
+		t.Fatalf("Ring into a pane in copy mode: %v, want ErrBusy", err)
+	}
+	tmux("send-keys", "-t", "%0", "-X", "cancel")
+	// A paste that never arrives (here a tmux that drops it), with the
+	// first doorbell, the same but for its ring mark, still on Codex's
+	// screen: not a ring, and no evidence.
+	wrapper := filepath.Join(base, "tmux-drops-pastes")
+	os.WriteFile(wrapper, []byte("#!/bin/sh\ncase \"$*\" in *paste-buffer*) exit 0;; esac\nexec tmux \"$@\"\n"), 0o755)
+	door.Tmux = wrapper
+	if err := door.Ring(context.Background(), bell("4444444444444444")); err == nil || !strings.Contains(err.Error(), "did not appear") {
+		t.Fatalf("Ring of a paste that never arrived: %v, want a failure", err)
+	}
+	if ev, err := door.Evidence(context.Background(), []string{"4444444444444444"}); err != nil || len(ev.Seen) != 0 {
+		t.Fatalf("evidence of a paste that never arrived: %v %v", ev, err)
+	}
 	tmux("kill-server")
 	select {
 	case <-ended:

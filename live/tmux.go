@@ -110,9 +110,15 @@ func (d *TmuxDoor) Ring(ctx context.Context, text string) error {
 	if quiet <= 0 {
 		quiet = 2 * time.Second
 	}
-	if out, err := d.tmuxCtx(ctx, "display-message", "-p", "-t", d.Pane, "#{client_activity}"); err == nil {
-		if at, err := strconv.ParseInt(strings.TrimSpace(out), 10, 64); err == nil && at > 0 && time.Since(time.Unix(at, 0)) < quiet {
+	if out, err := d.tmuxCtx(ctx, "display-message", "-p", "-t", d.Pane, "#{client_activity}|#{pane_in_mode}"); err == nil {
+		activity, mode, _ := strings.Cut(strings.TrimSpace(out), "|") // no client attached: no activity
+		if at, err := strconv.ParseInt(activity, 10, 64); err == nil && at > 0 && time.Since(time.Unix(at, 0)) < quiet {
 			return fmt.Errorf("%w %s", ErrBusy, d.Pane)
+		}
+		if mode == "1" {
+			// A person scrolling back (copy mode): an Enter sent now would
+			// go to the mode, not the program.
+			return fmt.Errorf("%w %s: the pane is in a mode (copy mode: a person is reading back)", ErrBusy, d.Pane)
 		}
 	}
 	if in, err := d.inputLine(ctx); err != nil {
@@ -128,12 +134,16 @@ func (d *TmuxDoor) Ring(ctx context.Context, text string) error {
 	if m := transcriptNonce.FindString(line); m != "" {
 		marks = append(marks, m)
 	}
+	// A TUI may fold a long paste into a note of its length (Codex:
+	// "[Pasted Content 2620 chars]"): that note, with this line's length,
+	// says the paste arrived whole.
+	folded := []string{fmt.Sprintf("[Pasted Content %d chars]", len(line)), fmt.Sprintf("[Pasted Content %d chars]", utf8.RuneCountInString(line))}
 	var err error
 	for range 3 {
 		if err = d.typeLine(ctx, line); err != nil {
 			continue
 		}
-		if err = d.shows(ctx, marks); err == nil {
+		if err = d.shows(ctx, marks, folded); err == nil {
 			_, err = d.tmuxCtx(ctx, "send-keys", "-t", d.Pane, "Enter")
 			return err
 		}
@@ -233,8 +243,8 @@ func (d *TmuxDoor) typeLine(ctx context.Context, line string) error {
 }
 
 // shows waits up to a second for every mark to appear on the pane's
-// screen.
-func (d *TmuxDoor) shows(ctx context.Context, marks []string) error {
+// screen, or for one of folded on the input line.
+func (d *TmuxDoor) shows(ctx context.Context, marks, folded []string) error {
 	deadline := time.Now().Add(time.Second)
 	for {
 		out, err := d.tmuxCtx(ctx, "capture-pane", "-p", "-J", "-t", d.Pane)
@@ -243,6 +253,9 @@ func (d *TmuxDoor) shows(ctx context.Context, marks []string) error {
 			if !slices.ContainsFunc(marks, func(m string) bool { return !strings.Contains(flat, flatten(m)) }) {
 				return nil
 			}
+		}
+		if in, err := d.inputLine(ctx); err == nil && slices.Contains(folded, in) {
+			return nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return fmt.Errorf("the doorbell did not appear whole on the pane")

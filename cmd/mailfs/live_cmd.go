@@ -179,13 +179,17 @@ type liveTmuxCmd struct {
 }
 
 func (c *liveTmuxCmd) Help() string {
-	return `Types the doorbell into the agent's tmux pane, with Gas Town's care: never
-while a person typed into the pane's client in the last 2 seconds, the text
-pasted through a tmux buffer (bracketed, when the program asked for it, so
-a TUI takes the Enter after it as a key press), the pane read back to see
-it arrived, then Enter, up to 3 tries. It ends when the pane does. Use it for any agent
-in a terminal (Codex, Gemini CLI, an older Claude Code): the doorbell
-arrives as typed input.`
+	return `Types the doorbell into the agent's tmux pane, never over a person: not
+while a person typed into the pane's client in the last 2 seconds, not
+while the pane is in copy mode, not while the program's input line holds
+text (a half-typed line waits; the doorbell is retried). The text is pasted
+through a tmux buffer (bracketed, when the program asked for it, so a TUI
+takes the Enter after it as a key press), the pane read back until this
+doorbell's own ring mark shows, then Enter, up to 3 tries. It is delivered
+when its ring mark shows on the pane off the input line (the program took
+it as a message), or the runtime's prompt hook saw it. It ends when the pane
+does. Use it for any agent in a terminal (Codex, Gemini CLI, an older
+Claude Code): the doorbell arrives as typed input.`
 }
 
 func (c *liveTmuxCmd) Run(a *app) error {
