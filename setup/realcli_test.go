@@ -131,3 +131,30 @@ func TestRealClaudeLoadsThePlugin(t *testing.T) {
 		}
 	}
 }
+
+// A shared set-up's server names no agent: Codex reads it with the
+// variables it must pass on, so each session's server serves the agent
+// its $MAILFS_AGENT names (an explicit empty --agent would refuse to start,
+// whatever the environment).
+func TestRealCodexReadsTheSharedServer(t *testing.T) {
+	codex := realCLI(t, "codex")
+	root := t.TempDir()
+	home, proj := filepath.Join(root, "codex-home"), filepath.Join(root, "proj")
+	write(t, filepath.Join(home, "config.toml"), "[projects.\""+proj+"\"]\ntrust_level = \"trusted\"\n")
+	os.MkdirAll(proj, 0o755)
+	exec.Command("git", "init", "-q", proj).Run()
+	changes, err := Plan(Codex, proj, "/opt/bin/mailfs", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeChanges(t, changes)
+	out := runCLI(t, proj, []string{"CODEX_HOME=" + home}, codex, "mcp", "get", "mailfs", "--json")
+	for _, want := range []string{`"command": "/opt/bin/mailfs"`, `"mcp"`, `"MAILFS_AGENT"`, `"MAILFS_ROOT"`} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("codex mcp get mailfs --json does not say %s:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, `"--agent"`) {
+		t.Fatalf("the shared server names an agent:\n%s", out)
+	}
+}

@@ -64,6 +64,10 @@ func Files(rt Runtime) []File {
 	return nil
 }
 
+// sharedEnv are the variables a shared set-up's MCP server needs from the
+// session's environment: who it serves, and where the town is.
+var sharedEnv = []string{"MAILFS_AGENT", "MAILFS_ROOT", "MAILFS_STATE_DIR"}
+
 // hookEvents maps mailfs's hook events to each runtime's event names, with
 // a tool matcher where the event takes one. Codex: the events its
 // hooks.json runs in a real turn (SessionStart, UserPromptSubmit, Stop).
@@ -191,7 +195,13 @@ func Plan(rt Runtime, dir, bin, agent string) ([]Change, error) {
 		case KindHooks:
 			data, err = editHooks(old, hookEvents[rt], group(rt, bin, agent))
 		case KindMCP:
-			data, err = editCodexMCP(old, bin, []string{"mcp", "--agent", agent})
+			// A shared set-up names no agent: each session's server takes
+			// it from $MAILFS_AGENT, which Codex passes on only when asked.
+			args, envVars := []string{"mcp", "--agent", agent}, []string(nil)
+			if agent == "" {
+				args, envVars = []string{"mcp"}, sharedEnv
+			}
+			data, err = editCodexMCP(old, bin, args, envVars)
 		case KindSkill:
 			data = Skill(agent)
 		}

@@ -76,7 +76,7 @@ command = "old"
 		{"no trailing newline", `model = "o4"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := editCodexMCP([]byte(tc.old), "/opt/bin/mailfs", []string{"mcp", "--agent", "nux"})
+			got, err := editCodexMCP([]byte(tc.old), "/opt/bin/mailfs", []string{"mcp", "--agent", "nux"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +108,7 @@ command = "old"
 					t.Errorf("line lost: %q\n%s", line, got)
 				}
 			}
-			again, err := editCodexMCP(got, "/opt/bin/mailfs", []string{"mcp", "--agent", "nux"})
+			again, err := editCodexMCP(got, "/opt/bin/mailfs", []string{"mcp", "--agent", "nux"}, nil)
 			if err != nil || !bytes.Equal(again, got) {
 				t.Fatalf("a second run changed the file (%v):\n%s", err, Diff("config.toml", got, again))
 			}
@@ -124,7 +124,7 @@ func TestCodexConfigRefusals(t *testing.T) {
 		"duplicate key":      "model = \"a\"\nmodel = \"b\"\n",
 		"server not a table": "mcp_servers.mailfs = \"x\"\n",
 	} {
-		if got, err := editCodexMCP([]byte(old), "mailfs", []string{"mcp"}); err == nil {
+		if got, err := editCodexMCP([]byte(old), "mailfs", []string{"mcp"}, nil); err == nil {
 			t.Errorf("%s: accepted, wrote:\n%s", name, got)
 		}
 	}
@@ -402,32 +402,32 @@ func TestCodexEditIsReadBack(t *testing.T) {
 	old := "model = \"o3\"\n\n[mcp_servers.mailfs]\ncommand = \"/old\"\nstartup_timeout_sec = 20\n\n[mcp_servers.other]\ncommand = \"x\"\n"
 	for _, tc := range []struct {
 		name   string
-		splice func([]byte, string, []string) ([]byte, error)
+		splice func([]byte, string, []string, []string) ([]byte, error)
 		want   string
 	}{
-		{"wrong args", func(b []byte, c string, _ []string) ([]byte, error) {
-			return spliceMCP(b, c, []string{"mcp"})
+		{"wrong args", func(b []byte, c string, _, e []string) ([]byte, error) {
+			return spliceMCP(b, c, []string{"mcp"}, e)
 		}, "the server did not read back"},
-		{"a user's key dropped", func(b []byte, c string, a []string) ([]byte, error) {
-			out, err := spliceMCP(b, c, a)
+		{"a user's key dropped", func(b []byte, c string, a, e []string) ([]byte, error) {
+			out, err := spliceMCP(b, c, a, e)
 			return []byte(strings.Replace(string(out), "startup_timeout_sec = 20\n", "", 1)), err
 		}, "other settings would change"},
-		{"another server changed", func(b []byte, c string, a []string) ([]byte, error) {
-			out, err := spliceMCP(b, c, a)
+		{"another server changed", func(b []byte, c string, a, e []string) ([]byte, error) {
+			out, err := spliceMCP(b, c, a, e)
 			return []byte(strings.Replace(string(out), `command = "x"`, `command = "y"`, 1)), err
 		}, "other settings would change"},
-		{"not TOML any more", func(b []byte, c string, a []string) ([]byte, error) {
-			out, err := spliceMCP(b, c, a)
+		{"not TOML any more", func(b []byte, c string, a, e []string) ([]byte, error) {
+			out, err := spliceMCP(b, c, a, e)
 			return append(out, "[["...), err
 		}, "could not be edited in place"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := checkedEdit([]byte(old), "/opt/bin/mailfs", []string{"mcp", "--agent", "nux"}, tc.splice); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if _, err := checkedEdit([]byte(old), "/opt/bin/mailfs", []string{"mcp", "--agent", "nux"}, nil, tc.splice); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("a broken splice: %v, want an error saying %q", err, tc.want)
 			}
 		})
 	}
-	if _, err := checkedEdit([]byte(old), "/opt/bin/mailfs", []string{"mcp", "--agent", "nux"}, spliceMCP); err != nil {
+	if _, err := checkedEdit([]byte(old), "/opt/bin/mailfs", []string{"mcp", "--agent", "nux"}, nil, spliceMCP); err != nil {
 		t.Fatalf("the real splice: %v", err)
 	}
 }

@@ -23,19 +23,22 @@ var mcpServer = []string{"mcp_servers", "mailfs"}
 // else is kept byte for byte: comments, order, the user's own keys in that
 // table (env, timeouts). A file that is not TOML (or that Codex would
 // refuse, such as a duplicate key) is refused, and the result is read back
-// to check that it holds exactly the old settings plus mailfs's.
-func editCodexMCP(old []byte, command string, args []string) ([]byte, error) {
-	return checkedEdit(old, command, args, spliceMCP)
+// to check that it holds exactly the old settings plus mailfs's. envVars,
+// when not nil, is set as the server's env_vars: the names of variables
+// Codex passes on from its own environment (it passes an MCP server only a
+// few, HOME and PATH among them, and none of mailfs's).
+func editCodexMCP(old []byte, command string, args, envVars []string) ([]byte, error) {
+	return checkedEdit(old, command, args, envVars, spliceMCP)
 }
 
 // checkedEdit is editCodexMCP with its splice given: the read-back holds
 // whatever the splice did.
-func checkedEdit(old []byte, command string, args []string, splice func([]byte, string, []string) ([]byte, error)) ([]byte, error) {
+func checkedEdit(old []byte, command string, args, envVars []string, splice func([]byte, string, []string, []string) ([]byte, error)) ([]byte, error) {
 	var before map[string]any
 	if err := toml.Unmarshal(old, &before); err != nil {
 		return nil, fmt.Errorf("not TOML (%v)", tomlError(err))
 	}
-	out, err := splice(old, command, args)
+	out, err := splice(old, command, args, envVars)
 	if err != nil {
 		return nil, err
 	}
@@ -44,15 +47,20 @@ func checkedEdit(old []byte, command string, args []string, splice func([]byte, 
 		return nil, fmt.Errorf("could not be edited in place (%v)", tomlError(err))
 	}
 	server := dig(after, mcpServer)
-	if server == nil || server["command"] != command || !reflect.DeepEqual(server["args"], anySlice(args)) {
+	if server == nil || server["command"] != command || !reflect.DeepEqual(server["args"], anySlice(args)) || envVars != nil && !reflect.DeepEqual(server["env_vars"], anySlice(envVars)) {
 		return nil, errors.New("could not be edited in place (the server did not read back)")
 	}
-	// Everything but those two keys must read back as it was.
-	delete(server, "command")
-	delete(server, "args")
-	if was := dig(before, mcpServer); was != nil {
-		delete(was, "command")
-		delete(was, "args")
+	// Everything but the keys set must read back as it was.
+	keys := []string{"command", "args"}
+	if envVars != nil {
+		keys = append(keys, "env_vars")
+	}
+	was := dig(before, mcpServer)
+	for _, k := range keys {
+		delete(server, k)
+		if was != nil {
+			delete(was, k)
+		}
 	}
 	if before == nil {
 		before = map[string]any{}
@@ -66,8 +74,13 @@ func checkedEdit(old []byte, command string, args []string, splice func([]byte, 
 }
 
 // spliceMCP sets command and args of [mcp_servers.mailfs] in the text.
-func spliceMCP(old []byte, command string, args []string) ([]byte, error) {
+func spliceMCP(old []byte, command string, args, envVars []string) ([]byte, error) {
 	values := map[string]string{"command": tomlString(command), "args": tomlArray(args)}
+	keys := []string{"command", "args"}
+	if envVars != nil {
+		values["env_vars"] = tomlArray(envVars)
+		keys = append(keys, "env_vars")
+	}
 	type edit struct {
 		at, end int
 		text    string
@@ -128,7 +141,7 @@ func spliceMCP(old []byte, command string, args []string) ([]byte, error) {
 		return nil, fmt.Errorf("not TOML (%v)", err)
 	}
 	var missing []string
-	for _, k := range []string{"command", "args"} {
+	for _, k := range keys {
 		if !set[k] {
 			missing = append(missing, k)
 		}
@@ -163,7 +176,10 @@ func spliceMCP(old []byte, command string, args []string) ([]byte, error) {
 		if len(bytes.TrimSpace(old)) > 0 {
 			add.WriteString("\n")
 		}
-		fmt.Fprintf(&add, "[mcp_servers.mailfs]\ncommand = %s\nargs = %s\n", values["command"], values["args"])
+		add.WriteString("[mcp_servers.mailfs]\n")
+		for _, k := range keys {
+			fmt.Fprintf(&add, "%s = %s\n", k, values[k])
+		}
 		edits = append(edits, edit{len(old), len(old), add.String()})
 	}
 	sort.SliceStable(edits, func(i, j int) bool { return edits[i].at > edits[j].at })
