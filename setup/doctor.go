@@ -76,6 +76,7 @@ func Check(rt Runtime, dir, agent string, env Env) (ready bool, findings []Findi
 		findings = append(findings, codexTrust(abs, env)...)
 	case Qwen:
 		findings = append(findings, qwenTrust(abs, env)...)
+		findings = append(findings, qwenMCPApproval(abs, env))
 	}
 	ready = true
 	for _, f := range findings {
@@ -288,6 +289,32 @@ func qwenTrust(dir string, env Env) []Finding {
 		qwen = filepath.Join(env.Getenv("HOME"), ".qwen")
 	}
 	return folderTrust("Qwen Code", "qwen", dir, qwen, filepath.Join(qwen, "trustedFolders.json"), false)
+}
+
+// qwenMCPApproval checks that the person approved the project's MCP
+// server: Qwen Code runs a server a project's settings name only once a
+// person approved it (recorded per project in
+// $QWEN_CODE_MCP_APPROVALS_PATH, else <QWEN_HOME>/mcpApprovals.json, and
+// bound to the entry as it was: an edited entry is asked about again).
+func qwenMCPApproval(dir string, env Env) Finding {
+	qwen := env.Getenv("QWEN_HOME")
+	if qwen == "" {
+		qwen = filepath.Join(env.Getenv("HOME"), ".qwen")
+	}
+	path := env.Getenv("QWEN_CODE_MCP_APPROVALS_PATH")
+	if path == "" {
+		path = filepath.Join(qwen, "mcpApprovals.json")
+	}
+	m, _ := readJSONC(path)
+	project, _ := m[dir].(map[string]any)
+	rec, _ := project["mailfs"].(map[string]any)
+	switch rec["status"] {
+	case "approved":
+		return Finding{true, "Qwen Code's person approved the project's MCP server mailfs (an edited entry is asked about again)"}
+	case "rejected":
+		return Finding{false, fmt.Sprintf("Qwen Code's person rejected the project's MCP server mailfs (%s): the mail tools are off there; the hooks still run", path)}
+	}
+	return Finding{false, "Qwen Code runs the project's MCP server mailfs only once approved: start qwen in " + dir + " and approve it when asked (the hooks run meanwhile)"}
 }
 
 // folderTrust checks the folder trust Gemini CLI and Qwen Code share:

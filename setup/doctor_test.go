@@ -95,7 +95,12 @@ func TestDoctorGeminiFolderTrust(t *testing.T) {
 // settings.json holds the hooks and the async live deliverer.
 func TestDoctorQwen(t *testing.T) {
 	home, dir, env := fakeMachine(t, true)
-	says(t, Qwen, dir, env, true, "set up (SessionStart, UserPromptSubmit, PostToolUse, Stop, skill)")
+	// Qwen Code runs a project's MCP server only once a person approved it.
+	says(t, Qwen, dir, env, false, "start qwen in "+dir+" and approve it when asked")
+	write(t, filepath.Join(home, ".qwen", "mcpApprovals.json"), `{"`+dir+`": {"mailfs": {"hash": "h", "status": "rejected"}}}`)
+	says(t, Qwen, dir, env, false, "rejected the project's MCP server mailfs")
+	write(t, filepath.Join(home, ".qwen", "mcpApprovals.json"), `{"`+dir+`": {"mailfs": {"hash": "h", "status": "approved"}}}`)
+	says(t, Qwen, dir, env, true, "set up (SessionStart, UserPromptSubmit, PostToolUse, Stop, mcpServers.mailfs, skill)")
 	data, _ := os.ReadFile(filepath.Join(dir, ".qwen", "settings.json"))
 	for _, want := range []string{`"command": "mailfs hook post-tool nux --runtime qwen"`, `"command": "mailfs live qwen nux"`, `"async": true`, `"timeout": 604800000`} {
 		if !strings.Contains(string(data), want) {
@@ -110,6 +115,8 @@ func TestDoctorQwen(t *testing.T) {
 	other := t.TempDir()
 	vars := map[string]string{"HOME": home, "QWEN_HOME": other}
 	env.Getenv = func(k string) string { return vars[k] }
+	says(t, Qwen, dir, env, false, "approve it when asked") // the approvals too
+	write(t, filepath.Join(other, "mcpApprovals.json"), `{"`+dir+`": {"mailfs": {"hash": "h", "status": "approved"}}}`)
 	says(t, Qwen, dir, env, true, "set up")
 	write(t, filepath.Join(other, "settings.json"), `{"security": {"folderTrust": {"enabled": true}}}`)
 	says(t, Qwen, dir, env, false, filepath.Join(other, "trustedFolders.json"))

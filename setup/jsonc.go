@@ -242,3 +242,69 @@ func indentUnit(data []byte) string {
 type jsonRaw []byte
 
 func (r jsonRaw) MarshalJSON() ([]byte, error) { return r, nil }
+
+// editMCPServers registers mailfs's MCP server in a JSON settings file's
+// mcpServers (Gemini CLI's and Qwen Code's, which both read it), editing
+// in place: the server's command and args are set, the user's own keys in
+// its entry (env, timeout, trust) and everything else in the file kept,
+// comments included. What is written must read back.
+func editMCPServers(old []byte, command string, args []string) ([]byte, error) {
+	if len(bytes.TrimSpace(old)) == 0 {
+		old = []byte("{}\n")
+	}
+	v, err := hujson.Parse(old)
+	if err != nil {
+		return nil, fmt.Errorf("not JSON (%v)", err)
+	}
+	root, ok := v.Value.(*hujson.Object)
+	if !ok {
+		return nil, errors.New("not a JSON object")
+	}
+	unit := indentUnit(old)
+	server := ordered{[]string{"command", "args"}, map[string]any{"command": command, "args": args}}
+	servers := member(root, "mcpServers")
+	switch {
+	case servers == nil:
+		root.Members = append(root.Members, newMember("mcpServers", map[string]any{"mailfs": server}, 1, unit))
+	default:
+		obj, ok := servers.Value.(*hujson.Object)
+		if !ok {
+			return nil, errors.New(`"mcpServers" is not an object`)
+		}
+		entry := member(obj, "mailfs")
+		if entry == nil {
+			obj.Members = append(obj.Members, newMember("mailfs", server, 2, unit))
+			break
+		}
+		eobj, ok := entry.Value.(*hujson.Object)
+		if !ok {
+			return nil, errors.New(`"mcpServers.mailfs" is not an object`)
+		}
+		for _, k := range server.keys {
+			if m := member(eobj, k); m != nil {
+				m.Value = newValue(server.m[k], 3, unit).Value
+			} else {
+				eobj.Members = append(eobj.Members, newMember(k, server.m[k], 3, unit))
+			}
+		}
+	}
+	v.UpdateOffsets()
+	out := v.Pack()
+	std, err := hujson.Standardize(bytes.Clone(out))
+	var back struct {
+		MCPServers map[string]struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	if err == nil {
+		err = json.Unmarshal(std, &back)
+	}
+	if err == nil && (back.MCPServers["mailfs"].Command != command || !slices.Equal(back.MCPServers["mailfs"].Args, args)) {
+		err = errors.New("the server did not read back")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("could not be edited in place (%v)", err)
+	}
+	return out, nil
+}

@@ -1,6 +1,7 @@
 package setup
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -62,6 +63,15 @@ func Files(rt Runtime) []File {
 		return []File{{filepath.Join(".qwen", "settings.json"), KindHooks}, {filepath.Join(".qwen", "skills", "mailfs", "SKILL.md"), KindSkill}}
 	}
 	return nil
+}
+
+// mcpArgs are the MCP server's arguments for agent; a shared set-up
+// ("") names none, and the server serves $MAILFS_AGENT.
+func mcpArgs(agent string) []string {
+	if agent == "" {
+		return []string{"mcp"}
+	}
+	return []string{"mcp", "--agent", agent}
 }
 
 // sharedEnv are the variables a shared set-up's MCP server needs from the
@@ -194,14 +204,20 @@ func Plan(rt Runtime, dir, bin, agent string) ([]Change, error) {
 		switch f.Kind {
 		case KindHooks:
 			data, err = editHooks(old, hookEvents[rt], group(rt, bin, agent))
+			if err == nil && (rt == Gemini || rt == Qwen) {
+				// Both read MCP servers from the same settings file: set up
+				// here, no "gemini mcp add" is needed (which rewrites the
+				// file and drops the hooks).
+				data, err = editMCPServers(data, bin, mcpArgs(agent))
+			}
 		case KindMCP:
 			// A shared set-up names no agent: each session's server takes
 			// it from $MAILFS_AGENT, which Codex passes on only when asked.
-			args, envVars := []string{"mcp", "--agent", agent}, []string(nil)
+			var envVars []string
 			if agent == "" {
-				args, envVars = []string{"mcp"}, sharedEnv
+				envVars = sharedEnv
 			}
-			data, err = editCodexMCP(old, bin, args, envVars)
+			data, err = editCodexMCP(old, bin, mcpArgs(agent), envVars)
 		case KindSkill:
 			data = Skill(agent)
 		}
@@ -249,13 +265,28 @@ func Installed(rt Runtime, dir, agent string) (have, missing []string, err error
 				return nil, nil, fmt.Errorf("%s: %w", path, perr)
 			}
 			have, missing = append(have, h...), append(missing, m...)
+			if rt == Gemini || rt == Qwen {
+				var doc struct {
+					MCPServers map[string]struct {
+						Args []any `json:"args"`
+					} `json:"mcpServers"`
+				}
+				if std, err := hujson.Standardize(bytes.Clone(data)); len(data) > 0 && err == nil {
+					json.Unmarshal(std, &doc)
+				}
+				if s, ok := doc.MCPServers["mailfs"]; ok && servesAgent(s.Args, agent) {
+					have = append(have, "mcpServers.mailfs")
+				} else {
+					missing = append(missing, "mcpServers.mailfs")
+				}
+			}
 		case KindMCP:
 			var doc map[string]any
 			if perr := toml.Unmarshal(data, &doc); perr != nil {
 				return nil, nil, fmt.Errorf("%s: not TOML (%v)", path, tomlError(perr))
 			}
 			args, _ := dig(doc, mcpServer)["args"].([]any)
-			if slices.Contains(args, any(agent)) {
+			if servesAgent(args, agent) {
 				have = append(have, "mcp_servers.mailfs")
 			} else {
 				missing = append(missing, "mcp_servers.mailfs")
@@ -269,6 +300,13 @@ func Installed(rt Runtime, dir, agent string) (have, missing []string, err error
 		}
 	}
 	return have, missing, nil
+}
+
+// servesAgent reports whether an MCP server's args serve agent: they name
+// it, or name none (a shared server serves $MAILFS_AGENT).
+func servesAgent(args []any, agent string) bool {
+	i := slices.Index(args, any("--agent"))
+	return slices.Contains(args, any("mcp")) && (i < 0 || i+1 < len(args) && args[i+1] == agent)
 }
 
 // installedHooks reports which of rt's events have mailfs's hook for

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -429,5 +430,50 @@ func TestCodexEditIsReadBack(t *testing.T) {
 	}
 	if _, err := checkedEdit([]byte(old), "/opt/bin/mailfs", []string{"mcp", "--agent", "nux"}, nil, spliceMCP); err != nil {
 		t.Fatalf("the real splice: %v", err)
+	}
+}
+
+// Gemini CLI's and Qwen Code's settings get mailfs's MCP server in
+// mcpServers, edited in place: the user's comments, other servers and own
+// keys in mailfs's entry kept; a second run changes nothing; a shared
+// set-up names no agent.
+func TestMCPServersInJSONSettings(t *testing.T) {
+	old := "{\n  // mine\n  \"mcpServers\": {\n    \"github\": {\"command\": \"gh-mcp\"},\n    \"mailfs\": {\"command\": \"/old/mailfs\", \"args\": [\"mcp\", \"--agent\", \"old\"], \"timeout\": 30000}\n  },\n  \"general\": {\"vimMode\": true}\n}\n"
+	got, err := editMCPServers([]byte(old), "/opt/bin/mailfs", mcpArgs("nux"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		MCPServers map[string]map[string]any `json:"mcpServers"`
+		General    map[string]any            `json:"general"`
+	}
+	std, _ := hujson.Standardize(bytes.Clone(got))
+	if err := json.Unmarshal(std, &doc); err != nil {
+		t.Fatal(err)
+	}
+	m := doc.MCPServers["mailfs"]
+	if m["command"] != "/opt/bin/mailfs" || fmt.Sprint(m["args"]) != "[mcp --agent nux]" || m["timeout"] != 30000.0 || doc.MCPServers["github"]["command"] != "gh-mcp" || doc.General["vimMode"] != true || !bytes.Contains(got, []byte("// mine")) {
+		t.Fatalf("edited:\n%s", got)
+	}
+	again, err := editMCPServers(got, "/opt/bin/mailfs", mcpArgs("nux"))
+	if err != nil || !bytes.Equal(again, got) {
+		t.Fatalf("a second run changed the file (%v):\n%s", err, again)
+	}
+	fresh, err := editMCPServers(nil, "mailfs", mcpArgs(""))
+	if err != nil || !bytes.Contains(fresh, []byte(`"args": [`)) || bytes.Contains(fresh, []byte("--agent")) {
+		t.Fatalf("a shared server in a new file (%v):\n%s", err, fresh)
+	}
+	if _, err := editMCPServers([]byte(`{"mcpServers": []}`), "mailfs", mcpArgs("nux")); err == nil {
+		t.Fatal("an mcpServers that is not an object was edited")
+	}
+	// Plan writes it beside the hooks for both runtimes.
+	for _, rt := range []Runtime{Gemini, Qwen} {
+		changes, err := Plan(rt, t.TempDir(), "/opt/bin/mailfs", "nux")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(changes[0].New, []byte(`"mcpServers"`)) || !bytes.Contains(changes[0].New, []byte(`"hooks"`)) {
+			t.Fatalf("%s's settings:\n%s", rt, changes[0].New)
+		}
 	}
 }

@@ -38,14 +38,16 @@ func (c *setupCmd) Help() string {
           and Stop hooks running "mailfs hook EVENT AGENT";
           .claude/skills/mailfs/SKILL.md
   gemini  .gemini/settings.json: SessionStart, BeforeAgent, AfterTool and
-          AfterAgent hooks running "mailfs hook EVENT AGENT --runtime gemini";
+          AfterAgent hooks running "mailfs hook EVENT AGENT --runtime gemini",
+          and the MCP server "mailfs mcp --agent AGENT" (mcpServers);
           .gemini/skills/mailfs/SKILL.md
   codex   .codex/config.toml: the MCP server "mailfs mcp --agent AGENT";
           .codex/hooks.json: SessionStart, UserPromptSubmit and Stop hooks
           running "mailfs hook EVENT AGENT --runtime codex";
           .agents/skills/mailfs/SKILL.md
   qwen    .qwen/settings.json: SessionStart, UserPromptSubmit, PostToolUse
-          and Stop hooks running "mailfs hook EVENT AGENT --runtime qwen";
+          and Stop hooks running "mailfs hook EVENT AGENT --runtime qwen",
+          and the MCP server "mailfs mcp --agent AGENT" (mcpServers);
           .qwen/skills/mailfs/SKILL.md
 
 With no runtime, it sets up each of claude, gemini, codex and qwen found on
@@ -64,7 +66,8 @@ What each runtime still needs from you, which "mailfs doctor" checks:
   gemini  trust the folder (Gemini CLI loads no project hooks or MCP
           servers in an untrusted folder, the default)
   codex   trust the project, and approve the hooks with /hooks
-  qwen    trust the folder, if folder trust is on (it is off by default)
+  qwen    approve the project's MCP server when Qwen Code asks; trust the
+          folder, if folder trust is on (it is off by default)
 
   plugin  writes a Claude Code plugin into --out: hooks, the MCP server and
           the skill, for the agent $MAILFS_AGENT names in the session
