@@ -228,7 +228,8 @@ func (st *run) confirm(ctx context.Context, final bool) {
 	}
 }
 
-// end is the deliverer's last look, once its session ended: the evidence
+// end is the deliverer's last look, once its session ended (or it was
+// stopped): the evidence
 // the session left (a turn that ended the session may have given the model
 // a doorbell moments before) is taken in, and the record is kept, marked
 // Ended, when it holds receipts: a sender still waiting learns what was

@@ -190,6 +190,12 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
+			// Stopped (a runtime may end its hooks with a signal as its
+			// session ends): what was delivered is kept for receipts all
+			// the same, read with a moment of its own.
+			end, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			keep = st.end(end)
+			cancel()
 			return ctx.Err()
 		case ev, ok := <-events:
 			if !ok {

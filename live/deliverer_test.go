@@ -759,3 +759,35 @@ func TestASecondDelivererOfOneSessionLeaves(t *testing.T) {
 		t.Fatalf("the first deliverer rang %q", got)
 	}
 }
+
+// When its session ends, a deliverer that rang keeps its record, marked
+// ended, so a sender still waiting learns what the session was given: the
+// confirmed copy is delivered, the unconfirmed one rung (final), and live
+// list no longer shows the deliverer.
+func TestAnEndedSessionKeepsItsReceipts(t *testing.T) {
+	f := start(t, time.Hour, nil)
+	f.promptHook(t)
+	seen := send(t, f.s, "seen", maildir.Urgent)
+	if rs, err := waitReceipts(t, f.s, []*maildir.Message{seen}, 10*time.Second); err != nil || rs[0].Live != live.Delivered {
+		t.Fatalf("%+v %v", rs, err)
+	}
+	f.door.set(func(d *fakeDoor) { d.onRing = nil })
+	unseen := send(t, f.s, "unseen", maildir.Urgent)
+	until(t, "the second doorbell", 10*time.Second, func() bool {
+		r := liveRecord(f.s, "")
+		return r != nil && !r.Rung[unseen.ID].IsZero()
+	})
+	f.door.set(func(d *fakeDoor) { d.gone = true })
+	if err := <-f.done; err != nil {
+		t.Fatal(err)
+	}
+	f.done <- nil // for the cleanup
+	recs, _ := live.Records(f.s, "toast")
+	if len(recs) != 1 || recs[0].Ended.IsZero() || recs[0].Live() {
+		t.Fatalf("the records after the session ended: %+v", recs)
+	}
+	rs, err := waitReceipts(t, f.s, []*maildir.Message{seen, unseen}, 10*time.Second)
+	if err != nil || rs[0].Live != live.Delivered || rs[1].Live != live.Rung || !rs[1].Final {
+		t.Fatalf("the receipts after the session ended: %+v %v", rs, err)
+	}
+}

@@ -115,7 +115,7 @@ func receipt(s *maildir.Store, agent, id string, recs []*Record) Receipt {
 				r.Live, r.At, r.Session, r.Final = Delivered, rec.Confirmed[id], session, true
 			case !rec.Rung[id].IsZero():
 				r.Live, r.At, r.Session, r.Final = Rung, rec.Rung[id], session, true
-				r.Why = "the session ended with no evidence the model saw it (the mail waits in the mailbox)"
+				r.Why = "its deliverer ended with no evidence the model saw it (the mail waits in the mailbox)"
 			default:
 				continue
 			}
