@@ -7,10 +7,13 @@ package chipset
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
+	"syscall"
 
 	"github.com/mailfs/mailfs/internal/durable"
 )
@@ -23,6 +26,20 @@ const Gitignore = `# Written by mailfs. Commit state/; never runtime/ or in-flig
 !/.gitignore
 `
 
+// Format is the version of the on-disk format this mailfs writes, and
+// FormatFile the file at the top of a root that records the format the
+// root is in (committed with it: every host of a town sees it). A root
+// without one is format 1, the format of every mailfs before the file.
+const (
+	Format     = 1
+	FormatFile = "format"
+)
+
+// ErrNewerFormat is returned by a write to a root in a format newer than
+// this mailfs writes: it would not know what the newer one keeps, and
+// could break it. Reading goes on: what it can read, it reads.
+var ErrNewerFormat = errors.New("the root is in a newer format than this mailfs writes")
+
 // A Root is a mailfs root that is opened on first use. It is safe for
 // concurrent use.
 type Root struct {
@@ -32,7 +49,11 @@ type Root struct {
 
 	mu      sync.Mutex
 	root    *durable.Root
-	checked bool // the .gitignore is known to exist
+	checked bool // the .gitignore and the format record are known to exist
+
+	fmu    sync.Mutex
+	fknown bool  // the format record was read
+	ferr   error // what it said: nil, or why this mailfs must not write
 }
 
 // New returns the root at dir, made absolute. dir need not exist. opts
@@ -57,7 +78,7 @@ func (r *Root) Open(create bool) (*durable.Root, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.root == nil {
-		root, err := durable.OpenRoot(r.path, r.opts...)
+		root, err := durable.OpenRoot(r.path, r.durableOpts()...)
 		if errors.Is(err, fs.ErrNotExist) && create {
 			root, err = r.create()
 		}
@@ -68,6 +89,12 @@ func (r *Root) Open(create bool) (*durable.Root, error) {
 	}
 	if create && !r.checked {
 		if err := ensureGitignore(r.root); err != nil {
+			return nil, err
+		}
+		if err := r.formatOK(); err != nil {
+			return nil, err
+		}
+		if err := ensureFormat(r.root); err != nil {
 			return nil, err
 		}
 		r.checked = true
@@ -149,7 +176,47 @@ func (r *Root) create() (*durable.Root, error) {
 			return nil, err
 		}
 	}
-	return durable.OpenRoot(r.path, r.opts...)
+	return durable.OpenRoot(r.path, r.durableOpts()...)
+}
+
+// durableOpts are the options the durable root is opened with: the
+// caller's, and the format check before every write.
+func (r *Root) durableOpts() []durable.Option {
+	return append(slices.Clone(r.opts), durable.WithWriteGuard(r.formatOK))
+}
+
+// formatOK says whether this mailfs may write to the root: yes when it has
+// no format record yet (the first write makes one) or a record of a
+// format it writes; ErrNewerFormat, naming both, when the record is newer.
+// A record, once read, is remembered.
+func (r *Root) formatOK() error {
+	r.fmu.Lock()
+	defer r.fmu.Unlock()
+	if r.fknown {
+		return r.ferr
+	}
+	path := filepath.Join(r.path, FormatFile)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the root's format record: %w", err)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, 256))
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("reading the root's format record: %w", err)
+	}
+	r.fknown = true
+	n, err := ParseFormat(data)
+	switch {
+	case err != nil:
+		r.ferr = fmt.Errorf("%s: %w", path, err)
+	case n > Format:
+		r.ferr = fmt.Errorf("%w: %s is mailfs format %d, and this mailfs writes format %d; install a newer mailfs to write here (it still reads what it can; see docs/upgrading.md)", ErrNewerFormat, r.path, n, Format)
+	}
+	return r.ferr
 }
 
 func ensureGitignore(r *durable.Root) error {
@@ -165,4 +232,31 @@ func ensureGitignore(r *durable.Root) error {
 		return err
 	}
 	return nil
+}
+
+// ensureFormat records the format in a root that has no record, before
+// the first write (a Create of the record is itself checked by formatOK).
+func ensureFormat(r *durable.Root) error {
+	d, err := r.Open("")
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if _, err := d.Lstat(FormatFile); err == nil {
+		return nil
+	}
+	err = d.Create(FormatFile, fmt.Appendf(nil, "mailfs format %d\n", Format))
+	if errors.Is(err, fs.ErrExist) {
+		return nil // another writer recorded it first
+	}
+	return err
+}
+
+// ParseFormat reads a format file: "mailfs format N".
+func ParseFormat(data []byte) (int, error) {
+	var n int
+	if _, err := fmt.Sscanf(string(data), "mailfs format %d\n", &n); err != nil || n < 1 {
+		return 0, fmt.Errorf("not a mailfs format record (want \"mailfs format N\"): %q", data)
+	}
+	return n, nil
 }

@@ -60,6 +60,7 @@ type Root struct {
 	forced  bool               // fallbacks forced, by a test
 	onList  func(path string)  // told of each directory listing, by a test
 	refused atomic.Bool        // the file system refused the renameat2 flags
+	guard   func() error       // asked before every write (WithWriteGuard)
 }
 
 // OpenRoot opens the directory at path. The path itself may contain
@@ -75,6 +76,15 @@ func OpenRoot(path string, opts ...Option) (*Root, error) {
 	}
 	r.dir = &Dir{root: r, f: os.NewFile(uintptr(fd), path), fd: fd}
 	return r, nil
+}
+
+// writable asks the root's write guard, if it has one, whether writing
+// may go on (see WithWriteGuard).
+func (r *Root) writable() error {
+	if r.guard == nil {
+		return nil
+	}
+	return r.guard()
 }
 
 // Close releases the root's descriptors. Dirs opened from it stay usable
@@ -97,6 +107,11 @@ func (r *Root) Open(rel string) (*Dir, error) { return r.walk(rel, false) }
 func (r *Root) MkdirAll(rel string) (*Dir, error) { return r.walk(rel, true) }
 
 func (r *Root) walk(rel string, create bool) (*Dir, error) {
+	if create {
+		if err := r.writable(); err != nil {
+			return nil, err
+		}
+	}
 	if rel == "" || rel == "." {
 		fd, err := unix.Dup(r.dir.fd)
 		if err != nil {
@@ -210,6 +225,9 @@ func (d *Dir) Sub(name string) (*Dir, error) {
 // MkSub opens the child directory name of d, creating it first (mode
 // [DirPerm], d fsynced) if it is missing, as [Root.MkdirAll] does.
 func (d *Dir) MkSub(name string) (*Dir, error) {
+	if err := d.root.writable(); err != nil {
+		return nil, err
+	}
 	if !ValidName(name) {
 		return nil, d.err("open", name, ErrBadName)
 	}
@@ -353,6 +371,9 @@ func (d *Dir) Stat() (Stat, error) {
 
 // SetMode sets the permission bits of the directory itself.
 func (d *Dir) SetMode(perm fs.FileMode) error {
+	if err := d.root.writable(); err != nil {
+		return err
+	}
 	return d.wrap("chmod", "", unix.Fchmod(d.fd, uint32(perm&fs.ModePerm)))
 }
 
@@ -487,6 +508,9 @@ func (d *Dir) Create(name string, data []byte) error { return d.create(name, dat
 func (d *Dir) CreateEphemeral(name string, data []byte) error { return d.create(name, data, false) }
 
 func (d *Dir) create(name string, data []byte, durable bool) error {
+	if err := d.root.writable(); err != nil {
+		return err
+	}
 	if !ValidName(name) {
 		return d.err("create", name, ErrBadName)
 	}
@@ -522,6 +546,9 @@ func (d *Dir) create(name string, data []byte, durable bool) error {
 // swap is undone and Exchange returns [ErrChanged], for the caller to start
 // again from a fresh read.
 func (d *Dir) Exchange(name string, data []byte, check func(old []byte) bool) error {
+	if err := d.root.writable(); err != nil {
+		return err
+	}
 	if !ValidName(name) {
 		return d.err("exchange", name, ErrBadName)
 	}
@@ -605,6 +632,9 @@ func (r *Root) SyncFS() error {
 func (d *Dir) ReplaceEphemeral(name string, data []byte) error { return d.replace(name, data, false) }
 
 func (d *Dir) replace(name string, data []byte, durable bool) error {
+	if err := d.root.writable(); err != nil {
+		return err
+	}
 	if err := d.swapIn(name, data, durable); err != nil || !durable {
 		return err
 	}
@@ -614,6 +644,9 @@ func (d *Dir) replace(name string, data []byte, durable bool) error {
 // swapIn writes data to a temp (fsynced when sync) and renames it over
 // name, leaving the directory's fsync to the caller.
 func (d *Dir) swapIn(name string, data []byte, sync bool) error {
+	if err := d.root.writable(); err != nil {
+		return err
+	}
 	if !ValidName(name) {
 		return d.err("replace", name, ErrBadName)
 	}
@@ -638,6 +671,9 @@ func (d *Dir) swapIn(name string, data []byte, sync bool) error {
 // taken, and nothing moved. Move does not sync: call [Dir.Sync] on both
 // directories once a batch of moves is done, before reporting them durable.
 func (d *Dir) Move(name string, dst *Dir, newname string) error {
+	if err := d.root.writable(); err != nil {
+		return err
+	}
 	if !ValidName(name) {
 		return d.err("rename", name, ErrBadName)
 	}
@@ -654,6 +690,9 @@ func (d *Dir) Move(name string, dst *Dir, newname string) error {
 // readers see the old file or the new one, never neither. Like Move it
 // does not sync.
 func (d *Dir) MoveOver(name, newname string) error {
+	if err := d.root.writable(); err != nil {
+		return err
+	}
 	if !ValidName(name) {
 		return d.err("rename", name, ErrBadName)
 	}
@@ -670,6 +709,9 @@ func (d *Dir) MoveOver(name, newname string) error {
 // nothing: one system call, for a caller that needs a change to the
 // directory rather than a file, such as a probe of its clock.
 func (d *Dir) Touch(name string) error {
+	if err := d.root.writable(); err != nil {
+		return err
+	}
 	if !ValidName(name) {
 		return d.err("create", name, ErrBadName)
 	}
@@ -682,6 +724,9 @@ func (d *Dir) Touch(name string) error {
 
 // Remove removes the file name. It does not sync.
 func (d *Dir) Remove(name string) error {
+	if err := d.root.writable(); err != nil {
+		return err
+	}
 	if !ValidName(name) {
 		return d.err("remove", name, ErrBadName)
 	}
@@ -691,6 +736,9 @@ func (d *Dir) Remove(name string) error {
 // Chmod sets the permission bits of name, which must not be a symbolic
 // link.
 func (d *Dir) Chmod(name string, perm fs.FileMode) error {
+	if err := d.root.writable(); err != nil {
+		return err
+	}
 	fd, err := openFile(d.fd, name)
 	if err != nil {
 		return d.err("chmod", name, err)
@@ -786,6 +834,9 @@ func (d *Dir) err(op, name string, err error) error {
 // SetTimes sets the access and modification times of name, which must not
 // be a symbolic link (the link itself would be changed, never its target).
 func (d *Dir) SetTimes(name string, t time.Time) error {
+	if err := d.root.writable(); err != nil {
+		return err
+	}
 	if !ValidName(name) {
 		return d.err("chtimes", name, ErrBadName)
 	}

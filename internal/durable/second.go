@@ -45,6 +45,9 @@ func Same(a, b Stat) bool { return a.Dev == b.Dev && a.Ino == b.Ino }
 // directory's lock) is not mistaken for a finished one; RemoveSecond
 // takes no lock itself. It does not sync: call [Dir.Sync] after.
 func (d *Dir) RemoveSecond(name string, kd *Dir, keep string, judged Stat) error {
+	if err := d.root.writable(); err != nil {
+		return err
+	}
 	aside := SwapPrefix + name
 	if !ValidName(name) || !ValidName(aside) || !ValidName(keep) {
 		return d.err("remove", name, ErrBadName)

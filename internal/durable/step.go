@@ -48,6 +48,13 @@ type Option func(*Root)
 // step's system call.
 func WithFault(f func(step Step, path string) error) Option { return func(r *Root) { r.fault = f } }
 
+// WithWriteGuard makes every write under the root (a file created,
+// replaced, moved, removed, a mode or time set, a folder made) ask guard
+// first: an error it returns fails the write before anything is touched.
+// Reading is never asked. The caller keeps guard cheap (it is asked at
+// every write) and must not write from it.
+func WithWriteGuard(guard func() error) Option { return func(r *Root) { r.guard = guard } }
+
 // WithFsync makes the root call f in place of fsync(2), for every file and
 // directory it makes durable: a test counts the calls (and makes them),
 // so that a durability claim fails its test if a call is lost.
