@@ -9,7 +9,14 @@ import (
 	"runtime/debug"
 )
 
-// Version is the module version and, for a build from a clone, the VCS
+// stamp is the release's version, stamped by the release build
+// (.goreleaser.yaml: -ldflags "-X …/internal/buildinfo.stamp=1.2.3"); ""
+// in any other build. It is the one variable a linker sets: a build can
+// say its version no other way.
+var stamp string
+
+// Version is the release's version where the release build stamped one,
+// else the module version; then, for a build from a clone, the VCS
 // revision, its time, and whether the tree was modified.
 func Version() string {
 	bi, ok := debug.ReadBuildInfo()
@@ -19,6 +26,9 @@ func Version() string {
 	v := bi.Main.Version
 	if v == "" {
 		v = "(devel)"
+	}
+	if stamp != "" {
+		v = stamp
 	}
 	set := map[string]string{}
 	for _, s := range bi.Settings {
