@@ -37,11 +37,15 @@ const (
 	Codex  Runtime = "codex"  // Codex (hooks.json; Claude Code's formats)
 	Gemini Runtime = "gemini" // Gemini CLI
 	Qwen   Runtime = "qwen"   // Qwen Code (Claude Code's formats)
-	Plain  Runtime = "plain"  // plain text on stdout, for anything else
+	// Copilot is GitHub Copilot CLI: only its agentStop hook's answer (a
+	// block, whose reason becomes the next prompt) reaches the model, so
+	// only the stop event is answered.
+	Copilot Runtime = "copilot"
+	Plain   Runtime = "plain" // plain text on stdout, for anything else
 )
 
 // Runtimes lists them.
-var Runtimes = []Runtime{Claude, Codex, Gemini, Qwen, Plain}
+var Runtimes = []Runtime{Claude, Codex, Gemini, Qwen, Copilot, Plain}
 
 // Limit is the most bytes a hook prints for rt by default, counted as the
 // runtime receives them (after JSON encoding). Claude Code shows the model
@@ -152,6 +156,11 @@ func (h *Handler) Handle(ctx context.Context, rt Runtime, ev Event, agent string
 	}
 	if !slices.Contains(Runtimes, rt) {
 		return Answer{Errs: []error{fmt.Errorf("hook: unknown runtime %q", rt)}}
+	}
+	if rt == Copilot && ev != Stop {
+		// Nothing is read, claimed or recorded as shown: the runtime would
+		// show the model none of it.
+		return Answer{Errs: []error{fmt.Errorf("hook: Copilot CLI shows the model nothing a %s hook prints; mailfs answers only its agentStop (mailfs setup copilot installs that one)", ev)}}
 	}
 	var a Answer
 	if n := RingNonces(agent, in.Prompt); ev == PromptSubmit && len(n) > 0 && h.Doorbells != nil {
@@ -386,10 +395,11 @@ func cut(rt Runtime, ev Event, text string, limit int) []byte {
 
 // eventNames of each runtime, for its hookSpecificOutput.
 var runtimeEvents = map[Runtime]map[Event]string{
-	Claude: {SessionStart: "SessionStart", PromptSubmit: "UserPromptSubmit", PostTool: "PostToolUse", Stop: "Stop"},
-	Codex:  {SessionStart: "SessionStart", PromptSubmit: "UserPromptSubmit", PostTool: "PostToolUse", Stop: "Stop"},
-	Gemini: {SessionStart: "SessionStart", PromptSubmit: "BeforeAgent", PostTool: "AfterTool", Stop: "AfterAgent"},
-	Qwen:   {SessionStart: "SessionStart", PromptSubmit: "UserPromptSubmit", PostTool: "PostToolUse", Stop: "Stop"},
+	Claude:  {SessionStart: "SessionStart", PromptSubmit: "UserPromptSubmit", PostTool: "PostToolUse", Stop: "Stop"},
+	Codex:   {SessionStart: "SessionStart", PromptSubmit: "UserPromptSubmit", PostTool: "PostToolUse", Stop: "Stop"},
+	Gemini:  {SessionStart: "SessionStart", PromptSubmit: "BeforeAgent", PostTool: "AfterTool", Stop: "AfterAgent"},
+	Qwen:    {SessionStart: "SessionStart", PromptSubmit: "UserPromptSubmit", PostTool: "PostToolUse", Stop: "Stop"},
+	Copilot: {Stop: "agentStop"},
 }
 
 // NoAgent is what a session-start hook that was given no agent adds to

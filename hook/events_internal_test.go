@@ -288,3 +288,23 @@ func TestASessionStartBeginsANewRowOfStopBlocks(t *testing.T) {
 		t.Fatal("the new session's first stop with new urgent mail passed: the row of the session before was carried over")
 	}
 }
+
+// Copilot CLI shows the model nothing its sessionStart, userPromptSubmitted
+// and postToolUse hooks print: mailfs answers those with an error and
+// records nothing as shown, so its agentStop (whose reason Copilot makes
+// the next prompt) still names the urgent mail.
+func TestCopilotAnswersOnlyItsStop(t *testing.T) {
+	h, _ := newHandler(t)
+	m := send(t, h, "MERGE_FAILED nux", maildir.Urgent, "")
+	for _, ev := range []Event{SessionStart, PromptSubmit, PostTool} {
+		a := h.Handle(context.Background(), Copilot, ev, "toast", Input{})
+		if len(a.Output) != 0 || len(a.Errs) != 1 || !strings.Contains(a.Errs[0].Error(), "agentStop") {
+			t.Fatalf("copilot %s: %q %v", ev, a.Output, a.Errs)
+		}
+	}
+	out := string(h.Handle(context.Background(), Copilot, Stop, "toast", Input{}).Output)
+	var v map[string]string
+	if err := json.Unmarshal([]byte(out), &v); err != nil || v["decision"] != "block" || !strings.Contains(v["reason"], m.ID) {
+		t.Fatalf("copilot stop: %s (%v)", out, err)
+	}
+}

@@ -77,6 +77,8 @@ func Check(rt Runtime, dir, agent string, env Env) (ready bool, findings []Findi
 	case Qwen:
 		findings = append(findings, qwenTrust(abs, env)...)
 		findings = append(findings, qwenMCPApproval(abs, env))
+	case Copilot:
+		findings = append(findings, copilotTrust(abs, env))
 	}
 	ready = true
 	for _, f := range findings {
@@ -315,6 +317,26 @@ func qwenMCPApproval(dir string, env Env) Finding {
 		return Finding{false, fmt.Sprintf("Qwen Code's person rejected the project's MCP server mailfs (%s): the mail tools are off there; the hooks still run", path)}
 	}
 	return Finding{false, "Qwen Code runs the project's MCP server mailfs only once approved: start qwen in " + dir + " and approve it when asked (the hooks run meanwhile)"}
+}
+
+// copilotTrust checks that Copilot CLI trusts the folder: it loads a
+// workspace's hooks and MCP servers only in a folder listed (itself or a
+// parent) in trusted_folders of $COPILOT_HOME/config.json (default
+// ~/.copilot), which it asks about at its first start there.
+func copilotTrust(dir string, env Env) Finding {
+	home := env.Getenv("COPILOT_HOME")
+	if home == "" {
+		home = filepath.Join(env.Getenv("HOME"), ".copilot")
+	}
+	path := filepath.Join(home, "config.json")
+	m, _ := readJSONC(path)
+	folders, _ := m["trusted_folders"].([]any)
+	for _, f := range folders {
+		if s, ok := f.(string); ok && (dir == s || strings.HasPrefix(dir, strings.TrimSuffix(s, "/")+"/")) {
+			return Finding{true, "Copilot CLI trusts this folder (" + s + " in " + path + ")"}
+		}
+	}
+	return Finding{false, "Copilot CLI does not trust " + dir + ", so it loads neither .github/hooks nor .github/mcp.json there: start copilot there and trust the folder (or add it to trusted_folders in " + path + "; copilot -p --trust-folder trusts it for one run)"}
 }
 
 // folderTrust checks the folder trust Gemini CLI and Qwen Code share:

@@ -27,10 +27,14 @@ const (
 	Gemini Runtime = "gemini"
 	Codex  Runtime = "codex"
 	Qwen   Runtime = "qwen"
+	// Copilot is GitHub Copilot CLI: its agentStop hook (the one whose
+	// answer reaches the model: a block's reason becomes the next prompt),
+	// the MCP server in .github/mcp.json, the skill.
+	Copilot Runtime = "copilot"
 )
 
 // Runtimes lists them.
-var Runtimes = []Runtime{Claude, Gemini, Codex, Qwen}
+var Runtimes = []Runtime{Claude, Gemini, Codex, Qwen, Copilot}
 
 // Binary is the command each runtime's CLI is installed as, which setup
 // looks for on $PATH to detect it.
@@ -41,6 +45,9 @@ const (
 	KindHooks = "hooks" // the hook commands
 	KindMCP   = "mcp"   // the MCP server
 	KindSkill = "skill" // the Agent Skill
+	// KindMCPJSON is an MCP server in a JSON file of its own kind
+	// (mcpServers), Copilot CLI's workspace .github/mcp.json.
+	KindMCPJSON = "mcp.json"
 )
 
 // A File is one file setup writes for a runtime, relative to the worktree.
@@ -61,8 +68,29 @@ func Files(rt Runtime) []File {
 			{filepath.Join(".agents", "skills", "mailfs", "SKILL.md"), KindSkill}}
 	case Qwen:
 		return []File{{filepath.Join(".qwen", "settings.json"), KindHooks}, {filepath.Join(".qwen", "skills", "mailfs", "SKILL.md"), KindSkill}}
+	case Copilot:
+		return []File{{filepath.Join(".github", "hooks", "mailfs.json"), KindHooks}, {filepath.Join(".github", "mcp.json"), KindMCPJSON},
+			{filepath.Join(".github", "skills", "mailfs", "SKILL.md"), KindSkill}}
 	}
 	return nil
+}
+
+// copilotHooks is .github/hooks/mailfs.json, a file of mailfs's own
+// (Copilot CLI reads every .github/hooks/*.json): only agentStop. Copilot
+// CLI shows the model nothing its sessionStart, userPromptSubmitted or
+// postToolUse hooks print (tried with 1.0.102), and a hook that speaks
+// to no one must not record mail as shown; agentStop's block does reach
+// it (its reason is the next prompt).
+func copilotHooks(bin, agent string) []byte {
+	var entries []any
+	for _, ev := range hookEvents[Copilot] {
+		entries = append(entries, ordered{[]string{"type", "bash", "timeoutSec"}, map[string]any{"type": "command", "bash": Command(bin, Copilot, ev.mailfs, agent), "timeoutSec": 30}})
+	}
+	hooks := map[string]any{}
+	for i, ev := range hookEvents[Copilot] {
+		hooks[ev.runtime] = []any{entries[i]}
+	}
+	return append(marshalIndent(ordered{[]string{"version", "hooks"}, map[string]any{"version": 1, "hooks": hooks}}, "", "  "), '\n')
 }
 
 // mcpArgs are the MCP server's arguments for agent; a shared set-up
@@ -82,10 +110,11 @@ var sharedEnv = []string{"MAILFS_AGENT", "MAILFS_ROOT", "MAILFS_STATE_DIR"}
 // a tool matcher where the event takes one. Codex: the events its
 // hooks.json runs in a real turn (SessionStart, UserPromptSubmit, Stop).
 var hookEvents = map[Runtime][]hookEvent{
-	Claude: {{"session-start", "SessionStart", ""}, {"prompt-submit", "UserPromptSubmit", ""}, {"post-tool", "PostToolUse", "*"}, {"stop", "Stop", ""}},
-	Gemini: {{"session-start", "SessionStart", ""}, {"prompt-submit", "BeforeAgent", ""}, {"post-tool", "AfterTool", ".*"}, {"stop", "AfterAgent", ""}},
-	Codex:  {{"session-start", "SessionStart", ""}, {"prompt-submit", "UserPromptSubmit", ""}, {"stop", "Stop", ""}},
-	Qwen:   {{"session-start", "SessionStart", ""}, {"prompt-submit", "UserPromptSubmit", ""}, {"post-tool", "PostToolUse", "*"}, {"stop", "Stop", ""}},
+	Claude:  {{"session-start", "SessionStart", ""}, {"prompt-submit", "UserPromptSubmit", ""}, {"post-tool", "PostToolUse", "*"}, {"stop", "Stop", ""}},
+	Gemini:  {{"session-start", "SessionStart", ""}, {"prompt-submit", "BeforeAgent", ""}, {"post-tool", "AfterTool", ".*"}, {"stop", "AfterAgent", ""}},
+	Codex:   {{"session-start", "SessionStart", ""}, {"prompt-submit", "UserPromptSubmit", ""}, {"stop", "Stop", ""}},
+	Qwen:    {{"session-start", "SessionStart", ""}, {"prompt-submit", "UserPromptSubmit", ""}, {"post-tool", "PostToolUse", "*"}, {"stop", "Stop", ""}},
+	Copilot: {{"stop", "agentStop", ""}},
 }
 
 // Events lists rt's hook events, as the runtime names them.
@@ -203,6 +232,10 @@ func Plan(rt Runtime, dir, bin, agent string) ([]Change, error) {
 		var data []byte
 		switch f.Kind {
 		case KindHooks:
+			if rt == Copilot {
+				data = copilotHooks(bin, agent)
+				break
+			}
 			data, err = editHooks(old, hookEvents[rt], group(rt, bin, agent))
 			if err == nil && (rt == Gemini || rt == Qwen) {
 				// Both read MCP servers from the same settings file: set up
@@ -218,6 +251,8 @@ func Plan(rt Runtime, dir, bin, agent string) ([]Change, error) {
 				envVars = sharedEnv
 			}
 			data, err = editCodexMCP(old, bin, mcpArgs(agent), envVars)
+		case KindMCPJSON:
+			data, err = editMCPServers(old, bin, mcpArgs(agent))
 		case KindSkill:
 			data = Skill(agent)
 		}
@@ -266,15 +301,7 @@ func Installed(rt Runtime, dir, agent string) (have, missing []string, err error
 			}
 			have, missing = append(have, h...), append(missing, m...)
 			if rt == Gemini || rt == Qwen {
-				var doc struct {
-					MCPServers map[string]struct {
-						Args []any `json:"args"`
-					} `json:"mcpServers"`
-				}
-				if std, err := hujson.Standardize(bytes.Clone(data)); len(data) > 0 && err == nil {
-					json.Unmarshal(std, &doc)
-				}
-				if s, ok := doc.MCPServers["mailfs"]; ok && servesAgent(s.Args, agent) {
+				if mcpJSONServes(data, agent) {
 					have = append(have, "mcpServers.mailfs")
 				} else {
 					missing = append(missing, "mcpServers.mailfs")
@@ -291,6 +318,12 @@ func Installed(rt Runtime, dir, agent string) (have, missing []string, err error
 			} else {
 				missing = append(missing, "mcp_servers.mailfs")
 			}
+		case KindMCPJSON:
+			if mcpJSONServes(data, agent) {
+				have = append(have, "mcpServers.mailfs")
+			} else {
+				missing = append(missing, "mcpServers.mailfs")
+			}
 		case KindSkill:
 			if data != nil {
 				have = append(have, "skill")
@@ -300,6 +333,21 @@ func Installed(rt Runtime, dir, agent string) (have, missing []string, err error
 		}
 	}
 	return have, missing, nil
+}
+
+// mcpJSONServes reports whether a JSON settings file's mcpServers holds
+// mailfs's server for agent.
+func mcpJSONServes(data []byte, agent string) bool {
+	var doc struct {
+		MCPServers map[string]struct {
+			Args []any `json:"args"`
+		} `json:"mcpServers"`
+	}
+	if std, err := hujson.Standardize(bytes.Clone(data)); len(data) > 0 && err == nil {
+		json.Unmarshal(std, &doc)
+	}
+	s, ok := doc.MCPServers["mailfs"]
+	return ok && servesAgent(s.Args, agent)
 }
 
 // servesAgent reports whether an MCP server's args serve agent: they name
@@ -312,6 +360,9 @@ func servesAgent(args []any, agent string) bool {
 // installedHooks reports which of rt's events have mailfs's hook for
 // agent in a settings file's content.
 func installedHooks(rt Runtime, data []byte, agent string) (have, missing []string, err error) {
+	if rt == Copilot {
+		return installedCopilotHooks(data, agent)
+	}
 	var settings struct {
 		Hooks map[string][]struct {
 			Hooks []struct {
@@ -337,6 +388,35 @@ func installedHooks(rt Runtime, data []byte, agent string) (have, missing []stri
 				if named, ok := HookAgent(h.Command); ok && slices.Contains(f, ev.mailfs) && (named == agent || named == "") {
 					found = true
 				}
+			}
+		}
+		if found {
+			have = append(have, ev.runtime)
+		} else {
+			missing = append(missing, ev.runtime)
+		}
+	}
+	return have, missing, nil
+}
+
+// installedCopilotHooks is installedHooks for Copilot CLI's format:
+// {"version": 1, "hooks": {"agentStop": [{"type": "command", "bash": …}]}}.
+func installedCopilotHooks(data []byte, agent string) (have, missing []string, err error) {
+	var file struct {
+		Hooks map[string][]struct {
+			Bash string `json:"bash"`
+		} `json:"hooks"`
+	}
+	if len(data) > 0 {
+		if err := json.Unmarshal(data, &file); err != nil {
+			return nil, nil, fmt.Errorf("not JSON (%v)", err)
+		}
+	}
+	for _, ev := range hookEvents[Copilot] {
+		found := false
+		for _, h := range file.Hooks[ev.runtime] {
+			if named, ok := HookAgent(h.Bash); ok && slices.Contains(strings.Fields(h.Bash), ev.mailfs) && (named == agent || named == "") {
+				found = true
 			}
 		}
 		if found {

@@ -14,7 +14,7 @@ import (
 type hookCmd struct {
 	Event    string        `arg:"" enum:"session-start,prompt-submit,post-tool,stop" help:"session-start, prompt-submit, post-tool or stop."`
 	Agent    string        `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose mail."`
-	Runtime  string        `default:"claude" enum:"claude,codex,gemini,qwen,plain" help:"The format to answer in: claude (Claude Code), codex (Codex), gemini (Gemini CLI), qwen (Qwen Code) or plain text."`
+	Runtime  string        `default:"claude" enum:"claude,codex,gemini,qwen,copilot,plain" help:"The format to answer in: claude (Claude Code), codex (Codex), gemini (Gemini CLI), qwen (Qwen Code), copilot (Copilot CLI: the stop event only) or plain text."`
 	Budget   time.Duration `default:"3s" placeholder:"D" help:"Stop after this long, reading the event included, and say what was had."`
 	Every    time.Duration `default:"2m" placeholder:"D" help:"post-tool: check at most once per D for each agent."`
 	MaxBytes int           `name:"max-bytes" default:"9000" placeholder:"N" help:"Print at most N bytes (at least 1024), counted as the runtime receives them (Claude Code shows at most 10,000 characters)."`

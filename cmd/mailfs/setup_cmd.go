@@ -21,7 +21,7 @@ import (
 )
 
 type setupCmd struct {
-	Runtime string `arg:"" optional:"" enum:"claude,gemini,codex,qwen,plugin," default:"" help:"claude (Claude Code), gemini (Gemini CLI), codex (Codex), qwen (Qwen Code), or plugin (a Claude Code plugin folder). Default: every one of claude, gemini, codex and qwen found on $PATH."`
+	Runtime string `arg:"" optional:"" enum:"claude,gemini,codex,qwen,copilot,plugin," default:"" help:"claude (Claude Code), gemini (Gemini CLI), codex (Codex), qwen (Qwen Code), copilot (GitHub Copilot CLI), or plugin (a Claude Code plugin folder). Default: every one of claude, gemini, codex, qwen and copilot found on $PATH."`
 	Agent   string `env:"MAILFS_AGENT" placeholder:"NAME" help:"The agent that works in this worktree."`
 	Dir     string `default:"." type:"path" placeholder:"WORKTREE" help:"The agent's worktree, where the runtime's project settings live."`
 	Command string `default:"mailfs" placeholder:"PATH" help:"How the hooks run mailfs (a path, if it is not on the agent's PATH)."`
@@ -49,8 +49,12 @@ func (c *setupCmd) Help() string {
           and Stop hooks running "mailfs hook EVENT AGENT --runtime qwen",
           and the MCP server "mailfs mcp --agent AGENT" (mcpServers);
           .qwen/skills/mailfs/SKILL.md
+  copilot .github/hooks/mailfs.json: the agentStop hook running "mailfs hook
+          stop AGENT --runtime copilot" (the only hook whose answer Copilot
+          CLI shows the model: a block's reason becomes the next prompt);
+          .github/mcp.json: the MCP server; .github/skills/mailfs/SKILL.md
 
-With no runtime, it sets up each of claude, gemini, codex and qwen found on
+With no runtime, it sets up each of claude, gemini, codex, qwen and copilot found on
 $PATH. The skill (SKILL.md) teaches the agent the mailfs commands without
 costing it a tool definition on every turn.
 
