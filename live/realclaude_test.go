@@ -30,12 +30,12 @@ var buildOnce = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "mailfs")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/mailfs/mailfs/cmd/mailfs").CombinedOutput()
+	// mailfs, and beside it mailfs-mcp, which "mailfs mcp" runs.
+	out, err := exec.Command("go", "build", "-o", dir+"/", "github.com/mailfs/mailfs/cmd/mailfs", "github.com/mailfs/mailfs/cmd/mailfs-mcp").CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
 	}
-	return bin, nil
+	return filepath.Join(dir, "mailfs"), nil
 })
 
 // town is one test's Claude Code session set-up: a project with a root,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -79,6 +80,18 @@ func Check(rt Runtime, dir, agent string, env Env) (ready bool, findings []Findi
 		findings = append(findings, qwenMCPApproval(abs, env))
 	case Copilot:
 		findings = append(findings, copilotTrust(abs, env))
+	case OpenCode:
+		// The plugin runs mailfs as BIN names it.
+		if _, data, err := ReadTarget(filepath.Join(abs, ".opencode", "plugins", "mailfs.js")); err == nil && data != nil {
+			if m := pluginBin.FindSubmatch(data); m != nil {
+				var bin string
+				if json.Unmarshal(m[1], &bin) == nil {
+					if f, ok := resolves(shellQuote(bin)+" hook", abs, env); !ok {
+						findings = append(findings, f)
+					}
+				}
+			}
+		}
 	}
 	ready = true
 	for _, f := range findings {
@@ -318,6 +331,9 @@ func qwenMCPApproval(dir string, env Env) Finding {
 	}
 	return Finding{false, "Qwen Code runs the project's MCP server mailfs only once approved: start qwen in " + dir + " and approve it when asked (the hooks run meanwhile)"}
 }
+
+// pluginBin finds the command OpenCode's mailfs plugin runs.
+var pluginBin = regexp.MustCompile(`(?m)^const BIN = ("(?:[^"\\]|\\.)*")$`)
 
 // copilotTrust checks that Copilot CLI trusts the folder: it loads a
 // workspace's hooks and MCP servers only in a folder listed (itself or a

@@ -308,3 +308,88 @@ func editMCPServers(old []byte, command string, args []string) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// editOpenCodeMCP registers mailfs's MCP server in an opencode.json, in
+// place: "mcp": {"mailfs": {"type": "local", "command": [bin, args…],
+// "enabled": true}}, the user's own keys in mailfs's entry and everything
+// else in the file kept, comments included.
+func editOpenCodeMCP(old []byte, command string, args []string) ([]byte, error) {
+	if len(bytes.TrimSpace(old)) == 0 {
+		old = []byte("{\n  \"$schema\": \"https://opencode.ai/config.json\"\n}\n")
+	}
+	v, err := hujson.Parse(old)
+	if err != nil {
+		return nil, fmt.Errorf("not JSON (%v)", err)
+	}
+	root, ok := v.Value.(*hujson.Object)
+	if !ok {
+		return nil, errors.New("not a JSON object")
+	}
+	unit := indentUnit(old)
+	cmd := append([]string{command}, args...)
+	server := ordered{[]string{"type", "command", "enabled"}, map[string]any{"type": "local", "command": cmd, "enabled": true}}
+	servers := member(root, "mcp")
+	switch {
+	case servers == nil:
+		root.Members = append(root.Members, newMember("mcp", map[string]any{"mailfs": server}, 1, unit))
+	default:
+		obj, ok := servers.Value.(*hujson.Object)
+		if !ok {
+			return nil, errors.New(`"mcp" is not an object`)
+		}
+		entry := member(obj, "mailfs")
+		if entry == nil {
+			obj.Members = append(obj.Members, newMember("mailfs", server, 2, unit))
+			break
+		}
+		eobj, ok := entry.Value.(*hujson.Object)
+		if !ok {
+			return nil, errors.New(`"mcp.mailfs" is not an object`)
+		}
+		for _, k := range server.keys {
+			if m := member(eobj, k); m != nil {
+				m.Value = newValue(server.m[k], 3, unit).Value
+			} else {
+				eobj.Members = append(eobj.Members, newMember(k, server.m[k], 3, unit))
+			}
+		}
+	}
+	v.UpdateOffsets()
+	out := v.Pack()
+	if !openCodeServesCommand(out, cmd) {
+		return nil, errors.New("could not be edited in place (the server did not read back)")
+	}
+	return out, nil
+}
+
+// openCodeMCP reads opencode.json's mailfs entry's command.
+func openCodeMCP(data []byte) []string {
+	var doc struct {
+		MCP map[string]struct {
+			Command []string `json:"command"`
+		} `json:"mcp"`
+	}
+	std, err := hujson.Standardize(bytes.Clone(data))
+	if err != nil || json.Unmarshal(std, &doc) != nil {
+		return nil
+	}
+	return doc.MCP["mailfs"].Command
+}
+
+func openCodeServesCommand(data []byte, cmd []string) bool {
+	return slices.Equal(openCodeMCP(data), cmd)
+}
+
+// openCodeServes reports whether opencode.json's mailfs server serves
+// agent.
+func openCodeServes(data []byte, agent string) bool {
+	cmd := openCodeMCP(data)
+	if len(cmd) < 2 {
+		return false
+	}
+	args := make([]any, len(cmd)-1)
+	for i, a := range cmd[1:] {
+		args[i] = a
+	}
+	return servesAgent(args, agent)
+}

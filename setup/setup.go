@@ -31,10 +31,15 @@ const (
 	// answer reaches the model: a block's reason becomes the next prompt),
 	// the MCP server in .github/mcp.json, the skill.
 	Copilot Runtime = "copilot"
+	// OpenCode: the MCP server in opencode.json and a plugin of mailfs's
+	// own (.opencode/plugins/mailfs.js) that shows mail at each prompt and
+	// after tools, holds an idle session while urgent mail waits, and runs
+	// the session's live deliverer.
+	OpenCode Runtime = "opencode"
 )
 
 // Runtimes lists them.
-var Runtimes = []Runtime{Claude, Gemini, Codex, Qwen, Copilot}
+var Runtimes = []Runtime{Claude, Gemini, Codex, Qwen, Copilot, OpenCode}
 
 // Binary is the command each runtime's CLI is installed as, which setup
 // looks for on $PATH to detect it.
@@ -48,6 +53,10 @@ const (
 	// KindMCPJSON is an MCP server in a JSON file of its own kind
 	// (mcpServers), Copilot CLI's workspace .github/mcp.json.
 	KindMCPJSON = "mcp.json"
+	// KindOpenCode is opencode.json's "mcp" entry, and KindPlugin a file
+	// setup owns whole (OpenCode's plugin).
+	KindOpenCode = "opencode.json"
+	KindPlugin   = "plugin"
 )
 
 // A File is one file setup writes for a runtime, relative to the worktree.
@@ -71,6 +80,9 @@ func Files(rt Runtime) []File {
 	case Copilot:
 		return []File{{filepath.Join(".github", "hooks", "mailfs.json"), KindHooks}, {filepath.Join(".github", "mcp.json"), KindMCPJSON},
 			{filepath.Join(".github", "skills", "mailfs", "SKILL.md"), KindSkill}}
+	case OpenCode:
+		return []File{{"opencode.json", KindOpenCode}, {filepath.Join(".opencode", "plugins", "mailfs.js"), KindPlugin},
+			{filepath.Join(".opencode", "skill", "mailfs", "SKILL.md"), KindSkill}}
 	}
 	return nil
 }
@@ -197,6 +209,25 @@ var ours = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|
 //go:embed assets/SKILL.md
 var skill string
 
+//go:embed assets/opencode-plugin.js
+var openCodePlugin string
+
+// OpenCodePlugin is mailfs's OpenCode plugin for agent ("" reads
+// $MAILFS_AGENT in each session), running bin.
+func OpenCodePlugin(bin, agent string) []byte {
+	b, _ := json.Marshal(bin)
+	a, _ := json.Marshal(agent)
+	return []byte(strings.NewReplacer("__BIN__", string(b), "__AGENT__", string(a)).Replace(openCodePlugin))
+}
+
+// pluginServes reports whether an OpenCode plugin file is mailfs's, for
+// agent (or for whichever agent $MAILFS_AGENT names).
+func pluginServes(data []byte, agent string) bool {
+	s := string(data)
+	a, _ := json.Marshal(agent)
+	return strings.Contains(s, "mailfs for OpenCode") && (strings.Contains(s, "const AGENT = "+string(a)+" ||") || strings.Contains(s, `const AGENT = "" ||`))
+}
+
 // Skill is the Agent Skill (SKILL.md) that teaches agent the mailfs
 // commands; agent "" writes $MAILFS_AGENT.
 func Skill(agent string) []byte {
@@ -253,6 +284,10 @@ func Plan(rt Runtime, dir, bin, agent string) ([]Change, error) {
 			data, err = editCodexMCP(old, bin, mcpArgs(agent), envVars)
 		case KindMCPJSON:
 			data, err = editMCPServers(old, bin, mcpArgs(agent))
+		case KindOpenCode:
+			data, err = editOpenCodeMCP(old, bin, mcpArgs(agent))
+		case KindPlugin:
+			data = OpenCodePlugin(bin, agent)
 		case KindSkill:
 			data = Skill(agent)
 		}
@@ -317,6 +352,18 @@ func Installed(rt Runtime, dir, agent string) (have, missing []string, err error
 				have = append(have, "mcp_servers.mailfs")
 			} else {
 				missing = append(missing, "mcp_servers.mailfs")
+			}
+		case KindOpenCode:
+			if openCodeServes(data, agent) {
+				have = append(have, "mcp.mailfs")
+			} else {
+				missing = append(missing, "mcp.mailfs")
+			}
+		case KindPlugin:
+			if pluginServes(data, agent) {
+				have = append(have, "plugin")
+			} else {
+				missing = append(missing, "plugin")
 			}
 		case KindMCPJSON:
 			if mcpJSONServes(data, agent) {

@@ -16,10 +16,11 @@ import (
 )
 
 type liveCmd struct {
-	Claude liveClaudeCmd `cmd:"" help:"Deliver to the Claude Code session this runs under (its async SessionStart hook)."`
-	Qwen   liveQwenCmd   `cmd:"" help:"Deliver to the Qwen Code session this runs under (its SessionStart hook), or to one named by pid."`
-	Tmux   liveTmuxCmd   `cmd:"" help:"Deliver to an agent in a tmux pane, by typing a doorbell into it."`
-	List   liveListCmd   `cmd:"" help:"List the running deliverers: which session each serves, what it rang, what waits."`
+	Claude   liveClaudeCmd   `cmd:"" help:"Deliver to the Claude Code session this runs under (its async SessionStart hook)."`
+	Qwen     liveQwenCmd     `cmd:"" help:"Deliver to the Qwen Code session this runs under (its SessionStart hook), or to one named by pid."`
+	Tmux     liveTmuxCmd     `cmd:"" help:"Deliver to an agent in a tmux pane, by typing a doorbell into it."`
+	OpenCode liveOpenCodeCmd `cmd:"" name:"opencode" help:"Deliver to an OpenCode session, through mailfs's OpenCode plugin (which starts it)."`
+	List     liveListCmd     `cmd:"" help:"List the running deliverers: which session each serves, what it rang, what waits."`
 }
 
 func (c *liveCmd) Help() string {
@@ -170,6 +171,33 @@ func (c *liveQwenCmd) Run(a *app) error {
 		return nil
 	}
 	return err
+}
+
+type liveOpenCodeCmd struct {
+	liveFlags
+	Session string `required:"" placeholder:"ID" help:"The OpenCode session id (the plugin gives it)."`
+}
+
+func (c *liveOpenCodeCmd) Help() string {
+	return `Started by mailfs's OpenCode plugin (.opencode/plugins/mailfs.js, which
+"mailfs setup opencode" writes) at a session's first prompt, with pipes for
+its standard input and output: it writes each doorbell as a JSON line, the
+plugin hands it to the session (an idle session starts a turn, a busy one
+takes it after its running tool call) and answers on standard input, and
+tells it the session's status. When OpenCode exits the pipe closes and the
+deliverer ends. Run by hand it has no plugin to answer it: use it through
+the plugin.`
+}
+
+func (c *liveOpenCodeCmd) Run(a *app) error {
+	if liveOff() {
+		return nil
+	}
+	proc, err := live.ProcessOf(os.Getppid())
+	if err != nil {
+		proc = live.Process{}
+	}
+	return c.deliver(a, live.NewOpenCodeDoor(c.Session, proc, a.in, a.out))
 }
 
 type liveTmuxCmd struct {

@@ -79,7 +79,15 @@ func main() {
 	}
 	ctx, stop := context.Background(), context.CancelFunc(func() {})
 	if !isBrief(args) { // long-running commands stop cleanly on ^C
-		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+		// A hangup (the terminal, or the tmux server, a session ran in
+		// going away) stops cleanly too, so a deliverer keeps its receipts
+		// and leaves no lock; unless it was started under nohup, which
+		// asks for the hangup to be ignored.
+		if !signal.Ignored(syscall.SIGHUP) {
+			sigs = append(sigs, syscall.SIGHUP)
+		}
+		ctx, stop = signal.NotifyContext(ctx, sigs...)
 	}
 	code := run(ctx, args, io)
 	stop()

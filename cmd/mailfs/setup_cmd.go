@@ -21,7 +21,7 @@ import (
 )
 
 type setupCmd struct {
-	Runtime string `arg:"" optional:"" enum:"claude,gemini,codex,qwen,copilot,plugin," default:"" help:"claude (Claude Code), gemini (Gemini CLI), codex (Codex), qwen (Qwen Code), copilot (GitHub Copilot CLI), or plugin (a Claude Code plugin folder). Default: every one of claude, gemini, codex, qwen and copilot found on $PATH."`
+	Runtime string `arg:"" optional:"" enum:"claude,gemini,codex,qwen,copilot,opencode,plugin," default:"" help:"claude (Claude Code), gemini (Gemini CLI), codex (Codex), qwen (Qwen Code), copilot (GitHub Copilot CLI), opencode (OpenCode), or plugin (a Claude Code plugin folder). Default: every one of claude, gemini, codex, qwen, copilot and opencode found on $PATH."`
 	Agent   string `env:"MAILFS_AGENT" placeholder:"NAME" help:"The agent that works in this worktree."`
 	Dir     string `default:"." type:"path" placeholder:"WORKTREE" help:"The agent's worktree, where the runtime's project settings live."`
 	Command string `default:"mailfs" placeholder:"PATH" help:"How the hooks run mailfs (a path, if it is not on the agent's PATH)."`
@@ -53,8 +53,14 @@ func (c *setupCmd) Help() string {
           stop AGENT --runtime copilot" (the only hook whose answer Copilot
           CLI shows the model: a block's reason becomes the next prompt);
           .github/mcp.json: the MCP server; .github/skills/mailfs/SKILL.md
+  opencode opencode.json: the MCP server (mcp.mailfs);
+          .opencode/plugins/mailfs.js: mail at each prompt (the first one's
+          with the session-start reminder), urgent news after tools, a new
+          turn when the session goes idle with urgent mail waiting, and the
+          session's live deliverer ("mailfs live opencode");
+          .opencode/skill/mailfs/SKILL.md
 
-With no runtime, it sets up each of claude, gemini, codex, qwen and copilot found on
+With no runtime, it sets up each of claude, gemini, codex, qwen, copilot and opencode found on
 $PATH. The skill (SKILL.md) teaches the agent the mailfs commands without
 costing it a tool definition on every turn.
 
