@@ -315,7 +315,7 @@ func liveState(s *maildir.Store, agent, dir string, warn func(error)) string {
 		}
 	}
 	if len(running) == 0 {
-		return "on; no deliverer runs for " + agent + " now (a Claude Code or Qwen Code session set up by mailfs setup starts one; mailfs live tmux for others)" + held
+		return "on; no deliverer runs for " + agent + " now (a Claude Code, Qwen Code or OpenCode session set up by mailfs setup starts one; mailfs live tmux for others)" + held
 	}
 	return fmt.Sprintf("on; %d deliverer(s) running: %s", len(running), strings.Join(running, "; ")) + held
 }
