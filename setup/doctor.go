@@ -80,9 +80,13 @@ func Check(rt Runtime, dir, agent string, env Env) (ready bool, findings []Findi
 		findings = append(findings, qwenMCPApproval(abs, env))
 	case Copilot:
 		findings = append(findings, copilotTrust(abs, env))
-	case OpenCode:
+	case OpenCode, Pi:
 		// The plugin runs mailfs as BIN names it.
-		if _, data, err := ReadTarget(filepath.Join(abs, ".opencode", "plugins", "mailfs.js")); err == nil && data != nil {
+		plugin := filepath.Join(abs, ".opencode", "plugins", "mailfs.js")
+		if rt == Pi {
+			plugin = filepath.Join(abs, ".pi", "extensions", "mailfs.ts")
+		}
+		if _, data, err := ReadTarget(plugin); err == nil && data != nil {
 			if m := pluginBin.FindSubmatch(data); m != nil {
 				var bin string
 				if json.Unmarshal(m[1], &bin) == nil {
@@ -333,7 +337,7 @@ func qwenMCPApproval(dir string, env Env) Finding {
 }
 
 // pluginBin finds the command OpenCode's mailfs plugin runs.
-var pluginBin = regexp.MustCompile(`(?m)^const BIN = ("(?:[^"\\]|\\.)*")$`)
+var pluginBin = regexp.MustCompile(`(?m)^const BIN(?:: string)? = ("(?:[^"\\]|\\.)*")$`)
 
 // copilotTrust checks that Copilot CLI trusts the folder: it loads a
 // workspace's hooks and MCP servers only in a folder listed (itself or a

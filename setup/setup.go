@@ -36,10 +36,13 @@ const (
 	// after tools, holds an idle session while urgent mail waits, and runs
 	// the session's live deliverer.
 	OpenCode Runtime = "opencode"
+	// Pi: an extension of mailfs's own (.pi/extensions/mailfs.ts), as
+	// OpenCode's plugin, and the skill; pi has no MCP by design.
+	Pi Runtime = "pi"
 )
 
 // Runtimes lists them.
-var Runtimes = []Runtime{Claude, Gemini, Codex, Qwen, Copilot, OpenCode}
+var Runtimes = []Runtime{Claude, Gemini, Codex, Qwen, Copilot, OpenCode, Pi}
 
 // Binary is the command each runtime's CLI is installed as, which setup
 // looks for on $PATH to detect it.
@@ -83,6 +86,8 @@ func Files(rt Runtime) []File {
 	case OpenCode:
 		return []File{{"opencode.json", KindOpenCode}, {filepath.Join(".opencode", "plugins", "mailfs.js"), KindPlugin},
 			{filepath.Join(".opencode", "skill", "mailfs", "SKILL.md"), KindSkill}}
+	case Pi:
+		return []File{{filepath.Join(".pi", "extensions", "mailfs.ts"), KindPlugin}, {filepath.Join(".pi", "skills", "mailfs", "SKILL.md"), KindSkill}}
 	}
 	return nil
 }
@@ -212,6 +217,17 @@ var skill string
 //go:embed assets/opencode-plugin.js
 var openCodePlugin string
 
+//go:embed assets/pi-extension.ts
+var piExtension string
+
+// PiExtension is mailfs's pi extension for agent ("" reads $MAILFS_AGENT
+// in each session), running bin.
+func PiExtension(bin, agent string) []byte {
+	b, _ := json.Marshal(bin)
+	a, _ := json.Marshal(agent)
+	return []byte(strings.NewReplacer("__BIN__", string(b), "__AGENT__", string(a)).Replace(piExtension))
+}
+
 // OpenCodePlugin is mailfs's OpenCode plugin for agent ("" reads
 // $MAILFS_AGENT in each session), running bin.
 func OpenCodePlugin(bin, agent string) []byte {
@@ -225,7 +241,8 @@ func OpenCodePlugin(bin, agent string) []byte {
 func pluginServes(data []byte, agent string) bool {
 	s := string(data)
 	a, _ := json.Marshal(agent)
-	return strings.Contains(s, "mailfs for OpenCode") && (strings.Contains(s, "const AGENT = "+string(a)+" ||") || strings.Contains(s, `const AGENT = "" ||`))
+	return (strings.Contains(s, "mailfs for OpenCode") || strings.Contains(s, "mailfs for pi")) &&
+		(strings.Contains(s, "AGENT = "+string(a)+" ||") || strings.Contains(s, `AGENT = "" ||`) || strings.Contains(s, "AGENT: string = "+string(a)+" ||") || strings.Contains(s, `AGENT: string = "" ||`))
 }
 
 // Skill is the Agent Skill (SKILL.md) that teaches agent the mailfs
@@ -288,6 +305,9 @@ func Plan(rt Runtime, dir, bin, agent string) ([]Change, error) {
 			data, err = editOpenCodeMCP(old, bin, mcpArgs(agent))
 		case KindPlugin:
 			data = OpenCodePlugin(bin, agent)
+			if rt == Pi {
+				data = PiExtension(bin, agent)
+			}
 		case KindSkill:
 			data = Skill(agent)
 		}

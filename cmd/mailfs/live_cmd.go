@@ -20,6 +20,8 @@ type liveCmd struct {
 	Qwen     liveQwenCmd     `cmd:"" help:"Deliver to the Qwen Code session this runs under (its SessionStart hook), or to one named by pid."`
 	Tmux     liveTmuxCmd     `cmd:"" help:"Deliver to an agent in a tmux pane, by typing a doorbell into it."`
 	OpenCode liveOpenCodeCmd `cmd:"" name:"opencode" help:"Deliver to an OpenCode session, through mailfs's OpenCode plugin (which starts it)."`
+	Pi       livePiCmd       `cmd:"" name:"pi" help:"Deliver to a pi session, through mailfs's pi extension (which starts it)."`
+	Seen     liveSeenCmd     `cmd:"" help:"Record as delivered the doorbells whose ring marks standard input holds (what a runtime's plugin sent the model)."`
 	List     liveListCmd     `cmd:"" help:"List the running deliverers: which session each serves, what it rang, what waits."`
 }
 
@@ -189,7 +191,11 @@ deliverer ends. Run by hand it has no plugin to answer it: use it through
 the plugin.`
 }
 
-func (c *liveOpenCodeCmd) Run(a *app) error {
+func (c *liveOpenCodeCmd) Run(a *app) error { return c.pipe(a, "opencode", c.Session) }
+
+// pipe delivers to runtime's session id through the plugin that started
+// this process, over its standard input and output.
+func (f *liveFlags) pipe(a *app, runtime, id string) error {
 	if liveOff() {
 		return nil
 	}
@@ -197,7 +203,57 @@ func (c *liveOpenCodeCmd) Run(a *app) error {
 	if err != nil {
 		proc = live.Process{}
 	}
-	return c.deliver(a, live.NewOpenCodeDoor(c.Session, proc, a.in, a.out))
+	return f.deliver(a, live.NewPipeDoor(runtime, id, proc, a.in, a.out))
+}
+
+type livePiCmd struct {
+	liveFlags
+	Session string `required:"" placeholder:"ID" help:"The pi session (the extension gives it)."`
+}
+
+func (c *livePiCmd) Help() string {
+	return `Started by mailfs's pi extension (.pi/extensions/mailfs.ts, which "mailfs
+setup pi" writes) when a session starts, with pipes for its standard input
+and output, as "mailfs live opencode" is by OpenCode's plugin: each
+doorbell goes to the session as a user message (steered into a busy turn,
+after its running tool call), and the deliverer ends when pi does.`
+}
+
+func (c *livePiCmd) Run(a *app) error { return c.pipe(a, "pi", c.Session) }
+
+type liveSeenCmd struct {
+	Agent string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose doorbells."`
+}
+
+func (c *liveSeenCmd) Help() string {
+	return `Reads text from standard input (at most 1 MiB), finds the agent's doorbells
+in it by their ring marks, and records them as taken in by the session: the
+evidence "delivered" is said on (see "mailfs live"). mailfs's pi extension
+runs it on what each model request carries; a prompt hook does the same on
+its own. Nothing is printed; the exit status is 0 whatever it finds.`
+}
+
+func (c *liveSeenCmd) Run(a *app) error {
+	agent, err := needAgent(c.Agent)
+	if err == nil {
+		agent, err = maildir.ParseAgent(agent)
+	}
+	if err != nil {
+		return err
+	}
+	data, err := io.ReadAll(io.LimitReader(a.in, 1<<20))
+	if err != nil {
+		return err
+	}
+	nonces := hook.RingNonces(agent, string(data))
+	if len(nonces) == 0 {
+		return nil
+	}
+	s, err := a.open()
+	if err != nil {
+		return err
+	}
+	return live.Confirm(s, agent, nonces)
 }
 
 type liveTmuxCmd struct {

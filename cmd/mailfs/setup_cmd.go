@@ -21,7 +21,7 @@ import (
 )
 
 type setupCmd struct {
-	Runtime string `arg:"" optional:"" enum:"claude,gemini,codex,qwen,copilot,opencode,plugin," default:"" help:"claude (Claude Code), gemini (Gemini CLI), codex (Codex), qwen (Qwen Code), copilot (GitHub Copilot CLI), opencode (OpenCode), or plugin (a Claude Code plugin folder). Default: every one of claude, gemini, codex, qwen, copilot and opencode found on $PATH."`
+	Runtime string `arg:"" optional:"" enum:"claude,gemini,codex,qwen,copilot,opencode,pi,plugin," default:"" help:"claude (Claude Code), gemini (Gemini CLI), codex (Codex), qwen (Qwen Code), copilot (GitHub Copilot CLI), opencode (OpenCode), pi, or plugin (a Claude Code plugin folder). Default: every one of claude, gemini, codex, qwen, copilot, opencode and pi found on $PATH."`
 	Agent   string `env:"MAILFS_AGENT" placeholder:"NAME" help:"The agent that works in this worktree."`
 	Dir     string `default:"." type:"path" placeholder:"WORKTREE" help:"The agent's worktree, where the runtime's project settings live."`
 	Command string `default:"mailfs" placeholder:"PATH" help:"How the hooks run mailfs (a path, if it is not on the agent's PATH)."`
@@ -59,8 +59,12 @@ func (c *setupCmd) Help() string {
           turn when the session goes idle with urgent mail waiting, and the
           session's live deliverer ("mailfs live opencode");
           .opencode/skill/mailfs/SKILL.md
+  pi      .pi/extensions/mailfs.ts: as OpenCode's plugin (mail before each
+          turn, urgent news after tools, a new turn at the end of one while
+          urgent mail waits, the live deliverer "mailfs live pi");
+          .pi/skills/mailfs/SKILL.md (pi has no MCP, by design)
 
-With no runtime, it sets up each of claude, gemini, codex, qwen, copilot and opencode found on
+With no runtime, it sets up each of claude, gemini, codex, qwen, copilot, opencode and pi found on
 $PATH. The skill (SKILL.md) teaches the agent the mailfs commands without
 costing it a tool definition on every turn.
 

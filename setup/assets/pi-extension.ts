@@ -1,0 +1,111 @@
+// mailfs for pi: mail and nudges between agents. Written by "mailfs setup
+// pi"; a second run rewrites it, so edit the command line that wrote it,
+// not this file.
+//
+// When a session starts it starts the session's live deliverer ("mailfs
+// live pi", a child whose pipes are its doorbell line: it ends when pi
+// does). Before each turn it adds the session-start reminder (the first
+// turn) or the prompt hook's; after each tool call, urgent news; when a
+// turn ends with urgent mail waiting, a new turn saying so (bounded: never
+// more than three in a row). Each request to the model is shown to "mailfs
+// live seen", which confirms the doorbells it carries. pi has no MCP by
+// design: the skill teaches the mailfs commands.
+import { spawn } from "node:child_process"
+
+const BIN: string = __BIN__
+const AGENT: string = __AGENT__ || process.env.MAILFS_AGENT || ""
+const LIMIT = 64 * 1024
+
+// run runs mailfs with args and input on standard input, and resolves to
+// what it printed ("" on any failure).
+function run(args: string[], input: string): Promise<string> {
+  return new Promise((resolve) => {
+    if (!AGENT) return resolve("")
+    let out = ""
+    const p = spawn(BIN, args, { stdio: ["pipe", "pipe", "inherit"] })
+    const timer = setTimeout(() => p.kill(), 15000)
+    p.stdout.on("data", (d) => {
+      if (out.length < LIMIT) out += d
+    })
+    p.on("error", () => {
+      clearTimeout(timer)
+      resolve("")
+    })
+    p.on("close", () => {
+      clearTimeout(timer)
+      resolve(out.trim())
+    })
+    p.stdin.on("error", () => {})
+    p.stdin.end(input)
+  })
+}
+
+const hook = (event: string, payload: object) => run(["hook", event, AGENT, "--runtime", "plain"], JSON.stringify(payload))
+
+export default function (pi: any) {
+  let first = true
+  let busy = false
+  let deliverer: any = null
+
+  const status = (s: string) => deliverer && deliverer.stdin.write(JSON.stringify({ type: "status", status: s }) + "\n")
+  const start = (id: string) => {
+    if (deliverer || !AGENT || /^(off|0|false|no)$/i.test(process.env.MAILFS_LIVE || "")) return
+    const p = spawn(BIN, ["live", "pi", AGENT, "--session", id], { stdio: ["pipe", "pipe", "inherit"] })
+    deliverer = p
+    p.on("error", () => (deliverer = null))
+    p.on("close", () => (deliverer = null))
+    p.stdin.on("error", () => {})
+    let buf = ""
+    p.stdout.on("data", (d: Buffer) => {
+      buf += d
+      let i
+      while ((i = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, i)
+        buf = buf.slice(i + 1)
+        let m: any
+        try {
+          m = JSON.parse(line)
+        } catch {
+          continue
+        }
+        if (m.type !== "ring") continue
+        try {
+          if (busy) pi.sendUserMessage(m.text, { deliverAs: "steer" })
+          else pi.sendUserMessage(m.text)
+          p.stdin.write(JSON.stringify({ type: "rung", id: m.id }) + "\n")
+        } catch (e) {
+          p.stdin.write(JSON.stringify({ type: "rung", id: m.id, error: String(e) }) + "\n")
+        }
+      }
+    })
+    status(busy ? "busy" : "idle")
+  }
+
+  pi.on("session_start", async (_event: any, ctx: any) => {
+    const file = ctx.sessionManager && ctx.sessionManager.getSessionFile && ctx.sessionManager.getSessionFile()
+    start(file ? String(file).replace(/^.*\//, "").replace(/\.jsonl$/, "") : "pi-" + process.pid)
+  })
+  pi.on("agent_start", async () => {
+    busy = true
+    status("busy")
+  })
+  pi.on("before_agent_start", async (event: any) => {
+    const add = await hook(first ? "session-start" : "prompt-submit", { prompt: event.prompt || "", source: "startup" })
+    first = false
+    if (add) return { message: { customType: "mailfs", content: add, display: false } }
+  })
+  pi.on("context", async (event: any) => {
+    const text = JSON.stringify(event.messages || [])
+    if (text.includes("mailfs doorbell for ")) await run(["live", "seen", AGENT], text)
+  })
+  pi.on("tool_result", async (event: any) => {
+    const add = await hook("post-tool", {})
+    if (add) return { content: [...(event.content || []), { type: "text", text: add }] }
+  })
+  pi.on("agent_end", async () => {
+    busy = false
+    status("idle")
+    const hold = await hook("stop", {})
+    if (hold) pi.sendUserMessage(hold, { deliverAs: "followUp" })
+  })
+}
