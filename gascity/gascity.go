@@ -10,6 +10,12 @@
 // failure exits 1 with the reason on stderr. Ids arrive without a mailbox
 // and are found across every mailbox and archive; an id that could lead
 // outside the root is refused.
+//
+// It also knows how Gas City finds its city ([CityRoot], city.go): every
+// agent of a city shares one root, wherever in the city (and in which
+// rig) it works, so the programs that open a town for Gas City resolve
+// the root through it. Run is given the opener, so this package imports
+// no program's glue.
 package gascity
 
 import (
@@ -21,7 +27,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mailfs/mailfs/internal/town"
 	"github.com/mailfs/mailfs/maildir"
 )
 
@@ -71,7 +76,11 @@ var errGone = errors.New("gc-mail-error:not-found")
 // city's, found as Gas City finds its city (see CityRoot), so that mail never
 // splits by working directory or rig; else the nearest .chipset above the
 // working directory.
-func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+//
+// open opens the town's store, with the city's root (the program that
+// serves Gas City gives it: cmd/mailfs's town.Open with City set, which
+// resolves the root with CityRoot).
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, open func(warn func(error)) (*maildir.Store, error)) (code int) {
 	defer func() {
 		if r := recover(); r != nil { // a panic would exit 2, which means "unknown op"
 			fmt.Fprintf(stderr, "mailfs: gascity: internal error: %v\n", r)
@@ -95,7 +104,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintf(stderr, "mailfs: gascity: %s needs an argument\n", op)
 		return 1
 	}
-	s, _, err := town.Open(town.Config{City: true, Warn: func(err error) { fmt.Fprintf(stderr, "mailfs: warning: %v\n", err) }})
+	s, err := open(func(err error) { fmt.Fprintf(stderr, "mailfs: warning: %v\n", err) })
 	if err != nil {
 		fmt.Fprintf(stderr, "mailfs: gascity: %v\n", err)
 		return 1

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mailfs/mailfs/maildir"
 )
 
 func touch(t *testing.T, path string) {
@@ -14,6 +16,23 @@ func touch(t *testing.T, path string) {
 	if err := os.WriteFile(path, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// openTown opens the store as the mailfs programs do for Gas City
+// (cmd/internal/town.GasCity): $MAILFS_ROOT, else the city's root, else
+// the nearest .chipset above the working directory.
+func openTown(func(error)) (*maildir.Store, error) {
+	root := os.Getenv("MAILFS_ROOT")
+	if root == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		if root = CityRoot(os.Getenv, wd, nil); root == "" {
+			root = maildir.FindRoot(wd)
+		}
+	}
+	return maildir.Open(root)
 }
 
 // Agents working in different rigs of one city share one root: mail sent
@@ -28,7 +47,7 @@ func TestOneCityOneRoot(t *testing.T) {
 		os.MkdirAll(wd, 0o755)
 		t.Chdir(wd)
 		var out, errb bytes.Buffer
-		if code := Run(args, strings.NewReader(stdin), &out, &errb); code != 0 {
+		if code := Run(args, strings.NewReader(stdin), &out, &errb, openTown); code != 0 {
 			t.Fatalf("%v in %s: %d %s", args, wd, code, errb.String())
 		}
 		return out.String()

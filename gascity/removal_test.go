@@ -22,7 +22,7 @@ func TestRemovedMeansGone(t *testing.T) {
 	t.Setenv("MAILFS_ROOT", filepath.Join(t.TempDir(), ".chipset"))
 	call := func(stdin string, args ...string) (string, string, int) {
 		var out, errb bytes.Buffer
-		code := Run(args, strings.NewReader(stdin), &out, &errb)
+		code := Run(args, strings.NewReader(stdin), &out, &errb, openTown)
 		return out.String(), errb.String(), code
 	}
 	send := func(subject string) string {

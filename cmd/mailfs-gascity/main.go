@@ -7,7 +7,8 @@ package main
 import (
 	"os"
 
+	"github.com/mailfs/mailfs/cmd/internal/town"
 	"github.com/mailfs/mailfs/gascity"
 )
 
-func main() { os.Exit(gascity.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+func main() { os.Exit(gascity.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, town.GasCity)) }

@@ -20,8 +20,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/mailfs/mailfs/cmd/internal/town"
 	"github.com/mailfs/mailfs/internal/buildinfo"
-	"github.com/mailfs/mailfs/internal/town"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/mcpserver"
 )

@@ -13,7 +13,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/mailfs/mailfs/internal/servecmd"
+	"github.com/mailfs/mailfs/cmd/internal/servecmd"
 )
 
 func main() {

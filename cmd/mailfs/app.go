@@ -18,9 +18,9 @@ import (
 	"github.com/alecthomas/kong"
 	kongcompletion "github.com/jotaen/kong-completion"
 
+	"github.com/mailfs/mailfs/cmd/internal/town"
 	"github.com/mailfs/mailfs/gitsync"
 	"github.com/mailfs/mailfs/internal/buildinfo"
-	"github.com/mailfs/mailfs/internal/town"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/nudgeq"
 )

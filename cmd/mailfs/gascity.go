@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/mailfs/mailfs/cmd/internal/town"
 	"github.com/mailfs/mailfs/gascity"
 )
 
@@ -45,4 +46,6 @@ func (c *gascityCmd) Run(a *app) error {
 }
 
 // runGasCity serves one provider call.
-func runGasCity(args []string, io stdio) int { return gascity.Run(args, io.in, io.out, io.err) }
+func runGasCity(args []string, io stdio) int {
+	return gascity.Run(args, io.in, io.out, io.err, town.GasCity)
+}

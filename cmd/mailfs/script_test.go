@@ -14,7 +14,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/mailfs/mailfs/internal/servecmd"
+	"github.com/mailfs/mailfs/cmd/internal/servecmd"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/script from what the commands print")

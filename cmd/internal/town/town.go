@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
+	"github.com/mailfs/mailfs/gascity"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/nudgeq"
 )
@@ -93,7 +93,7 @@ func Root(flag string, city bool, getenv func(string) string) (string, error) {
 		return "", err
 	}
 	if city {
-		if root := CityRoot(getenv, wd, ParentGC()); root != "" {
+		if root := gascity.CityRoot(getenv, wd, gascity.ParentGC()); root != "" {
 			return root, nil
 		}
 	}
@@ -119,50 +119,9 @@ func holder(dir string) string {
 	return dir
 }
 
-// GC is what the provider can learn of the gc command that runs it.
-type GC struct {
-	Dir  string // its working directory
-	City string // --city, "" if not given
-	Rig  string // --rig, "" if not given
-}
-
-// ParentGC reads the gc command line this process runs under, when its
-// parent is gc (Linux: /proc), for the --city and --rig gc was given,
-// which gc does not pass on to a mail provider; nil otherwise.
-func ParentGC() *GC {
-	ppid := os.Getppid()
-	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", ppid))
-	if err != nil || filepath.Base(exe) != "gc" {
-		return nil
-	}
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", ppid))
-	if err != nil {
-		return nil
-	}
-	dir, _ := os.Readlink(fmt.Sprintf("/proc/%d/cwd", ppid))
-	return parseGC(strings.Split(strings.TrimSuffix(string(raw), "\x00"), "\x00"), dir)
-}
-
-// parseGC reads gc's --city and --rig from its arguments (args[0] is gc).
-func parseGC(args []string, dir string) *GC {
-	g := &GC{Dir: dir}
-	for i := 1; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			break
-		}
-		for _, f := range []struct {
-			name string
-			to   *string
-		}{{"--city", &g.City}, {"--rig", &g.Rig}} {
-			switch {
-			case a == f.name && i+1 < len(args):
-				*f.to = args[i+1]
-				i++
-			case strings.HasPrefix(a, f.name+"="):
-				*f.to = strings.TrimPrefix(a, f.name+"=")
-			}
-		}
-	}
-	return g
+// GasCity opens the town of the Gas City city the process runs in, for
+// the Gas City provider (gascity.Run).
+func GasCity(warn func(error)) (*maildir.Store, error) {
+	s, _, err := Open(Config{City: true, Warn: warn})
+	return s, err
 }

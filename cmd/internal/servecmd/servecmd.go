@@ -13,8 +13,8 @@ import (
 	"net"
 	"os"
 
+	"github.com/mailfs/mailfs/cmd/internal/town"
 	"github.com/mailfs/mailfs/internal/buildinfo"
-	"github.com/mailfs/mailfs/internal/town"
 	"github.com/mailfs/mailfs/webview"
 )
 
