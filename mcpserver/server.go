@@ -146,141 +146,164 @@ type (
 	}
 )
 
-// MCP returns the MCP server with the tools registered.
+// MCP returns the MCP server with the tools registered: each a named
+// method of Server (send, inbox, read, reply, thread, claim, check), which
+// a test can call without the SDK, behind one adapter that records the
+// call for "mailfs doctor".
 func (s *Server) MCP() *mcp.Server {
 	if a, err := maildir.ParseAgent(s.Agent); err == nil {
 		s.Agent = a
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "mailfs", Version: s.Version}, nil)
-	me := maildir.Address{Kind: maildir.KindAgent, Name: s.Agent}
-	mcp.AddTool(srv, &mcp.Tool{Name: "send", Description: "Send mail; returns the ids of the copies."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in sendIn) (*mcp.CallToolResult, idsOut, error) {
-			s.used("send")
-			p, err := maildir.ParsePriority(in.Priority)
-			if err != nil {
-				return nil, idsOut{}, err
-			}
-			before, _ := s.Store.Agents()
-			m := &maildir.Message{From: s.Agent, To: in.To, CC: in.CC, Subject: in.Subject, Body: in.Body, Priority: p, Type: in.Type}
-			var sent []*maildir.Message
-			again := false
-			if in.Key != "" {
-				sent, again, err = s.Store.SendOnce(m, in.Key)
-			} else {
-				sent, err = s.Store.Send(m)
-			}
-			out := idsOut{IDs: []string{}, Again: again}
-			for _, m := range sent {
-				out.IDs = append(out.IDs, m.ID)
-			}
-			out.Warnings = maildir.NewMailboxes(before, sent)
-			return nil, out, err
-		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "inbox", Description: "List my unread mail (all: read too), oldest first, no bodies; more and note say what was left out."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in inboxIn) (*mcp.CallToolResult, listOut, error) {
-			s.used("inbox")
-			limit := DefaultInboxLimit
-			if in.Limit != nil {
-				limit = *in.Limit
-			}
-			if limit < 0 {
-				return nil, listOut{}, errors.New("limit must not be negative")
-			}
-			msgs, err := s.Store.List(me, maildir.ListOptions{All: in.All})
-			more := 0
-			if limit > 0 && len(msgs) > limit {
-				more, msgs = len(msgs)-limit, msgs[:limit]
-			}
-			// Subjects cut as the hooks cut them, and the answer bounded in
-			// bytes: a list is for choosing what to read.
-			out := listOut{Messages: []Message{}}
-			size := 200 // the envelope and the note
-			for i, m := range msgs {
-				msg := toMessage(m, false)
-				msg.Subject = hook.Short(msg.Subject)
-				b, _ := json.Marshal(msg)
-				if size+len(b)+1 > MaxInboxBytes && i > 0 {
-					more += len(msgs) - i
-					out.Cut = true
-					break
-				}
-				size += len(b) + 1
-				out.Messages = append(out.Messages, msg)
-			}
-			switch {
-			case out.Cut:
-				out.More = more
-				out.Note = fmt.Sprintf("… %d more, newer than these, left out to keep this answer under %d bytes: read and mark these first, then call inbox again", more, MaxInboxBytes)
-			case more > 0:
-				out.More = more
-				out.Note = fmt.Sprintf("… %d more, newer than these: read and mark these first, or call inbox with a larger limit (0 for all)", more)
-			}
-			return nil, out, err
-		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "read", Description: "Read one of my messages, with its body, and mark it read."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in readIn) (*mcp.CallToolResult, Message, error) {
-			s.used("read")
-			m, err := s.Store.MarkRead(me, in.ID)
-			if err != nil {
-				return nil, Message{}, err
-			}
-			out := toMessage(m, true)
-			cutBody(&out, in.Offset, MaxBodyBytes)
-			return nil, out, nil
-		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "reply", Description: "Answer one of my messages: to its sender, in its thread."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in replyIn) (*mcp.CallToolResult, idsOut, error) {
-			s.used("reply")
-			p, err := maildir.ParsePriority(in.Priority)
-			if err != nil {
-				return nil, idsOut{}, err
-			}
-			sent, err := s.Store.Reply(me, in.ID, &maildir.Message{Subject: in.Subject, Body: in.Body, Priority: p})
-			out := idsOut{IDs: []string{}}
-			for _, m := range sent {
-				out.IDs = append(out.IDs, m.ID)
-			}
-			if len(sent) > 0 && s.Nudges != nil {
-				// The reply satisfies Gas Town's reminders to send it.
-				if _, cerr := s.Nudges.ClearReplyReminders(s.Agent, sent[0]); cerr != nil {
-					out.Warnings = append(out.Warnings, cerr.Error())
-				}
-			}
-			return nil, out, err
-		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "thread", Description: "Every message of the conversation of an id, in time order."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in idIn) (*mcp.CallToolResult, listOut, error) {
-			s.used("thread")
-			msgs, err := s.Store.Thread(in.ID)
-			return nil, boundedThread(msgs), err
-		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "claim", Description: "Take the oldest item of a work queue into my mailbox."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in claimIn) (*mcp.CallToolResult, Message, error) {
-			s.used("claim")
-			q, err := s.Store.Resolve(in.Queue)
-			if err != nil {
-				return nil, Message{}, err
-			}
-			m, err := s.Store.Claim(q, me)
-			if err != nil {
-				return nil, Message{}, err
-			}
-			return nil, toMessage(m, true), nil
-		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "check", Description: "What needs my attention: unread mail by priority and my nudges (which it consumes)."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, checkOut, error) {
-			s.used("check")
-			res := (&hook.Collector{Store: s.Store, Nudges: s.Nudges}).Collect(ctx, s.Agent)
-			out := checkOut{Reminder: res.Reminder.String()}
-			if out.Reminder == "" {
-				out.Reminder = "Nothing waits: no unread mail, no nudges."
-			}
-			if err := res.Commit(); err != nil {
-				res.Errs = append(res.Errs, err)
-			}
-			return nil, out, errors.Join(res.Errs...)
-		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "send", Description: "Send mail; returns the ids of the copies."}, handler(s, "send", (*Server).send))
+	mcp.AddTool(srv, &mcp.Tool{Name: "inbox", Description: "List my unread mail (all: read too), oldest first, no bodies; more and note say what was left out."}, handler(s, "inbox", (*Server).inbox))
+	mcp.AddTool(srv, &mcp.Tool{Name: "read", Description: "Read one of my messages, with its body, and mark it read."}, handler(s, "read", (*Server).read))
+	mcp.AddTool(srv, &mcp.Tool{Name: "reply", Description: "Answer one of my messages: to its sender, in its thread."}, handler(s, "reply", (*Server).reply))
+	mcp.AddTool(srv, &mcp.Tool{Name: "thread", Description: "Every message of the conversation of an id, in time order."}, handler(s, "thread", (*Server).thread))
+	mcp.AddTool(srv, &mcp.Tool{Name: "claim", Description: "Take the oldest item of a work queue into my mailbox."}, handler(s, "claim", (*Server).claim))
+	mcp.AddTool(srv, &mcp.Tool{Name: "check", Description: "What needs my attention: unread mail by priority and my nudges (which it consumes)."}, handler(s, "check", (*Server).check))
 	return srv
+}
+
+// handler adapts a tool's method to the SDK's handler: the call is
+// recorded, and the method's answer returned as the tool's structured
+// result.
+func handler[In, Out any](s *Server, name string, f func(*Server, context.Context, In) (Out, error)) mcp.ToolHandlerFor[In, Out] {
+	return func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		s.used(name)
+		out, err := f(s, ctx, in)
+		return nil, out, err
+	}
+}
+
+// me is the agent's own mailbox.
+func (s *Server) me() maildir.Address { return maildir.Address{Kind: maildir.KindAgent, Name: s.Agent} }
+
+// send is the send tool: Send mail; returns the ids of the copies.
+func (s *Server) send(ctx context.Context, in sendIn) (idsOut, error) {
+	p, err := maildir.ParsePriority(in.Priority)
+	if err != nil {
+		return idsOut{}, err
+	}
+	before, _ := s.Store.Agents()
+	m := &maildir.Message{From: s.Agent, To: in.To, CC: in.CC, Subject: in.Subject, Body: in.Body, Priority: p, Type: in.Type}
+	var sent []*maildir.Message
+	again := false
+	if in.Key != "" {
+		sent, again, err = s.Store.SendOnce(m, in.Key)
+	} else {
+		sent, err = s.Store.Send(m)
+	}
+	out := idsOut{IDs: []string{}, Again: again}
+	for _, m := range sent {
+		out.IDs = append(out.IDs, m.ID)
+	}
+	out.Warnings = maildir.NewMailboxes(before, sent)
+	return out, err
+}
+
+// inbox is the inbox tool: List my unread mail (all: read too), oldest first, no bodies; more and note say what was left out.
+func (s *Server) inbox(ctx context.Context, in inboxIn) (listOut, error) {
+	limit := DefaultInboxLimit
+	if in.Limit != nil {
+		limit = *in.Limit
+	}
+	if limit < 0 {
+		return listOut{}, errors.New("limit must not be negative")
+	}
+	msgs, err := s.Store.List(s.me(), maildir.ListOptions{All: in.All})
+	more := 0
+	if limit > 0 && len(msgs) > limit {
+		more, msgs = len(msgs)-limit, msgs[:limit]
+	}
+	// Subjects cut as the hooks cut them, and the answer bounded in
+	// bytes: a list is for choosing what to read.
+	out := listOut{Messages: []Message{}}
+	size := 200 // the envelope and the note
+	for i, m := range msgs {
+		msg := toMessage(m, false)
+		msg.Subject = hook.Short(msg.Subject)
+		b, _ := json.Marshal(msg)
+		if size+len(b)+1 > MaxInboxBytes && i > 0 {
+			more += len(msgs) - i
+			out.Cut = true
+			break
+		}
+		size += len(b) + 1
+		out.Messages = append(out.Messages, msg)
+	}
+	switch {
+	case out.Cut:
+		out.More = more
+		out.Note = fmt.Sprintf("… %d more, newer than these, left out to keep this answer under %d bytes: read and mark these first, then call inbox again", more, MaxInboxBytes)
+	case more > 0:
+		out.More = more
+		out.Note = fmt.Sprintf("… %d more, newer than these: read and mark these first, or call inbox with a larger limit (0 for all)", more)
+	}
+	return out, err
+}
+
+// read is the read tool: Read one of my messages, with its body, and mark it read.
+func (s *Server) read(ctx context.Context, in readIn) (Message, error) {
+	m, err := s.Store.MarkRead(s.me(), in.ID)
+	if err != nil {
+		return Message{}, err
+	}
+	out := toMessage(m, true)
+	cutBody(&out, in.Offset, MaxBodyBytes)
+	return out, nil
+}
+
+// reply is the reply tool: Answer one of my messages: to its sender, in its thread.
+func (s *Server) reply(ctx context.Context, in replyIn) (idsOut, error) {
+	p, err := maildir.ParsePriority(in.Priority)
+	if err != nil {
+		return idsOut{}, err
+	}
+	sent, err := s.Store.Reply(s.me(), in.ID, &maildir.Message{Subject: in.Subject, Body: in.Body, Priority: p})
+	out := idsOut{IDs: []string{}}
+	for _, m := range sent {
+		out.IDs = append(out.IDs, m.ID)
+	}
+	if len(sent) > 0 && s.Nudges != nil {
+		// The reply satisfies Gas Town's reminders to send it.
+		if _, cerr := s.Nudges.ClearReplyReminders(s.Agent, sent[0]); cerr != nil {
+			out.Warnings = append(out.Warnings, cerr.Error())
+		}
+	}
+	return out, err
+}
+
+// thread is the thread tool: Every message of the conversation of an id, in time order.
+func (s *Server) thread(ctx context.Context, in idIn) (listOut, error) {
+	msgs, err := s.Store.Thread(in.ID)
+	return boundedThread(msgs), err
+}
+
+// claim is the claim tool: Take the oldest item of a work queue into my mailbox.
+func (s *Server) claim(ctx context.Context, in claimIn) (Message, error) {
+	q, err := s.Store.Resolve(in.Queue)
+	if err != nil {
+		return Message{}, err
+	}
+	m, err := s.Store.Claim(q, s.me())
+	if err != nil {
+		return Message{}, err
+	}
+	return toMessage(m, true), nil
+}
+
+// check is the check tool: What needs my attention: unread mail by priority and my nudges (which it consumes).
+func (s *Server) check(ctx context.Context, _ struct{}) (checkOut, error) {
+	res := (&hook.Collector{Store: s.Store, Nudges: s.Nudges}).Collect(ctx, s.Agent)
+	out := checkOut{Reminder: res.Reminder.String()}
+	if out.Reminder == "" {
+		out.Reminder = "Nothing waits: no unread mail, no nudges."
+	}
+	if err := res.Commit(); err != nil {
+		res.Errs = append(res.Errs, err)
+	}
+	return out, errors.Join(res.Errs...)
 }
 
 // used records a tool call for "mailfs doctor"; a record that cannot be

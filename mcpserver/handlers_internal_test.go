@@ -1,0 +1,97 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/nudgeq"
+)
+
+// The tools are methods a test calls without the SDK: each answers as the
+// tool does, bounded as the tool is.
+func TestToolsAsMethods(t *testing.T) {
+	root := filepath.Join(t.TempDir(), ".chipset")
+	s, err := maildir.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := nudgeq.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &Server{Store: s, Nudges: q, Agent: "toast", StateDir: t.TempDir()}
+	other := &Server{Store: s, Nudges: q, Agent: "mayor", StateDir: t.TempDir()}
+	ctx := context.Background()
+
+	if out, err := srv.check(ctx, struct{}{}); err != nil || !strings.Contains(out.Reminder, "Nothing waits") {
+		t.Fatalf("check with nothing: %+v %v", out, err)
+	}
+	// A 200 KB body: sent whole, read in bounded parts.
+	big := strings.Repeat("0123456789abcdef", 200*1024/16)
+	sent, err := other.send(ctx, sendIn{To: "toast", Subject: "the log", Body: big, Priority: "urgent"})
+	if err != nil || len(sent.IDs) != 1 {
+		t.Fatalf("send: %+v %v", sent, err)
+	}
+	if again, err := other.send(ctx, sendIn{To: "toast", Subject: "once", Key: "k1"}); err != nil || again.Again {
+		t.Fatalf("a first keyed send: %+v %v", again, err)
+	}
+	if again, err := other.send(ctx, sendIn{To: "toast", Subject: "once", Key: "k1"}); err != nil || !again.Again {
+		t.Fatalf("the same key again: %+v %v", again, err)
+	}
+	if _, err := other.send(ctx, sendIn{To: "toast", Subject: "x", Priority: "loud"}); err == nil {
+		t.Fatal("a bad priority was sent")
+	}
+	list, err := srv.inbox(ctx, inboxIn{})
+	if err != nil || len(list.Messages) != 2 || list.Messages[0].Body != "" {
+		t.Fatalf("inbox: %+v %v", list, err)
+	}
+	one := 1
+	if list, err := srv.inbox(ctx, inboxIn{Limit: &one}); err != nil || len(list.Messages) != 1 || list.More != 1 || list.Note == "" {
+		t.Fatalf("inbox with a limit: %+v %v", list, err)
+	}
+	var got strings.Builder
+	for off := 0; ; {
+		m, err := srv.read(ctx, readIn{ID: sent.IDs[0], Offset: off})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := json.Marshal(m); len(b) > MaxBodyBytes+2000 {
+			t.Fatalf("one read answered %d bytes", len(b))
+		}
+		got.WriteString(m.Body)
+		if m.BodyBytes != len(big) || !strings.Contains(m.Note, "-byte body") {
+			t.Fatalf("a part of the body says %d bytes, %q", m.BodyBytes, m.Note)
+		}
+		if strings.Contains(m.Note, "the end") {
+			break
+		}
+		off = m.Offset + len(m.Body)
+	}
+	if got.String() != big {
+		t.Fatalf("the parts make %d bytes, not the %d-byte body", got.Len(), len(big))
+	}
+	if m, _ := s.Get(maildir.Address{Kind: maildir.KindAgent, Name: "toast"}, sent.IDs[0]); !m.Read {
+		t.Fatal("read did not mark the message read")
+	}
+	reply, err := srv.reply(ctx, replyIn{ID: sent.IDs[0], Body: "on it"})
+	if err != nil || len(reply.IDs) != 1 {
+		t.Fatalf("reply: %+v %v", reply, err)
+	}
+	th, err := srv.thread(ctx, idIn{ID: reply.IDs[0]})
+	if err != nil || len(th.Messages) != 2 {
+		t.Fatalf("thread: %+v %v", th, err)
+	}
+	if b, _ := json.Marshal(th); len(b) > MaxInboxBytes+2000 {
+		t.Fatalf("the thread answered %d bytes", len(b))
+	}
+	if _, err := srv.claim(ctx, claimIn{Queue: "queue:none"}); err == nil {
+		t.Fatal("a claim of a queue that does not exist succeeded")
+	}
+	if out, err := srv.check(ctx, struct{}{}); err != nil || !strings.Contains(out.Reminder, "once") {
+		t.Fatalf("check with mail: %+v %v", out, err)
+	}
+}
