@@ -23,8 +23,12 @@ const (
 	// normal or low mail and normal nudges.
 	DefaultEvery = 30 * time.Second
 	// DefaultCheck is how often a deliverer checks that its session still
-	// runs, and looks at the nudge queue and do not disturb.
+	// runs, and looks at the nudge queue and do not disturb. Where the
+	// session's end is watched instead (a pidfd on Linux), it looks every
+	// WatchedCheck: for the session's status and id, and a level-triggered
+	// look at what the watches might have missed.
 	DefaultCheck = 500 * time.Millisecond
+	WatchedCheck = 5 * time.Second
 	// DefaultSpacing is the least time between two doorbells of any kind,
 	// urgent ones included: see Deliverer.Spacing.
 	DefaultSpacing = 2 * time.Second
@@ -177,7 +181,18 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	nudgeEvents := d.watchNudges(ctx, agent)
 
 	every := cmp.Or(d.Every, DefaultEvery)
-	check := time.NewTicker(cmp.Or(d.Check, DefaultCheck))
+	// The session's end, watched where the platform allows: then the
+	// checks can be rare, and 50 idle deliverers cost next to nothing.
+	checkEvery := cmp.Or(d.Check, DefaultCheck)
+	var ended <-chan struct{}
+	if exited, stop, err := info.Process.watchExit(); err == nil {
+		defer stop()
+		ended = exited
+		if d.Check == 0 {
+			checkEvery = WatchedCheck
+		}
+	}
+	check := time.NewTicker(checkEvery)
 	defer check.Stop()
 	due := time.NewTimer(time.Hour)
 	due.Stop()
@@ -227,6 +242,9 @@ func (d *Deliverer) Run(ctx context.Context) error {
 			st.nudgesMaybe = true // a level-triggered look, whatever the events said
 		case <-due.C:
 		case <-poll.C:
+		case <-ended:
+			keep = st.end(ctx)
+			return nil
 		}
 		st.confirm(ctx, false)
 		next, gone := st.step(ctx)

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -790,4 +792,50 @@ func TestAnEndedSessionKeepsItsReceipts(t *testing.T) {
 	if err != nil || rs[0].Live != live.Delivered || rs[1].Live != live.Rung || !rs[1].Final {
 		t.Fatalf("the receipts after the session ended: %+v %v", rs, err)
 	}
+}
+
+// A deliverer whose session's process exits ends at once, though it would
+// not look at the session for a minute: the end is watched (a pidfd on
+// Linux), not polled.
+func TestADelivererSeesItsSessionEndWithoutLooking(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the pidfd watch is Linux's")
+	}
+	cmd := exec.Command("sleep", "600")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	proc, err := live.ProcessOf(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(t.TempDir(), ".chipset")
+	s, _ := maildir.Open(root)
+	door := &procDoor{fakeDoor: newFakeDoor(), proc: proc}
+	d := &live.Deliverer{Store: s, Agent: "toast", Door: door, Check: time.Minute}
+	done := make(chan error, 1)
+	go func() { done <- d.Run(context.Background()) }()
+	until(t, "the deliverer's record", 10*time.Second, func() bool { recs, _ := live.Records(s, "toast"); return len(recs) == 1 })
+	cmd.Process.Kill()
+	cmd.Wait()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second): // well under the minute between looks
+		t.Fatal("the deliverer did not see its session's process end")
+	}
+}
+
+// procDoor is a session whose process is proc, and which never says it
+// ended: only the watch can tell.
+type procDoor struct {
+	*fakeDoor
+	proc live.Process
+}
+
+func (d *procDoor) Session(context.Context) (live.Info, error) {
+	return live.Info{Runtime: "fake", Process: d.proc}, nil
 }

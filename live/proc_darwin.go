@@ -36,3 +36,9 @@ func parentOf(pid int) (int, error) {
 }
 
 func bootID() string { return "" }
+
+// watchExit is not to be had here (a kqueue EVFILT_PROC would do; not yet
+// written): the deliverer looks at its session every Check instead.
+func (p Process) watchExit() (exited <-chan struct{}, stop func(), err error) {
+	return nil, nil, errors.ErrUnsupported
+}

@@ -6,6 +6,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // statFields returns the fields of /proc/<pid>/stat after the command
@@ -53,4 +56,45 @@ func parentOf(pid int) (int, error) {
 func bootID() string {
 	b, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	return strings.TrimSpace(string(b))
+}
+
+// watchExit returns a channel closed when p exits, through a pidfd
+// (Linux 5.3 and later): the deliverer then learns of its session's end
+// without looking. The pidfd is opened and p's identity checked after,
+// so a pid reused in between is never watched; stop ends the watch. It
+// fails where pidfds are not to be had, and the caller looks instead.
+func (p Process) watchExit() (exited <-chan struct{}, stop func(), err error) {
+	fd, err := unix.PidfdOpen(p.PID, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !p.Alive() { // the pid may be another process's by now
+		unix.Close(fd)
+		ch := make(chan struct{})
+		close(ch)
+		return ch, func() {}, nil
+	}
+	var wake [2]int
+	if err := unix.Pipe2(wake[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+		unix.Close(fd)
+		return nil, nil, err
+	}
+	ch := make(chan struct{})
+	go func() {
+		defer unix.Close(fd)
+		defer unix.Close(wake[0])
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(wake[0]), Events: unix.POLLIN}}
+		for {
+			_, err := unix.Poll(fds, -1)
+			if err == unix.EINTR {
+				continue
+			}
+			if err == nil && fds[0].Revents != 0 {
+				close(ch)
+			}
+			return
+		}
+	}()
+	var once sync.Once
+	return ch, func() { once.Do(func() { unix.Close(wake[1]) }) }, nil
 }

@@ -274,14 +274,26 @@ func (st *state) run(ctx context.Context) {
 		events, errs = st.fsw.Events, st.fsw.Errors
 	}
 	// The ticker polls in poll mode, and otherwise retries the files that
-	// did not parse yet and warns about those past their grace.
+	// did not parse yet and warns about those past their grace — only
+	// while there are such files: an idle watcher wakes for nothing.
 	every := st.w.Poll
 	if every <= 0 {
 		every = st.grace / 4
 	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
+	ticking := true
 	for {
+		if st.fsw != nil {
+			switch waiting := st.waitingToParse(); {
+			case waiting && !ticking:
+				tick.Reset(every)
+				ticking = true
+			case !waiting && ticking:
+				tick.Stop()
+				ticking = false
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -438,6 +450,20 @@ func (st *state) check(b *box, name string, initial bool) {
 		}
 		st.queue = append(st.queue, Event{Box: b.addr, ID: id, Path: m.Path, Message: m, Initial: initial})
 	}
+}
+
+// waitingToParse reports whether a file that did not parse yet is still
+// within its grace (one past it was warned about, and is looked at again
+// when it changes).
+func (st *state) waitingToParse() bool {
+	for _, b := range st.boxes {
+		for id := range b.pending {
+			if !b.warned[id] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // retryPending tries the files that did not parse yet again, and warns
