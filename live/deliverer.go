@@ -187,6 +187,11 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	var ended <-chan struct{}
 	if exited, stop, err := info.Process.watchExit(); err == nil {
 		defer stop()
+		// The pid watched is the session's only if the session still is
+		// what its door says, now that the watch is open.
+		if _, err := d.Door.Session(ctx); errors.Is(err, ErrGone) {
+			return nil
+		}
 		ended = exited
 		if d.Check == 0 {
 			checkEvery = WatchedCheck

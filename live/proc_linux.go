@@ -58,21 +58,17 @@ func bootID() string {
 	return strings.TrimSpace(string(b))
 }
 
-// watchExit returns a channel closed when p exits, through a pidfd
-// (Linux 5.3 and later): the deliverer then learns of its session's end
-// without looking. The pidfd is opened and p's identity checked after,
-// so a pid reused in between is never watched; stop ends the watch. It
-// fails where pidfds are not to be had, and the caller looks instead.
+// watchExit returns a channel closed when the process with p's pid exits,
+// through a pidfd (Linux 5.3 and later): the deliverer then learns of its
+// session's end without looking. The caller checks the session's identity
+// after the watch is open (its door knows the runtime's own record of the
+// process's start, in whatever form the runtime writes it), so a pid
+// reused in between is never taken for the session; stop ends the watch.
+// It fails where pidfds are not to be had, and the caller looks instead.
 func (p Process) watchExit() (exited <-chan struct{}, stop func(), err error) {
 	fd, err := unix.PidfdOpen(p.PID, 0)
 	if err != nil {
 		return nil, nil, err
-	}
-	if !p.Alive() { // the pid may be another process's by now
-		unix.Close(fd)
-		ch := make(chan struct{})
-		close(ch)
-		return ch, func() {}, nil
 	}
 	var wake [2]int
 	if err := unix.Pipe2(wake[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {

@@ -3,7 +3,6 @@ package live_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -519,13 +518,7 @@ func TestRealClaudeIdleSessionWakes(t *testing.T) {
 // receipts waits up to d for the copies' receipts (0: looks once).
 func receipts(t testing.TB, tw *town, d time.Duration, sent ...*maildir.Message) []live.Receipt {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	rs, err := live.WaitDelivered(ctx, tw.store, sent)
-	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatal(err)
-	}
-	return rs
+	return receiptsOf(t, tw.store, d, sent...)
 }
 
 // sessionStatus reads the session's status from Claude Code's registry.

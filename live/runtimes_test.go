@@ -1,6 +1,8 @@
 package live_test
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -91,4 +93,17 @@ func endProcessesIn(dir string) []string {
 		}
 	}
 	return first
+}
+
+// receiptsOf waits up to d for the copies' receipts (0: looks once); a
+// wait that ran out is not an error here, the receipts say where they are.
+func receiptsOf(t testing.TB, s *maildir.Store, d time.Duration, sent ...*maildir.Message) []live.Receipt {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	rs, err := live.WaitDelivered(ctx, s, sent)
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatal(err)
+	}
+	return rs
 }

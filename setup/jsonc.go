@@ -249,64 +249,18 @@ func (r jsonRaw) MarshalJSON() ([]byte, error) { return r, nil }
 // its entry (env, timeout, trust) and everything else in the file kept,
 // comments included. What is written must read back.
 func editMCPServers(old []byte, command string, args []string) ([]byte, error) {
-	if len(bytes.TrimSpace(old)) == 0 {
-		old = []byte("{}\n")
-	}
-	v, err := hujson.Parse(old)
-	if err != nil {
-		return nil, fmt.Errorf("not JSON (%v)", err)
-	}
-	root, ok := v.Value.(*hujson.Object)
-	if !ok {
-		return nil, errors.New("not a JSON object")
-	}
-	unit := indentUnit(old)
 	server := ordered{[]string{"command", "args"}, map[string]any{"command": command, "args": args}}
-	servers := member(root, "mcpServers")
-	switch {
-	case servers == nil:
-		root.Members = append(root.Members, newMember("mcpServers", map[string]any{"mailfs": server}, 1, unit))
-	default:
-		obj, ok := servers.Value.(*hujson.Object)
-		if !ok {
-			return nil, errors.New(`"mcpServers" is not an object`)
+	return editServer(old, "{}\n", "mcpServers", server, func(out []byte) bool {
+		var back struct {
+			MCPServers map[string]struct {
+				Command string   `json:"command"`
+				Args    []string `json:"args"`
+			} `json:"mcpServers"`
 		}
-		entry := member(obj, "mailfs")
-		if entry == nil {
-			obj.Members = append(obj.Members, newMember("mailfs", server, 2, unit))
-			break
-		}
-		eobj, ok := entry.Value.(*hujson.Object)
-		if !ok {
-			return nil, errors.New(`"mcpServers.mailfs" is not an object`)
-		}
-		for _, k := range server.keys {
-			if m := member(eobj, k); m != nil {
-				m.Value = newValue(server.m[k], 3, unit).Value
-			} else {
-				eobj.Members = append(eobj.Members, newMember(k, server.m[k], 3, unit))
-			}
-		}
-	}
-	v.UpdateOffsets()
-	out := v.Pack()
-	std, err := hujson.Standardize(bytes.Clone(out))
-	var back struct {
-		MCPServers map[string]struct {
-			Command string   `json:"command"`
-			Args    []string `json:"args"`
-		} `json:"mcpServers"`
-	}
-	if err == nil {
-		err = json.Unmarshal(std, &back)
-	}
-	if err == nil && (back.MCPServers["mailfs"].Command != command || !slices.Equal(back.MCPServers["mailfs"].Args, args)) {
-		err = errors.New("the server did not read back")
-	}
-	if err != nil {
-		return nil, fmt.Errorf("could not be edited in place (%v)", err)
-	}
-	return out, nil
+		std, err := hujson.Standardize(bytes.Clone(out))
+		return err == nil && json.Unmarshal(std, &back) == nil &&
+			back.MCPServers["mailfs"].Command == command && slices.Equal(back.MCPServers["mailfs"].Args, args)
+	})
 }
 
 // editOpenCodeMCP registers mailfs's MCP server in an opencode.json, in
@@ -314,8 +268,19 @@ func editMCPServers(old []byte, command string, args []string) ([]byte, error) {
 // "enabled": true}}, the user's own keys in mailfs's entry and everything
 // else in the file kept, comments included.
 func editOpenCodeMCP(old []byte, command string, args []string) ([]byte, error) {
+	cmd := append([]string{command}, args...)
+	server := ordered{[]string{"type", "command", "enabled"}, map[string]any{"type": "local", "command": cmd, "enabled": true}}
+	fresh := "{\n  \"$schema\": \"https://opencode.ai/config.json\"\n}\n"
+	return editServer(old, fresh, "mcp", server, func(out []byte) bool { return slices.Equal(openCodeMCP(out), cmd) })
+}
+
+// editServer sets section.mailfs in a JSON file (fresh when it is empty)
+// to server's keys, in place: the user's own keys in that entry and
+// everything else in the file kept, comments included. readsBack checks
+// the result.
+func editServer(old []byte, fresh, section string, server ordered, readsBack func([]byte) bool) ([]byte, error) {
 	if len(bytes.TrimSpace(old)) == 0 {
-		old = []byte("{\n  \"$schema\": \"https://opencode.ai/config.json\"\n}\n")
+		old = []byte(fresh)
 	}
 	v, err := hujson.Parse(old)
 	if err != nil {
@@ -326,16 +291,14 @@ func editOpenCodeMCP(old []byte, command string, args []string) ([]byte, error) 
 		return nil, errors.New("not a JSON object")
 	}
 	unit := indentUnit(old)
-	cmd := append([]string{command}, args...)
-	server := ordered{[]string{"type", "command", "enabled"}, map[string]any{"type": "local", "command": cmd, "enabled": true}}
-	servers := member(root, "mcp")
+	servers := member(root, section)
 	switch {
 	case servers == nil:
-		root.Members = append(root.Members, newMember("mcp", map[string]any{"mailfs": server}, 1, unit))
+		root.Members = append(root.Members, newMember(section, map[string]any{"mailfs": server}, 1, unit))
 	default:
 		obj, ok := servers.Value.(*hujson.Object)
 		if !ok {
-			return nil, errors.New(`"mcp" is not an object`)
+			return nil, fmt.Errorf("%q is not an object", section)
 		}
 		entry := member(obj, "mailfs")
 		if entry == nil {
@@ -344,7 +307,7 @@ func editOpenCodeMCP(old []byte, command string, args []string) ([]byte, error) 
 		}
 		eobj, ok := entry.Value.(*hujson.Object)
 		if !ok {
-			return nil, errors.New(`"mcp.mailfs" is not an object`)
+			return nil, fmt.Errorf("%q is not an object", section+".mailfs")
 		}
 		for _, k := range server.keys {
 			if m := member(eobj, k); m != nil {
@@ -356,7 +319,7 @@ func editOpenCodeMCP(old []byte, command string, args []string) ([]byte, error) 
 	}
 	v.UpdateOffsets()
 	out := v.Pack()
-	if !openCodeServesCommand(out, cmd) {
+	if !readsBack(out) {
 		return nil, errors.New("could not be edited in place (the server did not read back)")
 	}
 	return out, nil
@@ -374,10 +337,6 @@ func openCodeMCP(data []byte) []string {
 		return nil
 	}
 	return doc.MCP["mailfs"].Command
-}
-
-func openCodeServesCommand(data []byte, cmd []string) bool {
-	return slices.Equal(openCodeMCP(data), cmd)
 }
 
 // openCodeServes reports whether opencode.json's mailfs server serves

@@ -348,6 +348,14 @@ func Installed(rt Runtime, dir, agent string) (have, missing []string, err error
 		if rerr != nil {
 			return nil, nil, rerr
 		}
+		// is sorts what is in place into have and what is not into missing.
+		is := func(ok bool, what string) {
+			if ok {
+				have = append(have, what)
+			} else {
+				missing = append(missing, what)
+			}
+		}
 		switch f.Kind {
 		case KindHooks:
 			h, m, perr := installedHooks(rt, data, agent)
@@ -356,11 +364,7 @@ func Installed(rt Runtime, dir, agent string) (have, missing []string, err error
 			}
 			have, missing = append(have, h...), append(missing, m...)
 			if rt == Gemini || rt == Qwen {
-				if mcpJSONServes(data, agent) {
-					have = append(have, "mcpServers.mailfs")
-				} else {
-					missing = append(missing, "mcpServers.mailfs")
-				}
+				is(mcpJSONServes(data, agent), "mcpServers.mailfs")
 			}
 		case KindMCP:
 			var doc map[string]any
@@ -368,35 +372,15 @@ func Installed(rt Runtime, dir, agent string) (have, missing []string, err error
 				return nil, nil, fmt.Errorf("%s: not TOML (%v)", path, tomlError(perr))
 			}
 			args, _ := dig(doc, mcpServer)["args"].([]any)
-			if servesAgent(args, agent) {
-				have = append(have, "mcp_servers.mailfs")
-			} else {
-				missing = append(missing, "mcp_servers.mailfs")
-			}
+			is(servesAgent(args, agent), "mcp_servers.mailfs")
 		case KindOpenCode:
-			if openCodeServes(data, agent) {
-				have = append(have, "mcp.mailfs")
-			} else {
-				missing = append(missing, "mcp.mailfs")
-			}
+			is(openCodeServes(data, agent), "mcp.mailfs")
 		case KindPlugin:
-			if pluginServes(data, agent) {
-				have = append(have, "plugin")
-			} else {
-				missing = append(missing, "plugin")
-			}
+			is(pluginServes(data, agent), "plugin")
 		case KindMCPJSON:
-			if mcpJSONServes(data, agent) {
-				have = append(have, "mcpServers.mailfs")
-			} else {
-				missing = append(missing, "mcpServers.mailfs")
-			}
+			is(mcpJSONServes(data, agent), "mcpServers.mailfs")
 		case KindSkill:
-			if data != nil {
-				have = append(have, "skill")
-			} else {
-				missing = append(missing, "skill")
-			}
+			is(data != nil, "skill")
 		}
 	}
 	return have, missing, nil
