@@ -115,6 +115,16 @@ func readClaude(config string, pid int) (*claudeRecord, error) {
 	return &rec, nil
 }
 
+// ClaudeStatus is the status (busy, idle) Claude Code's registry gives
+// the session of process pid now; "" when it gives none.
+func ClaudeStatus(config string, pid int) string {
+	rec, err := readClaude(config, pid)
+	if err != nil {
+		return ""
+	}
+	return rec.Status
+}
+
 // Session re-reads the registry: the session id changes at /clear and
 // /resume, the status with each turn.
 func (d *ClaudeDoor) Session(context.Context) (Info, error) {

@@ -329,6 +329,13 @@ func (c *liveListCmd) Run(a *app) error {
 			if !r.Live() {
 				continue
 			}
+			// The deliverer writes its session's status down every few
+			// seconds; Claude Code's registry says it now.
+			if r.Session.Runtime == "claude" {
+				if st := live.ClaudeStatus(live.ClaudeConfig(os.Getenv), r.Session.Process.PID); st != "" {
+					r.Session.Status = st
+				}
+			}
 			if c.JSON {
 				if err := printValue(a.out, r); err != nil {
 					return err
