@@ -35,9 +35,18 @@ The doorbell names the messages (id, sender, subject) and says how to read
 them; the mail stays in the mailbox, the only copy, so a push that is lost
 loses nothing: the next doorbell or hook shows it.
 
+Each doorbell ends with a ring mark, fresh for each ring; a message is
+"delivered" only when the session shows the doorbell became the model's
+input (its prompt hook saw the mark, or the runtime's own transcript shows
+it sent), else it is "rung", and rung again (at most 3 doorbells) when no
+evidence comes; "mailfs send --wait-for delivered" and "mailfs live list"
+say which.
+
 A deliverer ends when its session ends. "mailfs setup claude" and "mailfs
-setup qwen" install it as the runtime's async SessionStart hook;
-MAILFS_LIVE=off in a session's environment turns it off there.`
+setup qwen" install it as the runtime's async SessionStart hook; OpenCode's
+and pi's mailfs plugins ("mailfs setup opencode", "mailfs setup pi") start
+it over pipes; MAILFS_LIVE=off in a session's environment turns it off
+there.`
 }
 
 // liveFlags are what every deliverer takes.
