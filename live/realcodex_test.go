@@ -23,17 +23,7 @@ import (
 // the model stand-in (its Responses API) with "mailfs live tmux" beside
 // it.
 func TestRealCodexInTmuxWakes(t *testing.T) {
-	codex, err := exec.LookPath("codex")
-	if err != nil {
-		t.Skip("codex is not on $PATH: install @openai/codex (npm) to test the tmux doorbell against it")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not on $PATH: install it (apt-get install tmux) to run an interactive session")
-	}
-	bin, err := buildOnce()
-	if err != nil {
-		t.Fatal(err)
-	}
+	codex, bin := interactiveCLI(t, "codex", "@openai/codex")
 	base := t.TempDir()
 	proj, codexHome := filepath.Join(base, "proj"), filepath.Join(base, "codex")
 	os.MkdirAll(proj, 0o755)

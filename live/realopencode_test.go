@@ -34,17 +34,8 @@ type ocSession struct {
 // stand-in answers as script says (given the session, for its files).
 func startOpenCode(t *testing.T, env []string, script func(oc *ocSession, r stubmodel.Request) stubmodel.Reply) *ocSession {
 	t.Helper()
-	opencode, err := exec.LookPath("opencode")
-	if err != nil {
-		t.Skip("opencode is not on $PATH: install opencode-ai (npm) to test mailfs with it")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not on $PATH: install it (apt-get install tmux) to run an interactive session")
-	}
-	bin, err := buildOnce()
-	if err != nil {
-		t.Fatal(err)
-	}
+	opencode, bin := interactiveCLI(t, "opencode", "opencode-ai")
+	var err error
 	base := t.TempDir()
 	oc := &ocSession{t: t, base: base, proj: filepath.Join(base, "proj"), release: filepath.Join(base, "release"), answer: filepath.Join(base, "answer"), opencode: opencode, binary: bin}
 	home := filepath.Join(base, "home")

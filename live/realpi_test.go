@@ -24,17 +24,7 @@ import (
 // carried it); urgent mail sent during a long tool call reaches the model
 // after it; when pi ends, so does the deliverer, keeping its receipts.
 func TestRealPi(t *testing.T) {
-	pi, err := exec.LookPath("pi")
-	if err != nil {
-		t.Skip("pi is not on $PATH: install @mariozechner/pi-coding-agent (npm) to test mailfs with it")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not on $PATH: install it (apt-get install tmux) to run an interactive session")
-	}
-	bin, err := buildOnce()
-	if err != nil {
-		t.Fatal(err)
-	}
+	pi, bin := interactiveCLI(t, "pi", "@mariozechner/pi-coding-agent")
 	base := t.TempDir()
 	proj, home, release := filepath.Join(base, "proj"), filepath.Join(base, "home"), filepath.Join(base, "release")
 	os.MkdirAll(proj, 0o755)

@@ -39,17 +39,8 @@ type qtown struct {
 
 func newQwenTown(t testing.TB) *qtown {
 	t.Helper()
-	qwen, err := exec.LookPath("qwen")
-	if err != nil {
-		t.Skip("qwen is not on $PATH: install @qwen-code/qwen-code (npm) to test live delivery against it")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not on $PATH: install it (apt-get install tmux) to run an interactive session")
-	}
-	bin, err := buildOnce()
-	if err != nil {
-		t.Fatal(err)
-	}
+	qwen, bin := interactiveCLI(t, "qwen", "@qwen-code/qwen-code")
+	var err error
 	base := t.TempDir()
 	tw := &qtown{t: t, proj: filepath.Join(base, "proj"), home: filepath.Join(base, "home"), release: filepath.Join(base, "release")}
 	os.MkdirAll(tw.proj, 0o755)

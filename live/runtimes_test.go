@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -106,4 +107,23 @@ func receiptsOf(t testing.TB, s *maildir.Store, d time.Duration, sent ...*maildi
 		t.Fatal(err)
 	}
 	return rs
+}
+
+// interactiveCLI returns the path of an agent runtime's CLI for a test
+// that runs it interactively in tmux, with mailfs built beside it, or
+// skips the test, saying what to install (pkg, from npm).
+func interactiveCLI(t testing.TB, name, pkg string) (cli, mailfs string) {
+	t.Helper()
+	cli, err := exec.LookPath(name)
+	if err != nil {
+		t.Skipf("%s is not on $PATH: install %s (npm) to test mailfs with it", name, pkg)
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not on $PATH: install it (apt-get install tmux) to run an interactive session")
+	}
+	mailfs, err = buildOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cli, mailfs
 }
