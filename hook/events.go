@@ -83,6 +83,12 @@ func RingNonces(agent, text string) []string {
 	if !strings.Contains(text, DoorbellMark(agent)) {
 		return nil
 	}
+	return RingMarks(text)
+}
+
+// RingMarks returns the nonces of every RingMark in text, each once,
+// whoever's doorbell it ends.
+func RingMarks(text string) []string {
 	var out []string
 	for _, m := range ringNonce.FindAllStringSubmatch(text, -1) {
 		if !slices.Contains(out, m[1]) {

@@ -67,14 +67,21 @@ func WaitDelivered(ctx context.Context, s *maildir.Store, sent []*maildir.Messag
 	}
 	for {
 		waiting := 0
+		// Each agent's records are read once a look, however many of its
+		// copies wait.
+		records := map[string][]*Record{}
 		for _, i := range idx {
 			r := &out[i]
 			if r.Final {
 				continue
 			}
-			recs, err := Records(s, r.Agent)
-			if err != nil {
-				return out, err
+			recs, ok := records[r.Agent]
+			if !ok {
+				var err error
+				if recs, err = Records(s, r.Agent); err != nil {
+					return out, err
+				}
+				records[r.Agent] = recs
 			}
 			*r = receipt(s, r.Agent, r.ID, recs)
 			if !r.Final {

@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mailfs/mailfs/hook"
 )
 
 // TmuxDoor types the doorbell into the tmux pane an agent runs in: any
@@ -131,8 +133,8 @@ func (d *TmuxDoor) Ring(ctx context.Context, text string) error {
 	// is the same for every doorbell, and yesterday's may still be on the
 	// screen), and its start.
 	marks := []string{cutText(line, 40)}
-	if m := transcriptNonce.FindString(line); m != "" {
-		marks = append(marks, m)
+	for _, n := range hook.RingMarks(line) {
+		marks = append(marks, hook.RingMark(n))
 	}
 	// A TUI may fold a long paste into a note of its length (Codex:
 	// "[Pasted Content 2620 chars]"): that note, with this line's length,
@@ -209,7 +211,7 @@ func (d *TmuxDoor) Evidence(ctx context.Context, nonces []string) (Evidence, err
 	flat, input := flatten(screen), flatten(in)
 	now := time.Now()
 	for _, n := range nonces {
-		if m := "(ring " + n + ")"; strings.Contains(flat, m) && !strings.Contains(input, m) {
+		if m := hook.RingMark(n); strings.Contains(flat, m) && !strings.Contains(input, m) {
 			ev.Seen[n] = now
 		}
 	}

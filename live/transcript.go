@@ -8,8 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"time"
+
+	"github.com/mailfs/mailfs/hook"
 )
 
 // Claude Code writes each session's transcript as JSON lines in
@@ -40,8 +41,6 @@ type tail struct {
 	seen    map[string]time.Time
 	queued  map[string]bool
 }
-
-var transcriptNonce = regexp.MustCompile(`\(ring ([0-9a-f]{16})\)`)
 
 // read takes in what was appended since the last read.
 func (t *tail) read() error {
@@ -102,8 +101,7 @@ func (t *tail) line(line []byte, now time.Time) {
 	if json.Unmarshal(line, &v) != nil {
 		return
 	}
-	for _, m := range transcriptNonce.FindAllSubmatch(line, -1) {
-		n := string(m[1])
+	for _, n := range hook.RingMarks(string(line)) {
 		switch {
 		case v.Type != "queue-operation":
 			if _, ok := t.seen[n]; !ok {

@@ -222,18 +222,17 @@ var piExtension string
 
 // PiExtension is mailfs's pi extension for agent ("" reads $MAILFS_AGENT
 // in each session), running bin.
-func PiExtension(bin, agent string) []byte {
-	b, _ := json.Marshal(bin)
-	a, _ := json.Marshal(agent)
-	return []byte(strings.NewReplacer("__BIN__", string(b), "__AGENT__", string(a)).Replace(piExtension))
-}
+func PiExtension(bin, agent string) []byte { return fill(piExtension, bin, agent) }
 
 // OpenCodePlugin is mailfs's OpenCode plugin for agent ("" reads
 // $MAILFS_AGENT in each session), running bin.
-func OpenCodePlugin(bin, agent string) []byte {
+func OpenCodePlugin(bin, agent string) []byte { return fill(openCodePlugin, bin, agent) }
+
+// fill puts bin and agent, as JavaScript strings, into a plugin template.
+func fill(template, bin, agent string) []byte {
 	b, _ := json.Marshal(bin)
 	a, _ := json.Marshal(agent)
-	return []byte(strings.NewReplacer("__BIN__", string(b), "__AGENT__", string(a)).Replace(openCodePlugin))
+	return []byte(strings.NewReplacer("__BIN__", string(b), "__AGENT__", string(a)).Replace(template))
 }
 
 // pluginServes reports whether an OpenCode plugin file is mailfs's, for
