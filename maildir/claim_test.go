@@ -135,6 +135,23 @@ var claimOps = map[string]struct {
 			return err
 		},
 	},
+	"reassign": { // nux's claim, to toast
+		setup: func(t *testing.T, s *maildir.Store) string {
+			s.CreateQueue("work")
+			sent, err := s.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "the job"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Claim(mbox("queue:work"), mbox("nux")); err != nil {
+				t.Fatal(err)
+			}
+			return sent[0].ID
+		},
+		run: func(s *maildir.Store, id string) error {
+			_, err := s.Reassign(mbox("nux"), id, mbox("toast"))
+			return err
+		},
+	},
 }
 
 // TestMain's "nth" child: run claim op $OP on item $ID in $ROOT, killing
@@ -167,7 +184,7 @@ func childNth() {
 
 func TestClaimAndReleaseKilledAtEveryStep(t *testing.T) {
 	for _, mode := range []string{"renameat2", "fallback"} {
-		for _, name := range []string{"claim", "release"} {
+		for _, name := range []string{"claim", "release", "reassign"} {
 			t.Run(mode+"/"+name, func(t *testing.T) { killEveryStep(t, name, mode == "fallback") })
 		}
 	}
@@ -209,7 +226,11 @@ func killEveryStep(t *testing.T, name string, fallback bool) {
 		if killed == acked || (n <= points) != killed {
 			t.Fatalf("point %d of %d: killed %v, acknowledged %v", n, points, killed, acked)
 		}
-		linked += checkOnePlace(t, ts, name, id, n, acked)
+		if name == "reassign" {
+			linked += checkReassigned(t, ts, id, n, acked)
+		} else {
+			linked += checkOnePlace(t, ts, name, id, n, acked)
+		}
 	}
 	if fallback && linked == 0 {
 		t.Fatal("no kill left the item under two names: the fallback's link step was never hit")
@@ -277,6 +298,55 @@ func checkOnePlace(t *testing.T, ts *testStore, op, id string, n int, acked bool
 	return 0
 }
 
+// checkReassigned checks the tree after a reassign of item id from nux to
+// toast was killed at point n (or finished, if acked): the item is in
+// nux's mailbox claimed by nux, waiting in the queue, or in toast's
+// mailbox claimed by toast — one of them, or (the fallback's link step
+// only) one file under two of those names, which no claim hands out. It
+// returns 1 for the latter.
+func checkReassigned(t *testing.T, ts *testStore, id string, n int, acked bool) int {
+	t.Helper()
+	name := id + ".json"
+	places := map[string]string{"nux": "state/mail/nux/" + name, "queue": "state/queue/work/" + name, "toast": "state/mail/toast/" + name}
+	var in []string
+	for _, p := range []string{"nux", "queue", "toast"} {
+		if ts.exists(t, places[p]) {
+			in = append(in, p)
+		}
+	}
+	switch {
+	case len(in) == 0:
+		t.Fatalf("point %d: the item is nowhere", n)
+	case acked && (len(in) != 1 || in[0] != "toast"):
+		t.Fatalf("point %d: reassign acknowledged, but the item is in %v", n, in)
+	case len(in) == 2:
+		a, _ := os.Stat(ts.path(places[in[0]]))
+		b, _ := os.Stat(ts.path(places[in[1]]))
+		if !os.SameFile(a, b) {
+			t.Fatalf("point %d: two different files for one item, in %v", n, in)
+		}
+		if m, err := ts.Claim(mbox("queue:work"), mbox("crew")); !errors.Is(err, maildir.ErrQueueEmpty) {
+			t.Fatalf("point %d: an item under two names was claimed again: %+v, %v", n, m, err)
+		}
+		return 1
+	case len(in) > 2:
+		t.Fatalf("point %d: the item is in %v", n, in)
+	}
+	switch in[0] {
+	case "queue":
+		m, err := ts.Claim(mbox("queue:work"), mbox("crew"))
+		if err != nil || m.ID != id || m.Read || m.Claim == nil || m.Claim.Agent != "crew" {
+			t.Fatalf("point %d: the next claim got %+v, %v", n, m, err)
+		}
+	default:
+		m, err := ts.Get(mbox(in[0]), id)
+		if err != nil || m.Claim == nil || m.Claim.Agent != in[0] || m.Read {
+			t.Fatalf("point %d: the item in %s's mailbox: %+v, %v", n, in[0], m, err)
+		}
+	}
+	return 0
+}
+
 func (ts *testStore) exists(t *testing.T, rel string) bool {
 	t.Helper()
 	_, err := os.Lstat(ts.path(rel))
@@ -307,5 +377,47 @@ func TestClaimSkipsAnItemRemovedMidClaim(t *testing.T) {
 	m, err := faulty.Claim(mbox("queue:work"), mbox("toast"))
 	if err != nil || !removed || m.ID != second.ID {
 		t.Fatalf("claim = %v, %v (removed %v); want the second item", m, err, removed)
+	}
+}
+
+// Reassign moves a claimed item to another agent with that agent's claim
+// record, and refuses what Release refuses, the same agent, and an item
+// whose id the new claimant already holds.
+func TestReassign(t *testing.T) {
+	ts := newStore(t)
+	ts.CreateQueue("work")
+	sent, err := ts.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "the job"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := sent[0].ID
+	if _, err := ts.Claim(mbox("queue:work"), mbox("nux")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.Reassign(mbox("nux"), id, mbox("nux")); !errors.Is(err, maildir.ErrSameClaimant) {
+		t.Errorf("to the same agent: %v", err)
+	}
+	m, err := ts.Reassign(mbox("nux"), id, mbox("toast"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Box != mbox("toast") || m.Claim == nil || m.Claim.Agent != "toast" || m.Claim.Queue != "queue:work" || m.Read {
+		t.Fatalf("reassigned: %+v (claim %+v)", m, m.Claim)
+	}
+	if ts.exists(t, "state/mail/nux/"+id+".json") || ts.exists(t, "state/queue/work/"+id+".json") {
+		t.Fatal("the item is still with nux or in the queue")
+	}
+	if _, err := ts.Reassign(mbox("nux"), id, mbox("toast")); !errors.Is(err, maildir.ErrNotFound) {
+		t.Errorf("from the old claimant again: %v", err)
+	}
+	direct, err := ts.Send(&maildir.Message{From: "mayor", To: "toast", Subject: "not a claim"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.Reassign(mbox("toast"), direct[0].ID, mbox("nux")); !errors.Is(err, maildir.ErrNotClaimed) {
+		t.Errorf("a message sent directly: %v", err)
+	}
+	if _, err := ts.Reassign(mbox("toast"), id, mbox("queue:work")); !errors.Is(err, maildir.ErrWrongKind) {
+		t.Errorf("to a queue: %v", err)
 	}
 }

@@ -364,6 +364,114 @@ func (s *Store) Release(a Address, id string) (*Message, error) {
 	return s.rewrite(dst, q, false, name, unclaim)
 }
 
+// ErrSameClaimant is returned by [Store.Reassign] for an item already
+// claimed by the agent it names.
+var ErrSameClaimant = errors.New("maildir: the item is already that agent's")
+
+// Reassign moves message id, which [Store.Claim] moved into agent from's
+// mailbox, to agent to's mailbox with a claim record of to's (its queue's,
+// the time now), unread, and returns it there: what a release followed by
+// to's claim of that very item would do, with no claimant able to take it
+// between the two. The rules are Release's: only an item with a claim
+// record, resolved as [Store.Get] does; and the claim record is the one
+// every claim writes.
+//
+// Under the lock that claims take, the item moves back into its queue by a
+// rename that never replaces a file, is rewritten there with to's claim
+// record, then moves into to's mailbox by a second such rename; both
+// folders are fsynced after each move. Killed at any point, it is in from's
+// mailbox (claimed by from, as it was), in its queue (waiting: a claim
+// record on an item in a queue is history), or in to's mailbox claimed by
+// to: never in two places, never in none.
+//
+// A reassign runs on the queue's home host and changes both mailboxes, so
+// all three must be this host's to change ([NotHomeError] otherwise).
+func (s *Store) Reassign(from Address, id string, to Address) (*Message, error) {
+	if from.Kind != KindAgent || to.Kind != KindAgent {
+		return nil, fmt.Errorf("%w: a reassign moves a claimed item from one agent's mailbox to another's", ErrWrongKind)
+	}
+	if from == to {
+		return nil, fmt.Errorf("%w: %s", ErrSameClaimant, from)
+	}
+	for _, a := range []Address{from, to} {
+		if err := s.check(a); err != nil {
+			return nil, err
+		}
+		if err := s.MayChange(a); err != nil {
+			return nil, err
+		}
+	}
+	d, name, archived, err := s.locate(from, id)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	m, err := s.load(d, from, archived, name)
+	if err != nil {
+		return nil, err
+	}
+	if m.Claim == nil {
+		return nil, fmt.Errorf("%w: %s was delivered to %s, not claimed from a queue (only what a claim took can be reassigned)", ErrNotClaimed, m.ID, from)
+	}
+	q, err := ParseAddress(m.Claim.Queue)
+	if err == nil && q.Kind != KindQueue {
+		err = fmt.Errorf("%w: %s has a claim record naming %q, which is not a queue", ErrInvalidMessage, m.Path, m.Claim.Queue)
+	}
+	if err == nil {
+		err = s.MayChange(q)
+	}
+	if err != nil {
+		return nil, err
+	}
+	parent, qd, err := s.openQueue(q)
+	if err != nil {
+		return nil, err
+	}
+	defer parent.Close()
+	defer qd.Close()
+	unlock, err := parent.Lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	r, err := s.open(true)
+	if err != nil {
+		return nil, err
+	}
+	dst, err := r.MkdirAll(to.Dir(false))
+	if err != nil {
+		return nil, err
+	}
+	defer dst.Close()
+	if _, err := dst.Lstat(name); err == nil {
+		return nil, fmt.Errorf("%w: %s", ErrClash, dst.Join(name))
+	}
+	if err := d.Move(name, qd, name); err != nil {
+		switch {
+		case errors.Is(err, fs.ErrExist):
+			return nil, &fs.PathError{Op: "reassign", Path: d.Join(name), Err: fmt.Errorf("%w: %s", ErrClash, qd.Join(name))}
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, notFound(from, id) // moved or deleted meanwhile
+		}
+		return nil, err
+	}
+	if err := syncBoth(d, qd); err != nil {
+		return nil, err
+	}
+	m, err = s.stampClaim(qd, q, name, to, "")
+	if err != nil {
+		return nil, err // waiting in the queue: the next claim takes it
+	}
+	if err := qd.Move(name, dst, name); err != nil {
+		return nil, err // waiting in the queue, as above
+	}
+	if err := syncBoth(qd, dst); err != nil {
+		return nil, err
+	}
+	m.Box, m.Path = to, dst.Join(name)
+	return m, nil
+}
+
 // giveBack puts item name of mailbox a (folder d) back into queue q
 // (folder dst) on a host that is not q's home: written there waiting,
 // without its claim record and unread, then removed from the mailbox. A

@@ -43,6 +43,7 @@ type cli struct {
 	Group      groupCmd      `cmd:"" help:"Manage groups: named lists of agents that send @name reaches."`
 	Claim      claimCmd      `cmd:"" help:"Take the oldest item of a work queue into a mailbox."`
 	Release    releaseCmd    `cmd:"" help:"Put a claimed item back in its work queue."`
+	Reassign   reassignCmd   `cmd:"" help:"Hand a claimed item over to another agent, with a claim record of its own."`
 	Queue      queueCmd      `cmd:"" help:"List work queues and what waits in them."`
 	Channel    channelCmd    `cmd:"" help:"Manage broadcast channels and their retention."`
 	Nudge      nudgeCmd      `cmd:"" brief:"" help:"Queue a short, ephemeral nudge for an agent."`
@@ -51,6 +52,7 @@ type cli struct {
 	Hook       hookCmd       `cmd:"" brief:"" help:"Answer an agent runtime's hook event (session-start, prompt-submit, post-tool, stop)."`
 	Handoff    handoffCmd    `cmd:"" help:"Leave a note to your next session."`
 	DND        dndCmd        `cmd:"" name:"dnd" help:"Do not disturb: hold back normal nudges and reminders (on, off, status)."`
+	Audit      auditCmd      `cmd:"" help:"List what people did to others' work from the web view (release, reassign, nudge)."`
 	Escalate   escalateCmd   `cmd:"" help:"Escalate a problem by severity, and list, acknowledge or close escalations."`
 	MCP        mcpCmd        `cmd:"" name:"mcp" help:"Serve an agent's mail over the Model Context Protocol (stdio)."`
 	Setup      setupCmd      `cmd:"" help:"Install mailfs (hooks, MCP server, skill) into agent runtimes' project settings."`

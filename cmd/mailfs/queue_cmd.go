@@ -164,6 +164,77 @@ func (c *releaseCmd) Run(a *app) error {
 	return err
 }
 
+type reassignCmd struct {
+	Args []string `arg:"" name:"agent-and-id" help:"[AGENT] ID: the mailbox holding the claimed item (default $MAILFS_AGENT's, else the one that holds the id) and the item."`
+	To   string   `required:"" placeholder:"AGENT" help:"The agent that takes the claim over."`
+	By   string   `placeholder:"NAME" help:"Who is reassigning it, recorded in the town's audit log (state/audit/) with the time. Default: no entry."`
+	ID   bool     `name:"id" help:"Print only the item's id, for a script."`
+	jsonFlag
+}
+
+func (c *reassignCmd) Help() string {
+	return `Moves an item that "mailfs claim" took into another agent's mailbox,
+unread, with a claim record of the new agent's (its queue, the time now):
+what a release and the other agent's claim of that very item would do, with
+no claimant able to take it between the two. Only a claimed item can be
+reassigned, as with release. Under the claimants' lock the item moves
+back into its queue, takes its new claim record there, and moves on; a
+reassign killed part-way leaves it with the old claimant, waiting in its
+queue, or with the new one: never in two places or none.
+
+Run it on the queue's home host, which must also be both agents' (exit 2
+naming the home otherwise). With --by NAME the reassign is recorded in the
+audit log (mailfs audit), as the web view's are. Prints the item as show
+does (or as JSON).`
+}
+
+func (c *reassignCmd) Run(a *app) error {
+	if c.ID && c.JSON {
+		return usage("", "--id and --json: choose one")
+	}
+	s, err := a.open()
+	if err != nil {
+		return err
+	}
+	ts, err := a.targets(s, c.Args)
+	if err == nil && len(ts) != 1 {
+		err = usage("give [AGENT] ID", "reassign one item at a time")
+	}
+	if err != nil {
+		return err
+	}
+	to, err := mailbox(c.To)
+	if err != nil {
+		return err
+	}
+	if c.By != "" {
+		if _, err := maildir.ParseAgent(c.By); err != nil {
+			return usage("give --by an agent id, such as a person's name", "%v", err)
+		}
+	}
+	m, err := s.Reassign(ts[0].box, ts[0].id, to)
+	if c.By != "" {
+		e := maildir.AuditEntry{Action: "reassign", Actor: c.By, Addr: "cli", Agent: ts[0].box.Name, Item: ts[0].id, To: to.Name}
+		if m != nil {
+			e.Item, e.Queue = m.ID, m.Claim.Queue
+		}
+		if err != nil {
+			e.Error = err.Error()
+		}
+		if _, rerr := s.Record(e); rerr != nil && err == nil {
+			err = fmt.Errorf("reassigned, but the audit entry was not written: %w", rerr)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if c.ID {
+		_, err := fmt.Fprintln(a.out, m.ID)
+		return err
+	}
+	return printOne(a, m, c.JSON)
+}
+
 type queueCmd struct {
 	Create queueCreateCmd `cmd:"" help:"Create a work queue."`
 	List   queueListCmd   `cmd:"" help:"List the work queues with their waiting counts."`
