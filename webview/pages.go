@@ -20,7 +20,7 @@ import (
 )
 
 // The pages, each a template that fills base.html's "content".
-var pageNames = []string{"overview", "mailbox", "message", "thread", "search", "activity", "error"}
+var pageNames = []string{"overview", "mailbox", "message", "thread", "search", "activity", "act", "error"}
 
 func parsePages() (map[string]*template.Template, error) {
 	funcs := template.FuncMap{
@@ -32,6 +32,11 @@ func parsePages() (map[string]*template.Template, error) {
 		// an id with ?, #, % or a space names exactly that message.
 		"actURL": func(action string, m *maildir.Message) string {
 			return "/" + action + "/" + url.PathEscape(m.Box.String()) + "/" + url.PathEscape(m.ID)
+		},
+		// claimURL is the page that asks before acting on a claim, and
+		// comes back to back.
+		"claimURL": func(action string, m *maildir.Message, back string) string {
+			return "/act/" + action + "/" + url.PathEscape(m.Box.String()) + "/" + url.PathEscape(m.ID) + "?back=" + url.QueryEscape(back)
 		},
 		"threadURL": func(id string) string { return "/thread/" + url.PathEscape(id) },
 		"clean":     clean,
@@ -51,7 +56,11 @@ func parsePages() (map[string]*template.Template, error) {
 			}
 			return n
 		},
-		"claimsPage": func(p page, cs []Claimed) claimsView { return claimsView{Page: p, Claims: cs} },
+		"claimsPage": func(p page, cs []Claimed, id ...string) claimsView {
+			return claimsView{Page: p, Claims: cs, ID: strings.Join(id, "")}
+		},
+		"claimActs": func(p page, c Claimed) claimActs { return claimActs{Page: p, Claim: c} },
+		"past":      func(action string) string { return pastTense[action] },
 		"when":       func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
 		"dateTime":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	}
@@ -88,7 +97,16 @@ func isBidi(r rune) bool { return unicode.Is(unicode.Bidi_Control, r) }
 type claimsView struct {
 	Page   page
 	Claims []Claimed
+	ID     string // the table's id, if not empty
 }
+
+// claimActs is what the "claimActs" template gets.
+type claimActs struct {
+	Page  page
+	Claim Claimed
+}
+
+var pastTense = map[string]string{"release": "released", "reassign": "reassigned", "nudge": "nudged"}
 
 // page is what every template gets.
 type page struct {
@@ -96,7 +114,9 @@ type page struct {
 	As    string // the identity the page acts as; "" read only
 	Token string // the token a form carries; only when As is set
 	Now   time.Time
-	Print string // the town's folders when the page was read (folderPrint), for the live feed
+	Print string              // the town's folders when the page was read (folderPrint), for the live feed
+	Path  string              // the page's own path and query, where an action comes back to
+	Done  *maildir.AuditEntry // the action this page was sent back from, to confirm it
 	Data  any
 }
 
@@ -122,7 +142,15 @@ func (p page) Age(t time.Time) string {
 }
 
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name, title string, data any) {
-	p := page{Title: title, As: s.As, Now: s.now(), Data: data}
+	p := page{Title: title, As: s.As, Now: s.now(), Data: data, Path: r.URL.Path}
+	if q := r.URL.Query(); q.Get("done") != "" {
+		p.Done = s.doneEntry(q.Get("done"))
+		q.Del("done")
+		r.URL.RawQuery = q.Encode()
+	}
+	if r.URL.RawQuery != "" {
+		p.Path += "?" + r.URL.RawQuery
+	}
 	if v, ok := r.Context().Value(printKey{}).(uint64); ok {
 		p.Print = fmt.Sprintf("%x", v)
 	}
@@ -138,6 +166,17 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	w.Write(b.Bytes())
+}
+
+// doneEntry returns the recent audit entry id, or nil.
+func (s *Server) doneEntry(id string) *maildir.AuditEntry {
+	log, _ := s.Store.AuditLog(50)
+	for _, e := range log {
+		if e.ID == id {
+			return e
+		}
+	}
+	return nil
 }
 
 // fail shows an error page; its text is escaped like everything else.
@@ -257,6 +296,7 @@ type messageData struct {
 	M      *maildir.Message
 	Fields [][2]string
 	Mine   bool
+	Claim  *Claimed // an open claim: the item, unread, in its claimant's mailbox
 }
 
 func (s *Server) message(w http.ResponseWriter, r *http.Request) {
@@ -275,6 +315,11 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := messageData{M: m, Fields: m.ProtocolFields(), Mine: s.As != "" && b == maildir.Address{Kind: maildir.KindAgent, Name: s.As}}
+	if b.Kind == maildir.KindAgent && !m.Read && !m.Archived {
+		if c, ok := s.claimed(b.Name, m, s.now()); ok {
+			d.Claim = &c
+		}
+	}
 	s.render(w, r, http.StatusOK, "message", clean(m.Subject), d)
 }
 

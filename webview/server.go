@@ -234,6 +234,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /reply/{box}/{id}", s.change(s.reply))
 	mux.HandleFunc("POST /mark-read/{box}/{id}", s.change(s.markRead))
 	mux.HandleFunc("POST /archive/{box}/{id}", s.change(s.archive))
+	mux.HandleFunc("GET /act/{action}/{box}/{id}", s.printed(s.confirmAct))
+	mux.HandleFunc("POST /act/{action}/{box}/{id}", s.change(s.act))
 	return s.guard(mux)
 }
 

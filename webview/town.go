@@ -14,8 +14,20 @@ type Town struct {
 	Mailboxes []Mailbox
 	Queues    []Queue
 	Channels  []Channel
-	Claims    []Claimed // work claimed from a queue and not yet done, oldest claim first
-	Waiting   []Waiting // agents with urgent mail unread past UrgentAfter, the longest waited on first
+	Claims    []Claimed             // work claimed from a queue and not yet done, oldest claim first
+	Waiting   []Waiting             // agents with urgent mail unread past UrgentAfter, the longest waited on first
+	Log       []*maildir.AuditEntry // the audit log's latest entries, newest first
+}
+
+// Stuck returns the claims held longer than StuckAfter, oldest first.
+func (t *Town) Stuck() []Claimed {
+	var out []Claimed
+	for _, c := range t.Claims {
+		if c.Stuck {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // A Claimed item is a queue item an agent claimed and has not marked
@@ -44,6 +56,7 @@ type Mailbox struct {
 	OldestUnread              time.Time // zero when nothing is unread
 	Stale                     bool      // unread mail older than the sweep's cut-off
 	UrgentWaiting             bool      // urgent mail unread longer than UrgentAfter
+	Claims, Stuck             int       // open claims the agent holds; of those, stuck
 	Nudges                    int       // nudges queued for the agent, not yet drained
 	Home                      string    // its home host, in a town on several machines
 }
@@ -85,6 +98,10 @@ func (s *Server) town() (*Town, error) {
 		for _, m := range unread {
 			if c, ok := s.claimed(a, m, t.Now); ok {
 				t.Claims = append(t.Claims, c)
+				mb.Claims++
+				if c.Stuck {
+					mb.Stuck++
+				}
 			}
 			switch m.Priority {
 			case maildir.Urgent:
@@ -162,8 +179,14 @@ func (s *Server) town() (*Town, error) {
 		}
 		t.Channels = append(t.Channels, line)
 	}
+	if t.Log, err = st.AuditLog(logShown); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
+
+// logShown is how many audit entries the overview shows.
+const logShown = 10
 
 // claimed returns agent a's unread message m as an open claim, if a
 // claim brought it.

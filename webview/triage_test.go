@@ -120,7 +120,7 @@ func TestClaimedWorkShowsItsClaimant(t *testing.T) {
 	}
 	now := time.Now()
 	tw.srv.Now = func() time.Time { return now.Add(3 * 24 * time.Hour) }
-	row := regexp.MustCompile(`(?s)<tr class="stuck" data-agent="nux">.*?</tr>`)
+	row := regexp.MustCompile(`(?s)<tr class="stuck" data-agent="nux"[^>]*>.*?</tr>`)
 	for _, path := range []string{"/", "/box/queue:work"} {
 		_, body := tw.get(path)
 		r := row.FindString(body)

@@ -1,0 +1,108 @@
+package webview_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// firstScreen reports, for each selector, whether its element begins
+// within the first screen (no scrolling) and lies within its width.
+func firstScreen(lt *liveTown, sels ...string) []string {
+	var off []string
+	for _, sel := range sels {
+		var r []float64
+		lt.run(chromedp.Evaluate(`(function () {
+			var e = document.querySelector(`+"`"+sel+"`"+`);
+			if (!e) return [-1, -1, -1, innerHeight, innerWidth];
+			var r = e.getBoundingClientRect();
+			return [r.top, r.left, r.right, innerHeight, innerWidth];
+		})()`, &r))
+		if r[0] < 0 || r[0] >= r[3] || r[1] < 0 || r[2] > r[4]+0.5 {
+			off = append(off, sel)
+		}
+	}
+	return off
+}
+
+// The overseer's first screen, on a desk and on a phone, answers "what is
+// stuck and who is waited on": the stuck claim with its actions, and the
+// waiting-on table, without scrolling.
+func TestBrowserStuckWorkOnTheFirstScreen(t *testing.T) {
+	lt := triageTown(t, "--as", "human")
+	for _, vp := range []struct {
+		w, h int64
+		shot string
+	}{{1400, 900, "overseer.png"}, {390, 844, "overseer-phone.png"}} {
+		lt.run(chromedp.EmulateViewport(vp.w, vp.h), chromedp.Navigate(lt.url+"/"), chromedp.WaitVisible(`#stuck`))
+		if off := firstScreen(lt, `#stuck tr[data-agent=nux]`, `#stuck tr[data-agent=nux] a[data-act=nudge]`, `#waiting tr[data-agent=toast]`); len(off) > 0 {
+			t.Errorf("at %d×%d, not on the first screen: %v", vp.w, vp.h, off)
+		}
+		lt.shot(vp.shot)
+	}
+}
+
+// Release, reassign and nudge, each clicked and confirmed in a real
+// browser: each is done (as the command line sees it afterwards), the
+// page it returns to says so, and the audit log has it.
+func TestBrowserReleaseReassignNudge(t *testing.T) {
+	lt := triageTown(t, "--as", "human")
+	lt.mailfs("claim", "queue:work", "--as", "toast") // WORK gt-410, fresh
+	lt.run(chromedp.EmulateViewport(1400, 900))
+	confirm := func(from, link string, fill ...chromedp.Action) string {
+		t.Helper()
+		var ask, done string
+		steps := []chromedp.Action{chromedp.WaitVisible(link), chromedp.Click(link), chromedp.WaitVisible(`#confirm`), textOf(`h1`, &ask)}
+		steps = append(steps, fill...)
+		steps = append(steps, chromedp.Click(`#confirm`), chromedp.WaitVisible(`#done`), textOf(`#done`, &done))
+		lt.form(from, steps...)
+		if !strings.HasSuffix(ask, "this claim?") {
+			t.Errorf("the question: %q", ask)
+		}
+		return done
+	}
+
+	done := confirm(lt.url+"/", `#stuck tr[data-agent=nux] a[data-act=release]`)
+	if !strings.Contains(done, "human") || !strings.Contains(done, "released nux's") {
+		t.Errorf("after release: %q", done)
+	}
+	if q := lt.mailfs("queue", "show", "work"); !strings.Contains(q, "WORK gt-400: flaky test") {
+		t.Errorf("the released item is not waiting in the queue:\n%s", q)
+	}
+
+	done = confirm(lt.url+"/", `#claimed tr[data-agent=toast] a[data-act=reassign]`, chromedp.SetValue(`select[name=to]`, "nux"))
+	if !strings.Contains(done, "reassigned toast's") || !strings.Contains(done, "to nux") {
+		t.Errorf("after reassign: %q", done)
+	}
+	id := lt.mailfs("inbox", "nux", "--json")
+	if !strings.Contains(id, "WORK gt-410: waiting") || !strings.Contains(id, `"claim":{"agent":"nux"`) {
+		t.Errorf("nux's inbox after the reassign:\n%s", id)
+	}
+
+	var item string
+	lt.run(chromedp.Navigate(lt.url+"/box/nux"), chromedp.WaitVisible(`#messages`))
+	lt.run(chromedp.Click(`#messages a`), chromedp.WaitVisible(`#claim`), textOf(`#claim`, &item))
+	if !strings.Contains(item, "claimed by nux") {
+		t.Errorf("the item's claim: %q", item)
+	}
+	var here string
+	lt.run(chromedp.Evaluate(`location.pathname`, &here))
+	done = confirm(lt.url+here, `#claim a[data-act=nudge]`, chromedp.SetValue(`textarea[name=note]`, "gt-410 is yours now"))
+	if !strings.Contains(done, "nudged nux's") || !strings.Contains(done, "gt-410 is yours now") {
+		t.Errorf("after nudge: %q", done)
+	}
+	if n := lt.mailfs("drain", "nux"); !strings.Contains(n, "gt-410 is yours now") {
+		t.Errorf("nux's nudges: %q", n)
+	}
+
+	audit := lt.mailfs("audit")
+	for _, want := range []string{"release", "reassign", "nudge"} {
+		if !strings.Contains(audit, " human ") || !strings.Contains(audit, " "+want+" ") {
+			t.Errorf("the audit log has no %s by human:\n%s", want, audit)
+		}
+	}
+	if strings.Count(audit, "done") != 3 {
+		t.Errorf("the audit log:\n%s", audit)
+	}
+}
