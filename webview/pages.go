@@ -61,8 +61,8 @@ func parsePages() (map[string]*template.Template, error) {
 		},
 		"claimActs": func(p page, c Claimed) claimActs { return claimActs{Page: p, Claim: c} },
 		"past":      func(action string) string { return pastTense[action] },
-		"when":       func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
-		"dateTime":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"when":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
+		"dateTime":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	}
 	pages := map[string]*template.Template{}
 	for _, name := range pageNames {
