@@ -89,6 +89,13 @@ func (d *demo) queues() {
 		d.run("release", c.who, c.id)
 		d.run("queue", "list")
 	}
+	if len(got) > 1 {
+		c := got[1]
+		other := map[string]string{"toast": "nux", "nux": "toast"}[c.who]
+		d.say("A person hands a stuck claim to the other polecat (the web view's reassign does the same), and the town's audit log records who did it.")
+		d.run("reassign", c.who, c.id, "--to", other, "--by", "human", "--id")
+		d.run("audit")
+	}
 }
 
 // nudges shows an urgent nudge reaching an agent's prompt hook.
