@@ -19,6 +19,11 @@ func OpenWith(dir string, opts ...durable.Option) (*Store, error) { return open(
 // check that the change is seen through the stamp, not the racy rule.
 func SetRacyWindow(s *Store, d time.Duration) { s.racy = d }
 
+// SetCoarseClock makes s take every file system's clock as coarse, as
+// before Linux 6.13: a folder's stamp is then trusted only past the racy
+// window.
+func SetCoarseClock(s *Store) { s.coarse = true }
+
 // FineClock is fineClock for the device that holds the store's index.
 func FineClock(s *Store) (bool, error) {
 	d, err := s.mkdir(IndexDir)

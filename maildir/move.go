@@ -209,3 +209,39 @@ func (s *Store) Arrived(m *Message) (time.Time, error) {
 	}
 	return st.Ctime, nil
 }
+
+// An Oversize file is a message file over [MaxSize]: no reader reads one,
+// so a tool that shows a folder names it instead.
+type Oversize struct {
+	Name string // the file's name
+	Size int64
+}
+
+// Oversize returns the message files of b's folder (its archive when
+// archived) too large to be messages. It stats every file of the folder;
+// a listing reads names only.
+func (s *Store) Oversize(b Address, archived bool) ([]Oversize, error) {
+	if err := s.check(b); err != nil {
+		return nil, err
+	}
+	d, err := s.openFolder(b, archived)
+	if d == nil {
+		return nil, err
+	}
+	defer d.Close()
+	var names []string
+	if err := eachEntry(d, func(name string, why error) {
+		if why == nil {
+			names = append(names, name)
+		}
+	}); err != nil {
+		return nil, err
+	}
+	var out []Oversize
+	for _, n := range names {
+		if st, err := d.Lstat(n); err == nil && st.Size > MaxSize {
+			out = append(out, Oversize{Name: n, Size: st.Size})
+		}
+	}
+	return out, nil
+}

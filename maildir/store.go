@@ -62,7 +62,8 @@ type Store struct {
 
 	racy time.Duration // RacyWindow when 0; none when negative (tests)
 
-	clock folderindex.Clock // the file system's clock, see fineClock
+	clock  folderindex.Clock // the file system's clock, see fineClock
+	coarse bool              // tests: take every clock as coarse
 
 	mu   sync.Mutex
 	last time.Time // the latest stamp given out, see stamp

@@ -18,7 +18,9 @@ import (
 // its floor: a stat of each mailbox folder and its archive — what any
 // renderer must do to know nothing changed. The first render, outside the
 // timer, fills the server's caches; then each render finds one folder
-// changed (a send), as under live use.
+// changed (a send), as under live use. "channel=4000" is the same town
+// after a channel of 4,000 posts was added: channels keep every post by
+// default, so a render must not read them all.
 func BenchmarkOverview(b *testing.B) {
 	agents, per, unread := 100, 500, 100
 	if testing.Short() {
@@ -50,6 +52,32 @@ func BenchmarkOverview(b *testing.B) {
 	render(b)
 	n := 0
 	b.Run(fmt.Sprintf("agents=%d/mailfs", agents), func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			n++
+			if _, err := s.Send(&maildir.Message{From: "mayor", To: fmt.Sprintf("agent%02d", n%agents), Subject: "new"}); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			render(b)
+		}
+	})
+	// The same, with a channel of 4,000 posts.
+	if err := s.CreateChannel("merges", maildir.ChannelChange{}); err != nil {
+		b.Fatal(err)
+	}
+	posts := filepath.Join(dir, "state/channel/merges")
+	start := time.Now().Add(-24 * time.Hour)
+	for i := range 4000 {
+		at := start.Add(time.Duration(i) * time.Second)
+		body := fmt.Sprintf(`{"from":"refinery","subject":"MERGED gt-%d","timestamp":%q,"body":"Branch: polecat/gt-%d"}`, i, at.UTC().Format(time.RFC3339Nano), i)
+		if err := os.WriteFile(filepath.Join(posts, maildir.NewID(at, "refinery")+".json"), []byte(body), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	time.Sleep(maildir.RacyWindow)
+	render(b)
+	b.Run(fmt.Sprintf("agents=%d/channel=4000/mailfs", agents), func(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()
 			n++

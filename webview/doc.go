@@ -2,16 +2,22 @@
 // started by a person when they want to look (mailfs serve), never needed
 // by agents. It shows every mailbox with its unread mail by priority,
 // queues, channels and held nudges, updated live as mail lands; a
-// mailbox, a message, a thread, a search and the archive; and, when
-// started as an identity, lets that identity send, reply, mark read and
-// archive its own mail.
+// mailbox, a message, a thread, a search and the archive, with stuck
+// work (claims held past their time) and who is waited on first; and,
+// when started as an identity, lets that identity send, reply, mark read
+// and archive its own mail, and release, reassign or nudge anyone's
+// claimed work, each asked first and recorded in the town's audit log
+// ([maildir.AuditDir]).
 //
-// It reads and writes through [maildir.Store] only — the same listing,
-// parsing, search and address rules as the command line — and learns of
-// new mail from [watch.Watcher], and of other changes (marks, archives,
-// claims) from its folders' modification times, looked at once a second;
-// both are pushed to the page as server-sent events. The page asks for
-// nothing on a timer.
+// It reads and writes through [maildir.Store] and [nudgeq.Queue] only —
+// the same listing, parsing, search, claim and address rules as the
+// command line; it never stats, opens or lists a file or folder itself.
+// It learns of new mail from [watch.Watcher], and of other changes
+// (marks, archives, claims, drained nudges) from the town's print
+// ([maildir.Store.Print]), looked at once a second; both are pushed to
+// the page as server-sent events. What it read of a folder it keeps under
+// the folder's stamp ([maildir.Store.Stamp]) by the store's one rule, that
+// of its folder index. The page asks for nothing on a timer.
 //
 // # Security
 //

@@ -4,11 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"hash"
-	"hash/fnv"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -37,7 +33,7 @@ type hub struct {
 	// page per send, not two.
 	printMu sync.Mutex
 	print   uint64
-	root    string
+	store   *maildir.Store
 }
 
 func newHub() *hub { return &hub{subs: map[chan string]bool{}} }
@@ -71,15 +67,15 @@ func (h *hub) watch(ctx context.Context, st *maildir.Store, changeEvery time.Dur
 		return err
 	}
 	h.started = true
-	h.root = st.Dir()
-	h.print = folderPrint(h.root)
+	h.store = st
+	h.print = townPrint(st)
 	go func() {
 		for ev := range events {
 			// The print is taken before the event goes out: a page fetches
 			// after it, so it sees all the print covers; anything later
 			// moves the print again and is sent as a change.
 			h.printMu.Lock()
-			h.print = folderPrint(h.root)
+			h.print = townPrint(h.store)
 			print := h.print
 			h.printMu.Unlock()
 			data, _ := json.Marshal(map[string]string{"box": ev.Box.String(), "id": ev.ID, "print": fmt.Sprintf("%x", print)})
@@ -92,9 +88,9 @@ func (h *hub) watch(ctx context.Context, st *maildir.Store, changeEvery time.Dur
 
 // changes publishes a "change" event when the town's folders changed in a
 // way the watcher does not report — a mark read, an archive, a claim, a
-// delete, a drained nudge: each renames or removes a file, which changes
-// its folder's modification time. It stats folders only, never a file
-// (so an in-place rewrite of a file is seen at the next event or reload).
+// delete, a drained nudge: each renames or removes a file, which moves its
+// folder's stamp. It stats folders only, never a file (so an in-place
+// rewrite of a file is seen at the next event or reload).
 func (h *hub) changes(ctx context.Context, every time.Duration) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
@@ -105,7 +101,7 @@ func (h *hub) changes(ctx context.Context, every time.Duration) {
 		case <-tick.C:
 		}
 		h.printMu.Lock()
-		now := folderPrint(h.root)
+		now := townPrint(h.store)
 		changed := now != h.print
 		h.print = now
 		h.printMu.Unlock()
@@ -115,32 +111,12 @@ func (h *hub) changes(ctx context.Context, every time.Duration) {
 	}
 }
 
-// folderPrint sums up the modification times of the folders of every
-// mailbox (and its archive), queue, channel and nudge queue under root.
-func folderPrint(root string) uint64 {
-	sum := fnv.New64a()
-	for _, top := range []string{maildir.MailDir, maildir.QueueDir, maildir.ChannelDir, nudgeq.Dir} {
-		dir := filepath.Join(root, filepath.FromSlash(top))
-		stamp(sum, dir)
-		entries, _ := os.ReadDir(dir)
-		for _, e := range entries {
-			if !e.IsDir() {
-				continue
-			}
-			stamp(sum, filepath.Join(dir, e.Name()))
-			stamp(sum, filepath.Join(dir, e.Name(), maildir.ArchiveDir))
-		}
-	}
-	return sum.Sum64()
-}
-
-func stamp(h hash.Hash64, path string) {
-	st, err := os.Lstat(path)
-	if err != nil {
-		return
-	}
-	fmt.Fprintf(h, "%s %d\n", path, st.ModTime().UnixNano())
-}
+// townPrint is the print of every folder a page shows: the store's
+// (mailboxes and their archives, queues, channels) and the nudge queues.
+// It moves at every change to any of them, and once more when a change
+// made less than a clock tick before it can be trusted to show (see
+// [maildir.Store.Print]).
+func townPrint(st *maildir.Store) uint64 { return st.Print(nudgeq.Dir) }
 
 func (h *hub) publish(event, data string) {
 	h.mu.Lock()

@@ -8,8 +8,6 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -217,30 +215,6 @@ func (s *Server) exists(b maildir.Address) (bool, error) {
 	return slices.Contains(names, b.Name), err
 }
 
-// A bigFile is a message file over maildir.MaxSize: the store reads no
-// such file, so a page names it rather than leave it unseen.
-type bigFile struct {
-	Name string
-	Size int64
-}
-
-// tooLarge returns the files of b's folder (or its archive) too large to
-// be messages. It stats each file; a folder's listing reads names only.
-func (s *Server) tooLarge(b maildir.Address, archived bool) ([]bigFile, error) {
-	entries, _, err := s.Store.Entries(b, archived)
-	if err != nil {
-		return nil, err
-	}
-	dir := filepath.Join(s.Store.Dir(), filepath.FromSlash(b.Dir(archived)))
-	var out []bigFile
-	for _, e := range entries {
-		if st, err := os.Lstat(filepath.Join(dir, e.ID+".json")); err == nil && st.Size() > maildir.MaxSize {
-			out = append(out, bigFile{Name: e.ID + ".json", Size: st.Size()})
-		}
-	}
-	return out, nil
-}
-
 type mailboxData struct {
 	Box      maildir.Address
 	All      bool
@@ -248,7 +222,7 @@ type mailboxData struct {
 	Messages []*maildir.Message
 	Nudges   []*nudgeq.Nudge
 	Claims   []Claimed // on a queue's page: its items claimed and not done
-	TooLarge []bigFile // message files too large to be read, which no list shows
+	TooLarge []maildir.Oversize // message files too large to be read, which no list shows
 	Mine     bool      // the page acts as this mailbox's agent
 }
 
@@ -276,7 +250,7 @@ func (s *Server) mailbox(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadRequest, err)
 		return
 	}
-	if d.TooLarge, err = s.tooLarge(b, d.Archived); err != nil {
+	if d.TooLarge, err = s.Store.Oversize(b, d.Archived); err != nil {
 		s.fail(w, r, http.StatusInternalServerError, err)
 		return
 	}

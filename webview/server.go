@@ -245,7 +245,7 @@ func (s *Server) Handler() http.Handler {
 // again (a send's mail event and its folder change are one refetch).
 func (s *Server) printed(page http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		page(w, r.WithContext(context.WithValue(r.Context(), printKey{}, folderPrint(s.Store.Dir()))))
+		page(w, r.WithContext(context.WithValue(r.Context(), printKey{}, townPrint(s.Store))))
 	}
 }
 

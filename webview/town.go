@@ -169,15 +169,11 @@ func (s *Server) town() (*Town, error) {
 		return nil, err
 	}
 	for _, c := range channels {
-		posts, err := st.List(maildir.Address{Kind: maildir.KindChannel, Name: c}, maildir.ListOptions{All: true})
+		read, err := s.channelRead(c)
 		if err != nil {
 			return nil, err
 		}
-		line := Channel{Name: c, Posts: len(posts)}
-		if len(posts) > 0 {
-			line.Latest = posts[len(posts)-1]
-		}
-		t.Channels = append(t.Channels, line)
+		t.Channels = append(t.Channels, Channel{Name: c, Posts: read.posts, Latest: read.latest})
 	}
 	if t.Log, err = st.AuditLog(logShown); err != nil {
 		return nil, err

@@ -23,9 +23,9 @@ type Rules struct {
 	Classify func(name string, typ fs.FileMode) (candidate bool, why error)
 }
 
-// dirRacy reports whether a folder's stat taken at now could fail to show
+// DirRacy reports whether a folder's stat taken at now could fail to show
 // a change made after it.
-func (r *Rules) dirRacy(st durable.Stat, now time.Time) bool {
+func (r *Rules) DirRacy(st durable.Stat, now time.Time) bool {
 	return Racy(st, now, r.Window) && !r.Fine(st.Dev)
 }
 
@@ -82,7 +82,7 @@ func PlanUnread(d *durable.Dir, st durable.Stat, r *Rules, known bool, listed fu
 			was[k.Name] = k
 		}
 	}
-	p.next = &Folder{Stamp: StampOf(st), Racy: r.dirRacy(st, p.now)}
+	p.next = &Folder{Stamp: StampOf(st), Racy: r.DirRacy(st, p.now)}
 	same, load, err := Relist(d, was, r.Classify, func(name string, typ fs.FileMode, why error) {
 		p.next.Odd = append(p.next.Odd, Odd{Name: name, Typ: typ})
 		if listed != nil {
@@ -156,7 +156,7 @@ func Count(d *durable.Dir, st durable.Stat, r *Rules, count func() (int, error))
 	if err != nil {
 		return 0, err
 	}
-	write(r, FileName(rel), (&Folder{Stamp: StampOf(st), Racy: r.dirRacy(st, time.Now()), Count: n}).Encode())
+	write(r, FileName(rel), (&Folder{Stamp: StampOf(st), Racy: r.DirRacy(st, time.Now()), Count: n}).Encode())
 	return n, nil
 }
 
@@ -194,7 +194,7 @@ func PlanThread(d *durable.Dir, st durable.Stat, r *Rules, hash uint64, listed f
 		idx.Close()
 	}
 	p.rebuilt = true
-	p.racy = r.dirRacy(st, p.now)
+	p.racy = r.DirRacy(st, p.now)
 	was := map[string]Entry{}
 	for name, e := range old {
 		was[name] = e.Entry
