@@ -221,9 +221,9 @@ type mailboxData struct {
 	Archived bool
 	Messages []*maildir.Message
 	Nudges   []*nudgeq.Nudge
-	Claims   []Claimed // on a queue's page: its items claimed and not done
+	Claims   []Claimed          // on a queue's page: its items claimed and not done
 	TooLarge []maildir.Oversize // message files too large to be read, which no list shows
-	Mine     bool      // the page acts as this mailbox's agent
+	Mine     bool               // the page acts as this mailbox's agent
 }
 
 func (s *Server) mailbox(w http.ResponseWriter, r *http.Request) {
