@@ -59,6 +59,7 @@ func parsePages() (map[string]*template.Template, error) {
 		},
 		"claimActs": func(p page, c Claimed) claimActs { return claimActs{Page: p, Claim: c} },
 		"past":      func(action string) string { return pastTense[action] },
+		"pagerOf":   func(p pager, id, noun string) pagerView { return pagerView{P: p, ID: id, Noun: noun} },
 		"when":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
 		"dateTime":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	}
@@ -102,6 +103,12 @@ type claimsView struct {
 type claimActs struct {
 	Page  page
 	Claim Claimed
+}
+
+// pagerView is what the "pager" template gets.
+type pagerView struct {
+	P        pager
+	ID, Noun string
 }
 
 var pastTense = map[string]string{"release": "released", "reassign": "reassigned", "nudge": "nudged"}

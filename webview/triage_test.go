@@ -2,6 +2,7 @@ package webview_test
 
 import (
 	"errors"
+	"fmt"
 	"html"
 	"net/http"
 	"net/url"
@@ -421,5 +422,58 @@ func TestActivityShowsTheLastHourAndWhoOwesAReply(t *testing.T) {
 	}
 	if !strings.Contains(recent, "MERGED gt-3") || strings.Contains(recent, "gt-1") || strings.Contains(recent, "gt-2") {
 		t.Errorf("the last hour: %s", recent)
+	}
+}
+
+// A message to several agents waits on each who has not answered; mail
+// that asks for no answer by mail (a report, a work assignment) waits on
+// no one; the list comes in pages.
+func TestActivityWaitsOnEveryRecipientAndPages(t *testing.T) {
+	tw := newTown(t, "", "")
+	ask := tw.send(&maildir.Message{From: "mayor", To: "nux", CC: []string{"toast", "furiosa"}, Subject: "who can take gt-9?"})
+	copies, err := tw.store.List(maildir.Address{Kind: maildir.KindAgent, Name: "toast"}, maildir.ListOptions{})
+	if err != nil || len(copies) != 1 || copies[0].Thread != ask.ID {
+		t.Fatalf("toast's copy: %v, %v", copies, err)
+	}
+	if _, err := tw.store.Reply(maildir.Address{Kind: maildir.KindAgent, Name: "toast"}, copies[0].ID, &maildir.Message{From: "toast", Body: "not me"}); err != nil {
+		t.Fatal(err)
+	}
+	// The reply is now the thread's latest word: it waits on the mayor.
+	tw.send(&maildir.Message{From: "mayor", To: "slit", CC: []string{"dag"}, Subject: "question for two"})
+	tw.send(&maildir.Message{From: "witness", To: "mayor", Type: "completion_report", Subject: "POLECAT_DONE nux"})
+	tw.send(&maildir.Message{From: "mayor", To: "nux", Type: "work_assignment", Subject: "WORK gt-10"})
+	_, body := tw.get("/activity")
+	waiting := regexp.MustCompile(`(?s)<table id="awaiting">.*?</table>`).FindString(body)
+	rows := regexp.MustCompile(`data-agent="([^"]+)"`).FindAllStringSubmatch(waiting, -1)
+	var who []string
+	for _, r := range rows {
+		who = append(who, r[1])
+	}
+	if got := strings.Join(who, " "); got != "mayor slit dag" {
+		t.Errorf("waited on: %q, want the mayor (toast's reply) and both of the second question's recipients", got)
+	}
+	for _, not := range []string{"POLECAT_DONE", "WORK gt-10"} {
+		if strings.Contains(waiting, not) {
+			t.Errorf("one-way mail is waited on: %s", not)
+		}
+	}
+	// 120 questions, one recipient each: three pages of 50.
+	for i := range 120 {
+		tw.send(&maildir.Message{From: "mayor", To: fmt.Sprintf("a%03d", i), Subject: fmt.Sprintf("question %d", i)})
+	}
+	_, body = tw.get("/activity")
+	if n := strings.Count(regexp.MustCompile(`(?s)<table id="awaiting">.*?</table>`).FindString(body), "<tr class"); n != 50 {
+		t.Errorf("the first page holds %d rows, not 50", n)
+	}
+	pages := regexp.MustCompile(`(?s)<nav class="pager" id="waiting-pages".*?</nav>`).FindString(body)
+	if !strings.Contains(pages, "page 1 of 3 (123 rows)") || !strings.Contains(pages, `href="/activity?waiting=2"`) || strings.Contains(pages, "previous") {
+		t.Fatalf("the pager: %s", pages)
+	}
+	_, last := tw.get("/activity?waiting=3")
+	if n := strings.Count(regexp.MustCompile(`(?s)<table id="awaiting">.*?</table>`).FindString(last), "<tr class"); n != 23 {
+		t.Errorf("the last page holds %d rows, not 23", n)
+	}
+	if _, odd := tw.get("/activity?waiting=99"); !strings.Contains(odd, "page 3 of 3") {
+		t.Error("a page past the end is not the last")
 	}
 }
