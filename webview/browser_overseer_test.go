@@ -106,3 +106,31 @@ func TestBrowserReleaseReassignNudge(t *testing.T) {
 		t.Errorf("the audit log:\n%s", audit)
 	}
 }
+
+// A part of the page the person is using that changes on the server is
+// kept as they left it, and the badge says updates wait; once they are
+// done with it, it is brought up to date.
+func TestBrowserUpdatesWaitOnAFormInUse(t *testing.T) {
+	lt := triageTown(t, "--as", "human")
+	lt.run(chromedp.Navigate(lt.url+"/act/reassign/nux/2026-01-01T00-00-00Z-mayor"), chromedp.WaitVisible(`#confirm`),
+		chromedp.Poll(`document.getElementById("live").textContent === "live"`, nil),
+		chromedp.SetValue(`select[name=to]`, "toast"))
+	lt.mailfs("send", "furiosa", "--from", "mayor", "-s", "welcome", "-m", "x") // a new agent: a new choice
+	var chosen string
+	var options int
+	lt.run(chromedp.Poll(`document.getElementById("live").textContent === "live — updates wait while you write"`, nil),
+		chromedp.Value(`select[name=to]`, &chosen),
+		chromedp.Evaluate(`document.querySelectorAll("select[name=to] option").length`, &options))
+	if chosen != "toast" || options != 1 {
+		t.Fatalf("while in use: chose %q among %d options", chosen, options)
+	}
+	// Back to the choice as served: the form is up to date at once.
+	lt.run(chromedp.Evaluate(`(function () {
+			var s = document.querySelector("select[name=to]");
+			s.selectedIndex = -1;
+			for (var i = 0; i < s.options.length; i++) s.options[i].selected = s.options[i].defaultSelected;
+			return s.dispatchEvent(new Event("change", {bubbles: true}));
+		})()`, nil),
+		chromedp.Poll(`document.querySelectorAll("select[name=to] option").length === 2`, nil),
+		chromedp.Poll(`document.getElementById("live").textContent === "live"`, nil))
+}

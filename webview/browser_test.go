@@ -315,29 +315,70 @@ func TestBrowserSaysWhenTheFeedDrops(t *testing.T) {
 		chromedp.WaitVisible(`//table[@id="messages"]//a[text()="while it was down"]`))
 }
 
-// A live update waits while the person has text in a form, so nothing
-// they wrote is swept away; it happens once the form is empty again.
-func TestBrowserLiveWaitsWhileWriting(t *testing.T) {
+// A live update changes only the parts of the page the server renders
+// differently, and never takes from the person what they are doing: a
+// draft and a chosen priority in the compose form stay while the counts
+// above it change; a selection of text holds the update back (the badge
+// says so) until it is let go; an opened "as written" stays open when the
+// message's state changes; a typed, unsubmitted search stays while its
+// results grow.
+func TestBrowserLiveKeepsWhatThePersonIsDoing(t *testing.T) {
 	lt := newLiveTown(t, "--as", "human")
 	lt.mailfs("send", "toast", "--from", "mayor", "-s", "one", "-m", "x")
 	lt.run(chromedp.Navigate(lt.url+"/"), chromedp.Poll(`document.getElementById("live").textContent === "live"`, nil),
 		chromedp.SendKeys(`#compose input[name=subject]`, "a draft"),
+		chromedp.SetValue(`#compose select[name=priority]`, "urgent"),
 		chromedp.Blur(`#compose input[name=subject]`))
 	lt.mailfs("send", "toast", "--from", "mayor", "-s", "two", "-m", "x")
-	var draft, unread string
-	lt.run(chromedp.Poll(`document.body.dataset.deferred === "1"`, nil),
+	var draft, priority string
+	lt.run(chromedp.Poll(`document.querySelector("#box-toast td[data-col=unread]").textContent === "2"`, nil),
 		chromedp.Value(`#compose input[name=subject]`, &draft),
-		textOf(`#box-toast td[data-col=unread]`, &unread))
-	if draft != "a draft" || unread != "1" {
-		t.Fatalf("while writing: draft %q, unread %s", draft, unread)
+		chromedp.Value(`#compose select[name=priority]`, &priority))
+	if draft != "a draft" || priority != "urgent" {
+		t.Fatalf("after an update: draft %q, priority %q", draft, priority)
 	}
-	var ok bool
+
+	// A selection holds the update, and says so.
 	lt.run(chromedp.Evaluate(`(function () {
-			var f = document.querySelector("#compose input[name=subject]");
-			f.value = "";
-			return f.dispatchEvent(new Event("input", {bubbles: true}));
-		})()`, &ok),
-		chromedp.Poll(`document.querySelector("#box-toast td[data-col=unread]").textContent === "2"`, nil))
+			var r = document.createRange(); r.selectNodeContents(document.querySelector("h1"));
+			var s = window.getSelection(); s.removeAllRanges(); s.addRange(r); return true;
+		})()`, nil))
+	lt.mailfs("send", "toast", "--from", "mayor", "-s", "three", "-m", "x")
+	var badge, unread, selected string
+	lt.run(chromedp.Poll(`document.getElementById("live").textContent.indexOf("text is selected") > 0`, nil),
+		textOf(`#live`, &badge), textOf(`#box-toast td[data-col=unread]`, &unread),
+		chromedp.Evaluate(`window.getSelection().toString()`, &selected))
+	if unread != "2" || selected != "Town" {
+		t.Fatalf("while text is selected (%q): unread %s, selection %q", badge, unread, selected)
+	}
+	lt.run(chromedp.Evaluate(`window.getSelection().removeAllRanges(); true`, nil),
+		chromedp.Poll(`document.querySelector("#box-toast td[data-col=unread]").textContent === "3"`, nil),
+		chromedp.Poll(`document.getElementById("live").textContent === "live"`, nil))
+
+	// An open "as written" stays open when the message is marked read.
+	id := strings.Fields(lt.mailfs("send", "nux", "--from", "mayor", "-s", "the plan", "-m", "Exit: MERGED"))[0]
+	lt.run(chromedp.Navigate(lt.url+"/msg/nux/"+id), chromedp.WaitVisible(`#subject`),
+		chromedp.Poll(`document.getElementById("live").textContent === "live"`, nil),
+		chromedp.Click(`details summary`))
+	lt.mailfs("mark-read", "nux", id)
+	var open bool
+	lt.run(chromedp.Poll(`document.querySelector("table.head").textContent.indexOf("unread") < 0`, nil),
+		chromedp.Evaluate(`document.querySelector("details").open`, &open))
+	if !open {
+		t.Error("the open \"as written\" closed when the message was marked read")
+	}
+
+	// A typed search, not yet run, stays while the results of the last one
+	// grow.
+	lt.run(chromedp.Navigate(lt.url+"/search?q=gt-7"), chromedp.WaitVisible(`form.search`),
+		chromedp.Poll(`document.getElementById("live").textContent === "live"`, nil),
+		chromedp.SetValue(`form.search input[name=q]`, "gt-7 more"))
+	lt.mailfs("send", "toast", "--from", "mayor", "-s", "WORK gt-7", "-m", "x")
+	var query string
+	lt.run(chromedp.WaitVisible(`#results`), chromedp.Value(`form.search input[name=q]`, &query))
+	if query != "gt-7 more" {
+		t.Errorf("the typed query after an update: %q", query)
+	}
 }
 
 // textOf reads the text of the element sel matches, in one evaluation in

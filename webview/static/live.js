@@ -1,8 +1,13 @@
 // The live feed: the server pushes an event when mail lands or the town's
-// folders change (a mark, an archive, a claim); the page
-// fetches itself again and swaps in the new <main>, the keyboard focus
-// kept where it was. No text is turned into HTML here: the server
-// rendered (and escaped) all of it.
+// folders change (a mark, an archive, a claim); the page fetches itself
+// again and swaps in, part by part, only what changed: each child of
+// <main> (a section, a table, a form) the server renders differently from
+// what it rendered before. A part the person is using is kept as it is —
+// a field they typed in or chose from (a draft, a search not yet run, a
+// priority), a selection of text, an open "as written" toggle, the
+// keyboard focus — and the badge says that updates wait; it is brought up
+// to date once they are done with it. No text is turned into HTML here:
+// the server rendered (and escaped) all of it.
 (function () {
   // Times in the reader's own zone: the server knows only UTC. A full
   // time (class "when") is rewritten; an age ("3d") keeps its text and
@@ -17,26 +22,124 @@
       if (ts[i].classList.contains("when")) ts[i].textContent = local;
     }
   }
+  // rendered keeps, for each part of <main>, the HTML the server sent for
+  // it (before the times were made local): a part whose HTML is the same
+  // in a new fetch has not changed, whatever the person did to it since.
+  var rendered = new WeakMap();
+  function remember(main) {
+    if (!main) return;
+    for (var i = 0; i < main.children.length; i++) rendered.set(main.children[i], main.children[i].outerHTML);
+  }
+  remember(document.getElementById("main"));
   localTimes(document);
   var badge = document.getElementById("live");
   if (!window.EventSource || !badge) return;
+  var live = false, waitingFor = "";
+  function show() {
+    if (!live) return;
+    badge.className = "live on" + (waitingFor ? " held" : "");
+    badge.textContent = waitingFor ? "live — updates wait while " + waitingFor : "live";
+  }
   function state(on, text) {
+    live = on;
     badge.className = "live " + (on ? "on" : "off");
     badge.textContent = text;
+    show();
   }
-  var pending = false, again = false;
-  // writing reports whether the person is in a form field, or has left
-  // text in one: the refresh waits.
-  function writing() {
+  function hold(why) {
+    waitingFor = why;
+    document.body.dataset.deferred = "1";
+    show();
+  }
+  function unhold() {
+    waitingFor = "";
+    delete document.body.dataset.deferred;
+    show();
+  }
+  // touched reports whether the person changed a field in el: typed,
+  // chose, ticked; or has the keyboard in one.
+  function touched(el) {
     var a = document.activeElement;
-    if (a && /^(INPUT|TEXTAREA|SELECT)$/.test(a.tagName)) return true;
-    var fields = document.querySelectorAll("form.compose textarea, form.compose input:not([type=hidden])");
-    for (var i = 0; i < fields.length; i++) if (fields[i].value.trim() !== "") return true;
+    if (a && el.contains(a) && /^(INPUT|TEXTAREA|SELECT)$/.test(a.tagName)) return true;
+    var fs = el.querySelectorAll("input, textarea, select");
+    for (var i = 0; i < fs.length; i++) {
+      var f = fs[i];
+      if (f.type === "hidden") continue;
+      if (f.tagName === "SELECT") {
+        for (var j = 0; j < f.options.length; j++) if (f.options[j].selected !== f.options[j].defaultSelected) return true;
+      } else if (f.type === "checkbox" || f.type === "radio") {
+        if (f.checked !== f.defaultChecked) return true;
+      } else if (f.value !== f.defaultValue) {
+        return true;
+      }
+    }
     return false;
   }
+  function selecting() {
+    var s = window.getSelection();
+    return s && !s.isCollapsed && s.toString().trim() !== "";
+  }
+  // key names a part of <main> across fetches: its id, else its tag and
+  // its first heading, and its place among parts of the same name.
+  function keys(main) {
+    var seen = {}, out = [];
+    for (var i = 0; i < main.children.length; i++) {
+      var c = main.children[i], k = c.id ? "#" + c.id : c.tagName;
+      if (!c.id) {
+        var h = c.querySelector("h1, h2, summary");
+        if (h) k += ":" + h.textContent;
+      }
+      seen[k] = (seen[k] || 0) + 1;
+      out.push(k + "/" + seen[k]);
+    }
+    return out;
+  }
+  // carry keeps the person's toggles of the part being replaced: each
+  // <details> open or closed as they left it.
+  function carry(from, to) {
+    if (!from) return;
+    var a = from.querySelectorAll("details"), b = to.querySelectorAll("details");
+    for (var i = 0; i < a.length && i < b.length; i++) b[i].open = a[i].open;
+  }
+  // morph brings main up to fresh part by part, and reports whether a
+  // part was kept back for the person.
+  var heldParts = []; // the parts kept back at the last update
+  function morph(main, fresh) {
+    var oldKeys = keys(main), newKeys = keys(fresh);
+    heldParts = [];
+    var old = {};
+    for (var i = 0; i < main.children.length; i++) old[oldKeys[i]] = main.children[i];
+    var want = [], parts = Array.prototype.slice.call(fresh.children);
+    for (i = 0; i < parts.length; i++) {
+      var n = parts[i], o = old[newKeys[i]], html = n.outerHTML;
+      delete old[newKeys[i]];
+      if (o && rendered.get(o) === html) { want.push(o); continue; }
+      if (o && touched(o)) { want.push(o); heldParts.push(o); continue; }
+      rendered.set(n, html);
+      carry(o, n);
+      localTimes(n);
+      want.push(n);
+    }
+    // A part that is gone from the new page but holds the person's work
+    // stays where it was until they are done with it.
+    for (var k in old) {
+      if (touched(old[k])) {
+        heldParts.push(old[k]);
+        var at = Array.prototype.indexOf.call(main.children, old[k]);
+        want.splice(Math.min(at, want.length), 0, old[k]);
+      }
+    }
+    for (i = 0; i < want.length; i++) {
+      var here = main.children[i];
+      if (here !== want[i]) main.insertBefore(document.adoptNode(want[i]), here || null);
+    }
+    while (main.children.length > want.length) main.removeChild(main.lastElementChild);
+    return heldParts.length > 0;
+  }
   // focusKey names the element in main that has the keyboard focus, so
-  // the same element of the new main gets it back: by id, else by what
-  // it is and where it points (a link's href, a button's form action).
+  // that if its part is replaced the same element of the new part gets it
+  // back: by id, else by what it is and where it points (a link's href, a
+  // button's form action).
   function focusKey(main) {
     var a = document.activeElement;
     if (!main || !a || a === document.body || !main.contains(a)) return null;
@@ -45,7 +148,7 @@
     return { tag: a.tagName, href: a.getAttribute("href"), form: form, text: a.textContent };
   }
   function refocus(main, key) {
-    if (!main || !key) return;
+    if (!main || !key || (document.activeElement && document.activeElement !== document.body)) return;
     var el = null;
     if (key.id) {
       el = document.getElementById(key.id);
@@ -59,44 +162,48 @@
     }
     if (el && el.focus) el.focus({ preventScroll: true });
   }
+  var pending = false, again = false;
   function refresh() {
     if (pending) { again = true; return; }
-    if (writing()) {
-      again = true; // do not pull a form from under the person writing
-      document.body.dataset.deferred = "1";
-      return;
-    }
-    delete document.body.dataset.deferred;
+    if (selecting()) { again = true; hold("text is selected"); return; }
     pending = true;
     fetch(location.href, { credentials: "same-origin", cache: "no-store" })
       .then(function (r) { return r.text(); })
       .then(function (html) {
-        if (writing()) {
-          // The person began writing while the page was fetched: keep
-          // their form, and refresh once they leave it.
-          again = true;
-          document.body.dataset.deferred = "1";
-          return;
-        }
+        if (selecting()) { again = true; hold("text is selected"); return; }
         var doc = new DOMParser().parseFromString(html, "text/html");
         var fresh = doc.getElementById("main");
         var main = document.getElementById("main");
+        if (!fresh || !main) return;
         var focus = focusKey(main);
-        if (fresh && main) main.replaceWith(document.adoptNode(fresh));
-        refocus(fresh, focus);
-        localTimes(fresh);
+        var held = morph(main, fresh);
+        refocus(main, focus);
+        if (held) {
+          again = true; // the print shown is not the fresh one yet
+          hold("you write");
+        } else {
+          main.dataset.print = fresh.dataset.print;
+          unhold();
+        }
+        if (doc.title) document.title = doc.title;
         document.body.dataset.refreshed = String(Date.now());
         document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes || 0) + 1);
       })
       .catch(function () {})
-      .finally(function () {
-        pending = false;
-        if (again && !writing()) { again = false; if (!shown()) refresh(); }
-      });
+      .finally(function () { pending = false; retry(); });
   }
-  function retry() { if (again) { again = false; refresh(); } }
+  // The person is done with what held an update back (a selection, a
+  // part they were using): bring the page up to date.
+  function retry() {
+    if (!again || pending || selecting()) return;
+    for (var i = 0; i < heldParts.length; i++) if (document.contains(heldParts[i]) && touched(heldParts[i])) return;
+    again = false;
+    refresh();
+  }
   document.addEventListener("focusout", function () { setTimeout(retry, 0); });
-  document.addEventListener("input", function (e) { if (e.target.value === "") setTimeout(retry, 0); });
+  document.addEventListener("input", function () { setTimeout(retry, 0); });
+  document.addEventListener("change", function () { setTimeout(retry, 0); });
+  document.addEventListener("selectionchange", function () { if (waitingFor === "text is selected") setTimeout(retry, 0); });
   var dropped = false;
   var es = new EventSource("/events");
   es.onopen = function () {
