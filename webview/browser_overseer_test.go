@@ -134,3 +134,49 @@ func TestBrowserUpdatesWaitOnAFormInUse(t *testing.T) {
 		chromedp.Poll(`document.querySelectorAll("select[name=to] option").length === 2`, nil),
 		chromedp.Poll(`document.getElementById("live").textContent === "live"`, nil))
 }
+
+// On a phone, search results and the activity lists keep the subject
+// readable (at least 40% of the screen's width, the page not scrolling
+// sideways), agent names do not break mid-word, and a mailbox's list
+// shows a priority that is not normal beside the subject.
+func TestBrowserPhoneReadsSearchAndActivity(t *testing.T) {
+	lt := triageTown(t)
+	long := "WORK gt-411: rebase the polecat branch onto main and run the flaky integration suite again"
+	lt.mailfs("send", "gastown.furiosa-the-long-named", "--from", "mayor", "--priority", "high", "-s", long, "-m", "x")
+	lt.run(chromedp.EmulateViewport(390, 844))
+	for _, page := range []struct{ url, table, col string }{
+		{"/search?q=gt-411", "#results", "4"},
+		{"/activity", "#recent", "4"},
+		{"/activity", "#awaiting", "4"},
+	} {
+		var m []float64
+		lt.run(chromedp.Navigate(lt.url+page.url), chromedp.WaitVisible(page.table),
+			chromedp.Evaluate(`(function () {
+				var rows = document.querySelectorAll("`+page.table+` tbody tr"), min = 1e9;
+				rows.forEach(function (r) { var w = r.querySelector("td:nth-child(`+page.col+`)").getBoundingClientRect().width; if (w < min) min = w; });
+				return [min, innerWidth, document.documentElement.scrollWidth];
+			})()`, &m))
+		if m[0] < 0.4*m[1] || m[2] > m[1] {
+			t.Errorf("%s %s at 390 px: the narrowest subject is %.0f px of %.0f; the page is %.0f wide", page.url, page.table, m[0], m[1], m[2])
+		}
+	}
+	var broken []string
+	lt.run(chromedp.Navigate(lt.url+"/"), chromedp.WaitVisible(`#mailboxes`),
+		chromedp.Evaluate(`(function () {
+			var out = [];
+			document.querySelectorAll("#mailboxes td:first-child a").forEach(function (a) {
+				var r = document.createRange(); r.selectNodeContents(a);
+				if (r.getClientRects().length > 1 && a.textContent.indexOf("-") < 0 && a.textContent.indexOf(".") < 0) out.push(a.textContent);
+			});
+			return out;
+		})()`, &broken))
+	if len(broken) > 0 {
+		t.Errorf("agent names broken mid-word at 390 px: %v", broken)
+	}
+	var prio string
+	lt.run(chromedp.Navigate(lt.url+"/box/gastown.furiosa-the-long-named"), chromedp.WaitVisible(`#messages`),
+		textOf(`#messages .prio`, &prio))
+	if prio != "high" {
+		t.Errorf("the priority beside the subject on a phone: %q", prio)
+	}
+}

@@ -9,11 +9,14 @@ import (
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/renderer"
+	gmhtml "github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/util"
 )
 
 // markdown renders message bodies: CommonMark and GitHub's tables,
-// strikethrough and autolinks, as agents write them. Nothing in a body
+// strikethrough and autolinks, as agents write them, with every line
+// break kept (a protocol message's "Exit: MERGED" and "Issue: gt-101"
+// lines are lines, not one run of words). Nothing in a body
 // becomes markup of its own: HTML written in it is shown as text (escaped,
 // not dropped, so a person sees what the agent wrote), and goldmark leaves
 // out links to javascript:, vbscript:, file: and data: (but images). The
@@ -21,7 +24,7 @@ import (
 // no image from anywhere but the server.
 var markdown = goldmark.New(
 	goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.Linkify),
-	goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(rawAsText{}, 100))),
+	goldmark.WithRendererOptions(gmhtml.WithHardWraps(), renderer.WithNodeRenderers(util.Prioritized(rawAsText{}, 100))),
 )
 
 // rawAsText renders raw HTML — a block or inline — as the text it is.

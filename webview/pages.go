@@ -38,7 +38,12 @@ func parsePages() (map[string]*template.Template, error) {
 		},
 		"threadURL": func(id string) string { return "/thread/" + url.PathEscape(id) },
 		"clean":     clean,
-		"markdown":  renderMarkdown,
+		// agentName lets a long agent id break after each "." (a rig's
+		// prefix), not in the middle of a word.
+		"agentName": func(name string) template.HTML {
+			return template.HTML(strings.ReplaceAll(template.HTMLEscapeString(name), ".", ".<wbr>"))
+		},
+		"markdown": renderMarkdown,
 		"sizeOf": func(n int64) string {
 			if n >= 1<<20 {
 				return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
@@ -146,6 +151,17 @@ func (p page) Age(t time.Time) string {
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
+// Ago is Age as a <time> element whose title is the absolute time (UTC
+// here; the page's script puts it in the reader's zone), so that every
+// age on a page gives its time on hover.
+func (p page) Ago(t time.Time) template.HTML {
+	if t.IsZero() {
+		return ""
+	}
+	at := t.UTC()
+	return template.HTML(`<time datetime="` + at.Format(time.RFC3339Nano) + `" title="` + at.Format("2006-01-02 15:04:05Z") + `">` + p.Age(t) + `</time>`)
+}
+
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name, title string, data any) {
 	p := page{Title: title, As: s.As, Now: s.now(), Data: data, Path: r.URL.Path}
 	if q := r.URL.Query(); q.Get("done") != "" {
@@ -231,7 +247,14 @@ type mailboxData struct {
 	Claims   []Claimed          // on a queue's page: its items claimed and not done
 	TooLarge []maildir.Oversize // message files too large to be read, which no list shows
 	Mine     bool               // the page acts as this mailbox's agent
+	// ClaimedTab: a queue's page shows its open claims rather than what
+	// waits in it.
+	ClaimedTab bool
 }
+
+// Queue and Channel say what kind of folder the page shows.
+func (d mailboxData) Queue() bool   { return d.Box.Kind == maildir.KindQueue }
+func (d mailboxData) Channel() bool { return d.Box.Kind == maildir.KindChannel }
 
 func (s *Server) mailbox(w http.ResponseWriter, r *http.Request) {
 	b, err := box(r)
@@ -251,7 +274,8 @@ func (s *Server) mailbox(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	d := mailboxData{Box: b, All: q.Get("all") != "", Archived: q.Get("archived") != "", Mine: s.As != "" && b == maildir.Address{Kind: maildir.KindAgent, Name: s.As}}
+	d := mailboxData{Box: b, All: q.Get("all") != "", Archived: q.Get("archived") != "", Mine: s.As != "" && b == maildir.Address{Kind: maildir.KindAgent, Name: s.As},
+		ClaimedTab: b.Kind == maildir.KindQueue && q.Get("claimed") != ""}
 	d.Messages, err = s.Store.List(b, maildir.ListOptions{All: d.All || d.Archived || b.Kind != maildir.KindAgent, Archived: d.Archived})
 	if err != nil {
 		s.fail(w, r, http.StatusBadRequest, err)

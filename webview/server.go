@@ -223,6 +223,10 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(assets, "static")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "max-age=86400")
+		http.ServeFileFS(w, r, static, "favicon.ico")
+	})
 	mux.HandleFunc("GET /{$}", s.printed(s.overview))
 	mux.HandleFunc("GET /box/{box}", s.printed(s.mailbox))
 	mux.HandleFunc("GET /msg/{box}/{id}", s.printed(s.message))

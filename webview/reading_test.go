@@ -1,0 +1,85 @@
+package webview_test
+
+import (
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mailfs/mailfs/maildir"
+)
+
+// A body's line breaks are kept: a protocol message's Key: value lines
+// are lines.
+func TestBodyKeepsItsLineBreaks(t *testing.T) {
+	tw := newTown(t, "", "")
+	m := tw.send(&maildir.Message{From: "refinery", To: "mayor", Subject: "MERGED gt-101", Body: "Exit: MERGED\nIssue: gt-101\nMR: polecat/nux\n\nMerged cleanly."})
+	_, body := tw.get("/msg/mayor/" + m.ID)
+	md := regexp.MustCompile(`(?s)<div id="body" class="md">(.*?)</div>`).FindStringSubmatch(body)
+	if md == nil || !strings.Contains(md[1], "Exit: MERGED<br>\nIssue: gt-101<br>\nMR: polecat/nux</p>") {
+		t.Fatalf("the body's lines: %q", md)
+	}
+}
+
+// Every age a page shows ("3d", "20m") gives its absolute time on hover.
+func TestEveryAgeGivesItsTime(t *testing.T) {
+	tw, _, _ := overseerTown(t)
+	tw.send(&maildir.Message{From: "witness", To: "toast", Priority: maildir.Urgent, Subject: "urgent"})
+	if err := tw.store.CreateChannel("merges", maildir.ChannelChange{}); err != nil {
+		t.Fatal(err)
+	}
+	tw.send(&maildir.Message{From: "refinery", To: "channel:merges", Subject: "MERGED gt-1"})
+	tw.send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "WORK gt-3: waiting"})
+	tw.srv.Now = func() time.Time { return time.Now().Add(time.Hour) }
+	age := regexp.MustCompile(`(<[^<>]*>)(\d+[smhd])[\s<]`)
+	for _, path := range []string{"/", "/box/toast", "/box/queue:work", "/search?q=gt", "/activity"} {
+		_, body := tw.get(path)
+		ages := age.FindAllStringSubmatch(body, -1)
+		if len(ages) == 0 {
+			t.Errorf("%s shows no age", path)
+		}
+		for _, a := range ages {
+			if !strings.HasPrefix(a[1], "<time datetime=") || !strings.Contains(a[1], ` title="20`) {
+				t.Errorf("%s: the age %s is not a time with its title: %s", path, a[2], a[0])
+			}
+		}
+	}
+}
+
+// The browser's favicon.ico is there.
+func TestFavicon(t *testing.T) {
+	tw := newTown(t, "", "")
+	status, body := tw.get("/favicon.ico")
+	if status != http.StatusOK || !strings.HasPrefix(body, "\x00\x00\x01\x00") {
+		t.Fatalf("/favicon.ico: %d, %q", status, body[:min(len(body), 8)])
+	}
+	if _, page := tw.get("/"); !strings.Contains(page, `<link rel="icon" href="/favicon.ico">`) {
+		t.Error("the page names no icon")
+	}
+}
+
+// A queue's tabs differ: what waits in it, and what was claimed from it;
+// a channel's are its posts and its archive.
+func TestQueueTabsDiffer(t *testing.T) {
+	tw, _, _ := overseerTown(t)
+	tw.send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "WORK gt-3: waiting"})
+	_, waiting := tw.get("/box/queue:work")
+	_, claimed := tw.get("/box/queue:work?claimed=1")
+	tabs := regexp.MustCompile(`(?s)<p class="tabs">.*?</p>`)
+	if t1 := tabs.FindString(waiting); !strings.Contains(t1, `aria-current="page">waiting</a>`) || !strings.Contains(t1, `?claimed=1">claimed</a>`) || strings.Contains(t1, "unread") {
+		t.Errorf("the queue's tabs: %s", t1)
+	}
+	if !strings.Contains(waiting, "WORK gt-3: waiting") || strings.Contains(regexp.MustCompile(`(?s)<table id="messages">.*?</table>`).FindString(waiting), "WORK gt-1") {
+		t.Error("the waiting tab does not list what waits")
+	}
+	if strings.Contains(claimed, "WORK gt-3: waiting") || !strings.Contains(claimed, "WORK gt-1: stuck one") || !strings.Contains(claimed, "WORK gt-2: fresh one") {
+		t.Errorf("the claimed tab: %s", claimed)
+	}
+	if err := tw.store.CreateChannel("merges", maildir.ChannelChange{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ch := tw.get("/box/channel:merges"); !strings.Contains(tabs.FindString(ch), ">posts</a>") || strings.Contains(tabs.FindString(ch), "unread") {
+		t.Errorf("the channel's tabs: %s", tabs.FindString(ch))
+	}
+}
