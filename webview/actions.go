@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -20,25 +21,80 @@ func back(w http.ResponseWriter, r *http.Request, fallback string) {
 	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
-// send delivers a message from the identity the page acts as.
+// send delivers a message from the identity the page acts as. An address
+// that names no agent the town has (a typo would create a mailbox nobody
+// reads) is asked about first, with the draft kept; the page the person
+// comes back to says what was sent.
 func (s *Server) send(w http.ResponseWriter, r *http.Request) error {
-	to := strings.TrimSpace(r.PostFormValue("to"))
+	tos, ccs := addresses(r.PostFormValue("to")), addresses(r.PostFormValue("cc"))
 	subject := strings.TrimSpace(r.PostFormValue("subject"))
-	if to == "" || subject == "" {
+	if len(tos) == 0 || subject == "" {
 		return errors.New("a message needs a recipient and a subject")
 	}
-	m := &maildir.Message{From: s.As, To: to, Subject: subject, Body: r.PostFormValue("body"),
+	m := &maildir.Message{From: s.As, To: tos[0], CC: append(tos[1:], ccs...), Subject: subject, Body: r.PostFormValue("body"),
 		Priority: maildir.Priority(r.PostFormValue("priority"))}
-	if cc := strings.TrimSpace(r.PostFormValue("cc")); cc != "" {
-		for _, c := range strings.Split(cc, ",") {
-			m.CC = append(m.CC, strings.TrimSpace(c))
-		}
-	}
-	if _, err := s.Store.Send(m); err != nil {
+	agents, err := s.Store.Agents()
+	if err != nil {
 		return err
 	}
-	back(w, r, "/box/"+s.As)
+	var unknown []newAgent
+	var names []string
+	for _, a := range append([]string{m.To}, m.CC...) {
+		addr, err := s.Store.Resolve(a)
+		if err != nil {
+			return err
+		}
+		if addr.Kind == maildir.KindAgent && !slices.Contains(agents, addr.Name) && !slices.Contains(names, addr.Name) {
+			names = append(names, addr.Name)
+			unknown = append(unknown, newAgent{Name: addr.Name, Similar: maildir.Similar(addr.Name, agents)})
+		}
+	}
+	if len(unknown) > 0 && r.PostFormValue("new") != strings.Join(names, ",") {
+		d := sendCheck{To: strings.Join(tos, ", "), CC: strings.Join(ccs, ", "), Subject: subject, Body: m.Body, Priority: string(m.Priority),
+			Unknown: unknown, New: strings.Join(names, ","), Back: r.PostFormValue("back")}
+		s.render(w, r, http.StatusOK, "send", "Send to a new mailbox?", d)
+		return nil
+	}
+	sent, err := s.Store.Send(m)
+	if err != nil {
+		return err
+	}
+	to := r.PostFormValue("back")
+	if !localPath(to) {
+		to = "/box/" + url.PathEscape(s.As)
+	}
+	u, _ := url.Parse(to)
+	q := u.Query()
+	q.Set("sent", sent[0].ID)
+	q.Set("in", sent[0].Box.String())
+	u.RawQuery = q.Encode()
+	http.Redirect(w, r, u.String(), http.StatusSeeOther)
 	return nil
+}
+
+// addresses splits a form's comma-separated addresses.
+func addresses(v string) []string {
+	var out []string
+	for _, a := range strings.Split(v, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// A newAgent is an address of a send that names no agent of the town.
+type newAgent struct {
+	Name    string
+	Similar []string // the agents it may be a slip for
+}
+
+// sendCheck is the draft the send page asks about.
+type sendCheck struct {
+	To, CC, Subject, Body, Priority string
+	Unknown                         []newAgent
+	New                             string // the names the person agrees to create, as the form carries them
+	Back                            string
 }
 
 // reply answers a message in the identity's own mailbox.

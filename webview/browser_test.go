@@ -277,13 +277,32 @@ func TestBrowserComposeLandsAsAFile(t *testing.T) {
 	id := lt.mailfs("send", "human", "--from", "mayor", "-s", "WORK gt-300: review", "-m", "Issue: gt-300\nBranch: polecat/nux/gt-300\n\nPlease review before the merge.")
 	lt.run(chromedp.Navigate(lt.url+"/msg/human/"+id), chromedp.WaitVisible(`#fields`))
 	lt.shot("message.png")
+	lt.mailfs("agent", "add", "toast")
+	// A slip of the keyboard: "toats" is no agent of the town. The page
+	// asks, names the agent meant, and keeps the draft; nothing is sent.
+	var unknown, kept string
 	lt.form(lt.url+"/",
-		chromedp.SendKeys(`#compose input[name=to]`, "toast"),
+		chromedp.SendKeys(`#compose input[name=to]`, "toats"),
 		chromedp.SendKeys(`#compose input[name=subject]`, "from the browser"),
 		chromedp.SendKeys(`#compose textarea[name=body]`, "Typed in a page."),
+		chromedp.SetValue(`#compose select[name=priority]`, "high"),
 		chromedp.Submit(`#compose input[name=subject]`),
-		chromedp.WaitVisible(`//h1[text()="human"]`),
+		chromedp.WaitVisible(`#unknown`), textOf(`#unknown`, &unknown),
+		chromedp.Value(`#compose textarea[name=body]`, &kept),
 	)
+	if !strings.Contains(unknown, "There is no agent toats in this town — did you mean toast?") || kept != "Typed in a page." {
+		t.Fatalf("the question: %q; the draft kept: %q", unknown, kept)
+	}
+	if dirs, _ := filepath.Glob(filepath.Join(lt.root, "state", "mail", "toats")); len(dirs) != 0 {
+		t.Fatal("asking created the mailbox")
+	}
+	// Corrected, it is sent, and the page it lands on says so.
+	var sent, prio string
+	lt.run(chromedp.SetValue(`#compose input[name=to]`, "toast"), chromedp.Value(`#compose select[name=priority]`, &prio),
+		chromedp.Click(`#confirm`), chromedp.WaitVisible(`#sent`), textOf(`#sent`, &sent))
+	if sent != "Sent “from the browser” to toast." || prio != "high" {
+		t.Errorf("after the send: %q (priority kept: %q)", sent, prio)
+	}
 	files, _ := filepath.Glob(filepath.Join(lt.root, "state", "mail", "toast", "*.json"))
 	if len(files) != 1 {
 		t.Fatalf("files in toast's mailbox: %v", files)

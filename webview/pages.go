@@ -18,7 +18,7 @@ import (
 )
 
 // The pages, each a template that fills base.html's "content".
-var pageNames = []string{"overview", "mailbox", "message", "thread", "search", "activity", "act", "error"}
+var pageNames = []string{"overview", "mailbox", "message", "thread", "search", "activity", "act", "send", "error"}
 
 func parsePages() (map[string]*template.Template, error) {
 	funcs := template.FuncMap{
@@ -64,6 +64,7 @@ func parsePages() (map[string]*template.Template, error) {
 		},
 		"claimActs": func(p page, c Claimed) claimActs { return claimActs{Page: p, Claim: c} },
 		"past":      func(action string) string { return pastTense[action] },
+		"list":      func(s ...string) []string { return s },
 		"pagerOf":   func(p pager, id, noun string) pagerView { return pagerView{P: p, ID: id, Noun: noun} },
 		"when":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
 		"dateTime":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
@@ -127,6 +128,7 @@ type page struct {
 	Print string              // the town's folders when the page was read (folderPrint), for the live feed
 	Path  string              // the page's own path and query, where an action comes back to
 	Done  *maildir.AuditEntry // the action this page was sent back from, to confirm it
+	Sent  *maildir.Message    // the message the page's send delivered, to confirm it
 	Data  any
 }
 
@@ -164,9 +166,16 @@ func (p page) Ago(t time.Time) template.HTML {
 
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name, title string, data any) {
 	p := page{Title: title, As: s.As, Now: s.now(), Data: data, Path: r.URL.Path}
-	if q := r.URL.Query(); q.Get("done") != "" {
-		p.Done = s.doneEntry(q.Get("done"))
+	if q := r.URL.Query(); q.Get("done") != "" || q.Get("sent") != "" {
+		if q.Get("done") != "" {
+			p.Done = s.doneEntry(q.Get("done"))
+		}
+		if b, err := maildir.ParseMailbox(q.Get("in")); err == nil && q.Get("sent") != "" {
+			p.Sent, _ = s.Store.Get(b, q.Get("sent"))
+		}
 		q.Del("done")
+		q.Del("sent")
+		q.Del("in")
 		r.URL.RawQuery = q.Encode()
 	}
 	if r.URL.RawQuery != "" {

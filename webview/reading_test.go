@@ -2,7 +2,9 @@ package webview_test
 
 import (
 	"net/http"
+	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -81,5 +83,45 @@ func TestQueueTabsDiffer(t *testing.T) {
 	}
 	if _, ch := tw.get("/box/channel:merges"); !strings.Contains(tabs.FindString(ch), ">posts</a>") || strings.Contains(tabs.FindString(ch), "unread") {
 		t.Errorf("the channel's tabs: %s", tabs.FindString(ch))
+	}
+}
+
+// Composing to a name no agent has asks first (naming the agent meant)
+// and sends nothing; agreed to, it sends. Several addresses in To are
+// each a recipient. The page sent back to says what was sent.
+func TestComposeToAnUnknownAgentAsksFirst(t *testing.T) {
+	tw := newTown(t, "human", "")
+	tw.send(&maildir.Message{From: "mayor", To: "human", Subject: "hi"})
+	tw.send(&maildir.Message{From: "mayor", To: "toast", Subject: "hi"})
+	tok := tw.pageToken()
+	form := url.Values{"to": {"humna, toast"}, "subject": {"status?"}, "body": {"draft"}, "token": {tok}, "back": {"/"}}
+	status, ask := tw.post("/send", form)
+	if status != 200 || !strings.Contains(ask, "There is no agent <b>humna</b> in this town — did you mean <b>human</b>?") || !strings.Contains(ask, `name="new" value="humna"`) || !strings.Contains(ask, ">draft</textarea>") {
+		t.Fatalf("the question: %d\n%s", status, ask)
+	}
+	if ok, _ := tw.store.Agents(); len(ok) != 2 {
+		t.Fatalf("asking created a mailbox: %v", ok)
+	}
+	form.Set("new", "humna")
+	req, _ := http.NewRequest("POST", tw.ts.URL+"/send", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", tw.ts.URL)
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != 303 || !strings.HasPrefix(loc, "/?") {
+		t.Fatalf("the agreed send: %d to %q", resp.StatusCode, loc)
+	}
+	for _, a := range []string{"humna", "toast"} {
+		got, err := tw.store.List(maildir.Address{Name: a}, maildir.ListOptions{})
+		if err != nil || !slices.ContainsFunc(got, func(m *maildir.Message) bool { return m.Subject == "status?" }) {
+			t.Errorf("%s did not get it: %v %v", a, got, err)
+		}
+	}
+	if _, page := tw.get(loc); !regexp.MustCompile(`<p id="sent" class="notice" role="status">Sent “<a href="[^"]+">status\?</a>” to humna, toast\.</p>`).MatchString(page) {
+		t.Error("the page sent back to does not say what was sent")
 	}
 }

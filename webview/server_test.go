@@ -283,7 +283,7 @@ func TestChangesNeedTokenOriginAndIdentity(t *testing.T) {
 
 	tw := newTown(t, "human", "")
 	tok := tw.pageToken()
-	form := url.Values{"to": {"toast"}, "subject": {"from the page"}, "body": {"hello"}, "token": {tok}}
+	form := url.Values{"to": {"toast"}, "subject": {"from the page"}, "body": {"hello"}, "token": {tok}, "new": {"toast"}}
 	noTok := url.Values{"to": {"toast"}, "subject": {"x"}}
 	wrong := url.Values{"to": {"toast"}, "subject": {"x"}, "token": {"0000"}}
 	for name, c := range map[string]struct {

@@ -200,7 +200,7 @@ func TestFormsDoNotCarryTheAccessToken(t *testing.T) {
 	if m == nil {
 		t.Fatal("no form token")
 	}
-	if code, _ := tw.post("/send", url.Values{"to": {"toast"}, "subject": {"x"}, "token": {m[1]}}, "Cookie", "mailfs_token=s3cret"); code != http.StatusSeeOther {
+	if code, _ := tw.post("/send", url.Values{"to": {"toast"}, "subject": {"x"}, "token": {m[1]}, "new": {"toast"}}, "Cookie", "mailfs_token=s3cret"); code != http.StatusSeeOther {
 		t.Errorf("a send with the form token: %d", code)
 	}
 	if code, _ := tw.get("/?token=" + m[1]); code != http.StatusUnauthorized {
