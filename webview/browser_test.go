@@ -74,6 +74,9 @@ type liveTown struct {
 	url  string
 	ctx  context.Context
 	stop func() // stops the server
+
+	profile string // the browser's profile folder, removed after the test
+	quit    func() // closes the browser (its profile written out)
 }
 
 func newLiveTown(t testing.TB, serveArgs ...string) *liveTown {
@@ -98,10 +101,18 @@ func newLiveTown(t testing.TB, serveArgs ...string) *liveTown {
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(alloc)
 	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	lt.profile = profile
+	var once sync.Once
+	lt.quit = func() {
+		once.Do(func() {
+			chromedp.Cancel(ctx) // Browser.close: the browser writes its profile out and exits
+			cancelTimeout()
+			cancelCtx()
+			cancelAlloc()
+		})
+	}
 	t.Cleanup(func() {
-		cancelTimeout()
-		cancelCtx()
-		cancelAlloc()
+		lt.quit()
 		for range 3 {
 			if os.RemoveAll(profile) == nil {
 				break

@@ -51,7 +51,8 @@ type Server struct {
 	// As is the identity the page acts as; "" means read only.
 	As string
 	// Token, if set, is needed by every request (a cookie set by visiting
-	// /?token=…, or an Authorization: Bearer header), as well as by every
+	// with it as the password, http://mailfs:TOKEN@host/, or /?token=…; or
+	// an Authorization header, Bearer or Basic), as well as by every
 	// change. When empty, New makes one that only changes need, and the
 	// pages carry it in their forms.
 	Token string
@@ -273,16 +274,34 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			}
 		}
 		if s.Token != "" {
+			// What the page needs before it has the cookie: its script and
+			// style, its icon, and the door that turns the token into the
+			// cookie. None holds any mail.
+			if r.Method == http.MethodGet && (strings.HasPrefix(r.URL.Path, "/static/") || r.URL.Path == "/favicon.ico") {
+				next.ServeHTTP(w, r)
+				return
+			}
+			// The address mailfs serve prints carries the token as its
+			// password (http://mailfs:TOKEN@host/): a browser sends it once,
+			// answering the 401 below, and keeps it out of its history. A
+			// page opened so gets the cookie and is sent to its own address,
+			// which holds no token.
+			if _, t, ok := r.BasicAuth(); ok && r.Method == http.MethodGet && r.Header.Get("Sec-Fetch-Mode") == "navigate" && !s.authorizedCookie(r) {
+				if !same(t, s.Token) {
+					w.Header().Set("WWW-Authenticate", `Basic realm="mailfs", charset="UTF-8"`)
+					s.fail(w, r, http.StatusUnauthorized, errors.New("wrong token"))
+					return
+				}
+				s.setCookie(w, r)
+				http.Redirect(w, r, r.URL.RequestURI(), http.StatusSeeOther)
+				return
+			}
 			if t := r.URL.Query().Get("token"); t != "" && r.Method == http.MethodGet {
 				if !same(t, s.Token) {
 					s.fail(w, r, http.StatusUnauthorized, errors.New("wrong token"))
 					return
 				}
-				// Secure when the page came over HTTPS (here, or through a
-				// proxy that says so): the browser then never sends it in
-				// clear text.
-				secure := r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
-				http.SetCookie(w, &http.Cookie{Name: "mailfs_token", Value: s.Token, Path: "/", HttpOnly: true, Secure: secure, SameSite: http.SameSiteStrictMode})
+				s.setCookie(w, r)
 				q := r.URL.Query()
 				q.Del("token")
 				r.URL.RawQuery = q.Encode()
@@ -290,7 +309,8 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				return
 			}
 			if !s.authorized(r) {
-				s.fail(w, r, http.StatusUnauthorized, errors.New("this page needs the token mailfs serve printed: open the address it printed, with ?token=…"))
+				w.Header().Set("WWW-Authenticate", `Basic realm="mailfs", charset="UTF-8"`)
+				s.fail(w, r, http.StatusUnauthorized, errors.New("this page needs the token mailfs serve printed: open the address it printed, or give the token as the password"))
 				return
 			}
 		}
@@ -298,8 +318,24 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	})
 }
 
+// setCookie gives the browser the token as an HttpOnly, same-site cookie:
+// Secure when the page came over HTTPS (here, or through a proxy that says
+// so), so that the browser then never sends it in clear text.
+func (s *Server) setCookie(w http.ResponseWriter, r *http.Request) {
+	secure := r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+	http.SetCookie(w, &http.Cookie{Name: "mailfs_token", Value: s.Token, Path: "/", HttpOnly: true, Secure: secure, SameSite: http.SameSiteStrictMode})
+}
+
+func (s *Server) authorizedCookie(r *http.Request) bool {
+	c, err := r.Cookie("mailfs_token")
+	return err == nil && same(c.Value, s.Token)
+}
+
 func (s *Server) authorized(r *http.Request) bool {
 	if c, err := r.Cookie("mailfs_token"); err == nil && same(c.Value, s.Token) {
+		return true
+	}
+	if _, t, ok := r.BasicAuth(); ok && same(t, s.Token) {
 		return true
 	}
 	auth, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")

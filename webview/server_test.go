@@ -392,6 +392,33 @@ func TestTokenGuardsEveryRequest(t *testing.T) {
 	if code, _ := tw.get("/", "Authorization", "Bearer s3cret"); code != 200 {
 		t.Errorf("with a bearer: %d", code)
 	}
+	// The token as a password: a browser's navigation gets the cookie and
+	// the page's own address; a script (curl) gets the page; a wrong one
+	// is asked again.
+	basic := func(pass string, hdr ...string) *http.Response {
+		req, _ := http.NewRequest("GET", tw.ts.URL+"/box/toast?all=1", nil)
+		req.SetBasicAuth("mailfs", pass)
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if r := basic("s3cret", "Sec-Fetch-Mode", "navigate"); r.StatusCode != 303 || r.Header.Get("Location") != "/box/toast?all=1" || len(r.Cookies()) != 1 || r.Cookies()[0].Value != "s3cret" {
+		t.Errorf("a browser with the password: %d to %q, cookies %v", r.StatusCode, r.Header.Get("Location"), r.Cookies())
+	}
+	if r := basic("s3cret"); r.StatusCode != 404 { // no such mailbox yet: past the guard
+		t.Errorf("a script with the password: %d", r.StatusCode)
+	}
+	for _, hdr := range [][]string{nil, {"Sec-Fetch-Mode", "navigate"}} {
+		if r := basic("nope", hdr...); r.StatusCode != 401 || !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), "Basic ") {
+			t.Errorf("a wrong password (%v): %d, %q", hdr, r.StatusCode, r.Header.Get("WWW-Authenticate"))
+		}
+	}
 }
 
 // On loopback without a token only loopback host names are answered, so a

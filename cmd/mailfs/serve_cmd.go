@@ -4,14 +4,15 @@ import "time"
 
 type serveCmd struct {
 	Addr        string        `default:"127.0.0.1:8025" placeholder:"HOST:PORT" help:"Where to listen. Anything but loopback needs --token."`
-	As          string        `placeholder:"NAME" help:"Let the page send, reply, mark read and archive as NAME (its own mail only). Default: read only."`
-	Token       string        `placeholder:"SECRET" help:"Require SECRET for every request (open the printed address once; a cookie keeps it). \"auto\" makes one up and prints it."`
+	As          string        `placeholder:"NAME" help:"Let the page send, reply, mark read and archive as NAME (its own mail only), and release, reassign or nudge claimed work (recorded in the audit log). Default: read only."`
+	Token       string        `placeholder:"SECRET" help:"Require SECRET (16 characters or more) for every request. The printed address carries it as its password (http://mailfs:SECRET@host/): open it once, a cookie keeps it. \"auto\" makes one up."`
 	UrgentAfter time.Duration `name:"urgent-after" default:"5m" placeholder:"D" help:"Urgent mail unread this long is flagged, and listed under \"Waiting on\" with its sender."`
 	StuckAfter  time.Duration `name:"stuck-after" default:"1h" placeholder:"D" help:"A queue item claimed and not done (read) this long is flagged stuck, with its claimant."`
 }
 
 func (c *serveCmd) Help() string {
-	return `Serves a live web page of the town's mail, for a person: who is waited on
+	return `Serves a live web page of the town's mail, for a person: the stuck work
+(claims held past --stuck-after, with their claimants), who is waited on
 (urgent mail unread past --urgent-after, with its sender), every mailbox
 with its unread mail by priority and the age of the oldest (flagged when
 it is past the sweep's cut-off, or urgent and waiting), queue depths and
@@ -25,7 +26,9 @@ never need it.
 
 Safe by default: it listens on loopback, answers only loopback host names,
 and is read only. --as NAME lets the page act as NAME, and every change
-needs the page's token and must come from the page itself. Any other
+needs the page's token and must come from the page itself; releasing,
+reassigning or nudging someone's claimed work asks first and is recorded
+in the town's audit log (mailfs audit). Any other
 address is refused unless --token requires a token for every request.
 Message text is always shown as text. ^C stops it (exit status 0).
 

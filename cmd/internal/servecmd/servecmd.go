@@ -88,7 +88,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	url := "http://" + openable(ln.Addr()) + "/"
 	if *token != "" {
-		url += "?token=" + *token
+		// As the address's password: a browser sends it once, answering
+		// the server's 401, gets the cookie, and keeps the token out of its
+		// address bar and its history (Chromium strips credentials from
+		// the URLs it records).
+		url = "http://mailfs:" + *token + "@" + openable(ln.Addr()) + "/"
 	}
 	fmt.Fprintln(stdout, url)
 	fmt.Fprintf(stderr, "mailfs: serving %s (%s); ^C stops it\n", st.Dir(), mode)

@@ -53,6 +53,9 @@ func TestBeyondLoopbackWarnsOfPlainHTTP(t *testing.T) {
 		if strings.Contains(addr, "[::]") || strings.Contains(addr, "0.0.0.0") {
 			t.Errorf("%v: printed %q, which no browser opens", c.args, addr)
 		}
+		if c.warn && !strings.HasPrefix(addr, "http://mailfs:s3cret-of-16-chars@") || !c.warn && strings.Contains(addr, "@") {
+			t.Errorf("%v: printed %q: the token goes in the password", c.args, addr)
+		}
 		cancel()
 		go io.Copy(io.Discard, out)
 		if code := <-done; code != 0 {
