@@ -11,7 +11,9 @@
 //
 // It reads and writes through [maildir.Store] and [nudgeq.Queue] only —
 // the same listing, parsing, search, claim and address rules as the
-// command line; it never stats, opens or lists a file or folder itself.
+// command line — and reads each agent's session from the deliverers'
+// records ([live.Records]) and the hooks' state ([hook.Handler.Seen]);
+// it never stats, opens or lists a file or folder itself.
 // It learns of new mail from [watch.Watcher], and of other changes
 // (marks, archives, claims, drained nudges) from the town's print
 // ([maildir.Store.Print]), looked at once a second; both are pushed to

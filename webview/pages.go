@@ -62,12 +62,13 @@ func parsePages() (map[string]*template.Template, error) {
 		"claimsPage": func(p page, cs []Claimed, id ...string) claimsView {
 			return claimsView{Page: p, Claims: cs, ID: strings.Join(id, "")}
 		},
-		"claimActs": func(p page, c Claimed) claimActs { return claimActs{Page: p, Claim: c} },
-		"past":      func(action string) string { return pastTense[action] },
-		"list":      func(s ...string) []string { return s },
-		"pagerOf":   func(p pager, id, noun string) pagerView { return pagerView{P: p, ID: id, Noun: noun} },
-		"when":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
-		"dateTime":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"claimActs":  func(p page, c Claimed) claimActs { return claimActs{Page: p, Claim: c} },
+		"past":       func(action string) string { return pastTense[action] },
+		"list":       func(s ...string) []string { return s },
+		"livenessOf": func(p page, l Liveness) livenessView { return livenessView{Page: p, L: l} },
+		"pagerOf":    func(p pager, id, noun string) pagerView { return pagerView{P: p, ID: id, Noun: noun} },
+		"when":       func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
+		"dateTime":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	}
 	pages := map[string]*template.Template{}
 	for _, name := range pageNames {
@@ -109,6 +110,12 @@ type claimsView struct {
 type claimActs struct {
 	Page  page
 	Claim Claimed
+}
+
+// livenessView is what the "liveness" template gets.
+type livenessView struct {
+	Page page
+	L    Liveness
 }
 
 // pagerView is what the "pager" template gets.
@@ -259,6 +266,7 @@ type mailboxData struct {
 	// ClaimedTab: a queue's page shows its open claims rather than what
 	// waits in it.
 	ClaimedTab bool
+	Live       *Liveness // an agent's session
 }
 
 // Queue and Channel say what kind of folder the page shows.
@@ -297,6 +305,8 @@ func (s *Server) mailbox(w http.ResponseWriter, r *http.Request) {
 	switch b.Kind {
 	case maildir.KindAgent:
 		d.Nudges = heldNudges(s.Nudges, b.Name)
+		l := s.liveness(b.Name)
+		d.Live = &l
 	case maildir.KindQueue:
 		if d.Claims, err = s.claimsOf(b.String()); err != nil {
 			s.fail(w, r, http.StatusInternalServerError, err)

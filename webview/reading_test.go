@@ -1,8 +1,14 @@
 package webview_test
 
 import (
+	"context"
+	"encoding/json"
+	"github.com/mailfs/mailfs/hook"
+	"github.com/mailfs/mailfs/live"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -123,5 +129,58 @@ func TestComposeToAnUnknownAgentAsksFirst(t *testing.T) {
 	}
 	if _, page := tw.get(loc); !regexp.MustCompile(`<p id="sent" class="notice" role="status">Sent “<a href="[^"]+">status\?</a>” to humna, toast\.</p>`).MatchString(page) {
 		t.Error("the page sent back to does not say what was sent")
+	}
+}
+
+// Each agent's session: busy or idle as its deliverer's record (or its
+// runtime) says, none without a live deliverer, and when it was last seen
+// (its hooks' last run, or its deliverer's last look).
+func TestLivenessShowsSessions(t *testing.T) {
+	tw := newTown(t, "", "")
+	for _, a := range []string{"nux", "toast", "furiosa", "slit"} {
+		tw.send(&maildir.Message{From: "mayor", To: a, Subject: "hi"})
+	}
+	now := time.Now().UTC()
+	record := func(agent, status string, deliverer live.Process) {
+		r := live.Record{Agent: agent, Deliverer: deliverer, Started: now, Updated: now.Add(-2 * time.Minute)}
+		r.Session.Runtime, r.Session.Process.PID, r.Session.Status = "codex", 4242, status
+		data, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(tw.dir, filepath.FromSlash(live.Dir), agent)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "codex-4242.json"), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record("nux", "busy", live.Self())
+	record("toast", "idle", live.Self())
+	record("slit", "busy", live.Process{PID: 1 << 30}) // its deliverer is gone
+	h := &hook.Handler{Collector: hook.Collector{Store: tw.store, Nudges: tw.nudges}}
+	if a := h.Handle(context.Background(), hook.Claude, hook.PromptSubmit, "furiosa", hook.Input{}); len(a.Errs) > 0 {
+		t.Fatal(a.Errs)
+	}
+	_, body := tw.get("/")
+	cellOf := func(agent string) string {
+		return regexp.MustCompile(`(?s)<tr id="box-` + agent + `".*?<td data-col="session">(.*?)</td>`).FindStringSubmatch(body)[1]
+	}
+	for agent, want := range map[string]string{
+		"nux":     `<span class="session s-busy">busy <span class="dim">(codex)</span></span> <span class="dim">seen <time`,
+		"toast":   `<span class="session s-idle">idle <span class="dim">(codex)</span></span> <span class="dim">seen <time`,
+		"furiosa": `<span class="session s-none">none</span> <span class="dim">seen <time`,
+		"slit":    `<span class="session s-none">none</span>`,
+	} {
+		if got := cellOf(agent); !strings.HasPrefix(got, want) || agent == "slit" && got != want {
+			t.Errorf("%s's session: %s\nwant %s", agent, got, want)
+		}
+	}
+	if !strings.Contains(cellOf("nux"), ">2m</time> ago") {
+		t.Errorf("nux last seen: %s", cellOf("nux"))
+	}
+	if _, page := tw.get("/box/toast"); !strings.Contains(page, `<p id="session">session: <span class="session s-idle">idle`) {
+		t.Error("the mailbox page does not say toast's session")
 	}
 }

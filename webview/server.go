@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mailfs/mailfs/hook"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/nudgeq"
 )
@@ -82,6 +83,7 @@ type Server struct {
 	pages      map[string]*template.Template
 	hub        *hub
 	cache      *folderCache
+	hooks      *hook.Handler // reads when each agent's hooks last ran
 }
 
 // New returns a server for store. as, if not empty, is the identity the
@@ -106,6 +108,7 @@ func New(store *maildir.Store, nudges *nudgeq.Queue, as, token string) (*Server,
 	s.pages = pages
 	s.hub = newHub()
 	s.cache = newFolderCache()
+	s.hooks = &hook.Handler{Collector: hook.Collector{Store: store, Nudges: nudges}}
 	return s, nil
 }
 

@@ -59,6 +59,7 @@ type Mailbox struct {
 	Claims, Stuck             int       // open claims the agent holds; of those, stuck
 	Nudges                    int       // nudges queued for the agent, not yet drained
 	Home                      string    // its home host, in a town on several machines
+	Live                      Liveness  // its session, and when it was last seen
 }
 
 // A Queue is one work queue's line.
@@ -135,6 +136,7 @@ func (s *Server) town() (*Town, error) {
 		if h, err := st.HomeOf(box); err == nil {
 			mb.Home = h.Host
 		}
+		mb.Live = s.liveness(a)
 		t.Mailboxes = append(t.Mailboxes, mb)
 	}
 	queues, err := st.Queues()
