@@ -2,6 +2,7 @@ package webview
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -267,6 +269,11 @@ type mailboxData struct {
 	// waits in it.
 	ClaimedTab bool
 	Live       *Liveness // an agent's session
+	// SentTab: an agent's page shows what the agent sent, wherever it
+	// went (Sent, a page of it, newest first).
+	SentTab  bool
+	Sent     []*maildir.Message
+	SentPage pager
 }
 
 // Queue and Channel say what kind of folder the page shows.
@@ -292,7 +299,8 @@ func (s *Server) mailbox(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	d := mailboxData{Box: b, All: q.Get("all") != "", Archived: q.Get("archived") != "", Mine: s.As != "" && b == maildir.Address{Kind: maildir.KindAgent, Name: s.As},
-		ClaimedTab: b.Kind == maildir.KindQueue && q.Get("claimed") != ""}
+		ClaimedTab: b.Kind == maildir.KindQueue && q.Get("claimed") != "",
+		SentTab:    b.Kind == maildir.KindAgent && q.Get("sent") != ""}
 	d.Messages, err = s.Store.List(b, maildir.ListOptions{All: d.All || d.Archived || b.Kind != maildir.KindAgent, Archived: d.Archived})
 	if err != nil {
 		s.fail(w, r, http.StatusBadRequest, err)
@@ -304,6 +312,19 @@ func (s *Server) mailbox(w http.ResponseWriter, r *http.Request) {
 	}
 	switch b.Kind {
 	case maildir.KindAgent:
+		if d.SentTab {
+			m, err := maildir.Filter{From: b.Name}.Compile()
+			if err == nil {
+				d.Sent, _, err = s.searchTown(r.Context(), m, false)
+			}
+			if err != nil {
+				s.fail(w, r, http.StatusInternalServerError, err)
+				return
+			}
+			slices.Reverse(d.Sent)
+			n, _ := strconv.Atoi(q.Get("page"))
+			d.Sent, d.SentPage = paginate(d.Sent, n, sentPer, r.URL, "page")
+		}
 		d.Nudges = heldNudges(s.Nudges, b.Name)
 		l := s.liveness(b.Name)
 		d.Live = &l
@@ -361,11 +382,26 @@ func (s *Server) thread(w http.ResponseWriter, r *http.Request) {
 }
 
 type searchData struct {
-	Q, From, Type, Priority string
-	Archived, Searched      bool
-	Results                 []*maildir.Message
-	Skipped                 []string // folders that could not be searched, and why
+	Q                  string
+	Archived, Searched bool
+	Error              string      // why the query cannot be run, said beside the box
+	Results            []searchHit // this page of them, best first
+	Page               pager
+	Skipped            []string // folders that could not be searched, and why
 }
+
+// A searchHit is one message found, with the part of its body around what
+// was asked for.
+type searchHit struct {
+	M       *maildir.Message
+	Snippet snippet
+}
+
+// sentPer is how many messages an agent's sent tab shows a page.
+const sentPer = 50
+
+// searchPer is how many results a page shows.
+const searchPer = 20
 
 // allBoxes returns every mailbox, queue and channel of the town.
 func (s *Server) allBoxes() ([]maildir.Address, error) {
@@ -413,21 +449,60 @@ func (s *Server) searchTown(ctx context.Context, m *maildir.Matcher, archived bo
 	return out, skipped, nil
 }
 
-// search is the command line's search: the same filter and engine.
+// search runs a person's query (see [query]) with the command line's
+// engine over every mailbox, queue and channel, ranks what it finds, and
+// shows a page of it with a snippet each. A query that cannot be run is
+// said on the page, beside the box. The older form's from, type and
+// priority parameters are read as filters too.
 func (s *Server) search(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	d := searchData{Q: q.Get("q"), From: q.Get("from"), Type: q.Get("type"), Priority: q.Get("priority"), Archived: q.Get("archived") != ""}
-	if strings.TrimSpace(d.Q+d.From+d.Type+d.Priority) != "" {
-		m, err := maildir.Filter{Text: d.Q, From: d.From, Type: d.Type, Priority: maildir.Priority(d.Priority)}.Compile()
-		if err != nil {
-			s.fail(w, r, http.StatusBadRequest, err)
-			return
+	v := r.URL.Query()
+	d := searchData{Q: v.Get("q"), Archived: v.Get("archived") != ""}
+	for _, key := range []string{"from", "type", "priority"} {
+		if x := strings.TrimSpace(v.Get(key)); x != "" {
+			d.Q = strings.TrimSpace(d.Q + " " + key + ":" + strconv.Quote(x))
 		}
-		if d.Results, d.Skipped, err = s.searchTown(r.Context(), m, d.Archived); err != nil {
-			s.fail(w, r, http.StatusInternalServerError, err)
-			return
-		}
-		d.Searched = true
 	}
+	if strings.TrimSpace(d.Q) == "" {
+		s.render(w, r, http.StatusOK, "search", "Search", d)
+		return
+	}
+	q, err := parseQuery(d.Q, s.now())
+	var m *maildir.Matcher
+	if err == nil {
+		m, err = q.filter().Compile()
+	}
+	if err != nil {
+		d.Error = err.Error()
+		s.render(w, r, http.StatusOK, "search", "Search", d)
+		return
+	}
+	found, skipped, err := s.searchTown(r.Context(), m, d.Archived)
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, err)
+		return
+	}
+	type scored struct {
+		hit   searchHit
+		score float64
+	}
+	var hits []scored
+	for _, msg := range found {
+		if q.match(msg) {
+			hits = append(hits, scored{searchHit{M: msg, Snippet: q.snippetOf(msg)}, q.score(msg)})
+		}
+	}
+	slices.SortStableFunc(hits, func(a, b scored) int {
+		if a.score != b.score {
+			return cmp.Compare(b.score, a.score)
+		}
+		return b.hit.M.Timestamp.Compare(a.hit.M.Timestamp)
+	})
+	all := make([]searchHit, len(hits))
+	for i, h := range hits {
+		all[i] = h.hit
+	}
+	n, _ := strconv.Atoi(v.Get("page"))
+	d.Results, d.Page = paginate(all, n, searchPer, r.URL, "page")
+	d.Skipped, d.Searched = skipped, true
 	s.render(w, r, http.StatusOK, "search", "Search", d)
 }

@@ -3,6 +3,7 @@ package webview_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"github.com/mailfs/mailfs/hook"
 	"github.com/mailfs/mailfs/live"
 	"net/http"
@@ -48,6 +49,9 @@ func TestEveryAgeGivesItsTime(t *testing.T) {
 			t.Errorf("%s shows no age", path)
 		}
 		for _, a := range ages {
+			if a[1] == "<code>" {
+				continue // the search page's help, not an age
+			}
 			if !strings.HasPrefix(a[1], "<time datetime=") || !strings.Contains(a[1], ` title="20`) {
 				t.Errorf("%s: the age %s is not a time with its title: %s", path, a[2], a[0])
 			}
@@ -182,5 +186,76 @@ func TestLivenessShowsSessions(t *testing.T) {
 	}
 	if _, page := tw.get("/box/toast"); !strings.Contains(page, `<p id="session">session: <span class="session s-idle">idle`) {
 		t.Error("the mailbox page does not say toast's session")
+	}
+}
+
+// The search box takes field filters, ranks what it finds with a snippet
+// each, comes in pages, and says on the page why a query cannot be run.
+func TestSearchAPersonCanUse(t *testing.T) {
+	tw := newTown(t, "", "")
+	tw.send(&maildir.Message{From: "gastown.nux", To: "mayor", Subject: "POLECAT_DONE gt-5", Body: "The build was flaky; fixed."})
+	tw.send(&maildir.Message{From: "gastown.nux", To: "mayor", Subject: "flaky build on main", Priority: maildir.Urgent, Body: "x"})
+	tw.send(&maildir.Message{From: "mayor", To: "toast", Subject: "flaky? no", Body: "x"})
+	get := func(q string) string {
+		t.Helper()
+		status, body := tw.get("/search?q=" + url.QueryEscape(q))
+		if status != 200 {
+			t.Fatalf("%s: %d", q, status)
+		}
+		return body
+	}
+	subjects := func(body string) []string {
+		var out []string
+		for _, m := range regexp.MustCompile(`<a href="/msg/[^"]+">([^<]+)</a>`).FindAllStringSubmatch(body, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	if got := subjects(get("flaky from:nux")); strings.Join(got, "|") != "flaky build on main|POLECAT_DONE gt-5" {
+		t.Errorf("from:nux, ranked: %q", got)
+	}
+	if got := subjects(get("priority:URGENT")); strings.Join(got, "|") != "flaky build on main" {
+		t.Errorf("priority:URGENT: %q", got)
+	}
+	if got := subjects(get("to:toast is:unread")); strings.Join(got, "|") != "flaky? no" {
+		t.Errorf("to:toast is:unread: %q", got)
+	}
+	if body := get("flaky from:nux"); !strings.Contains(body, `<div class="snippet dim">The build was <mark>flaky</mark>; fixed.</div>`) {
+		t.Error("no snippet with the word marked")
+	}
+	if body := get("priority:extreme"); !strings.Contains(body, `<p class="error" id="query-error">That search cannot be run: priority:extreme: use urgent, high, normal or low</p>`) || !strings.Contains(body, `value="priority:extreme"`) {
+		t.Errorf("a bad filter: %s", body)
+	}
+	for i := range 45 {
+		tw.send(&maildir.Message{From: "witness", To: "mayor", Subject: fmt.Sprintf("patrol %d", i), Body: "x"})
+	}
+	body := get("patrol")
+	if n := len(subjects(body)); n != 20 || !strings.Contains(body, "page 1 of 3 (45 found)") {
+		t.Errorf("the first page: %d results", n)
+	}
+	if _, last := tw.get("/search?q=patrol&page=3"); len(subjects(last)) != 5 {
+		t.Errorf("the last page: %d results", len(subjects(last)))
+	}
+}
+
+// An agent's page has a sent tab: what it sent, wherever it went, newest
+// first, each copy with its recipient and whether it was read.
+func TestSentTab(t *testing.T) {
+	tw := newTown(t, "", "")
+	tw.send(&maildir.Message{From: "nux", To: "mayor", Subject: "first"})
+	tw.send(&maildir.Message{From: "nux", To: "toast", CC: []string{"slit"}, Subject: "second"})
+	tw.send(&maildir.Message{From: "mayor", To: "nux", Subject: "to nux"})
+	_, body := tw.get("/box/nux?sent=1")
+	table := regexp.MustCompile(`(?s)<table id="sent">.*?</table>`).FindString(body)
+	rows := regexp.MustCompile(`<td>([a-z]+)</td><td><a href="[^"]+">([a-z ]+)</a>`).FindAllStringSubmatch(table, -1)
+	var got []string
+	for _, r := range rows {
+		got = append(got, r[1]+":"+r[2])
+	}
+	if strings.Join(got, " ") != "slit:second toast:second mayor:first" {
+		t.Errorf("nux's sent tab: %q", got)
+	}
+	if strings.Contains(table, "to nux") || !strings.Contains(body, `?sent=1" aria-current="page">sent</a>`) {
+		t.Error("the sent tab shows mail to nux, or is not marked")
 	}
 }
