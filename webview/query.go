@@ -233,7 +233,9 @@ func wholeWord(s, t string) bool {
 	}
 }
 
-func isWordRune(r rune) bool { return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r)) }
+func isWordRune(r rune) bool {
+	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
+}
 
 // A snippet is the part of a body around the first word of the query it
 // holds, the word apart so that the page can mark it.
