@@ -269,14 +269,25 @@ func (h *Handler) deliver(rt Runtime, ev Event, agent string, in Input, res *Res
 	decided := false
 	err := h.update(agent, func(st *state) bool {
 		decided = true
+		was := *st
+		was.TurnShown = slices.Clone(st.TurnShown)
 		// A doorbell that became the prompt already lists its mail: the
 		// hook adds only what it did not name and was not shown in the
 		// turn before, so a burst of doorbells lists each message once.
 		bell := ev == PromptSubmit && strings.Contains(in.Prompt, DoorbellMark(agent))
+		if res.Reminder.Partial == "" && len(res.Errs) == 0 {
+			// The whole of the unread mail is at hand: what is no longer
+			// unread need not be remembered as shown.
+			unread := map[string]bool{}
+			for _, m := range res.Reminder.Mail {
+				unread[m.ID] = true
+			}
+			st.forgetRead(unread)
+		}
 		if bell {
 			for _, m := range res.Reminder.Mail {
-				if strings.Contains(in.Prompt, m.ID) && !slices.Contains(st.TurnShown, m.ID) {
-					st.TurnShown = append(st.TurnShown, m.ID)
+				if strings.Contains(in.Prompt, m.ID) {
+					st.shown(m.ID)
 				}
 			}
 		}
@@ -287,17 +298,11 @@ func (h *Handler) deliver(rt Runtime, ev Event, agent string, in Input, res *Res
 			})
 		}
 		a.Output = h.fit(rt, ev, res, prefix, &a.Errs)
-		was := *st
 		shown := res.Reminder.Listed()
 		if newTurn {
-			st.TurnShown = shown
-		} else {
-			for _, id := range shown {
-				if !slices.Contains(st.TurnShown, id) {
-					st.TurnShown = append(st.TurnShown, id)
-				}
-			}
+			st.TurnShown = nil
 		}
+		st.shown(shown...)
 		// The record of the call is kept fresh to within seenEvery: a
 		// prompt hook with nothing new to record writes nothing.
 		now := h.now()
@@ -571,7 +576,7 @@ func (h *Handler) stop(rt Runtime, agent string, in Input) Answer {
 		}
 		out = h.stopAnswer(rt, agent, fresh, len(pressing)-len(fresh))
 		for _, m := range fresh {
-			st.TurnShown = append(st.TurnShown, m.ID)
+			st.shown(m.ID)
 		}
 		return true
 	})

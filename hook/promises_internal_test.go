@@ -396,3 +396,47 @@ func TestThePromptHookReportsTheDoorbellsItSees(t *testing.T) {
 		}
 	}
 }
+
+// A session fed only doorbells never starts a new turn, and its state
+// stays small however much mail it is shown: read mail is forgotten, and
+// unread mail past maxTurnShown ids too (the oldest first). Before the
+// bound, 1,500 doorbells grew the state past its 64 KiB limit and every
+// hook then failed to read it.
+func TestTheTurnsMemoryIsBounded(t *testing.T) {
+	h, _ := newHandler(t)
+	if a := h.Handle(context.Background(), Claude, SessionStart, "toast", Input{}); len(a.Errs) > 0 {
+		t.Fatal(a.Errs)
+	}
+	box := maildir.Address{Kind: maildir.KindAgent, Name: "toast"}
+	for i := range 1500 {
+		m := send(t, h, fmt.Sprintf("urgent %d", i), maildir.Urgent, "")
+		a := h.Handle(context.Background(), Claude, PromptSubmit, "toast", Input{Prompt: DoorbellMark("toast") + "1 new message(s):\n- [urgent] " + m.ID + " from mayor\n"})
+		if len(a.Errs) > 0 {
+			t.Fatalf("doorbell %d: %v", i, a.Errs)
+		}
+		if i%2 == 0 { // half of it read at once, half left unread
+			if _, err := h.Store.MarkRead(box, m.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := h.Shown("toast", []string{m.ID}); err != nil { // the deliverer says so too
+			t.Fatal(err)
+		}
+	}
+	st, err := h.peek("toast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.TurnShown) > maxTurnShown {
+		t.Errorf("the turn remembers %d ids", len(st.TurnShown))
+	}
+	for _, id := range st.TurnShown {
+		if m, err := h.Store.Get(box, id); err != nil || m.Read {
+			t.Errorf("the turn remembers %s, read or gone (%v)", id, err)
+			break
+		}
+	}
+	if a := h.Handle(context.Background(), Claude, PostTool, "toast", Input{}); len(a.Errs) > 0 {
+		t.Fatalf("a hook after the doorbells: %v", a.Errs)
+	}
+}

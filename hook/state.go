@@ -163,14 +163,37 @@ func (h *Handler) peek(agent string) (state, error) {
 // (a live doorbell), so the post-tool and stop hooks do not show them
 // again; the next prompt reminds of them as of all unread mail.
 func (h *Handler) Shown(agent string, ids []string) error {
-	return h.update(agent, func(st *state) bool {
-		changed := false
-		for _, id := range ids {
-			if !slices.Contains(st.TurnShown, id) {
-				st.TurnShown = append(st.TurnShown, id)
-				changed = true
-			}
+	return h.update(agent, func(st *state) bool { return st.shown(ids...) })
+}
+
+// maxTurnShown bounds the ids a turn remembers as shown. A session fed
+// only doorbells never starts a new turn (a doorbell's prompt continues
+// the turn), so without a bound the list would grow with every message
+// the session is ever shown — past the state file's size limit, after
+// which no hook could read its state. Past it the oldest are forgotten: at
+// worst a post-tool or stop hook names an old unread message again, a
+// repeat, never a loss.
+const maxTurnShown = 512
+
+// shown adds ids to those shown in this turn, the oldest forgotten past
+// maxTurnShown, and reports whether anything changed.
+func (st *state) shown(ids ...string) bool {
+	changed := false
+	for _, id := range ids {
+		if !slices.Contains(st.TurnShown, id) {
+			st.TurnShown = append(st.TurnShown, id)
+			changed = true
 		}
-		return changed
-	})
+	}
+	if n := len(st.TurnShown) - maxTurnShown; n > 0 {
+		st.TurnShown = slices.Delete(st.TurnShown, 0, n)
+	}
+	return changed
+}
+
+// forgetRead keeps, of the ids shown in this turn, those still unread:
+// mail read (or gone) is never shown again, so remembering it is only
+// weight.
+func (st *state) forgetRead(unread map[string]bool) {
+	st.TurnShown = slices.DeleteFunc(st.TurnShown, func(id string) bool { return !unread[id] })
 }

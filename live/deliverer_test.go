@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -838,4 +839,73 @@ type procDoor struct {
 
 func (d *procDoor) Session(context.Context) (live.Info, error) {
 	return live.Info{Runtime: "fake", Process: d.proc}, nil
+}
+
+// A long-running deliverer's memory stays flat however much mail passes
+// through its session: rounds of urgent mail, each rung, confirmed by the
+// session's prompt hook, read and removed. After the first tenth of the
+// rounds, the heap (after a collection) may not grow past twice what it
+// was plus 4 MB, and the deliverer's record stays small. CI feeds 1,000
+// messages; MAILFS_SOAK_EVENTS=1000000 feeds a million (docs/
+// performance.md has that run).
+func TestDelivererMemoryIsFlat(t *testing.T) {
+	events := 1000
+	if n, err := strconv.Atoi(os.Getenv("MAILFS_SOAK_EVENTS")); err == nil && n > 0 {
+		events = n
+	}
+	const batch = 50
+	f := start(t, time.Hour, nil, func(d *live.Deliverer) { d.Spacing, d.PerMinute = time.Millisecond, 1<<30 })
+	f.promptHook(t)
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	box := maildir.Address{Kind: maildir.KindAgent, Name: "toast"}
+	var early uint64
+	var biggest int
+	began := time.Now()
+	for r := range events / batch {
+		if r == events/batch/10 {
+			early = heap()
+		}
+		waiting := map[string]bool{}
+		for i := range batch {
+			m := send(t, f.s, "urgent "+strconv.Itoa(r*batch+i), maildir.Urgent)
+			waiting[m.ID] = true
+		}
+		for len(waiting) > 0 {
+			got := f.next(t, "round "+strconv.Itoa(r))
+			for id := range waiting {
+				if strings.Contains(got, id) {
+					delete(waiting, id)
+				}
+			}
+		}
+		f.door.set(func(d *fakeDoor) { d.rings = nil }) // the fake's own log, not the deliverer's
+		msgs, err := f.s.List(box, maildir.ListOptions{All: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			if err := f.s.Delete(box, m.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if recs, _ := filepath.Glob(filepath.Join(f.s.Dir(), "runtime/live/toast/*.json")); len(recs) == 1 {
+			if st, err := os.Stat(recs[0]); err == nil && int(st.Size()) > biggest {
+				biggest = int(st.Size())
+			}
+		}
+	}
+	late := heap()
+	t.Logf("%d messages in %v: heap %d KB after a tenth, %d KB at the end; the record at most %d KB",
+		events, time.Since(began).Round(time.Millisecond), early>>10, late>>10, biggest>>10)
+	if late > 2*early+4<<20 {
+		t.Errorf("the heap grew from %d KB to %d KB over %d messages", early>>10, late>>10, events)
+	}
+	if biggest > 512<<10 {
+		t.Errorf("the deliverer's record grew to %d KB", biggest>>10)
+	}
 }
