@@ -909,3 +909,49 @@ func TestDelivererMemoryIsFlat(t *testing.T) {
 		t.Errorf("the deliverer's record grew to %d KB", biggest>>10)
 	}
 }
+
+// A deliverer killed before it could mark its end (a runtime that ends its
+// children with SIGKILL, a machine under load) leaves its record as it
+// last wrote it: what it recorded as confirmed is still delivered, what it
+// rang unconfirmed is rung (final, saying the deliverer died), for keptFor
+// after its last update; a record older than that answers nothing.
+func TestAKilledDeliverersEvidenceStands(t *testing.T) {
+	root := filepath.Join(t.TempDir(), ".chipset")
+	s, err := maildir.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, err := s.Send(&maildir.Message{From: "mayor", To: "toast", CC: []string{"nux"}, Subject: "s", Body: "b", Priority: maildir.Urgent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	toast, nux := sent[0], sent[1]
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	write := func(agent string, updated time.Time, r live.Record) {
+		r.Agent, r.Deliverer, r.Updated, r.Started = agent, live.Process{PID: dead.Process.Pid}, updated, updated.Add(-time.Minute)
+		r.Session.Runtime, r.Session.Process.PID = "pi", 4242
+		data, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(root, "runtime/live", agent)
+		os.MkdirAll(dir, 0o700)
+		if err := os.WriteFile(filepath.Join(dir, "pi-4242.json"), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now().UTC()
+	write("toast", now.Add(-time.Minute), live.Record{Confirmed: map[string]time.Time{toast.ID: now.Add(-90 * time.Second)}, Rung: map[string]time.Time{toast.ID: now.Add(-2 * time.Minute)}})
+	write("nux", now.Add(-time.Minute), live.Record{Rung: map[string]time.Time{nux.ID: now.Add(-2 * time.Minute)}})
+	rs, err := waitReceipts(t, s, sent, 5*time.Second)
+	if err != nil || rs[0].Live != live.Delivered || !rs[0].Final || rs[1].Live != live.Rung || !rs[1].Final || !strings.Contains(rs[1].Why, "died") {
+		t.Fatalf("a killed deliverer's receipts: %+v %v", rs, err)
+	}
+	write("toast", now.Add(-2*time.Hour), live.Record{Confirmed: map[string]time.Time{toast.ID: now.Add(-2 * time.Hour)}})
+	if rs, err := waitReceipts(t, s, sent[:1], 5*time.Second); err != nil || rs[0].Live != live.NoSession {
+		t.Fatalf("a record past keptFor: %+v %v", rs, err)
+	}
+}

@@ -114,15 +114,25 @@ func receipt(s *maildir.Store, agent, id string, recs []*Record) Receipt {
 		r := Receipt{Agent: agent, ID: id}
 		if !rec.Live() {
 			// A session that ended keeps the answers it had (see
-			// Record.Ended); one whose deliverer died has none.
+			// Record.Ended), for keptFor. So does one whose deliverer died
+			// without marking its end (killed: a runtime that ends its
+			// children so, a machine under load), from its last update:
+			// the evidence it recorded was evidence when it was recorded.
+			end := rec.Ended
+			if end.IsZero() {
+				end = rec.Updated
+			}
 			switch {
-			case rec.Ended.IsZero() || time.Since(rec.Ended) > keptFor:
+			case end.IsZero() || time.Since(end) > keptFor:
 				continue
 			case !rec.Confirmed[id].IsZero():
 				r.Live, r.At, r.Session, r.Final = Delivered, rec.Confirmed[id], session, true
 			case !rec.Rung[id].IsZero():
 				r.Live, r.At, r.Session, r.Final = Rung, rec.Rung[id], session, true
 				r.Why = "its deliverer ended with no evidence the model saw it (the mail waits in the mailbox)"
+				if rec.Ended.IsZero() {
+					r.Why = "its deliverer died with no evidence the model saw it (the mail waits in the mailbox)"
+				}
 			default:
 				continue
 			}
