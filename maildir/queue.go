@@ -156,62 +156,14 @@ func (s *Store) claim(q, a Address, request string) (*Message, error) {
 		for _, name := range names {
 			from.Consume(name)
 			tried[name] = true
-			st, err := src.Lstat(name)
-			switch {
-			case errors.Is(err, fs.ErrNotExist):
-				continue // deleted since the listing
-			case err != nil:
-				return nil, err
-			case !st.Mode.IsRegular():
-				continue
-			case st.Nlink > 1:
-				s.warn(src.Join(name), ErrUnfinishedMove)
+			m, err := s.takeItem(src, &dst, q, name, a, request)
+			if errors.Is(err, errPassOver) {
 				continue
 			}
-			m, err := s.stampClaim(src, q, name, a, request)
-			switch {
-			case errors.Is(err, fs.ErrNotExist), errors.Is(err, durable.ErrChanged):
-				continue // deleted or rewritten under us: not this one
-			case errors.Is(err, fs.ErrExist):
-				// A file system without renameat2's flags, and a rewrite of
-				// this item cut short: its set-aside copy is in the way.
-				// Not this one; fsck --repair puts it right.
-				s.warn(src.Join(name), fmt.Errorf("%w (%s%s is in the way: mailfs fsck --repair)", ErrUnfinishedMove, durable.SwapPrefix, name))
-				continue
-			case errors.Is(err, ErrTooLarge):
-				s.warn(src.Join(name), fmt.Errorf("passed over: %w (%v)", ErrUnclaimable, Reason(err)))
-				continue
-			case err != nil && isFileError(err):
-				s.warn(src.Join(name), Reason(err))
-				continue
-			case err != nil:
-				return nil, err
-			}
-			if dst == nil {
-				r, err := s.open(true)
-				if err != nil {
-					return nil, err
-				}
-				if dst, err = r.MkdirAll(a.Dir(false)); err != nil {
-					return nil, err
-				}
-			}
-			switch err := src.Move(name, dst, name); {
-			case errors.Is(err, fs.ErrNotExist):
-				continue // removed between its claim record and the move (a script's rm): not this one
-			case errors.Is(err, fs.ErrExist):
-				// The agent already holds a message with this id: leave the
-				// item waiting, say so, and try the next.
-				s.warn(src.Join(name), fmt.Errorf("%w: %s", ErrClash, dst.Join(name)))
-				continue
-			case err != nil:
-				return nil, err
-			}
-			if err := syncBoth(src, dst); err != nil {
+			if err != nil {
 				return nil, err
 			}
 			from.Done()
-			m.Box, m.Path = a, dst.Join(name)
 			return m, nil
 		}
 		if last {
@@ -219,6 +171,125 @@ func (s *Store) claim(q, a Address, request string) (*Message, error) {
 		}
 	}
 	return nil, fmt.Errorf("%w: nothing waits in %s", ErrQueueEmpty, q)
+}
+
+// A claimStep is what a claim does with one waiting item, given what it
+// found at one step of taking it: go on to the next step, pass over the
+// item (saying why, when warn is set), or stop the claim with an error.
+type claimStep struct {
+	next bool
+	warn error // the item is passed over, and this is reported
+	fail bool  // the claim stops with the error it met
+}
+
+// errPassOver is takeItem's answer for an item the claim passes over.
+var errPassOver = errors.New("maildir: passed over")
+
+// Decisions: what each step of taking an item found, and what the claim
+// does about it. They look at nothing but what they are given (no I/O),
+// so a table tests them (TestClaimSteps).
+
+// beforeStamp decides on an item from its lstat: only a regular file
+// under one name is taken; one deleted since the listing, or that is no
+// file, is passed over in silence; one with a second name elsewhere (a
+// link-and-unlink move cut short) is passed over and reported.
+func beforeStamp(st durable.Stat, err error) claimStep {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return claimStep{}
+	case err != nil:
+		return claimStep{fail: true}
+	case !st.Mode.IsRegular():
+		return claimStep{}
+	case st.Nlink > 1:
+		return claimStep{warn: ErrUnfinishedMove}
+	}
+	return claimStep{next: true}
+}
+
+// afterStamp decides on an item from its rewrite with the claim record:
+// deleted or rewritten under the claim, it is not this one; a set-aside
+// copy in the way, an item too large for its record, a file that is no
+// message are passed over and reported; anything else stops the claim.
+func afterStamp(err error, name string) claimStep {
+	switch {
+	case err == nil:
+		return claimStep{next: true}
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, durable.ErrChanged):
+		return claimStep{}
+	case errors.Is(err, fs.ErrExist):
+		// A file system without renameat2's flags, and a rewrite of this
+		// item cut short: its set-aside copy is in the way. fsck
+		// --repair puts it right.
+		return claimStep{warn: fmt.Errorf("%w (%s%s is in the way: mailfs fsck --repair)", ErrUnfinishedMove, durable.SwapPrefix, name)}
+	case errors.Is(err, ErrTooLarge):
+		return claimStep{warn: fmt.Errorf("passed over: %w (%v)", ErrUnclaimable, Reason(err))}
+	case isFileError(err):
+		return claimStep{warn: Reason(err)}
+	}
+	return claimStep{fail: true}
+}
+
+// afterMove decides on an item from its move into the claimant's
+// mailbox: removed since its record was written (a script's rm), it is
+// not this one; a message of that id already in the mailbox leaves the
+// item waiting, reported; anything else stops the claim.
+func afterMove(err error) claimStep {
+	switch {
+	case err == nil:
+		return claimStep{next: true}
+	case errors.Is(err, fs.ErrNotExist):
+		return claimStep{}
+	case errors.Is(err, fs.ErrExist):
+		return claimStep{warn: ErrClash}
+	}
+	return claimStep{fail: true}
+}
+
+// takeItem acts: it takes item name of queue q (folder src) for agent a —
+// looks at it, writes its claim record, moves it into a's mailbox (dst,
+// opened on the first move) and syncs both folders — deciding at each
+// step with the functions above. An item passed over gives errPassOver
+// (after reporting why, if it says); the claim's lock is held throughout.
+func (s *Store) takeItem(src *durable.Dir, dst **durable.Dir, q Address, name string, a Address, request string) (*Message, error) {
+	pass := func(step claimStep, err error) error {
+		if step.fail {
+			return err
+		}
+		if step.warn != nil {
+			s.warn(src.Join(name), step.warn)
+		}
+		return errPassOver
+	}
+	st, err := src.Lstat(name)
+	if step := beforeStamp(st, err); !step.next {
+		return nil, pass(step, err)
+	}
+	m, err := s.stampClaim(src, q, name, a, request)
+	if step := afterStamp(err, name); !step.next {
+		return nil, pass(step, err)
+	}
+	if *dst == nil {
+		r, err := s.open(true)
+		if err != nil {
+			return nil, err
+		}
+		if *dst, err = r.MkdirAll(a.Dir(false)); err != nil {
+			return nil, err
+		}
+	}
+	err = src.Move(name, *dst, name)
+	if step := afterMove(err); !step.next {
+		if step.warn != nil {
+			step.warn = fmt.Errorf("%w: %s", step.warn, (*dst).Join(name))
+		}
+		return nil, pass(step, err)
+	}
+	if err := syncBoth(src, *dst); err != nil {
+		return nil, err
+	}
+	m.Box, m.Path = a, (*dst).Join(name)
+	return m, nil
 }
 
 // isFileError reports whether err is about one file's content (not a
