@@ -260,3 +260,31 @@ func scratchRepo(t *testing.T) (*git, func(files ...string) string) {
 		return strings.TrimSpace(out)
 	}
 }
+
+// What a sync does with a remote rewritten under it, for each finding.
+func TestJudgeRewrite(t *testing.T) {
+	for _, c := range []struct {
+		what  string
+		seen  rewriteSeen
+		adopt bool
+		want  rewriteAnswer
+	}{
+		{"the remote moved on", rewriteSeen{ahead: true}, false, keepTheirs},
+		{"wound back", rewriteSeen{back: true, fork: "f"}, false, woundBack},
+		{"squashed", rewriteSeen{squashed: true}, true, squashed},
+		{"wound back and built on", rewriteSeen{fork: "f"}, true, forked},
+		{"another history, adopted", rewriteSeen{}, true, adopted},
+		{"another history", rewriteSeen{}, false, refused},
+	} {
+		if got := judgeRewrite(c.seen, c.adopt); got != c.want {
+			t.Errorf("%s: %d, want %d", c.what, got, c.want)
+		}
+	}
+	trees, rewrite := treesOf("t3 mailfs sync from beta\nt2 squash by a person\nt1 mailfs sync from alpha\n")
+	if strings.Join(trees, " ") != "t3 t2 t1" || rewrite != "t2" {
+		t.Errorf("trees %v, the person's %q", trees, rewrite)
+	}
+	if _, rewrite := treesOf("t2 mailfs sync from beta\nt1 mailfs sync from alpha\n"); rewrite != "t1" {
+		t.Errorf("only syncs: the person's tree %q, want the oldest", rewrite)
+	}
+}

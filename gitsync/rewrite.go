@@ -34,67 +34,30 @@ var ErrRewritten = errors.New("gitsync: the remote's branch was rewritten")
 func (s *Syncer) lineage(ctx context.Context, g *git, rep *Report, known, upstream, head, empty string) (theirs, base string, err error) {
 	theirs = upstream
 	if known != "" && upstream != "" && known != upstream {
-		if ok, err := g.ok(ctx, "merge-base", "--is-ancestor", known, upstream); err != nil {
+		r, err := s.lookAtRewrite(ctx, g, known, upstream)
+		if err != nil {
 			return "", "", err
-		} else if !ok {
-			back, err := g.ok(ctx, "merge-base", "--is-ancestor", upstream, known)
-			if err != nil {
+		}
+		switch judgeRewrite(r, s.Adopt) {
+		case keepTheirs:
+		case woundBack:
+			s.recovered(rep, fmt.Sprintf("the remote's branch %s was wound back to %.12s; this host's copy of what it lost (up to %.12s) goes back with this sync", rep.Branch, upstream, known))
+			theirs = known
+		case squashed:
+			s.recovered(rep, fmt.Sprintf("the remote's branch %s was rewritten (%.12s, the same files as %.12s); this host takes the new history", rep.Branch, upstream, known))
+			return upstream, r.knownTree, nil
+		case forked:
+			if theirs, err = s.putBack(ctx, g, rep, known, upstream, r.fork, r.forkTree); err != nil {
 				return "", "", err
 			}
-			knownTree, err := g.tree(ctx, known)
-			if err != nil {
+		case adopted:
+			if theirs, err = s.adopt(ctx, g, rep, known, upstream, r.rewrite); err != nil {
 				return "", "", err
 			}
-			// A squash: some commit of the new history has the files this
-			// host last synced (the rewrite itself, or one under what other
-			// hosts pushed on top of it since).
-			log, err := g.run(ctx, "log", "--first-parent", "-n", "1000", "--format=%T %s", upstream)
-			if err != nil {
-				return "", "", err
-			}
-			// rewrite is the tree the person made: that of the newest commit
-			// of the new history that no sync made (else of its oldest).
-			var trees []string
-			rewrite := ""
-			for l := range strings.Lines(log) {
-				tree, subject, _ := strings.Cut(strings.TrimSpace(l), " ")
-				trees = append(trees, tree)
-				if rewrite == "" && !strings.HasPrefix(subject, syncSubject) {
-					rewrite = tree
-				}
-			}
-			if rewrite == "" && len(trees) > 0 {
-				rewrite = trees[len(trees)-1]
-			}
-			squashed := slices.Contains(trees, knownTree)
-			var fork, forkTree string
-			if !back && !squashed {
-				if forkTree, fork, err = g.base(ctx, known, upstream); err != nil {
-					return "", "", err
-				}
-			}
-			switch {
-			case back:
-				msg := fmt.Sprintf("the remote's branch %s was wound back to %.12s; this host's copy of what it lost (up to %.12s) goes back with this sync", rep.Branch, upstream, known)
-				s.recovered(rep, msg)
-				theirs = known
-			case squashed:
-				msg := fmt.Sprintf("the remote's branch %s was rewritten (%.12s, the same files as %.12s); this host takes the new history", rep.Branch, upstream, known)
-				s.recovered(rep, msg)
-				return upstream, knownTree, nil
-			case fork != "":
-				if theirs, err = s.putBack(ctx, g, rep, known, upstream, fork, forkTree); err != nil {
-					return "", "", err
-				}
-			case s.Adopt:
-				if theirs, err = s.adopt(ctx, g, rep, known, upstream, rewrite); err != nil {
-					return "", "", err
-				}
-				return theirs, knownTree, nil
-			default:
-				return "", "", fmt.Errorf("%w: %s/%s no longer holds %.12s, which this host last synced, and its files differ; nothing was changed, and every sync refuses the same until a person acts. If the rewrite was a mistake, put the branch back from this host: git -C %s push --force %s %s:refs/heads/%s. If it is meant (a squash made while this host was behind is), take it here: mailfs sync --adopt",
-					ErrRewritten, rep.Remote, rep.Branch, known, g.dir, rep.Remote, known, rep.Branch)
-			}
+			return theirs, r.knownTree, nil
+		case refused:
+			return "", "", fmt.Errorf("%w: %s/%s no longer holds %.12s, which this host last synced, and its files differ; nothing was changed, and every sync refuses the same until a person acts. If the rewrite was a mistake, put the branch back from this host: git -C %s push --force %s %s:refs/heads/%s. If it is meant (a squash made while this host was behind is), take it here: mailfs sync --adopt",
+				ErrRewritten, rep.Remote, rep.Branch, known, g.dir, rep.Remote, known, rep.Branch)
 		}
 	}
 	switch {
@@ -114,6 +77,95 @@ func (s *Syncer) lineage(ctx context.Context, g *git, rep *Report, known, upstre
 		return theirs, empty, nil
 	}
 	return theirs, base, nil
+}
+
+// A rewriteSeen is what a sync found of the remote's history against the
+// commit it last synced (known), when the two differ.
+type rewriteSeen struct {
+	ahead     bool   // the remote holds known: it moved on, nothing was rewritten
+	back      bool   // known holds the remote: it was wound back
+	knownTree string // the files of known
+	squashed  bool   // a commit of the new history has known's files
+	rewrite   string // the tree a person made: the newest commit of the new history no sync made (else its oldest)
+	fork      string // the commit the two histories share, when they do (not looked for when back or squashed)
+	forkTree  string
+}
+
+// What a sync does with a remote rewritten under it.
+type rewriteAnswer int
+
+const (
+	keepTheirs rewriteAnswer = iota // nothing was rewritten: build on the remote
+	woundBack                       // build on this host's copy, and push it back
+	squashed                        // take the new history
+	forked                          // put what the remote lost back on top of what it has now
+	adopted                         // a person said the rewrite is meant: take it
+	refused                         // change nothing, and say what a person can do
+)
+
+// judgeRewrite decides what a sync does with what it found: a pure
+// function of the finding (and whether a person said --adopt), tested by
+// a table (TestJudgeRewrite).
+func judgeRewrite(r rewriteSeen, adopt bool) rewriteAnswer {
+	switch {
+	case r.ahead:
+		return keepTheirs
+	case r.back:
+		return woundBack
+	case r.squashed:
+		return squashed
+	case r.fork != "":
+		return forked
+	case adopt:
+		return adopted
+	}
+	return refused
+}
+
+// lookAtRewrite finds what judgeRewrite needs: whether the remote still
+// holds known or was wound back to one of its ancestors, whether the new
+// history holds known's files (the first 1,000 commits of its first
+// parents), which tree a person made, and where the histories fork.
+func (s *Syncer) lookAtRewrite(ctx context.Context, g *git, known, upstream string) (rewriteSeen, error) {
+	var r rewriteSeen
+	var err error
+	if r.ahead, err = g.ok(ctx, "merge-base", "--is-ancestor", known, upstream); err != nil || r.ahead {
+		return r, err
+	}
+	if r.back, err = g.ok(ctx, "merge-base", "--is-ancestor", upstream, known); err != nil {
+		return r, err
+	}
+	if r.knownTree, err = g.tree(ctx, known); err != nil {
+		return r, err
+	}
+	log, err := g.run(ctx, "log", "--first-parent", "-n", "1000", "--format=%T %s", upstream)
+	if err != nil {
+		return r, err
+	}
+	var trees []string
+	trees, r.rewrite = treesOf(log)
+	r.squashed = slices.Contains(trees, r.knownTree)
+	if !r.back && !r.squashed {
+		r.forkTree, r.fork, err = g.base(ctx, known, upstream)
+	}
+	return r, err
+}
+
+// treesOf reads "git log --format='%T %s'" of a history: its trees, newest
+// first, and the tree a person made — the newest whose commit no sync made,
+// else the oldest.
+func treesOf(log string) (trees []string, rewrite string) {
+	for l := range strings.Lines(log) {
+		tree, subject, _ := strings.Cut(strings.TrimSpace(l), " ")
+		trees = append(trees, tree)
+		if rewrite == "" && !strings.HasPrefix(subject, syncSubject) {
+			rewrite = tree
+		}
+	}
+	if rewrite == "" && len(trees) > 0 {
+		rewrite = trees[len(trees)-1]
+	}
+	return trees, rewrite
 }
 
 // syncSubject begins the subject of every commit a sync makes, so that a
