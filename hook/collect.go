@@ -70,37 +70,48 @@ func (c *Collector) Collect(ctx context.Context, agent string) *Result {
 	}
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	report := func(err error) { // once each: mail and nudges often fail alike
-		for _, e := range res.Errs {
-			if e.Error() == err.Error() {
-				return
-			}
-		}
-		res.Errs = append(res.Errs, err)
+	defer c.holdBack(res, agent)
+	mail, claim := c.read(ctx, agent)
+	res.gather(ctx, budget, mail, claim)
+	return res
+}
+
+// What the two reads of a collection bring back.
+type (
+	mailRead struct {
+		msgs []*maildir.Message
+		err  error
 	}
+	claimRead struct {
+		b   *nudgeq.Batch
+		err error
+	}
+)
+
+// read starts the collection's two reads at once — the agent's unread
+// mail, and a claim of its nudges — each answering on its channel.
+func (c *Collector) read(ctx context.Context, agent string) (<-chan mailRead, <-chan claimRead) {
 	claim := c.claim
 	if claim == nil {
 		claim = c.Nudges.ClaimContext
 	}
-	type mailResult struct {
-		msgs []*maildir.Message
-		err  error
-	}
-	type claimResult struct {
-		b   *nudgeq.Batch
-		err error
-	}
-	mailc, claimc := make(chan mailResult, 1), make(chan claimResult, 1)
-	box := maildir.Address{Kind: maildir.KindAgent, Name: agent}
+	mailc, claimc := make(chan mailRead, 1), make(chan claimRead, 1)
 	go func() {
-		msgs, err := c.Store.List(box, maildir.ListOptions{})
-		mailc <- mailResult{msgs, err}
+		msgs, err := c.Store.List(maildir.Address{Kind: maildir.KindAgent, Name: agent}, maildir.ListOptions{})
+		mailc <- mailRead{msgs, err}
 	}()
 	go func() {
 		b, err := claim(ctx, agent)
-		claimc <- claimResult{b, err}
+		claimc <- claimRead{b, err}
 	}()
-	defer c.holdBack(res, agent)
+	return mailc, claimc
+}
+
+// gather takes the two reads' answers into the reminder as they come,
+// until both are in or the budget is spent: then the reminder says it is
+// partial, and nudges claimed too late to be shown go back to the queue
+// at once (not after the orphan timeout).
+func (res *Result) gather(ctx context.Context, budget time.Duration, mailc <-chan mailRead, claimc <-chan claimRead) {
 	claimed := false
 	for pending := 2; pending > 0; {
 		// The budget comes first: once it is spent, results that are
@@ -108,29 +119,27 @@ func (c *Collector) Collect(ctx context.Context, agent string) *Result {
 		if ctx.Err() != nil {
 			res.Reminder.Partial = fmt.Sprintf("it took longer than its %v budget", budget)
 			if !claimed {
-				// The claim stops at its next nudge now that ctx is done;
-				// what it took will not be shown, so it goes back to the
-				// queue now, not after the orphan timeout.
+				// The claim stops at its next nudge now that ctx is done.
 				if cl := <-claimc; cl.b != nil {
 					if err := cl.b.Release(); err != nil {
-						report(err)
+						res.note(err)
 					}
 				}
 			}
-			break
+			return
 		}
 		select {
 		case m := <-mailc:
 			pending--
 			if m.err != nil {
-				report(m.err)
+				res.note(m.err)
 			}
 			res.Reminder.Mail = m.msgs
 		case cl := <-claimc:
 			pending--
 			claimed = true
 			if cl.err != nil {
-				report(cl.err)
+				res.note(cl.err)
 				continue
 			}
 			res.batch = cl.b
@@ -138,7 +147,17 @@ func (c *Collector) Collect(ctx context.Context, agent string) *Result {
 		case <-ctx.Done():
 		}
 	}
-	return res
+}
+
+// note adds err to the result's problems, once: mail and nudges often
+// fail alike.
+func (res *Result) note(err error) {
+	for _, e := range res.Errs {
+		if e.Error() == err.Error() {
+			return
+		}
+	}
+	res.Errs = append(res.Errs, err)
 }
 
 // holdBack applies do not disturb to a collected reminder: normal nudges go
