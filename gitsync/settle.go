@@ -47,52 +47,86 @@ type plan struct {
 // changes its files, so that is a stale version a host that saw less put
 // back after a force-push, and the home's own stands.
 func (s *Syncer) settle(g *git, rep *Report, ours, theirs map[string]change, graves tombstones, shadowed map[string]bool) (*plan, error) {
-	tracking, host := rep.Remote+"/"+rep.Branch, rep.Host
+	st := s.settling(ours, theirs)
 	p := &plan{}
+	if both := st.takeTheirs(p, rep, graves, shadowed); len(both) > 0 {
+		return nil, bothChanged(g, rep.Remote+"/"+rep.Branch, theirs, both)
+	}
+	if offHome := st.keepOurs(p); len(offHome) > 0 {
+		return nil, &ConflictError{Paths: offHome, Why: "changed on this host (by hand: mailfs refuses it) but homed on another, and only an object's home host changes its files",
+			Fix: "put them back (git -C " + g.dir + " checkout HEAD -- PATH), or first move the object's home here (mailfs home move OBJECT --to " + rep.Host + ", on its home host)"}
+	}
+	return p, nil
+}
+
+// A settlement is what settle weighs both sides' changes with: the two
+// sets, the ids the remote moved out of some object, the homes this host
+// loses, and which objects are this host's (by the home records it has,
+// looked up once each).
+type settlement struct {
+	s            *Syncer
+	ours, theirs map[string]change
+	movedOut     map[string][]maildir.Address
+	lost         map[maildir.Address]bool
+	homes        map[maildir.Address]bool
+	mayChange    map[maildir.Address]error
+}
+
+func (s *Syncer) settling(ours, theirs map[string]change) *settlement {
+	st := &settlement{s: s, ours: ours, theirs: theirs, movedOut: map[string][]maildir.Address{},
+		lost: map[maildir.Address]bool{}, homes: map[maildir.Address]bool{}, mayChange: map[maildir.Address]error{}}
 	// The ids the remote's changes remove from some object, by object:
 	// an add of one into another object is the arrival half of a move
 	// (a release); within one object, only its home moves a message.
-	movedOut := map[string][]maildir.Address{}
 	for path, tc := range theirs {
 		if a, ok := objectOf(path); ok && tc.status == 'D' && isMessage(path) {
-			movedOut[messageID(path)] = append(movedOut[messageID(path)], a)
+			st.movedOut[messageID(path)] = append(st.movedOut[messageID(path)], a)
 		}
 	}
-	movedIn := func(path string) bool {
-		a, _ := objectOf(path)
-		return slices.ContainsFunc(movedOut[messageID(path)], func(b maildir.Address) bool { return b != a })
-	}
-	homes := map[maildir.Address]bool{}
-	home := func(a maildir.Address) bool { // this host's, by the records it has
-		h, seen := homes[a]
-		if !seen {
-			h = s.Store.MayChange(a) == nil
-			homes[a] = h
-		}
-		return h
-	}
-	var both, offHome []string
 	// The homes this host loses, first: its changes under them yield to
 	// the winner's, whichever path sorts first.
-	lost := map[maildir.Address]bool{}
 	for path, tc := range theirs {
 		if oc, mine := ours[path]; mine && oc.status == 'A' && tc.status == 'A' && !oc.same(tc) && strings.HasPrefix(path, maildir.HomeDir+"/") {
 			if a, ok := objectOf(path); ok {
-				lost[a] = true
+				st.lost[a] = true
 			}
 		}
 	}
+	return st
+}
+
+// movedIn reports whether the remote's add of path is the arrival half of
+// a move from another object.
+func (st *settlement) movedIn(path string) bool {
+	a, _ := objectOf(path)
+	return slices.ContainsFunc(st.movedOut[messageID(path)], func(b maildir.Address) bool { return b != a })
+}
+
+// home reports whether object a is this host's, by the records it has.
+func (st *settlement) home(a maildir.Address) bool {
+	h, seen := st.homes[a]
+	if !seen {
+		h = st.s.Store.MayChange(a) == nil
+		st.homes[a] = h
+	}
+	return h
+}
+
+// takeTheirs decides, path by path, what becomes of the remote's changes
+// (see settle), and returns the paths both sides changed unlike.
+func (st *settlement) takeTheirs(p *plan, rep *Report, graves tombstones, shadowed map[string]bool) (both []string) {
+	host, ours, theirs, lost := rep.Host, st.ours, st.theirs, st.lost
 	for _, path := range slices.Sorted(maps.Keys(theirs)) {
 		tc := theirs[path]
 		oc, mine := ours[path]
 		a, isObj := objectOf(path)
 		switch {
-		case !mine && tc.status == 'A' && (graves.of(path) == host || shadowed[path]) && !movedIn(path) && !lost[a]:
+		case !mine && tc.status == 'A' && (graves.of(path) == host || shadowed[path]) && !st.movedIn(path) && !lost[a]:
 			// A stale copy of what this host's home removed, or holds in
 			// the object's other folder: undone.
 			p.ours = append(p.ours, change{path: path, status: 'D', mode: "000000", omode: tc.mode, blob: zeroID, old: tc.blob})
 			rep.Reverted = append(rep.Reverted, path)
-		case !mine && tc.status != 'A' && isObj && !lost[a] && !strings.HasPrefix(path, maildir.HomeDir+"/") && home(a):
+		case !mine && tc.status != 'A' && isObj && !lost[a] && !strings.HasPrefix(path, maildir.HomeDir+"/") && st.home(a):
 			// Another host changed or removed a file of this host's home:
 			// only its home does that, so it is a stale version put back
 			// by a host that saw less (after a force-push). This host's
@@ -116,28 +150,39 @@ func (s *Syncer) settle(g *git, rep *Report, ours, theirs map[string]change, gra
 			both = append(both, path)
 		}
 	}
-	if len(both) > 0 {
-		// Taking the remote's version of a path it deleted (or moved) is
-		// removing it here: git checkout would find no such path there.
-		var gone, changed []string
-		for _, path := range both {
-			if theirs[path].status == 'D' {
-				gone = append(gone, path)
-			} else {
-				changed = append(changed, path)
-			}
-		}
-		var take []string
-		if len(changed) > 0 {
-			take = append(take, "git -C "+g.dir+" checkout "+tracking+" -- "+strings.Join(changed, " "))
-		}
-		if len(gone) > 0 {
-			take = append(take, "(cd "+g.dir+" && rm -- "+strings.Join(gone, " ")+")")
-		}
-		return nil, &ConflictError{Paths: both, Why: "changed on this host and on another",
-			Fix: "keep one version: to take the remote's, " + strings.Join(take, "; ") + ", then mailfs sync; to keep this host's, make the same change on the host that pushed, then sync"}
-	}
+	return both
+}
 
+// bothChanged is the error for paths both sides changed unlike, with what
+// a person can do: take the remote's version, or make the same change on
+// the host that pushed.
+func bothChanged(g *git, tracking string, theirs map[string]change, both []string) error {
+	// Taking the remote's version of a path it deleted (or moved) is
+	// removing it here: git checkout would find no such path there.
+	var gone, changed []string
+	for _, path := range both {
+		if theirs[path].status == 'D' {
+			gone = append(gone, path)
+		} else {
+			changed = append(changed, path)
+		}
+	}
+	var take []string
+	if len(changed) > 0 {
+		take = append(take, "git -C "+g.dir+" checkout "+tracking+" -- "+strings.Join(changed, " "))
+	}
+	if len(gone) > 0 {
+		take = append(take, "(cd "+g.dir+" && rm -- "+strings.Join(gone, " ")+")")
+	}
+	return &ConflictError{Paths: both, Why: "changed on this host and on another",
+		Fix: "keep one version: to take the remote's, " + strings.Join(take, "; ") + ", then mailfs sync; to keep this host's, make the same change on the host that pushed, then sync"}
+}
+
+// keepOurs decides which of this host's changes go on the remote's tree
+// (see settle), and returns those it may not make: files of objects homed
+// elsewhere, changed by hand.
+func (st *settlement) keepOurs(p *plan) (offHome []string) {
+	ours, theirs, lost, mayChange := st.ours, st.theirs, st.lost, st.mayChange
 	// This host's changes under a home it lost, and adds that were the
 	// other half of a move out of it (an archive, a claim), are undone.
 	var moved []string
@@ -147,7 +192,6 @@ func (s *Syncer) settle(g *git, rep *Report, ours, theirs map[string]change, gra
 			moved = append(moved, pathBase(path))
 		}
 	}
-	mayChange := map[maildir.Address]error{}
 	for _, path := range slices.Sorted(maps.Keys(ours)) {
 		oc := ours[path]
 		if tc, ok := theirs[path]; ok && (oc.same(tc) || oc.status == 'A' && tc.status == 'A') {
@@ -171,7 +215,7 @@ func (s *Syncer) settle(g *git, rep *Report, ours, theirs map[string]change, gra
 		case isObj && oc.status != 'A':
 			err, seen := mayChange[a]
 			if !seen {
-				err = s.Store.MayChange(a)
+				err = st.s.Store.MayChange(a)
 				mayChange[a] = err
 			}
 			if err != nil {
@@ -181,11 +225,7 @@ func (s *Syncer) settle(g *git, rep *Report, ours, theirs map[string]change, gra
 		}
 		p.ours = append(p.ours, oc)
 	}
-	if len(offHome) > 0 {
-		return nil, &ConflictError{Paths: offHome, Why: "changed on this host (by hand: mailfs refuses it) but homed on another, and only an object's home host changes its files",
-			Fix: "put them back (git -C " + g.dir + " checkout HEAD -- PATH), or first move the object's home here (mailfs home move OBJECT --to " + host + ", on its home host)"}
-	}
-	return p, nil
+	return offHome
 }
 
 // act carries out what settle decided that changes this host's files
