@@ -375,25 +375,12 @@ func (s *Store) Release(a Address, id string) (*Message, error) {
 	if err := s.MayChange(a); err != nil {
 		return nil, err
 	}
-	d, name, archived, err := s.locate(a, id)
+	d, name, archived, q, err := s.claimedItem(a, id, "released")
 	if err != nil {
 		return nil, err
 	}
 	defer d.Close()
-	m, err := s.load(d, a, archived, name)
-	if err != nil {
-		return nil, err
-	}
-	if m.Claim == nil {
-		return nil, fmt.Errorf("%w: %s was delivered to %s, not claimed from a queue (only what a claim took can be released)", ErrNotClaimed, m.ID, a)
-	}
-	q, err := ParseAddress(m.Claim.Queue)
-	if err == nil && q.Kind != KindQueue {
-		err = fmt.Errorf("%w: %s has a claim record naming %q, which is not a queue", ErrInvalidMessage, m.Path, m.Claim.Queue)
-	}
-	if err == nil {
-		err = s.MayChange(q) // the release rewrites the item in the queue
-	}
+	err = s.MayChange(q) // the release rewrites the item in the queue
 	// Off the queue's home (on the agent's, which may change its mailbox:
 	// checked above), a claimed item goes back as an add to the queue,
 	// which any host may make, then leaves the mailbox: the home finds it
@@ -435,6 +422,34 @@ func (s *Store) Release(a Address, id string) (*Message, error) {
 	return s.rewrite(dst, q, false, name, unclaim)
 }
 
+// claimedItem finds message id in agent a's mailbox (or its archive) and
+// the queue its claim record names: the folder (open: the caller closes
+// it), the file's name, whether it is archived, and the queue. A message
+// no claim brought is [ErrNotClaimed], saying it cannot be done (as
+// "released", "reassigned").
+func (s *Store) claimedItem(a Address, id, done string) (d *durable.Dir, name string, archived bool, q Address, err error) {
+	d, name, archived, err = s.locate(a, id)
+	if err != nil {
+		return nil, "", false, q, err
+	}
+	m, err := s.load(d, a, archived, name)
+	switch {
+	case err != nil:
+	case m.Claim == nil:
+		err = fmt.Errorf("%w: %s was delivered to %s, not claimed from a queue (only what a claim took can be %s)", ErrNotClaimed, m.ID, a, done)
+	default:
+		q, err = ParseAddress(m.Claim.Queue)
+		if err == nil && q.Kind != KindQueue {
+			err = fmt.Errorf("%w: %s has a claim record naming %q, which is not a queue", ErrInvalidMessage, m.Path, m.Claim.Queue)
+		}
+	}
+	if err != nil {
+		d.Close()
+		return nil, "", false, q, err
+	}
+	return d, name, archived, q, nil
+}
+
 // ErrSameClaimant is returned by [Store.Reassign] for an item already
 // claimed by the agent it names.
 var ErrSameClaimant = errors.New("maildir: the item is already that agent's")
@@ -472,26 +487,12 @@ func (s *Store) Reassign(from Address, id string, to Address) (*Message, error) 
 			return nil, err
 		}
 	}
-	d, name, archived, err := s.locate(from, id)
+	d, name, _, q, err := s.claimedItem(from, id, "reassigned")
 	if err != nil {
 		return nil, err
 	}
 	defer d.Close()
-	m, err := s.load(d, from, archived, name)
-	if err != nil {
-		return nil, err
-	}
-	if m.Claim == nil {
-		return nil, fmt.Errorf("%w: %s was delivered to %s, not claimed from a queue (only what a claim took can be reassigned)", ErrNotClaimed, m.ID, from)
-	}
-	q, err := ParseAddress(m.Claim.Queue)
-	if err == nil && q.Kind != KindQueue {
-		err = fmt.Errorf("%w: %s has a claim record naming %q, which is not a queue", ErrInvalidMessage, m.Path, m.Claim.Queue)
-	}
-	if err == nil {
-		err = s.MayChange(q)
-	}
-	if err != nil {
+	if err := s.MayChange(q); err != nil {
 		return nil, err
 	}
 	parent, qd, err := s.openQueue(q)
@@ -529,7 +530,7 @@ func (s *Store) Reassign(from Address, id string, to Address) (*Message, error) 
 	if err := syncBoth(d, qd); err != nil {
 		return nil, err
 	}
-	m, err = s.stampClaim(qd, q, name, to, "")
+	m, err := s.stampClaim(qd, q, name, to, "")
 	if err != nil {
 		return nil, err // waiting in the queue: the next claim takes it
 	}

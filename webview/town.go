@@ -89,54 +89,10 @@ func (s *Server) town() (*Town, error) {
 		return nil, err
 	}
 	for _, a := range agents {
-		box := maildir.Address{Kind: maildir.KindAgent, Name: a}
-		read, err := s.mailboxRead(a)
+		mb, err := s.mailboxLine(t, a)
 		if err != nil {
 			return nil, err
 		}
-		unread := read.unread
-		mb := Mailbox{Name: a, Unread: len(unread), Total: read.total}
-		for _, m := range unread {
-			if c, ok := s.claimed(a, m, t.Now); ok {
-				t.Claims = append(t.Claims, c)
-				mb.Claims++
-				if c.Stuck {
-					mb.Stuck++
-				}
-			}
-			switch m.Priority {
-			case maildir.Urgent:
-				mb.Urgent++
-				if t.Now.Sub(m.Timestamp) > s.urgentAfter() {
-					mb.UrgentWaiting = true
-					if n := len(t.Waiting); n == 0 || t.Waiting[n-1].Agent != a {
-						t.Waiting = append(t.Waiting, Waiting{Agent: a})
-					}
-					w := &t.Waiting[len(t.Waiting)-1]
-					w.Count++
-					if w.Oldest == nil || m.Timestamp.Before(w.Oldest.Timestamp) {
-						w.Oldest = m
-					}
-				}
-			case maildir.High:
-				mb.High++
-			case maildir.Low:
-				mb.Low++
-			default:
-				mb.Normal++
-			}
-			if mb.OldestUnread.IsZero() || m.Timestamp.Before(mb.OldestUnread) {
-				mb.OldestUnread = m.Timestamp
-			}
-		}
-		mb.Stale = !mb.OldestUnread.IsZero() && t.Now.Sub(mb.OldestUnread) > s.unreadAfter()
-		if s.Nudges != nil {
-			mb.Nudges, _ = s.Nudges.Len(a)
-		}
-		if h, err := st.HomeOf(box); err == nil {
-			mb.Home = h.Host
-		}
-		mb.Live = s.liveness(a)
 		t.Mailboxes = append(t.Mailboxes, mb)
 	}
 	queues, err := st.Queues()
@@ -185,6 +141,59 @@ func (s *Server) town() (*Town, error) {
 
 // logShown is how many audit entries the overview shows.
 const logShown = 10
+
+// mailboxLine is agent a's line of the overview: its unread mail counted
+// by priority and age, its session; its open claims and the urgent mail
+// waited on go into t's lists.
+func (s *Server) mailboxLine(t *Town, a string) (Mailbox, error) {
+	read, err := s.mailboxRead(a)
+	if err != nil {
+		return Mailbox{}, err
+	}
+	mb := Mailbox{Name: a, Unread: len(read.unread), Total: read.total}
+	for _, m := range read.unread {
+		if c, ok := s.claimed(a, m, t.Now); ok {
+			t.Claims = append(t.Claims, c)
+			mb.Claims++
+			if c.Stuck {
+				mb.Stuck++
+			}
+		}
+		switch m.Priority {
+		case maildir.Urgent:
+			mb.Urgent++
+			if t.Now.Sub(m.Timestamp) > s.urgentAfter() {
+				mb.UrgentWaiting = true
+				if n := len(t.Waiting); n == 0 || t.Waiting[n-1].Agent != a {
+					t.Waiting = append(t.Waiting, Waiting{Agent: a})
+				}
+				w := &t.Waiting[len(t.Waiting)-1]
+				w.Count++
+				if w.Oldest == nil || m.Timestamp.Before(w.Oldest.Timestamp) {
+					w.Oldest = m
+				}
+			}
+		case maildir.High:
+			mb.High++
+		case maildir.Low:
+			mb.Low++
+		default:
+			mb.Normal++
+		}
+		if mb.OldestUnread.IsZero() || m.Timestamp.Before(mb.OldestUnread) {
+			mb.OldestUnread = m.Timestamp
+		}
+	}
+	mb.Stale = !mb.OldestUnread.IsZero() && t.Now.Sub(mb.OldestUnread) > s.unreadAfter()
+	if s.Nudges != nil {
+		mb.Nudges, _ = s.Nudges.Len(a)
+	}
+	if h, err := s.Store.HomeOf(maildir.Address{Kind: maildir.KindAgent, Name: a}); err == nil {
+		mb.Home = h.Host
+	}
+	mb.Live = s.liveness(a)
+	return mb, nil
+}
 
 // claimed returns agent a's unread message m as an open claim, if a
 // claim brought it.
