@@ -55,6 +55,9 @@ func TestBrowserReleaseReassignNudge(t *testing.T) {
 		var ask, done string
 		steps := []chromedp.Action{chromedp.WaitVisible(link), chromedp.Click(link), chromedp.WaitVisible(`#confirm`), textOf(`h1`, &ask)}
 		steps = append(steps, fill...)
+		if strings.Contains(link, "reassign") {
+			steps = append(steps, lt.shotAction("act.png"))
+		}
 		steps = append(steps, chromedp.Click(`#confirm`), chromedp.WaitVisible(`#done`), textOf(`#done`, &done))
 		lt.form(from, steps...)
 		if !strings.HasSuffix(ask, "this claim?") {
@@ -143,6 +146,7 @@ func TestBrowserPhoneReadsSearchAndActivity(t *testing.T) {
 	lt := triageTown(t)
 	long := "WORK gt-411: rebase the polecat branch onto main and run the flaky integration suite again"
 	lt.mailfs("send", "gastown.furiosa-the-long-named", "--from", "mayor", "--priority", "high", "-s", long, "-m", "x")
+	lt.run(chromedp.EmulateViewport(1400, 900), chromedp.Navigate(lt.url+"/search?q=gt-41+from:mayor"), chromedp.WaitVisible(`#results`), lt.shotAction("search.png"))
 	lt.run(chromedp.EmulateViewport(390, 844))
 	for _, page := range []struct{ url, table, col string }{
 		{"/search?q=gt-411", "#results", "4"},

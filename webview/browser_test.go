@@ -188,6 +188,20 @@ func (lt *liveTown) form(url string, actions ...chromedp.Action) {
 	}
 }
 
+// shotAction is shot as an action, to take among others in one run.
+func (lt *liveTown) shotAction(name string) chromedp.Action {
+	return chromedp.ActionFunc(func(ctx context.Context) error {
+		if *screenshots == "" {
+			return nil
+		}
+		var png []byte
+		if err := chromedp.FullScreenshot(&png, 100).Do(ctx); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(*screenshots, name), png, 0o644)
+	})
+}
+
 func (lt *liveTown) shot(name string) {
 	if *screenshots == "" {
 		return
