@@ -12,6 +12,7 @@
 //	<root>/state/queue/<name>/<id>.json           work-queue items ([Store.Claim])
 //	<root>/state/channel/<name>/<id>.json         channel posts ([Store.Retain])
 //	<root>/state/groups/<name>.json               groups ([Store.Expand])
+//	<root>/state/audit/<stamp>-<actor>.json       what people did to others' work ([Store.Record], [Store.AuditLog])
 //
 // An [Address] names where mail goes: an agent, a group ("@name"), a work
 // queue ("queue:name") or a channel ("channel:name"). Written addresses are
