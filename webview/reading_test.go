@@ -113,17 +113,9 @@ func TestComposeToAnUnknownAgentAsksFirst(t *testing.T) {
 		t.Fatalf("asking created a mailbox: %v", ok)
 	}
 	form.Set("new", "humna")
-	req, _ := http.NewRequest("POST", tw.ts.URL+"/send", strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Origin", tw.ts.URL)
-	resp, err := noRedirect.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	loc := resp.Header.Get("Location")
-	if resp.StatusCode != 303 || !strings.HasPrefix(loc, "/?") {
-		t.Fatalf("the agreed send: %d to %q", resp.StatusCode, loc)
+	status, loc := tw.postTo("/send", form)
+	if status != 303 || !strings.HasPrefix(loc, "/?") {
+		t.Fatalf("the agreed send: %d to %q", status, loc)
 	}
 	for _, a := range []string{"humna", "toast"} {
 		got, err := tw.store.List(maildir.Address{Name: a}, maildir.ListOptions{})

@@ -85,6 +85,21 @@ func (tw *town) post(path string, form url.Values, hdr ...string) (int, string) 
 	return tw.do(req, hdr)
 }
 
+// postTo submits a form as post does and returns the status and where it
+// redirects.
+func (tw *town) postTo(path string, form url.Values) (int, string) {
+	tw.t.Helper()
+	req, _ := http.NewRequest("POST", tw.ts.URL+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", tw.ts.URL)
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		tw.t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("Location")
+}
+
 // do sends req, without following redirects.
 func (tw *town) do(req *http.Request, hdr []string) (int, string) {
 	tw.t.Helper()

@@ -149,19 +149,29 @@ release killed between the two leaves it in both, which fsck reports.`
 }
 
 func (c *releaseCmd) Run(a *app) error {
+	s, t, err := a.oneTarget(c.Args, "release")
+	if err != nil {
+		return err
+	}
+	_, err = s.Release(t.box, t.id)
+	return err
+}
+
+// oneTarget opens the store for writing and resolves args, [AGENT] ID, to
+// the one message a verb acts on.
+func (a *app) oneTarget(args []string, verb string) (*maildir.Store, target, error) {
 	s, err := a.open()
 	if err != nil {
-		return err
+		return nil, target{}, err
 	}
-	ts, err := a.targets(s, c.Args)
+	ts, err := a.targets(s, args)
 	if err == nil && len(ts) != 1 {
-		err = usage("give [AGENT] ID", "release one item at a time")
+		err = usage("give [AGENT] ID", "%s one item at a time", verb)
 	}
 	if err != nil {
-		return err
+		return nil, target{}, err
 	}
-	_, err = s.Release(ts[0].box, ts[0].id)
-	return err
+	return s, ts[0], nil
 }
 
 type reassignCmd struct {
@@ -192,14 +202,7 @@ func (c *reassignCmd) Run(a *app) error {
 	if c.ID && c.JSON {
 		return usage("", "--id and --json: choose one")
 	}
-	s, err := a.open()
-	if err != nil {
-		return err
-	}
-	ts, err := a.targets(s, c.Args)
-	if err == nil && len(ts) != 1 {
-		err = usage("give [AGENT] ID", "reassign one item at a time")
-	}
+	s, t, err := a.oneTarget(c.Args, "reassign")
 	if err != nil {
 		return err
 	}
@@ -212,9 +215,9 @@ func (c *reassignCmd) Run(a *app) error {
 			return usage("give --by an agent id, such as a person's name", "%v", err)
 		}
 	}
-	m, err := s.Reassign(ts[0].box, ts[0].id, to)
+	m, err := s.Reassign(t.box, t.id, to)
 	if c.By != "" {
-		e := maildir.AuditEntry{Action: "reassign", Actor: c.By, Addr: "cli", Agent: ts[0].box.Name, Item: ts[0].id, To: to.Name}
+		e := maildir.AuditEntry{Action: "reassign", Actor: c.By, Addr: "cli", Agent: t.box.Name, Item: t.id, To: to.Name}
 		if m != nil {
 			e.Item, e.Queue = m.ID, m.Claim.Queue
 		}
