@@ -82,11 +82,17 @@ func (c *claimCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	if c.ID {
+	return printItem(a, m, c.ID, c.JSON)
+}
+
+// printItem prints a queue item a verb took or moved: only its id (--id),
+// or as show does (or as JSON).
+func printItem(a *app, m *maildir.Message, idOnly, asJSON bool) error {
+	if idOnly {
 		_, err := fmt.Fprintln(a.out, m.ID)
 		return err
 	}
-	return printOne(a, m, c.JSON)
+	return printOne(a, m, asJSON)
 }
 
 // viaHome claims on a host that is not the queue's home: an item a
@@ -231,11 +237,7 @@ func (c *reassignCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	if c.ID {
-		_, err := fmt.Fprintln(a.out, m.ID)
-		return err
-	}
-	return printOne(a, m, c.JSON)
+	return printItem(a, m, c.ID, c.JSON)
 }
 
 type queueCmd struct {
