@@ -351,3 +351,65 @@ func noIndex(tb testing.TB, ts *testStore) *maildir.Store {
 	s.NoIndex = true
 	return s
 }
+
+// BenchmarkCountAfterOne counts a mailbox of n read messages right after
+// one new message moved in (and out again after, untimed), so that every
+// count finds the folder changed — issue #44's case, whose goal is a cost
+// flat in n (≤ 1.3× from 10,000 to 100,000). floor-list is listing the
+// folder alone (getdents), which any count that lists pays.
+func BenchmarkCountAfterOne(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		ts := newStore(b)
+		dir := ts.path("state/mail/toast")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			b.Fatal(err)
+		}
+		base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		for i := range n {
+			m := &maildir.Message{From: "mayor", To: "toast", Subject: fmt.Sprintf("WORK gt-%d", i), Body: benchBody,
+				Priority: maildir.Normal, Timestamp: base.Add(time.Duration(i) * time.Millisecond), Read: true}
+			if err := os.WriteFile(filepath.Join(dir, maildir.NewID(m.Timestamp, m.From)+".json"), m.Encode(), 0o600); err != nil {
+				b.Fatal(err)
+			}
+		}
+		spare := filepath.Join(b.TempDir(), "2026-06-01T00-00-00Z-nux.json")
+		if err := os.WriteFile(spare, []byte(`{"from":"nux","read":false,"subject":"new"}`), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		inBox := filepath.Join(dir, filepath.Base(spare))
+		time.Sleep(maildir.RacyWindow + 100*time.Millisecond) // the steady state: a folder older than the racy window
+		if c, err := ts.Count(toast); err != nil || c.Total != n {
+			b.Fatal(c, err)
+		}
+		b.Run(fmt.Sprintf("n=%d/mailfs", n), func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				if err := os.Rename(spare, inBox); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				if c, err := ts.Count(toast); err != nil || c.Total != n+1 || c.Unread != 1 {
+					b.Fatal(c, err)
+				}
+				b.StopTimer()
+				if err := os.Rename(inBox, spare); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		})
+		b.Run(fmt.Sprintf("n=%d/floor-list", n), func(b *testing.B) {
+			for b.Loop() {
+				f, err := os.Open(dir)
+				if err != nil {
+					b.Fatal(err)
+				}
+				names, err := f.Readdirnames(-1)
+				f.Close()
+				if err != nil || len(names) != n {
+					b.Fatal(len(names), err)
+				}
+			}
+		})
+	}
+}
