@@ -12,11 +12,22 @@ import (
 	"github.com/mailfs/mailfs/maildir"
 )
 
-// back sends the browser to where the form was, or to fallback.
-func back(w http.ResponseWriter, r *http.Request, fallback string) {
+// back sends the browser to where the form was, or to fallback, with the
+// query parameters set (names and values in turn): what the page it lands
+// on confirms.
+func back(w http.ResponseWriter, r *http.Request, fallback string, set ...string) {
 	to := r.PostFormValue("back")
 	if !localPath(to) {
 		to = fallback // only a path on this server
+	}
+	if len(set) > 0 {
+		u, _ := url.Parse(to)
+		q := u.Query()
+		for i := 0; i+1 < len(set); i += 2 {
+			q.Set(set[i], set[i+1])
+		}
+		u.RawQuery = q.Encode()
+		to = u.String()
 	}
 	http.Redirect(w, r, to, http.StatusSeeOther)
 }
@@ -59,16 +70,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	to := r.PostFormValue("back")
-	if !localPath(to) {
-		to = "/box/" + url.PathEscape(s.As)
-	}
-	u, _ := url.Parse(to)
-	q := u.Query()
-	q.Set("sent", sent[0].ID)
-	q.Set("in", sent[0].Box.String())
-	u.RawQuery = q.Encode()
-	http.Redirect(w, r, u.String(), http.StatusSeeOther)
+	back(w, r, "/box/"+url.PathEscape(s.As), "sent", sent[0].ID, "in", sent[0].Box.String())
 	return nil
 }
 

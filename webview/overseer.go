@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -143,15 +142,7 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) error {
 	case rerr != nil:
 		return fmt.Errorf("%s done, but its audit entry was not written: %w", action, rerr)
 	}
-	to := r.PostFormValue("back")
-	if !localPath(to) {
-		to = "/"
-	}
-	u, _ := url.Parse(to)
-	q := u.Query()
-	q.Set("done", id)
-	u.RawQuery = q.Encode()
-	http.Redirect(w, r, u.String(), http.StatusSeeOther)
+	back(w, r, "/", "done", id)
 	return nil
 }
 
