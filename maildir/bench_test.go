@@ -188,26 +188,7 @@ func BenchmarkCount100k(b *testing.B) {
 //     of every file on as many goroutines as the index uses.
 func BenchmarkUnread10k(b *testing.B) {
 	const n = 10000
-	ts := newStore(b)
-	dir := ts.path("state/mail/toast")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		b.Fatal(err)
-	}
-	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for i := range n {
-		m := &maildir.Message{From: "mayor", To: "toast", Subject: fmt.Sprintf("WORK gt-%d", i), Body: benchBody,
-			Type: "work_assignment", Priority: maildir.Normal, Timestamp: base.Add(time.Duration(i) * time.Millisecond), Read: true}
-		if err := os.WriteFile(filepath.Join(dir, maildir.NewID(m.Timestamp, m.From)+".json"), m.Encode(), 0o600); err != nil {
-			b.Fatal(err)
-		}
-	}
-	spare := filepath.Join(b.TempDir(), "2026-06-01T00-00-00Z-nux.json")
-	if err := os.WriteFile(spare, []byte(`{"from":"nux","read":false,"subject":"new"}`), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	inBox := filepath.Join(dir, filepath.Base(spare))
-	// The steady state is a folder older than the racy window.
-	time.Sleep(maildir.RacyWindow + 100*time.Millisecond)
+	ts, dir, spare, inBox := readMailbox(b, n)
 	unread := func(b *testing.B, s *maildir.Store, want int) {
 		msgs, err := s.List(toast, maildir.ListOptions{})
 		if err != nil || len(msgs) != want {
@@ -352,6 +333,32 @@ func noIndex(tb testing.TB, ts *testStore) *maildir.Store {
 	return s
 }
 
+// readMailbox makes toast's mailbox of n read messages, aged past the
+// racy window (a live town's steady state), and an unread message outside
+// it (spare) for a benchmark to move in (to inBox) and out again.
+func readMailbox(b *testing.B, n int) (ts *testStore, dir, spare, inBox string) {
+	b.Helper()
+	ts = newStore(b)
+	dir = ts.path("state/mail/toast")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		m := &maildir.Message{From: "mayor", To: "toast", Subject: fmt.Sprintf("WORK gt-%d", i), Body: benchBody,
+			Type: "work_assignment", Priority: maildir.Normal, Timestamp: base.Add(time.Duration(i) * time.Millisecond), Read: true}
+		if err := os.WriteFile(filepath.Join(dir, maildir.NewID(m.Timestamp, m.From)+".json"), m.Encode(), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	spare = filepath.Join(b.TempDir(), "2026-06-01T00-00-00Z-nux.json")
+	if err := os.WriteFile(spare, []byte(`{"from":"nux","read":false,"subject":"new"}`), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	time.Sleep(maildir.RacyWindow + 100*time.Millisecond)
+	return ts, dir, spare, filepath.Join(dir, filepath.Base(spare))
+}
+
 // BenchmarkCountAfterOne counts a mailbox of n read messages right after
 // one new message moved in (and out again after, untimed), so that every
 // count finds the folder changed — issue #44's case, whose goal is a cost
@@ -359,25 +366,7 @@ func noIndex(tb testing.TB, ts *testStore) *maildir.Store {
 // folder alone (getdents), which any count that lists pays.
 func BenchmarkCountAfterOne(b *testing.B) {
 	for _, n := range []int{10000, 100000} {
-		ts := newStore(b)
-		dir := ts.path("state/mail/toast")
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			b.Fatal(err)
-		}
-		base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		for i := range n {
-			m := &maildir.Message{From: "mayor", To: "toast", Subject: fmt.Sprintf("WORK gt-%d", i), Body: benchBody,
-				Priority: maildir.Normal, Timestamp: base.Add(time.Duration(i) * time.Millisecond), Read: true}
-			if err := os.WriteFile(filepath.Join(dir, maildir.NewID(m.Timestamp, m.From)+".json"), m.Encode(), 0o600); err != nil {
-				b.Fatal(err)
-			}
-		}
-		spare := filepath.Join(b.TempDir(), "2026-06-01T00-00-00Z-nux.json")
-		if err := os.WriteFile(spare, []byte(`{"from":"nux","read":false,"subject":"new"}`), 0o600); err != nil {
-			b.Fatal(err)
-		}
-		inBox := filepath.Join(dir, filepath.Base(spare))
-		time.Sleep(maildir.RacyWindow + 100*time.Millisecond) // the steady state: a folder older than the racy window
+		ts, dir, spare, inBox := readMailbox(b, n)
 		if c, err := ts.Count(toast); err != nil || c.Total != n {
 			b.Fatal(c, err)
 		}

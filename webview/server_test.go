@@ -479,6 +479,22 @@ func TestListenBeyondLoopbackNeedsAToken(t *testing.T) {
 	}
 }
 
+// feed starts the server's live feed and opens it, as a page does; it
+// closes when ctx ends.
+func (tw *town) feed(ctx context.Context) *http.Response {
+	tw.t.Helper()
+	if err := tw.srv.Watch(ctx); err != nil {
+		tw.t.Fatal(err)
+	}
+	req, _ := http.NewRequestWithContext(ctx, "GET", tw.ts.URL+"/events", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tw.t.Fatal(err)
+	}
+	tw.t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
 // The live feed carries an event for each message that lands, and one
 // when the folders change otherwise (a mark read).
 func TestLiveFeed(t *testing.T) {
@@ -486,15 +502,7 @@ func TestLiveFeed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	tw.srv.ChangeEvery = 20 * time.Millisecond
-	if err := tw.srv.Watch(ctx); err != nil {
-		t.Fatal(err)
-	}
-	req, _ := http.NewRequestWithContext(ctx, "GET", tw.ts.URL+"/events", nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	resp := tw.feed(ctx)
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("content type %q", ct)
 	}

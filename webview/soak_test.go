@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -33,15 +32,7 @@ func TestServerMemoryIsFlat(t *testing.T) {
 	tw.send(&maildir.Message{From: "mayor", To: "toast", Subject: "first"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := tw.srv.Watch(ctx); err != nil {
-		t.Fatal(err)
-	}
-	req, _ := http.NewRequestWithContext(ctx, "GET", tw.ts.URL+"/events", nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	resp := tw.feed(ctx)
 	seen := make(chan string, 4*batch)
 	go func() {
 		lines := bufio.NewScanner(resp.Body)
