@@ -26,13 +26,9 @@ func editHooks(old []byte, events []hookEvent, group func(hookEvent) map[string]
 	if len(bytes.TrimSpace(old)) == 0 {
 		return freshHooks(events, group), nil
 	}
-	v, err := hujson.Parse(old)
+	v, root, err := parseObject(old)
 	if err != nil {
-		return nil, fmt.Errorf("not JSON (%v)", err)
-	}
-	root, ok := v.Value.(*hujson.Object)
-	if !ok {
-		return nil, errors.New("not a JSON object")
+		return nil, err
 	}
 	unit := indentUnit(old)
 	hooks := member(root, "hooks")
@@ -282,13 +278,9 @@ func editServer(old []byte, fresh, section string, server ordered, readsBack fun
 	if len(bytes.TrimSpace(old)) == 0 {
 		old = []byte(fresh)
 	}
-	v, err := hujson.Parse(old)
+	v, root, err := parseObject(old)
 	if err != nil {
-		return nil, fmt.Errorf("not JSON (%v)", err)
-	}
-	root, ok := v.Value.(*hujson.Object)
-	if !ok {
-		return nil, errors.New("not a JSON object")
+		return nil, err
 	}
 	unit := indentUnit(old)
 	servers := member(root, section)
@@ -351,4 +343,18 @@ func openCodeServes(data []byte, agent string) bool {
 		args[i] = a
 	}
 	return servesAgent(args, agent)
+}
+
+// parseObject parses a settings file (JSON with comments) whose top level
+// must be an object, and returns the value and that object.
+func parseObject(data []byte) (hujson.Value, *hujson.Object, error) {
+	v, err := hujson.Parse(data)
+	if err != nil {
+		return v, nil, fmt.Errorf("not JSON (%v)", err)
+	}
+	root, ok := v.Value.(*hujson.Object)
+	if !ok {
+		return v, nil, errors.New("not a JSON object")
+	}
+	return v, root, nil
 }

@@ -433,9 +433,7 @@ func installedHooks(rt Runtime, data []byte, agent string) (have, missing []stri
 		found := false
 		for _, g := range settings.Hooks[ev.runtime] {
 			for _, h := range g.Hooks {
-				f := strings.Fields(h.Command)
-				// A shared hook (no agent named) serves every agent.
-				if named, ok := HookAgent(h.Command); ok && slices.Contains(f, ev.mailfs) && (named == agent || named == "") {
+				if hookServes(h.Command, ev, agent) {
 					found = true
 				}
 			}
@@ -447,6 +445,14 @@ func installedHooks(rt Runtime, data []byte, agent string) (have, missing []stri
 		}
 	}
 	return have, missing, nil
+}
+
+// hookServes reports whether the hook command cmd is mailfs's hook for
+// event ev of agent: one that names the agent, or a shared one, which
+// names none and serves every agent.
+func hookServes(cmd string, ev hookEvent, agent string) bool {
+	named, ok := HookAgent(cmd)
+	return ok && slices.Contains(strings.Fields(cmd), ev.mailfs) && (named == agent || named == "")
 }
 
 // installedCopilotHooks is installedHooks for Copilot CLI's format:
@@ -465,7 +471,7 @@ func installedCopilotHooks(data []byte, agent string) (have, missing []string, e
 	for _, ev := range hookEvents[Copilot] {
 		found := false
 		for _, h := range file.Hooks[ev.runtime] {
-			if named, ok := HookAgent(h.Bash); ok && slices.Contains(strings.Fields(h.Bash), ev.mailfs) && (named == agent || named == "") {
+			if hookServes(h.Bash, ev, agent) {
 				found = true
 			}
 		}
