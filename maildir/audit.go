@@ -1,12 +1,7 @@
 package maildir
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io/fs"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -54,66 +49,26 @@ func (s *Store) Record(e AuditEntry) (string, error) {
 		e.At = s.now()
 	}
 	e.At = e.At.UTC()
-	data, err := json.MarshalIndent(e, "", "  ")
-	if err != nil {
-		return "", err
-	}
-	data = append(data, '\n')
-	d, err := s.mkdir(AuditDir)
-	if err != nil {
-		return "", err
-	}
-	defer d.Close()
-	base := NewID(e.At, e.Actor)
-	for n := 1; ; n++ {
-		id := base
-		if n > 1 {
-			id = fmt.Sprintf("%s-%d", base, n)
-		}
-		err := d.Create(id+".json", data)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		return id, err
-	}
+	return s.createRecord(AuditDir, NewID(e.At, e.Actor), e)
 }
 
 // AuditLog returns the last n entries of the audit log, newest first (all
 // of them when n <= 0). A file that is not an entry is skipped with a
 // warning.
 func (s *Store) AuditLog(n int) ([]*AuditEntry, error) {
-	names, err := s.listNames(AuditDir, func(e fs.DirEntry) (string, bool) {
-		return e.Name(), strings.HasSuffix(e.Name(), ".json") && !strings.HasPrefix(e.Name(), ".") && e.Type().IsRegular()
-	})
+	names, err := s.recordNames(AuditDir)
 	if err != nil || len(names) == 0 {
 		return nil, err
 	}
-	slices.Sort(names)
 	slices.Reverse(names)
-	d, err := s.root.Dir(AuditDir)
-	if d == nil {
-		return nil, err
-	}
-	defer d.Close()
 	var out []*AuditEntry
-	for _, name := range names {
-		if n > 0 && len(out) == n {
-			break
+	err = readRecords(s, AuditDir, names, "an audit entry", func(id string, e *AuditEntry) (bool, bool) {
+		if e.Action == "" || !ValidAgent(e.Actor) {
+			return false, true
 		}
-		data, _, err := d.ReadFile(name, 64<<10)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		e := &AuditEntry{}
-		if err := json.Unmarshal(data, e); err != nil || e.Action == "" || !ValidAgent(e.Actor) {
-			s.warn(AuditDir+"/"+name, fmt.Errorf("%w: not an audit entry", ErrInvalidMessage))
-			continue
-		}
-		e.ID = strings.TrimSuffix(name, ".json")
+		e.ID = id
 		out = append(out, e)
-	}
-	return out, nil
+		return true, n <= 0 || len(out) < n
+	})
+	return out, err
 }

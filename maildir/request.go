@@ -1,7 +1,6 @@
 package maildir
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -74,65 +73,32 @@ func (s *Store) RequestClaim(q, a Address) (r *Request, fresh bool, err error) {
 		}
 	}
 	r = &Request{Queue: q.String(), Agent: a.Name, Host: host, At: s.now().UTC()}
-	data, _ := json.MarshalIndent(r, "", "  ")
-	data = append(data, '\n')
 	folder := RequestDir + "/" + q.Name
-	d, err := s.mkdir(folder)
-	if err != nil {
+	if r.ID, err = s.createRecord(folder, NewID(r.At, a.Name+"."+host), r); err != nil {
 		return nil, false, err
 	}
-	defer d.Close()
-	base := NewID(r.At, a.Name+"."+host)
-	for n := 1; ; n++ {
-		r.ID = base
-		if n > 1 {
-			r.ID = fmt.Sprintf("%s-%d", base, n)
-		}
-		err := d.Create(r.ID+".json", data)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return nil, false, err
-		}
-		r.Path = folder + "/" + r.ID + ".json"
-		return r, true, nil
-	}
+	r.Path = folder + "/" + r.ID + ".json"
+	return r, true, nil
 }
 
 // Requests returns the claim requests waiting for queue q, oldest first.
 // A file that is not a request is skipped with a warning.
 func (s *Store) Requests(q Address) ([]*Request, error) {
 	folder := RequestDir + "/" + q.Name
-	names, err := s.listNames(folder, func(e fs.DirEntry) (string, bool) {
-		return e.Name(), strings.HasSuffix(e.Name(), ".json") && !strings.HasPrefix(e.Name(), ".") && e.Type().IsRegular()
-	})
+	names, err := s.recordNames(folder)
 	if err != nil || len(names) == 0 {
 		return nil, err
 	}
-	d, err := s.root.Dir(folder)
-	if d == nil {
-		return nil, err
-	}
-	defer d.Close()
 	var out []*Request
-	for _, n := range names {
-		data, _, err := d.ReadFile(n, 64<<10)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // served meanwhile
+	err = readRecords(s, folder, names, "a claim request", func(id string, r *Request) (bool, bool) {
+		if !ValidAgent(r.Agent) {
+			return false, true
 		}
-		if err != nil {
-			return nil, err
-		}
-		r := &Request{}
-		if err := json.Unmarshal(data, r); err != nil || !ValidAgent(r.Agent) {
-			s.warn(folder+"/"+n, fmt.Errorf("%w: not a claim request", ErrInvalidMessage))
-			continue
-		}
-		r.ID, r.Path = strings.TrimSuffix(n, ".json"), folder+"/"+n
+		r.ID, r.Path = id, folder+"/"+id+".json"
 		out = append(out, r)
-	}
-	return out, nil
+		return true, true
+	})
+	return out, err
 }
 
 // OwnRequests returns the claim requests this host made that are still
