@@ -1,6 +1,7 @@
 package maildir
 
 import (
+	"io/fs"
 	"slices"
 	"time"
 )
@@ -71,4 +72,21 @@ func (s *Store) AuditLog(n int) ([]*AuditEntry, error) {
 		return true, n <= 0 || len(out) < n
 	})
 	return out, err
+}
+
+// AuditEntryOf returns the audit entry id (as Record returned it), or an
+// error wrapping fs.ErrNotExist.
+func (s *Store) AuditEntryOf(id string) (*AuditEntry, error) {
+	var found *AuditEntry
+	err := readRecords(s, AuditDir, []string{id + ".json"}, "an audit entry", func(id string, e *AuditEntry) (bool, bool) {
+		if e.Action == "" || !ValidAgent(e.Actor) {
+			return false, false
+		}
+		e.ID, found = id, e
+		return true, false
+	})
+	if err == nil && found == nil {
+		err = &fs.PathError{Op: "read", Path: AuditDir + "/" + id + ".json", Err: fs.ErrNotExist}
+	}
+	return found, err
 }

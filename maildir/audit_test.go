@@ -60,3 +60,22 @@ func TestAuditLog(t *testing.T) {
 		t.Fatal("an actor that is no agent id was recorded")
 	}
 }
+
+// One entry is read by its id; an id with no entry, or one that names no
+// file in the log, is not found.
+func TestAuditEntryOf(t *testing.T) {
+	ts := newStore(t)
+	id, err := ts.Record(maildir.AuditEntry{Action: "nudge", Actor: "human", Agent: "nux", Item: "i9", Note: "still on it?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := ts.AuditEntryOf(id)
+	if err != nil || e.ID != id || e.Note != "still on it?" {
+		t.Fatalf("%+v, %v", e, err)
+	}
+	for _, bad := range []string{"nope", "../state/mail/x", ""} {
+		if _, err := ts.AuditEntryOf(bad); err == nil {
+			t.Errorf("%q: found", bad)
+		}
+	}
+}

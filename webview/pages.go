@@ -207,15 +207,10 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	w.Write(b.Bytes())
 }
 
-// doneEntry returns the recent audit entry id, or nil.
+// doneEntry returns the audit entry id, or nil.
 func (s *Server) doneEntry(id string) *maildir.AuditEntry {
-	log, _ := s.Store.AuditLog(50)
-	for _, e := range log {
-		if e.ID == id {
-			return e
-		}
-	}
-	return nil
+	e, _ := s.Store.AuditEntryOf(id)
+	return e
 }
 
 // fail shows an error page; its text is escaped like everything else.
