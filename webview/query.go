@@ -134,9 +134,10 @@ func when(v string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse("2006-01-02", v); err == nil {
 		return t, nil
 	}
-	if n, err := strconv.Atoi(strings.TrimRight(v, "dhm")); err == nil && n >= 0 && len(v) > 1 {
-		unit := map[byte]time.Duration{'d': 24 * time.Hour, 'h': time.Hour, 'm': time.Minute}[v[len(v)-1]]
-		if unit != 0 && len(strings.TrimRight(v, "dhm")) == len(v)-1 {
+	units := map[byte]time.Duration{'d': 24 * time.Hour, 'h': time.Hour, 'm': time.Minute}
+	if len(v) > 1 {
+		n, err := strconv.Atoi(v[:len(v)-1])
+		if unit := units[v[len(v)-1]]; unit != 0 && err == nil && n >= 0 {
 			return now.Add(-time.Duration(n) * unit), nil
 		}
 	}
