@@ -16,7 +16,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/alecthomas/kong"
-	kongcompletion "github.com/jotaen/kong-completion"
 
 	"github.com/mailfs/mailfs/cmd/internal/town"
 	"github.com/mailfs/mailfs/gitsync"
@@ -92,40 +91,18 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 	}
 	var c cli
 	var trap exitTrap
-	// Kong's model of all commands costs more to build than most commands
-	// take to run; a call that names its command gets a model of just it.
-	grammar := any(&c)
-	if one, ok := onlyCommand(args); ok {
-		grammar = one.Interface()
-	}
-	parser, err := kong.New(grammar,
-		kong.Name("mailfs"),
-		kong.Description("Filesystem mail for coding agents: one JSON file per message, no database, no server."),
-		kong.Writers(io.out, io.err),
-		trap.option(),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-		kong.Help(printHelp),
-		kong.TypeMapper(reflect.TypeFor[time.Duration](), durationMapper()),
-		kong.Vars{"version": version(args)},
-	)
-	if err != nil {
-		panic(err) // the cli struct is wrong: a programming error
-	}
-	var kctx *kong.Context
-	if trap.do(func() {
-		if os.Getenv("COMP_LINE") != "" { // a shell asking for completions
-			kongcompletion.Register(parser)
-		}
-		kctx, err = parser.Parse(args)
-	}) {
+	a := &app{ctx: ctx, stdio: io}
+	grammar, command, err := parse(&c, args, &trap, io)
+	if trap.exited {
 		return trap.code
 	}
-	a := &app{ctx: ctx, stdio: io}
 	if err != nil {
 		return a.usage(err)
 	}
-	if err := repeatedFlag(kctx, args); err != nil {
-		return a.usageIn(err, kctx)
+	if kctx, ok := command.(*kong.Context); ok {
+		if err := repeatedFlag(kctx, args); err != nil {
+			return a.usageIn(err, kctx)
+		}
 	}
 	globals := reflect.ValueOf(grammar).Elem()
 	a.rootFlag, a.hostFlag = globals.FieldByName("Root").String(), globals.FieldByName("Host").String()
@@ -146,7 +123,7 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 		}
 	}
 	defer a.close()
-	if trap.do(func() { err = kctx.Run(a) }) { // a command of kong's own (completion) ends with its Exit too
+	if trap.do(func() { err = runCommand(command, a) }) { // a command of kong's own (completion) ends with its Exit too
 		return trap.code
 	}
 	return a.exit(err)
@@ -207,16 +184,25 @@ func durationMapper() kong.MapperFunc {
 		if err := ctx.Scan.PopValueInto("duration", &s); err != nil {
 			return err
 		}
-		d, err := time.ParseDuration(s)
+		d, err := parseDuration(s)
 		if err != nil {
-			return fmt.Errorf("expected a duration such as 30s, 10m or 36h, not %q", s)
-		}
-		if d < 0 {
-			return fmt.Errorf("must not be negative, not %v", d)
+			return err
 		}
 		target.SetInt(int64(d))
 		return nil
 	}
+}
+
+// parseDuration reads a duration flag's value: Go's form, not negative.
+func parseDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("expected a duration such as 30s, 10m or 36h, not %q", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("must not be negative, not %v", d)
+	}
+	return d, nil
 }
 
 // printHelp prints kong's help, but a command's help without the global

@@ -5,7 +5,13 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
+
+	"github.com/alecthomas/kong"
+	kongcompletion "github.com/jotaen/kong-completion"
+
+	"github.com/mailfs/mailfs/internal/quickargs"
 )
 
 // onlyCommand returns, for a call that names its command, a new value of
@@ -93,4 +99,84 @@ func isBrief(args []string) bool {
 		}
 	}
 	return false
+}
+
+// parse reads args into c and returns the grammar it filled (c, or kong's
+// one-command copy of it, a pointer either way) and the command to give
+// runCommand. The everyday calls of the brief commands, which agents and
+// their hooks make on every turn, are read by quickargs, which fills c as
+// kong would and leaves every other call, and every mistake, to kong.
+// When kong itself ends the call (help, version), trap says so.
+func parse(c *cli, args []string, trap *exitTrap, io stdio) (grammar, command any, err error) {
+	if os.Getenv("COMP_LINE") == "" { // completions need kong's model
+		if cmd, ok := quickargs.Parse(c, args, quickOptions(os.LookupEnv)); ok {
+			if _, runs := cmd.(runner); runs {
+				return c, cmd, nil
+			}
+		}
+		*c = cli{} // whatever quickargs filled before it declined
+	}
+	// Kong's model of all commands costs more to build than most commands
+	// take to run; a call that names its command gets a model of just it.
+	grammar = c
+	if one, ok := onlyCommand(args); ok {
+		grammar = one.Interface()
+	}
+	parser := newParser(grammar, args, trap, io)
+	var kctx *kong.Context
+	trap.do(func() {
+		if os.Getenv("COMP_LINE") != "" { // a shell asking for completions
+			kongcompletion.Register(parser)
+		}
+		kctx, err = parser.Parse(args)
+	})
+	return grammar, kctx, err
+}
+
+// newParser is kong, set up for grammar (cli, or onlyCommand's copy).
+func newParser(grammar any, args []string, trap *exitTrap, io stdio) *kong.Kong {
+	parser, err := kong.New(grammar,
+		kong.Name("mailfs"),
+		kong.Description("Filesystem mail for coding agents: one JSON file per message, no database, no server."),
+		kong.Writers(io.out, io.err),
+		trap.option(),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Help(printHelp),
+		kong.TypeMapper(reflect.TypeFor[time.Duration](), durationMapper()),
+		kong.Vars{"version": version(args)},
+	)
+	if err != nil {
+		panic(err) // the cli struct is wrong: a programming error
+	}
+	return parser
+}
+
+// runCommand runs what parse returned: kong's context, or the command
+// quickargs read.
+func runCommand(command any, a *app) error {
+	if kctx, ok := command.(*kong.Context); ok {
+		return kctx.Run(a)
+	}
+	return command.(runner).Run(a)
+}
+
+// runner is a command quickargs can return: one whose Run takes the app.
+type runner interface{ Run(*app) error }
+
+// quickOptions is how quickargs reads mailfs's calls: the brief commands,
+// durations as durationMapper reads them.
+func quickOptions(lookupEnv func(string) (string, bool)) quickargs.Options {
+	return quickargs.Options{Commands: briefCommands(), LookupEnv: lookupEnv, Duration: parseDuration}
+}
+
+// briefCommands are the names of the commands tagged brief.
+func briefCommands() []string {
+	var names []string
+	t := reflect.TypeFor[cli]()
+	for i := range t.NumField() {
+		if _, brief := t.Field(i).Tag.Lookup("brief"); brief {
+			names = append(names, commandName(t.Field(i)))
+		}
+	}
+	return names
 }
