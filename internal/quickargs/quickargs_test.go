@@ -29,7 +29,7 @@ type hooked struct{ S string }
 func (hooked) Validate() error { return nil }
 
 type testCLI struct {
-	Root  string `env:"TEST_ROOT"`
+	Root  string    `env:"TEST_ROOT"`
 	Send  testCmd   `cmd:""`
 	Other testOther `cmd:""`
 }
