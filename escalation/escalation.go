@@ -23,7 +23,26 @@ const (
 // Severities, most severe first, and the mail priority each is sent with.
 var Severities = []string{"critical", "high", "medium", "low"}
 
-var priority = map[string]maildir.Priority{"critical": maildir.Urgent, "high": maildir.High, "medium": maildir.Normal, "low": maildir.Low}
+// priority is the mail priority of severity (false: not a severity).
+func priority(severity string) (maildir.Priority, bool) {
+	switch severity {
+	case "critical":
+		return maildir.Urgent, true
+	case "high":
+		return maildir.High, true
+	case "medium":
+		return maildir.Normal, true
+	case "low":
+		return maildir.Low, true
+	}
+	return "", false
+}
+
+// severityPriority is priority without the check, for a record already read.
+func severityPriority(severity string) maildir.Priority {
+	p, _ := priority(severity)
+	return p
+}
 
 // Defaults of a Config's zero fields.
 const (
@@ -128,7 +147,7 @@ func (c Config) Route(severity string) []string {
 // Raise sends an escalation: to the route of its severity, as mail of type
 // "escalation", and records it open. It returns the record and the copies.
 func (e *Desk) Raise(from, severity, subject, body string) (*Record, []*maildir.Message, error) {
-	p, ok := priority[severity]
+	p, ok := priority(severity)
 	if !ok {
 		return nil, nil, fmt.Errorf("%w %q (use %s)", ErrBadSeverity, severity, strings.Join(Severities, ", "))
 	}
@@ -247,7 +266,7 @@ func (e *Desk) Bump() ([]*Record, error) {
 			text, _ := maildir.FormatBody([][2]string{{"Severity", r.Severity}, {"Escalation", r.ID}, {"Resend", fmt.Sprint(r.Resends + 1)}},
 				fmt.Sprintf("Not acknowledged since %s: mailfs escalate ack %s", r.SentAt.Format(time.RFC3339), r.ID))
 			_, err := e.Store.Send(&maildir.Message{From: r.From, To: r.To[0], CC: r.To[1:], Subject: "BUMP: " + r.Subject,
-				Body: text, Type: "escalation", Priority: priority[r.Severity], Thread: r.ID})
+				Body: text, Type: "escalation", Priority: severityPriority(r.Severity), Thread: r.ID})
 			if err != nil {
 				return err
 			}

@@ -95,7 +95,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, open func(war
 	if len(args) == 2 {
 		arg = args[1]
 	}
-	handler, ok := gcOps[op]
+	handler, ok := gcOpNamed(op)
 	if !ok {
 		fmt.Fprintf(stderr, "mailfs: gascity: unknown op %q\n", op)
 		return 2
@@ -139,21 +139,36 @@ type gcCall struct {
 // A gcOp returns what to print as JSON (nil: print nothing).
 type gcOp func(c *gcCall) (any, error)
 
-var gcOps = map[string]gcOp{
-	"ensure-running": func(*gcCall) (any, error) { return nil, nil },
-	"send":           gcSend,
-	"reply":          gcReply,
-	"inbox":          gcList(false),
-	"check":          gcList(false),
-	"all":            gcList(true),
-	"get":            gcGet,
-	"read":           gcRead,
-	"mark-read":      gcMark(true),
-	"mark-unread":    gcMark(false),
-	"archive":        gcArchive,
-	"delete":         gcArchive, // archive is delete in Gas City's model
-	"thread":         gcThread,
-	"count":          gcCount,
+// gcOpNamed is the handler of Gas City's op (false: no such op). A switch,
+// not a map: a table built at start-up is paid by every mailfs command.
+func gcOpNamed(op string) (gcOp, bool) {
+	switch op {
+	case "ensure-running":
+		return func(*gcCall) (any, error) { return nil, nil }, true
+	case "send":
+		return gcSend, true
+	case "reply":
+		return gcReply, true
+	case "inbox", "check":
+		return gcList(false), true
+	case "all":
+		return gcList(true), true
+	case "get":
+		return gcGet, true
+	case "read":
+		return gcRead, true
+	case "mark-read":
+		return gcMark(true), true
+	case "mark-unread":
+		return gcMark(false), true
+	case "archive", "delete": // archive is delete in Gas City's model
+		return gcArchive, true
+	case "thread":
+		return gcThread, true
+	case "count":
+		return gcCount, true
+	}
+	return nil, false
 }
 
 // recipient maps a Gas City recipient (human, rig/name, binding.name, a

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mailfs/mailfs/maildir"
@@ -75,7 +76,7 @@ func DoorbellMark(agent string) string { return "mailfs doorbell for " + agent +
 func RingMark(nonce string) string { return "(ring " + nonce + ")" }
 
 // ringNonce finds the RingMarks in a prompt.
-var ringNonce = regexp.MustCompile(`\(ring ([0-9a-f]{16})\)`)
+var ringNonce = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\(ring ([0-9a-f]{16})\)`) })
 
 // RingNonces returns the nonces of the doorbells for agent that text
 // carries, each once: none unless text holds agent's DoorbellMark.
@@ -90,7 +91,7 @@ func RingNonces(agent, text string) []string {
 // whoever's doorbell it ends.
 func RingMarks(text string) []string {
 	var out []string
-	for _, m := range ringNonce.FindAllStringSubmatch(text, -1) {
+	for _, m := range ringNonce().FindAllStringSubmatch(text, -1) {
 		if !slices.Contains(out, m[1]) {
 			out = append(out, m[1])
 		}
@@ -404,13 +405,30 @@ func cut(rt Runtime, ev Event, text string, limit int) []byte {
 	return with(lo)
 }
 
-// eventNames of each runtime, for its hookSpecificOutput.
-var runtimeEvents = map[Runtime]map[Event]string{
-	Claude:  {SessionStart: "SessionStart", PromptSubmit: "UserPromptSubmit", PostTool: "PostToolUse", Stop: "Stop"},
-	Codex:   {SessionStart: "SessionStart", PromptSubmit: "UserPromptSubmit", PostTool: "PostToolUse", Stop: "Stop"},
-	Gemini:  {SessionStart: "SessionStart", PromptSubmit: "BeforeAgent", PostTool: "AfterTool", Stop: "AfterAgent"},
-	Qwen:    {SessionStart: "SessionStart", PromptSubmit: "UserPromptSubmit", PostTool: "PostToolUse", Stop: "Stop"},
-	Copilot: {Stop: "agentStop"},
+// eventName is rt's name for ev, for its hookSpecificOutput ("" where
+// rt has no such event).
+func eventName(rt Runtime, ev Event) string {
+	switch {
+	case rt == Copilot && ev == Stop:
+		return "agentStop"
+	case rt != Claude && rt != Codex && rt != Qwen && rt != Gemini:
+		return ""
+	case rt == Gemini && ev == PromptSubmit:
+		return "BeforeAgent"
+	case rt == Gemini && ev == PostTool:
+		return "AfterTool"
+	case rt == Gemini && ev == Stop:
+		return "AfterAgent"
+	case ev == SessionStart:
+		return "SessionStart"
+	case ev == PromptSubmit:
+		return "UserPromptSubmit"
+	case ev == PostTool:
+		return "PostToolUse"
+	case ev == Stop:
+		return "Stop"
+	}
+	return ""
 }
 
 // NoAgent is what a session-start hook that was given no agent adds to
@@ -433,7 +451,7 @@ func render(rt Runtime, ev Event, text string) []byte {
 		return []byte(text)
 	}
 	return marshal(map[string]any{
-		"hookSpecificOutput": map[string]string{"hookEventName": runtimeEvents[rt][ev], "additionalContext": text},
+		"hookSpecificOutput": map[string]string{"hookEventName": eventName(rt, ev), "additionalContext": text},
 	})
 }
 

@@ -55,7 +55,7 @@ func TestBoundHoldsAfterEncodingForEveryRuntime(t *testing.T) {
 				}
 				text := string(out)
 				if rt != Plain {
-					text = addedContext(t, out, runtimeEvents[rt][ev])
+					text = addedContext(t, out, eventName(rt, ev))
 				}
 				if n := utf8.RuneCountInString(text); n > 10000 {
 					t.Fatalf("%d characters of context, over Claude Code's cap", n)
@@ -279,7 +279,7 @@ func TestCutAtALineWhenNothingElseFits(t *testing.T) {
 		out := h.Handle(context.Background(), rt, PromptSubmit, "toast", Input{}).Output
 		text := string(out)
 		if rt != Plain {
-			text = addedContext(t, out, runtimeEvents[rt][PromptSubmit])
+			text = addedContext(t, out, eventName(rt, PromptSubmit))
 		}
 		if len(out) > 1024 || !strings.Contains(text, "mailfs cut this reminder short") || !strings.Contains(text, "URGENT") {
 			t.Fatalf("%s: %d bytes:\n%s", rt, len(out), text)

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/mailfs/mailfs/setup"
 )
@@ -60,7 +61,7 @@ func QwenHome(getenv func(string) string) string {
 	return filepath.Join(getenv("HOME"), ".qwen")
 }
 
-var qwenName = regexp.MustCompile(`^([0-9]+)(-[0-9a-f]{8})?\.json$`)
+var qwenName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+)(-[0-9a-f]{8})?\.json$`) })
 
 // FindQwen returns the door of the Qwen Code session with this pid, or,
 // when pid is 0, of the session that is self or one of its ancestors.
@@ -76,7 +77,7 @@ func FindQwen(home string, pid, self int, token string) (*QwenDoor, error) {
 	entries, _ := os.ReadDir(filepath.Join(home, "sessions"))
 	for _, p := range pids {
 		for _, e := range entries {
-			m := qwenName.FindStringSubmatch(e.Name())
+			m := qwenName().FindStringSubmatch(e.Name())
 			if m == nil || m[1] != strconv.Itoa(p) {
 				continue
 			}
@@ -110,7 +111,7 @@ func readQwen(home, name string) (*qwenRecord, error) {
 	if err := json.Unmarshal(b, &rec); err != nil {
 		return nil, err
 	}
-	if m := qwenName.FindStringSubmatch(name); m == nil || m[1] != strconv.Itoa(rec.PID) {
+	if m := qwenName().FindStringSubmatch(name); m == nil || m[1] != strconv.Itoa(rec.PID) {
 		return nil, fmt.Errorf("live: %s names pid %d", name, rec.PID)
 	}
 	return &rec, nil

@@ -139,7 +139,7 @@ func sameMembers(a, b map[string][]byte) bool {
 // mailfs refuses for it: the one reason to refuse a valid object.
 func knownKeyOfWrongType(members map[string][]byte) bool {
 	for k, v := range members {
-		if !knownKeys[k] || string(v) == "null" {
+		if !knownKey(k) || string(v) == "null" {
 			continue
 		}
 		var f field

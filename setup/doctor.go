@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/tailscale/hujson"
@@ -87,7 +88,7 @@ func Check(rt Runtime, dir, agent string, env Env) (ready bool, findings []Findi
 			plugin = filepath.Join(abs, ".pi", "extensions", "mailfs.ts")
 		}
 		if _, data, err := ReadTarget(plugin); err == nil && data != nil {
-			if m := pluginBin.FindSubmatch(data); m != nil {
+			if m := pluginBin().FindSubmatch(data); m != nil {
 				var bin string
 				if json.Unmarshal(m[1], &bin) == nil {
 					if f, ok := resolves(shellQuote(bin)+" hook", abs, env); !ok {
@@ -337,7 +338,9 @@ func qwenMCPApproval(dir string, env Env) Finding {
 }
 
 // pluginBin finds the command OpenCode's mailfs plugin runs.
-var pluginBin = regexp.MustCompile(`(?m)^const BIN(?:: string)? = ("(?:[^"\\]|\\.)*")$`)
+var pluginBin = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^const BIN(?:: string)? = ("(?:[^"\\]|\\.)*")$`)
+})
 
 // copilotTrust checks that Copilot CLI trusts the folder: it loads a
 // workspace's hooks and MCP servers only in a folder listed (itself or a
@@ -453,7 +456,7 @@ func codexTrust(dir string, env Env) []Finding {
 	hooks, _ := user["hooks"].(map[string]any)
 	state, _ := hooks["state"].(map[string]any)
 	var unapproved []string
-	for _, ev := range hookEvents[Codex] {
+	for _, ev := range hookEvents(Codex) {
 		approved := slices.ContainsFunc(mapKeys(state), func(k string) bool {
 			t, _ := state[k].(map[string]any)
 			return strings.HasPrefix(k, hooksFile+":"+snake(ev.runtime)+":") && t["trusted_hash"] != nil

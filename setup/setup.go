@@ -100,11 +100,11 @@ func Files(rt Runtime) []File {
 // it (its reason is the next prompt).
 func copilotHooks(bin, agent string) []byte {
 	var entries []any
-	for _, ev := range hookEvents[Copilot] {
+	for _, ev := range hookEvents(Copilot) {
 		entries = append(entries, ordered{[]string{"type", "bash", "timeoutSec"}, map[string]any{"type": "command", "bash": Command(bin, Copilot, ev.mailfs, agent), "timeoutSec": 30}})
 	}
 	hooks := map[string]any{}
-	for i, ev := range hookEvents[Copilot] {
+	for i, ev := range hookEvents(Copilot) {
 		hooks[ev.runtime] = []any{entries[i]}
 	}
 	return append(marshalIndent(ordered{[]string{"version", "hooks"}, map[string]any{"version": 1, "hooks": hooks}}, "", "  "), '\n')
@@ -126,18 +126,26 @@ var sharedEnv = []string{"MAILFS_AGENT", "MAILFS_ROOT", "MAILFS_STATE_DIR"}
 // hookEvents maps mailfs's hook events to each runtime's event names, with
 // a tool matcher where the event takes one. Codex: the events its
 // hooks.json runs in a real turn (SessionStart, UserPromptSubmit, Stop).
-var hookEvents = map[Runtime][]hookEvent{
-	Claude:  {{"session-start", "SessionStart", ""}, {"prompt-submit", "UserPromptSubmit", ""}, {"post-tool", "PostToolUse", "*"}, {"stop", "Stop", ""}},
-	Gemini:  {{"session-start", "SessionStart", ""}, {"prompt-submit", "BeforeAgent", ""}, {"post-tool", "AfterTool", ".*"}, {"stop", "AfterAgent", ""}},
-	Codex:   {{"session-start", "SessionStart", ""}, {"prompt-submit", "UserPromptSubmit", ""}, {"stop", "Stop", ""}},
-	Qwen:    {{"session-start", "SessionStart", ""}, {"prompt-submit", "UserPromptSubmit", ""}, {"post-tool", "PostToolUse", "*"}, {"stop", "Stop", ""}},
-	Copilot: {{"stop", "agentStop", ""}},
+func hookEvents(rt Runtime) []hookEvent {
+	switch rt {
+	case Claude:
+		return []hookEvent{{"session-start", "SessionStart", ""}, {"prompt-submit", "UserPromptSubmit", ""}, {"post-tool", "PostToolUse", "*"}, {"stop", "Stop", ""}}
+	case Gemini:
+		return []hookEvent{{"session-start", "SessionStart", ""}, {"prompt-submit", "BeforeAgent", ""}, {"post-tool", "AfterTool", ".*"}, {"stop", "AfterAgent", ""}}
+	case Codex:
+		return []hookEvent{{"session-start", "SessionStart", ""}, {"prompt-submit", "UserPromptSubmit", ""}, {"stop", "Stop", ""}}
+	case Qwen:
+		return []hookEvent{{"session-start", "SessionStart", ""}, {"prompt-submit", "UserPromptSubmit", ""}, {"post-tool", "PostToolUse", "*"}, {"stop", "Stop", ""}}
+	case Copilot:
+		return []hookEvent{{"stop", "agentStop", ""}}
+	}
+	return nil
 }
 
 // Events lists rt's hook events, as the runtime names them.
 func Events(rt Runtime) []string {
 	var names []string
-	for _, ev := range hookEvents[rt] {
+	for _, ev := range hookEvents(rt) {
 		names = append(names, ev.runtime)
 	}
 	return names
@@ -283,7 +291,7 @@ func Plan(rt Runtime, dir, bin, agent string) ([]Change, error) {
 				data = copilotHooks(bin, agent)
 				break
 			}
-			data, err = editHooks(old, hookEvents[rt], group(rt, bin, agent))
+			data, err = editHooks(old, hookEvents(rt), group(rt, bin, agent))
 			if err == nil && (rt == Gemini || rt == Qwen) {
 				// Both read MCP servers from the same settings file: set up
 				// here, no "gemini mcp add" is needed (which rewrites the
@@ -429,7 +437,7 @@ func installedHooks(rt Runtime, data []byte, agent string) (have, missing []stri
 			return nil, nil, fmt.Errorf("not JSON (%v)", err)
 		}
 	}
-	for _, ev := range hookEvents[rt] {
+	for _, ev := range hookEvents(rt) {
 		found := false
 		for _, g := range settings.Hooks[ev.runtime] {
 			for _, h := range g.Hooks {
@@ -468,7 +476,7 @@ func installedCopilotHooks(data []byte, agent string) (have, missing []string, e
 			return nil, nil, fmt.Errorf("not JSON (%v)", err)
 		}
 	}
-	for _, ev := range hookEvents[Copilot] {
+	for _, ev := range hookEvents(Copilot) {
 		found := false
 		for _, h := range file.Hooks[ev.runtime] {
 			if hookServes(h.Bash, ev, agent) {

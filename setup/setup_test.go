@@ -176,7 +176,7 @@ func TestHooksFileRoundTrip(t *testing.T) {
 `, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := editHooks([]byte(tc.old), hookEvents[tc.rt], group(tc.rt, "mailfs", "nux"))
+			got, err := editHooks([]byte(tc.old), hookEvents(tc.rt), group(tc.rt, "mailfs", "nux"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -186,7 +186,7 @@ func TestHooksFileRoundTrip(t *testing.T) {
 				}
 			}
 			have, missing, err := installedHooks(tc.rt, got, "nux")
-			if err != nil || len(missing) != 0 || len(have) != len(hookEvents[tc.rt]) {
+			if err != nil || len(missing) != 0 || len(have) != len(hookEvents(tc.rt)) {
 				t.Fatalf("installed %v, missing %v (%v):\n%s", have, missing, err, got)
 			}
 			if strings.Contains(string(got), "oldname") {
@@ -199,7 +199,7 @@ func TestHooksFileRoundTrip(t *testing.T) {
 					t.Errorf("line lost or reformatted: %q\n%s", line, got)
 				}
 			}
-			again, err := editHooks(got, hookEvents[tc.rt], group(tc.rt, "mailfs", "nux"))
+			again, err := editHooks(got, hookEvents(tc.rt), group(tc.rt, "mailfs", "nux"))
 			if err != nil || !bytes.Equal(again, got) {
 				t.Fatalf("a second run changed the file (%v):\n%s", err, Diff("settings.json", got, again))
 			}
@@ -209,7 +209,7 @@ func TestHooksFileRoundTrip(t *testing.T) {
 		})
 	}
 	for name, old := range map[string]string{"not JSON": "{not json", "hooks not an object": `{"hooks": [1]}`, "event not a list": `{"hooks": {"Stop": {}}}`, "not an object": `[1]`} {
-		if got, err := editHooks([]byte(old), hookEvents[Claude], group(Claude, "mailfs", "nux")); err == nil {
+		if got, err := editHooks([]byte(old), hookEvents(Claude), group(Claude, "mailfs", "nux")); err == nil {
 			t.Errorf("%s: accepted, wrote:\n%s", name, got)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -374,10 +375,12 @@ func (a *app) warn(err error) { fmt.Fprintf(a.err, "mailfs: warning: %s\n", oneL
 
 // packagePrefix is the "maildir: " a library puts before its errors, for
 // programs; a person reading "mailfs: error: …" needs it no more.
-var packagePrefix = regexp.MustCompile(`(^|: )(maildir|nudgeq|gitsync|archive|fsck|watch|escalation|setup|hook): `)
+var packagePrefix = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(^|: )(maildir|nudgeq|gitsync|archive|fsck|watch|escalation|setup|hook): `)
+})
 
 // userText is err's text for a person: without the packages' prefixes.
-func userText(err error) string { return packagePrefix.ReplaceAllString(err.Error(), "$1") }
+func userText(err error) string { return packagePrefix().ReplaceAllString(err.Error(), "$1") }
 
 // exitStatus is an error that sets the exit status, with an optional
 // message for stderr.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/alecthomas/kong"
 	"github.com/muesli/mango"
@@ -91,11 +92,11 @@ func reflow(text string) string {
 	return strings.Join(out, "\n")
 }
 
-var thLine = regexp.MustCompile(`(?m)^\.TH MAILFS 1 "([^"]*)" .*$`)
+var thLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^\.TH MAILFS 1 "([^"]*)" .*$`) })
 
 // manHeading makes the .TH line: name, section, date, source (the
 // version), and the manual's title, where mango puts the summary.
 func manHeading(page, version string) string {
 	version = strings.ReplaceAll(strings.Fields(version + " mailfs")[0], `"`, "")
-	return thLine.ReplaceAllString(page, `.TH MAILFS 1 "$1" "mailfs `+version+`" "mailfs manual"`)
+	return thLine().ReplaceAllString(page, `.TH MAILFS 1 "$1" "mailfs `+version+`" "mailfs manual"`)
 }
