@@ -413,9 +413,12 @@ func parseTag(tag reflect.StructTag) (map[string]string, bool) {
 		if end >= len(rest) {
 			return nil, false
 		}
-		value, err := strconv.Unquote(rest[:end+1])
-		if err != nil {
-			return nil, false
+		value := rest[1:end]
+		if strings.Contains(value, `\`) {
+			var err error
+			if value, err = strconv.Unquote(rest[:end+1]); err != nil {
+				return nil, false
+			}
 		}
 		if _, dup := tags[key]; dup {
 			return nil, false

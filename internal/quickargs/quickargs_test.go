@@ -107,3 +107,27 @@ func TestFlagName(t *testing.T) {
 		}
 	}
 }
+
+// TestParseTagReadsAsReflectDoes: every key parseTag finds has the value
+// reflect.StructTag.Lookup gives, escapes included.
+func TestParseTagReadsAsReflectDoes(t *testing.T) {
+	for _, tag := range []reflect.StructTag{
+		`help:"plain" short:"s"`,
+		`help:"a \"quoted\" word, a \\ backslash" name:"x"`,
+		`default:"" enum:",a,b"`,
+		`arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose mail."`,
+	} {
+		tags, ok := parseTag(tag)
+		if !ok || len(tags) == 0 {
+			t.Fatalf("parseTag(%s) failed", tag)
+		}
+		for k, v := range tags {
+			if want, _ := tag.Lookup(k); v != want {
+				t.Errorf("%s: %s = %q, reflect reads %q", tag, k, v, want)
+			}
+		}
+	}
+	if _, ok := parseTag(`help:"unterminated`); ok {
+		t.Error("parseTag read an unterminated tag")
+	}
+}
