@@ -20,8 +20,10 @@ type Collector struct {
 	Nudges *nudgeq.Queue
 	Budget time.Duration // 0 means DefaultBudget
 
-	// claim stands in for Nudges.ClaimContext in tests.
+	// claim and list stand in for Nudges.ClaimContext and Store.List in
+	// tests.
 	claim func(ctx context.Context, agent string) (*nudgeq.Batch, error)
+	list  func(agent string) ([]*maildir.Message, error)
 }
 
 // A Result is one collected reminder. Print Reminder.String(), then call
@@ -52,7 +54,7 @@ func (r *Result) Commit() error {
 	return err
 }
 
-// Collect lists agent's unread mail and claims its nudges, at once, and
+// Collect claims agent's nudges and lists its unread mail, and
 // returns what it has when both are done or when the budget (or ctx) runs
 // out, whichever comes first; then Reminder.Partial says why. agent is an
 // agent id (not a group, queue or channel).
@@ -88,21 +90,31 @@ type (
 	}
 )
 
-// read starts the collection's two reads at once — the agent's unread
-// mail, and a claim of its nudges — each answering on its channel.
+// read starts the collection's two reads — a claim of the agent's nudges,
+// then its unread mail — on a goroutine of their own, each answering on
+// its channel, so that the caller can stop waiting when the budget is
+// spent whatever a read is stuck on. The claim goes first: it is quick,
+// and it stops at its next nudge once ctx is done, so its answer always
+// comes (gather waits for it to give back what came too late). One
+// goroutine, not one a read: a second woke a second thread, 0.15 ms of a
+// 2.4 ms prompt hook.
 func (c *Collector) read(ctx context.Context, agent string) (<-chan mailRead, <-chan claimRead) {
 	claim := c.claim
 	if claim == nil {
 		claim = c.Nudges.ClaimContext
 	}
+	list := c.list
+	if list == nil {
+		list = func(agent string) ([]*maildir.Message, error) {
+			return c.Store.List(maildir.Address{Kind: maildir.KindAgent, Name: agent}, maildir.ListOptions{})
+		}
+	}
 	mailc, claimc := make(chan mailRead, 1), make(chan claimRead, 1)
-	go func() {
-		msgs, err := c.Store.List(maildir.Address{Kind: maildir.KindAgent, Name: agent}, maildir.ListOptions{})
-		mailc <- mailRead{msgs, err}
-	}()
 	go func() {
 		b, err := claim(ctx, agent)
 		claimc <- claimRead{b, err}
+		msgs, err := list(agent)
+		mailc <- mailRead{msgs, err}
 	}()
 	return mailc, claimc
 }

@@ -84,3 +84,32 @@ func TestTheAgentIsAlwaysTheAgent(t *testing.T) {
 		t.Fatalf("errors %v, reminder:\n%s", res.Errs, res.Reminder)
 	}
 }
+
+// A mail read that is stuck (a hung disk, say) does not hold the hook past
+// its budget: the reminder says it is partial and still shows the nudges,
+// which were claimed first; and they are the agent's to commit.
+func TestAStuckMailReadDoesNotHoldTheHook(t *testing.T) {
+	s, q := newTown(t)
+	if _, err := q.Enqueue("toast", nudgeq.Nudge{Sender: "mayor", Message: "ping", Priority: nudgeq.Urgent}, 0); err != nil {
+		t.Fatal(err)
+	}
+	stuck, listing := make(chan struct{}), make(chan struct{})
+	defer close(stuck)
+	c := &Collector{Store: s, Nudges: q, Budget: 20 * time.Millisecond,
+		list: func(string) ([]*maildir.Message, error) {
+			close(listing)
+			<-stuck
+			return nil, nil
+		}}
+	res := c.Collect(context.Background(), "toast")
+	<-listing
+	if res.Reminder.Partial == "" || len(res.Reminder.Nudges) != 1 {
+		t.Fatalf("partial %q, %d nudges shown; want a partial reminder with the nudge", res.Reminder.Partial, len(res.Reminder.Nudges))
+	}
+	if err := res.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := q.Len("toast"); err != nil || n != 0 {
+		t.Fatalf("%d nudges left after the commit (%v)", n, err)
+	}
+}
