@@ -32,12 +32,24 @@ var (
 
 	// ErrUnnamedHost is returned (matching [ErrNotHome] too) when a home
 	// is claimed on a host that has no name.
-	ErrUnnamedHost = fmt.Errorf("%w: this host has no name", ErrNotHome)
+	ErrUnnamedHost error = &narrower{ErrNotHome, "this host has no name"}
 
 	// ErrInvalidHost is returned for a host name that is not one path
 	// segment of a-z 0-9 . _ - (the rules for agent ids).
 	ErrInvalidHost = errors.New("maildir: invalid host name")
 )
+
+// narrower is a sentinel error that matches a wider one too, as
+// fmt.Errorf("%w: …") would make it, but without fmt at start-up: a
+// package-level fmt.Errorf ran fmt's first call in every command, 0.1 ms
+// of a prompt hook that otherwise never formats.
+type narrower struct {
+	wider error
+	text  string
+}
+
+func (e *narrower) Error() string { return e.wider.Error() + ": " + e.text }
+func (e *narrower) Unwrap() error { return e.wider }
 
 // A NotHomeError says which host may change an object that this host may
 // not. It matches [ErrNotHome].

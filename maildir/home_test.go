@@ -2,6 +2,7 @@ package maildir_test
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -232,5 +233,15 @@ func TestCreatedObjectsAreHomedAndEmptyQueuesTravel(t *testing.T) {
 	os.RemoveAll(ts.path("state/queue"))
 	if _, err := alpha.Claim(mbox("queue:work"), mbox("a")); !errors.Is(err, maildir.ErrQueueEmpty) {
 		t.Fatalf("claim from an empty queue known by its record: %v", err)
+	}
+}
+
+// ErrUnnamedHost is a narrower ErrNotHome, worded as fmt's "%w: …" would.
+func TestErrUnnamedHostIsANotHome(t *testing.T) {
+	if !errors.Is(maildir.ErrUnnamedHost, maildir.ErrNotHome) || errors.Is(maildir.ErrNotHome, maildir.ErrUnnamedHost) {
+		t.Fatal("ErrUnnamedHost must match ErrNotHome, and not the other way round")
+	}
+	if got, want := maildir.ErrUnnamedHost.Error(), fmt.Errorf("%w: this host has no name", maildir.ErrNotHome).Error(); got != want {
+		t.Fatalf("%q, want %q", got, want)
 	}
 }
