@@ -115,10 +115,10 @@ func membersOf(t *testing.T, fields []field) map[string][]byte {
 	out := map[string][]byte{}
 	for _, f := range fields {
 		var raw json.RawMessage
-		if err := json.Unmarshal(f.raw, &raw); err != nil {
-			t.Fatalf("value of %q is not JSON on its own: %q", f.key, f.raw)
+		if err := json.Unmarshal(f.Raw, &raw); err != nil {
+			t.Fatalf("value of %q is not JSON on its own: %q", f.Key, f.Raw)
 		}
-		out[f.key] = f.raw
+		out[f.Key] = f.Raw
 	}
 	return out
 }
@@ -143,7 +143,7 @@ func knownKeyOfWrongType(members map[string][]byte) bool {
 			continue
 		}
 		var f field
-		f.key, f.raw = k, v
+		f.Key, f.Raw = k, v
 		if (&Message{}).set(f) != nil {
 			return true
 		}

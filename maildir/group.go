@@ -3,6 +3,7 @@ package maildir
 import (
 	"errors"
 	"fmt"
+	"github.com/mailfs/mailfs/internal/jsonobj"
 	"io/fs"
 	"path"
 	"slices"
@@ -111,10 +112,10 @@ func readGroup(d *durable.Dir, name string) (*Group, []field, error) {
 	}
 	g := &Group{Name: name}
 	for _, f := range fields {
-		if f.key != "members" {
+		if f.Key != "members" {
 			continue
 		}
-		members, ok := stringArray(f.raw)
+		members, ok := jsonobj.Strings(f.Raw)
 		if !ok {
 			return bad(`"members" is not an array of strings`)
 		}

@@ -3,6 +3,7 @@ package maildir
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/mailfs/mailfs/internal/jsonobj"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -152,18 +153,18 @@ func decode(data []byte) (*Message, []field, error) {
 }
 
 func (m *Message) set(f field) error {
-	if knownKey(f.key) && string(f.raw) == "null" {
+	if knownKey(f.Key) && string(f.Raw) == "null" {
 		return nil // null is the same as absent
 	}
 	str := func(dst *string) error {
-		if f.raw[0] != '"' {
-			return fmt.Errorf("key %q is not a string", f.key)
+		if f.Raw[0] != '"' {
+			return fmt.Errorf("key %q is not a string", f.Key)
 		}
-		s, err := unquote(f.raw)
+		s, err := jsonobj.String(f.Raw)
 		*dst = s
 		return err
 	}
-	switch f.key {
+	switch f.Key {
 	case "from":
 		return str(&m.From)
 	case "to":
@@ -194,89 +195,63 @@ func (m *Message) set(f field) error {
 			m.Timestamp = t.UTC()
 		}
 	case "read":
-		switch string(f.raw) {
+		switch string(f.Raw) {
 		case "true":
 			m.Read = true
 		case "false":
 			m.Read = false
 		default:
-			return fmt.Errorf("key %q is not a boolean", f.key)
+			return fmt.Errorf("key %q is not a boolean", f.Key)
 		}
 	case "claim":
 		var c claimJSON
-		if f.raw[0] != '{' || json.Unmarshal(f.raw, &c) != nil {
-			return fmt.Errorf("key %q is not a claim record", f.key)
+		if f.Raw[0] != '{' || json.Unmarshal(f.Raw, &c) != nil {
+			return fmt.Errorf("key %q is not a claim record", f.Key)
 		}
 		at, _ := time.Parse(time.RFC3339Nano, c.At)
 		m.Claim = &Claim{Queue: c.Queue, Agent: c.Agent, At: at.UTC(), Request: c.Request}
 	case "cc":
-		cc, ok := stringArray(f.raw)
+		cc, ok := jsonobj.Strings(f.Raw)
 		if !ok {
-			return fmt.Errorf("key %q is not an array of strings", f.key)
+			return fmt.Errorf("key %q is not an array of strings", f.Key)
 		}
 		m.CC = cc
 	default:
 		if m.Extra == nil {
 			m.Extra = make(map[string]json.RawMessage)
 		}
-		m.Extra[f.key] = json.RawMessage(f.raw)
+		m.Extra[f.Key] = json.RawMessage(f.Raw)
 	}
 	return nil
-}
-
-// stringArray decodes a JSON array of strings; ok is false for anything
-// else, including an array holding another type. raw comes from a file
-// that json.Valid accepted, so a scan of its elements can trust the syntax.
-func stringArray(raw []byte) (out []string, ok bool) {
-	if len(raw) == 0 || raw[0] != '[' {
-		return nil, false
-	}
-	out = []string{}
-	for i := skipSpace(raw, 1); i < len(raw) && raw[i] != ']'; {
-		if raw[i] != '"' {
-			return nil, false
-		}
-		end := endOfString(raw, i)
-		s, err := unquote(raw[i:end])
-		if err != nil {
-			return nil, false
-		}
-		out = append(out, s)
-		i = skipSpace(raw, end)
-		if i < len(raw) && raw[i] == ',' {
-			i = skipSpace(raw, i+1)
-		}
-	}
-	return out, true
 }
 
 // fields returns the file's members for m, every required key included.
 func (m *Message) fields() []field {
 	fs := []field{
-		{"body", marshalValue(m.Body)},
-		{"from", marshalValue(m.From)},
-		{"priority", marshalValue(string(m.Priority))},
-		{"read", marshalValue(m.Read)},
-		{"subject", marshalValue(m.Subject)},
-		{"timestamp", marshalValue(m.Timestamp.UTC().Format(time.RFC3339Nano))},
-		{"to", marshalValue(m.To)},
-		{"type", marshalValue(m.Type)},
+		{Key: "body", Raw: marshalValue(m.Body)},
+		{Key: "from", Raw: marshalValue(m.From)},
+		{Key: "priority", Raw: marshalValue(string(m.Priority))},
+		{Key: "read", Raw: marshalValue(m.Read)},
+		{Key: "subject", Raw: marshalValue(m.Subject)},
+		{Key: "timestamp", Raw: marshalValue(m.Timestamp.UTC().Format(time.RFC3339Nano))},
+		{Key: "to", Raw: marshalValue(m.To)},
+		{Key: "type", Raw: marshalValue(m.Type)},
 	}
 	if m.Thread != "" {
-		fs = append(fs, field{"thread", marshalValue(m.Thread)})
+		fs = append(fs, field{Key: "thread", Raw: marshalValue(m.Thread)})
 	}
 	if m.ReplyTo != "" {
-		fs = append(fs, field{"reply_to", marshalValue(m.ReplyTo)})
+		fs = append(fs, field{Key: "reply_to", Raw: marshalValue(m.ReplyTo)})
 	}
 	if len(m.CC) > 0 {
-		fs = append(fs, field{"cc", marshalValue(m.CC)})
+		fs = append(fs, field{Key: "cc", Raw: marshalValue(m.CC)})
 	}
 	if m.Claim != nil {
-		fs = append(fs, field{"claim", m.Claim.raw()})
+		fs = append(fs, field{Key: "claim", Raw: m.Claim.raw()})
 	}
 	for k, v := range m.Extra {
 		if !knownKey(k) {
-			fs = append(fs, field{k, v})
+			fs = append(fs, field{Key: k, Raw: v})
 		}
 	}
 	return fs
@@ -295,11 +270,11 @@ func (m Message) MarshalJSON() ([]byte, error) { return compactObject(nil, m.fie
 // "path" first, then the message's keys, then a newline.
 func (m *Message) AppendJSONLine(b []byte) []byte {
 	b = append(b, `{"id":`...)
-	b = appendString(b, m.ID)
+	b = jsonobj.AppendString(b, m.ID)
 	b = append(b, `,"agent":`...)
-	b = appendString(b, m.Box.String())
+	b = jsonobj.AppendString(b, m.Box.String())
 	b = append(b, `,"path":`...)
-	b = appendString(b, m.Path)
+	b = jsonobj.AppendString(b, m.Path)
 	obj := compactObject(nil, m.fields())
 	if len(obj) > 2 {
 		b = append(b, ',')

@@ -611,7 +611,7 @@ func (s *Store) Settle(q Address, id string) error {
 // unclaim is the edit that makes a queue item wait again.
 func unclaim(m *Message, fields []field) []field {
 	m.Claim, m.Read = nil, false
-	fields = slices.DeleteFunc(slices.Clone(fields), func(f field) bool { return f.key == "claim" })
+	fields = slices.DeleteFunc(slices.Clone(fields), func(f field) bool { return f.Key == "claim" })
 	return setField(fields, "read", marshalValue(false))
 }
 
