@@ -3,7 +3,6 @@ package hook
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -115,9 +114,8 @@ func (h *Handler) update(agent string, f func(st *state) (save bool)) error {
 		return nil
 	}
 	st.Root = h.Store.Dir()
-	data, _ := json.Marshal(st)
 	// Advisory, and rewritten by every hook call: atomic, not fsynced.
-	return d.ReplaceEphemeral(agent+".json", append(data, '\n'))
+	return d.ReplaceEphemeral(agent+".json", append(encodeState(st), '\n'))
 }
 
 // readState reads agent's state from d; a missing file is a fresh state, a
@@ -131,7 +129,8 @@ func readState(d *durable.Dir, agent string) (state, error) {
 	case err != nil:
 		return st, err
 	}
-	if err := json.Unmarshal(data, &st); err != nil {
+	st, ok := decodeState(data)
+	if !ok {
 		return state{}, nil // a torn or hand-edited file: start afresh
 	}
 	return st, nil
