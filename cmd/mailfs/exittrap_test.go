@@ -45,7 +45,7 @@ func TestExitTrap(t *testing.T) {
 			t.Errorf("%q: %v", tc.args, err)
 		}
 	}
-	// A command that ends with kong's Exit (as kong-completion's does).
+	// A command that ends with kong's Exit (as a completion request does).
 	var trap exitTrap
 	parser, err := kong.New(&grammar, trap.option())
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"unicode"
 
 	"github.com/alecthomas/kong"
-	kongcompletion "github.com/jotaen/kong-completion"
 
 	"github.com/mailfs/mailfs/internal/quickargs"
 )
@@ -126,7 +125,7 @@ func parse(c *cli, args []string, trap *exitTrap, io stdio) (grammar, command an
 	var kctx *kong.Context
 	trap.do(func() {
 		if os.Getenv("COMP_LINE") != "" { // a shell asking for completions
-			kongcompletion.Register(parser)
+			completeFromModel(parser)
 		}
 		kctx, err = parser.Parse(args)
 	})

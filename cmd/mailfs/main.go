@@ -10,7 +10,6 @@ import (
 	"syscall"
 
 	"github.com/alecthomas/kong"
-	kongcompletion "github.com/jotaen/kong-completion"
 )
 
 type cli struct {
@@ -67,7 +66,7 @@ type cli struct {
 	Live       liveCmd       `cmd:"" help:"Push a doorbell into running agent sessions the moment mail lands (Claude Code, Qwen Code, OpenCode, pi, tmux), and say whether the model was given it."`
 	Demo       demoCmd       `cmd:"" help:"Run a short multi-agent tour in a scratch root."`
 
-	Completion kongcompletion.Completion `cmd:"" help:"Print the shell code that turns on tab completion (bash, zsh, fish)."`
+	Completion completionCmd `cmd:"" help:"Print the shell code that turns on tab completion (bash, zsh, fish)."`
 }
 
 func main() {
