@@ -136,6 +136,10 @@ type Handler struct {
 	// that the runtime made them the model's input, by which live
 	// delivery says "delivered" (package live's Confirm).
 	Doorbells func(agent string, nonces []string) error
+
+	dirOnce sync.Once // stateDir, worked out once
+	dir     string
+	dirErr  error
 }
 
 // An Answer is what a hook prints: Output on stdout (may be empty) and
@@ -173,9 +177,6 @@ func (h *Handler) Handle(ctx context.Context, rt Runtime, ev Event, agent string
 	if n := RingNonces(agent, in.Prompt); ev == PromptSubmit && len(n) > 0 && h.Doorbells != nil {
 		a.Errs = append(a.Errs, h.Doorbells(agent, n))
 	}
-	if ev == PromptSubmit || ev == SessionStart {
-		a.Errs = append(a.Errs, h.newTurn(agent, ev))
-	}
 	switch ev {
 	case PromptSubmit:
 		d := h.deliver(rt, ev, agent, in, h.Collect(ctx, agent), "")
@@ -209,14 +210,15 @@ func (h *Handler) Handle(ctx context.Context, rt Runtime, ev Event, agent string
 // allowed stop ends a row too (see stop). So the bound holds within one
 // turn of work, and a new session or a person's next prompt is held again
 // when new urgent mail waits.
-func (h *Handler) newTurn(agent string, ev Event) error {
-	return h.update(agent, func(st *state) bool {
-		if st.StopBlocks == 0 || ev == PromptSubmit && st.LastEvent == Stop {
-			return false
-		}
-		st.StopBlocks = 0
-		return true
-	})
+//
+// It changes st and reports whether it did; deliver decides it in the same
+// update as what it shows (one read of the state a prompt, not two).
+func newTurn(st *state, ev Event) bool {
+	if ev != SessionStart && ev != PromptSubmit || st.StopBlocks == 0 || ev == PromptSubmit && st.LastEvent == Stop {
+		return false
+	}
+	st.StopBlocks = 0
+	return true
 }
 
 // seenEvery is how fresh the record of a hook's last call is kept: a call
@@ -265,11 +267,15 @@ func eventNames() string {
 func (h *Handler) deliver(rt Runtime, ev Event, agent string, in Input, res *Result, prefix string) Answer {
 	a := Answer{Errs: res.Errs}
 	if res.Reminder == nil {
+		if err := h.update(agent, func(st *state) bool { return newTurn(st, ev) }); err != nil {
+			a.Errs = append(a.Errs, err)
+		}
 		return a
 	}
 	decided := false
 	err := h.update(agent, func(st *state) bool {
 		decided = true
+		turned := newTurn(st, ev)
 		was := *st
 		was.TurnShown = slices.Clone(st.TurnShown)
 		// A doorbell that became the prompt already lists its mail: the
@@ -307,7 +313,7 @@ func (h *Handler) deliver(rt Runtime, ev Event, agent string, in Input, res *Res
 		// The record of the call is kept fresh to within seenEvery: a
 		// prompt hook with nothing new to record writes nothing.
 		now := h.now()
-		if slices.Equal(st.TurnShown, was.TurnShown) && st.LastEvent == ev && !st.LastSeen.After(now) && now.Sub(st.LastSeen) < seenEvery {
+		if !turned && slices.Equal(st.TurnShown, was.TurnShown) && st.LastEvent == ev && !st.LastSeen.After(now) && now.Sub(st.LastSeen) < seenEvery {
 			return false
 		}
 		st.LastSeen, st.LastEvent = now, ev

@@ -308,3 +308,31 @@ func TestCopilotAnswersOnlyItsStop(t *testing.T) {
 		t.Fatalf("copilot stop: %s (%v)", out, err)
 	}
 }
+
+// A person's next prompt begins a new row of stop blocks, and that is
+// kept even when nothing else about the call is new (the same event as
+// the last call, within seenEvery): the prompt straight after a blocking
+// stop is the same row (the runtime going on), the one after that is a
+// new turn.
+func TestAPromptBeginsANewRowOfStopBlocks(t *testing.T) {
+	h, _ := newHandler(t)
+	h.MaxStopBlocks = 1
+	stop := func() bool { return len(h.Handle(context.Background(), Claude, Stop, "toast", Input{}).Output) > 0 }
+	prompt := func() { h.Handle(context.Background(), Claude, PromptSubmit, "toast", Input{Prompt: "go on"}) }
+	send(t, h, "urgent 0", maildir.Urgent, "")
+	if !stop() {
+		t.Fatal("the first stop with new urgent mail passed")
+	}
+	prompt() // straight after the blocking stop: the same row
+	if st, _ := h.peek("toast"); st.StopBlocks != 1 {
+		t.Fatalf("after the prompt that follows a blocking stop, %d stops blocked in the row, want 1", st.StopBlocks)
+	}
+	prompt() // a new turn, the same event as the last call, moments later
+	if st, _ := h.peek("toast"); st.StopBlocks != 0 {
+		t.Fatalf("after a new turn's prompt, %d stops blocked in the row, want 0", st.StopBlocks)
+	}
+	send(t, h, "urgent 1", maildir.Urgent, "")
+	if !stop() {
+		t.Fatal("a new turn's first stop with new urgent mail passed: the row of the turn before was carried over")
+	}
+}

@@ -69,11 +69,14 @@ func StateDirFor(root string, getenv func(string) string) (string, error) {
 }
 
 // stateDir returns the handler's state folder.
+// The folder is worked out once a Handler (the root's real path, hashed):
+// a prompt hook opens it for each update.
 func (h *Handler) stateDir() (string, error) {
 	if h.StateDir != "" {
 		return h.StateDir, nil
 	}
-	return StateDirFor(h.Store.Dir(), os.Getenv)
+	h.dirOnce.Do(func() { h.dir, h.dirErr = StateDirFor(h.Store.Dir(), os.Getenv) })
+	return h.dir, h.dirErr
 }
 
 // update reads agent's state under the state folder's lock, lets f change

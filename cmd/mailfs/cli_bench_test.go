@@ -56,10 +56,11 @@ func BenchmarkCLI(b *testing.B) {
 		b.ReportMetric(float64(tm)/float64(tf), "ratio")
 	}
 	b.Run("send", func(b *testing.B) {
+		start := time.Now() // the floor's ids: new in each run (-count)
 		pair(b, func(int) []string {
 			return []string{mailfs, "send", "sink", "--from", "mayor", "-s", "hi", "-m", "there"}
 		}, func(i int) []string {
-			return []string{floor, "send", root, "sink", maildir.NewID(base.Add(time.Duration(i)), "mayor")}
+			return []string{floor, "send", root, "sink", maildir.NewID(start.Add(time.Duration(i)), "mayor")}
 		})
 	})
 	// A send with an idempotency key (a new key each time), against a
