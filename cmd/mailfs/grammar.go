@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/alecthomas/kong"
 
@@ -89,15 +90,57 @@ func commandOf(args []string) string {
 // worst, which fsck removes). A command that can wait (send --wait-for)
 // or loops is not brief.
 func isBrief(args []string) bool {
-	name := commandOf(args)
+	if f, ok := commandField(commandOf(args)); !ok || !hasTag(f, "brief") {
+		return false
+	}
+	return !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--wait") })
+}
+
+// commandField is cli's field for the command name. The field whose name
+// in kebab case is name is found without reading any tags (they are long:
+// help text); only when that is not the command (a name tag, as host's) are
+// all fields' tags read.
+func commandField(name string) (reflect.StructField, bool) {
+	if name == "" {
+		return reflect.StructField{}, false
+	}
 	t := reflect.TypeFor[cli]()
+	if f, ok := t.FieldByNameFunc(func(field string) bool { return kebabIs(field, name) }); ok && hasTag(f, "cmd") && commandName(f) == name {
+		return f, true
+	}
 	for i := range t.NumField() {
-		f := t.Field(i)
-		if _, brief := f.Tag.Lookup("brief"); brief && commandName(f) == name {
-			return !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--wait") })
+		if f := t.Field(i); hasTag(f, "cmd") && commandName(f) == name {
+			return f, true
 		}
 	}
-	return false
+	return reflect.StructField{}, false
+}
+
+// kebabIs reports whether name is field in kebab case as commandName
+// spells it (MarkRead: mark-read), without building it.
+func kebabIs(field, name string) bool {
+	j := 0
+	for i, r := range field {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				if j >= len(name) || name[j] != '-' {
+					return false
+				}
+				j++
+			}
+			r = unicode.ToLower(r)
+		}
+		if j+utf8.RuneLen(r) > len(name) || !strings.HasPrefix(name[j:], string(r)) {
+			return false
+		}
+		j += utf8.RuneLen(r)
+	}
+	return j == len(name)
+}
+
+func hasTag(f reflect.StructField, key string) bool {
+	_, ok := f.Tag.Lookup(key)
+	return ok
 }
 
 // parse reads args into c and returns the grammar it filled (c, or kong's
@@ -165,17 +208,12 @@ type runner interface{ Run(*app) error }
 // quickOptions is how quickargs reads mailfs's calls: the brief commands,
 // durations as durationMapper reads them.
 func quickOptions(lookupEnv func(string) (string, bool)) quickargs.Options {
-	return quickargs.Options{Commands: briefCommands(), LookupEnv: lookupEnv, Duration: parseDuration}
-}
-
-// briefCommands are the names of the commands tagged brief.
-func briefCommands() []string {
-	var names []string
-	t := reflect.TypeFor[cli]()
-	for i := range t.NumField() {
-		if _, brief := t.Field(i).Tag.Lookup("brief"); brief {
-			names = append(names, commandName(t.Field(i)))
-		}
-	}
-	return names
+	return quickargs.Options{LookupEnv: lookupEnv, Duration: parseDuration,
+		Command: func(name string) (int, bool) {
+			f, ok := commandField(name)
+			if !ok || !hasTag(f, "brief") {
+				return 0, false
+			}
+			return f.Index[0], true
+		}}
 }

@@ -265,3 +265,15 @@ func (v vocabulary) call(rng *rand.Rand) ([]string, map[string]string) {
 	}
 	return args, env
 }
+
+// briefCommands are the names of the commands tagged brief.
+func briefCommands() []string {
+	var names []string
+	t := reflect.TypeFor[cli]()
+	for i := range t.NumField() {
+		if _, brief := t.Field(i).Tag.Lookup("brief"); brief {
+			names = append(names, commandName(t.Field(i)))
+		}
+	}
+	return names
+}

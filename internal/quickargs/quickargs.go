@@ -40,9 +40,10 @@ import (
 
 // Options is what Parse needs beyond the grammar.
 type Options struct {
-	// Commands names the commands Parse may parse; a call of any other
-	// declines.
-	Commands []string
+	// Command returns the index of the grammar's field for the command
+	// named name, and whether Parse may parse a call of it (false: the
+	// call declines).
+	Command func(name string) (index int, ok bool)
 	// LookupEnv reads the environment (os.LookupEnv).
 	LookupEnv func(string) (string, bool)
 	// Duration reads a time.Duration value as the caller's kong mapper
@@ -60,9 +61,12 @@ func Parse(grammar any, args []string, opt Options) (any, bool) {
 		return nil, false
 	}
 	p := parser{opt: opt, grammar: root.Elem(), long: map[string]*field{}, short: map[rune]*field{}}
+	// The global flags: the grammar's fields that are not struct-typed
+	// commands (their tags, help text and all, are read only for the
+	// command chosen).
 	t := p.grammar.Type()
 	for i := range t.NumField() {
-		if _, isCmd := t.Field(i).Tag.Lookup("cmd"); !isCmd && !p.add(p.grammar.Field(i), t.Field(i), true) {
+		if sf := t.Field(i); (sf.Type.Kind() != reflect.Struct || sf.Anonymous) && !p.add(p.grammar.Field(i), sf, true) {
 			return nil, false
 		}
 	}
@@ -74,16 +78,17 @@ func Parse(grammar any, args []string, opt Options) (any, bool) {
 
 // choose takes the command name names, with its flags and arguments.
 func (p *parser) choose(name string) bool {
-	if !slices.Contains(p.opt.Commands, name) {
+	i, ok := p.opt.Command(name)
+	if !ok || i < 0 || i >= p.grammar.NumField() {
 		return false
 	}
-	t := p.grammar.Type()
-	for i := range t.NumField() {
-		if _, isCmd := t.Field(i).Tag.Lookup("cmd"); isCmd && commandName(t.Field(i)) == name {
-			p.command = p.grammar.Field(i)
-		}
+	sf := p.grammar.Type().Field(i)
+	tags, ok := parseTag(sf.Tag)
+	if _, isCmd := tags["cmd"]; !ok || !isCmd || sf.Type.Kind() != reflect.Struct || sf.Anonymous {
+		return false
 	}
-	return p.command.IsValid() && p.command.Kind() == reflect.Struct && !hasHooks(p.command.Addr()) && p.addStruct(p.command)
+	p.command = p.grammar.Field(i)
+	return !hasHooks(p.command.Addr()) && p.addStruct(p.command)
 }
 
 // field is one flag or positional argument of the grammar.
@@ -120,8 +125,11 @@ func (p *parser) add(v reflect.Value, sf reflect.StructField, global bool) bool 
 	if !ok {
 		return false
 	}
+	if _, isCmd := tags["cmd"]; isCmd {
+		return false // a subcommand, or a command that is not a struct
+	}
 	for k, val := range tags {
-		if !slices.Contains(allowed, k) || strings.Contains(val, "${") || (k == "type" && val != "path") || (k == "env" && strings.Contains(val, ",")) {
+		if !slices.Contains(allowed, k) || k != "help" && k != "placeholder" && strings.Contains(val, "${") || (k == "type" && val != "path") || (k == "env" && strings.Contains(val, ",")) {
 			return false
 		}
 	}
@@ -169,11 +177,7 @@ func (p *parser) add(v reflect.Value, sf reflect.StructField, global bool) bool 
 func (p *parser) addStruct(v reflect.Value) bool {
 	t := v.Type()
 	for i := range t.NumField() {
-		sf := t.Field(i)
-		if _, isCmd := sf.Tag.Lookup("cmd"); isCmd {
-			return false // subcommands
-		}
-		if !p.add(v.Field(i), sf, false) {
+		if !p.add(v.Field(i), t.Field(i), false) {
 			return false
 		}
 	}
@@ -388,9 +392,11 @@ func hasHooks(v reflect.Value) bool {
 }
 
 // parseTag splits a struct tag into its keys and values, as
-// reflect.StructTag.Lookup reads them; false for a tag it cannot read.
+// reflect.StructTag.Lookup reads them; false for a tag it cannot read. The
+// values of help and placeholder, which parsing never reads, are left as
+// the tag spells them (escapes and all).
 func parseTag(tag reflect.StructTag) (map[string]string, bool) {
-	tags := map[string]string{}
+	tags := make(map[string]string, 8)
 	s := string(tag)
 	for {
 		s = strings.TrimLeft(s, " ")
@@ -414,7 +420,7 @@ func parseTag(tag reflect.StructTag) (map[string]string, bool) {
 			return nil, false
 		}
 		value := rest[1:end]
-		if strings.Contains(value, `\`) {
+		if key != "help" && key != "placeholder" && strings.Contains(value, `\`) {
 			var err error
 			if value, err = strconv.Unquote(rest[:end+1]); err != nil {
 				return nil, false
@@ -426,15 +432,6 @@ func parseTag(tag reflect.StructTag) (map[string]string, bool) {
 		tags[key] = value
 		s = rest[end+1:]
 	}
-}
-
-// commandName is the name kong gives a command field: its name tag, else
-// the field's name in kebab case.
-func commandName(f reflect.StructField) string {
-	if name := f.Tag.Get("name"); name != "" {
-		return name
-	}
-	return flagName(f.Name)
 }
 
 // flagName is kong's name for a field: its words in lower case, joined by
