@@ -16,7 +16,12 @@
 //     []string), flags as --name VALUE, --name=VALUE or -s VALUE, and
 //     switches (bool) as --name or -s;
 //   - the tags help, placeholder, short, name, default, enum, env,
-//     required, optional, sep, hidden, arg, brief, cmd and type:"path";
+//     required, optional, sep, hidden, xor, arg, brief, cmd and
+//     type:"path";
+//   - global flags of types other than struct (and embedded structs of
+//     them): a struct-typed field is a command, whose tags (help text and
+//     all) are read only when the call names it, found through
+//     Options.Command;
 //   - values of type string, *string, bool, int, []string (split at sep,
 //     by default ","), and time.Duration and *time.Duration as
 //     Options.Duration reads them.
@@ -76,7 +81,7 @@ func Parse(grammar any, args []string, opt Options) (any, bool) {
 	return p.command.Addr().Interface(), true
 }
 
-// choose takes the command name names, with its flags and arguments.
+// choose takes the command named name, with its flags and arguments.
 func (p *parser) choose(name string) bool {
 	i, ok := p.opt.Command(name)
 	if !ok || i < 0 || i >= p.grammar.NumField() {
