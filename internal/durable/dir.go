@@ -499,31 +499,87 @@ func openFile(dirfd int, name string) (int, error) {
 // one: if name exists, Create returns an error matching [fs.ErrExist] and
 // leaves both files as they were. On success the file and its name are on
 // stable storage. On failure nothing is visible under name.
-func (d *Dir) Create(name string, data []byte) error { return d.create(name, data, true) }
+func (d *Dir) Create(name string, data []byte) error { return d.create(name, data, true, nil) }
+
+// Witnessed is what CreateWitnessed saw of its folder around the rename
+// that made the new file.
+type Witnessed struct {
+	Before, After Stat // the folder's stat just before the temp was made, and just after the rename
+	// Alone: nothing happened to the folder's entries between the two but
+	// this create's own temp, made and renamed into name: a witness, armed
+	// before Before was taken and read after After, counted only those
+	// changes. False whenever that cannot be known: no witness on this
+	// system, no count of what a create raises here, the rename's fallback
+	// (link and unlink), a stat that failed. (What existing entries hold
+	// — a file written in place, a mode changed — is not watched: it moves
+	// no stamp either.)
+	Alone bool
+
+	expect int // the signals a create raises here (see ProbeWitness)
+}
+
+// CreateWitnessed is [Dir.Create], and also reports what the folder did
+// around the rename, so that a caller can say of the folder "from stamp
+// Before to stamp After, this one file moved in and nothing else" — the
+// sender's note a reader follows instead of listing the folder. A witness
+// that cannot be had only makes Alone false; the create itself is the
+// same as Create's.
+//
+// expect is what a create raises in a watched folder on this kernel, as
+// [Dir.ProbeWitness] measured it; 0 or less means unknown (Alone is false).
+func (d *Dir) CreateWitnessed(name string, data []byte, expect int) (Witnessed, error) {
+	w := Witnessed{expect: expect}
+	err := d.create(name, data, true, &w)
+	return w, err
+}
+
+// ErrNoWitness: this system or file system offers no witness of a
+// folder's changes (see [Dir.ProbeWitness]).
+var ErrNoWitness = errors.New("durable: no witness of a folder's changes here")
 
 // CreateEphemeral writes a new file as [Dir.Create] does, atomically and
 // never replacing one, but without the two fsyncs: the file survives the
 // writer's crash, not a power cut. It is for runtime state such as nudges,
 // which are worthless after a reboot anyway.
-func (d *Dir) CreateEphemeral(name string, data []byte) error { return d.create(name, data, false) }
+func (d *Dir) CreateEphemeral(name string, data []byte) error {
+	return d.create(name, data, false, nil)
+}
 
-func (d *Dir) create(name string, data []byte, durable bool) error {
+// create is the one durable create; seen, when not nil, is given what a
+// witness of the rename saw (see CreateWitnessed).
+func (d *Dir) create(name string, data []byte, durable bool, seen *Witnessed) error {
 	if err := d.root.writable(); err != nil {
 		return err
 	}
 	if !ValidName(name) {
 		return d.err("create", name, ErrBadName)
 	}
+	var w *witness
+	var berr error
+	if seen != nil && seen.expect > 0 && !d.root.usesFallback() {
+		if w = d.armWitness(); w != nil {
+			seen.Before, berr = d.Stat()
+		}
+	}
 	tmp, err := d.writeTemp(name, data, durable)
+	if err == nil {
+		if err = d.root.step(StepRename, d.Join(name)); err != nil {
+			err = d.err("rename", name, err)
+		} else {
+			err = d.root.rename(d, tmp, d, name)
+		}
+		if err != nil {
+			d.unlink(tmp)
+		}
+	}
+	if w != nil {
+		var aerr error
+		if err == nil {
+			seen.After, aerr = d.Stat()
+		}
+		seen.Alone = w.alone(seen.expect) && err == nil && berr == nil && aerr == nil
+	}
 	if err != nil {
-		return err
-	}
-	if err := d.root.step(StepRename, d.Join(name)); err != nil {
-		d.unlink(tmp)
-		return d.err("rename", name, err)
-	}
-	if err := d.root.rename(d, tmp, d, name); err != nil {
-		d.unlink(tmp)
 		return err
 	}
 	if !durable {
@@ -630,6 +686,28 @@ func (r *Root) SyncFS() error {
 // part, and after a power cut either may be there. It is for runtime state
 // rewritten on hot paths, such as when an agent's hook last ran.
 func (d *Dir) ReplaceEphemeral(name string, data []byte) error { return d.replace(name, data, false) }
+
+// AppendEphemeral appends data to the file name (made if missing), in one
+// write(2) with O_APPEND: concurrent appenders' records do not interleave
+// on a local file system. Nothing is fsynced: for caches, whose readers
+// check each record and stop at the first that does not check out.
+func (d *Dir) AppendEphemeral(name string, data []byte) error {
+	if err := d.root.writable(); err != nil {
+		return err
+	}
+	if !ValidName(name) {
+		return d.err("append", name, ErrBadName)
+	}
+	fd, err := unix.Openat(d.fd, name, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return d.err("append", name, err)
+	}
+	defer unix.Close(fd)
+	if _, err := unix.Write(fd, data); err != nil {
+		return d.err("append", name, err)
+	}
+	return nil
+}
 
 func (d *Dir) replace(name string, data []byte, durable bool) error {
 	if err := d.root.writable(); err != nil {

@@ -21,6 +21,25 @@
 // new name survives a power cut. A write that fails part-way leaves at most
 // a dot-temp behind, and removes even that when it can.
 //
+// # Witnessed creates
+//
+// [Dir.CreateWitnessed] is Create that also says whether the folder saw
+// nothing else between a stat taken before its temp was made and one
+// taken after its rename: what lets a sender note "this one file moved in,
+// and nothing else" for readers to follow instead of listing the folder
+// (the folder index's adds log). On Linux the witness is dnotify, each
+// change raising a queued real-time signal aimed at the writing thread,
+// counted against what a create raises on this kernel, learnt once a
+// process in a folder of its own (witness_linux.go says why dnotify and
+// not inotify, and how it counts). It says "alone" only on that evidence:
+// any other change to the folder in the window raises at least one signal
+// more, a lost signal shows as SIGIO, and whatever cannot be set up or
+// read says "not alone". What it cannot see is a change the kernel does
+// not raise: another machine writing to a network file system. So it
+// answers only on local file systems it knows (ext2/3/4, XFS, Btrfs,
+// tmpfs, F2FS); everywhere else it says "not alone", and readers list the
+// folder as before.
+//
 // # Confinement
 //
 // A [Root] is opened once; every directory below it is reached from the
