@@ -105,7 +105,11 @@ func TestStopReasonIsBounded(t *testing.T) {
 func TestPromisesHoldWhenTheRootCannotBeWritten(t *testing.T) {
 	h, _ := newHandler(t)
 	send(t, h, "MERGE_FAILED", maildir.Urgent, "")
-	// runtime/ a file: nothing can be written under it.
+	// runtime/ a file: nothing can be written under it (the send's note
+	// of its add made the folder: it goes first).
+	if err := os.RemoveAll(filepath.Join(h.Store.Dir(), "runtime")); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(h.Store.Dir(), "runtime"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,19 @@ func OpenWith(dir string, opts ...durable.Option) (*Store, error) { return open(
 // check that the change is seen through the stamp, not the racy rule.
 func SetRacyWindow(s *Store, d time.Duration) { s.racy = d }
 
+// SetNotesFor sets how long an index is carried forward by senders' notes
+// (see [NotesFor]); negative means never.
+func SetNotesFor(s *Store, d time.Duration) { s.notes = d }
+
+// SetNoteFrom sets the size of directory from which sends note their adds
+// (NoteFrom); 0 or less: every folder's.
+func SetNoteFrom(s *Store, size int64) {
+	if size <= 0 {
+		size = -1
+	}
+	s.noteFrom = size
+}
+
 // SetCoarseClock makes s take every file system's clock as coarse, as
 // before Linux 6.13: a folder's stamp is then trusted only past the racy
 // window.

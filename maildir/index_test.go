@@ -282,17 +282,41 @@ func TestIndexInPlaceRewrite(t *testing.T) {
 		t.Fatalf("without the index:\nindexed %s\ntruth   %s", got, want)
 	}
 
-	// Once more, and this time the folder changes too.
+	// Once more, and this time the folder changes too: a send, which
+	// readers learn of from its note for a while after the index was
+	// listed (NotesFor), so the rewrite is not seen yet; past that while,
+	// the send makes the next read list the folder, and it is.
 	if _, err := ts.MarkRead(toast, read[7]); err != nil {
 		t.Fatal(err)
 	}
+	maildir.SetNotesFor(ts.Store, time.Hour)
 	view(t, ts.Store)
 	pastTick(t, ts.path("state/mail/toast")) // past the file's ctime too: it was renamed in
 	rewriteInPlace(t, p, `"read": true`, `"read": false`)
 	newer := ts.send(t, "nux", "toast", "more")
 	got, want := view(t, ts.Store), truth(t, ts)
-	if got != want || !strings.Contains(unreadOf(got), read[7]) || !strings.Contains(unreadOf(got), newer.ID) {
-		t.Fatalf("after a send:\nindexed %s\ntruth   %s", got, want)
+	if got == want || strings.Contains(unreadOf(got), read[7]) || !strings.Contains(unreadOf(got), newer.ID) {
+		t.Fatalf("after a noted send, within NotesFor:\nindexed %s\ntruth   %s", got, want)
+	}
+	maildir.SetNotesFor(ts.Store, -1) // the index is past its while
+	newest := ts.send(t, "nux", "toast", "more again")
+	got, want = view(t, ts.Store), truth(t, ts)
+	if got != want || !strings.Contains(unreadOf(got), read[7]) || !strings.Contains(unreadOf(got), newest.ID) {
+		t.Fatalf("after a send past NotesFor:\nindexed %s\ntruth   %s", got, want)
+	}
+	// And any other change shows it at once, notes or not.
+	if _, err := ts.MarkRead(toast, read[7]); err != nil {
+		t.Fatal(err)
+	}
+	maildir.SetNotesFor(ts.Store, time.Hour)
+	view(t, ts.Store)
+	pastTick(t, ts.path("state/mail/toast"))
+	rewriteInPlace(t, p, `"read": true`, `"read": false`)
+	if err := os.WriteFile(ts.path("state/mail/toast/2026-01-02T03-04-05Z-script.json"), []byte(messageJSON("script", "dropped", false)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := view(t, ts.Store), truth(t, ts); got != want || !strings.Contains(unreadOf(got), read[7]) {
+		t.Fatalf("after a script's drop:\nindexed %s\ntruth   %s", got, want)
 	}
 }
 
@@ -705,5 +729,91 @@ func TestThreadIndexNotTrustedWhileRacy(t *testing.T) {
 	}
 	if got := ids(ts.Store); !slices.Equal(got, want) {
 		t.Fatalf("the index answered while racy: %v, the files say %v", got, want)
+	}
+}
+
+// A sender's note never hides a change another writer made at the same
+// moment: sends race a script's drops and removals into the same
+// mailbox, round after round, with the real racy rule; after each round
+// the indexed answer (which follows notes where it can) is the full
+// scan's. A send that saw another writer's change notes nothing, and the
+// reader lists the folder.
+func TestNotesNeverHideAConcurrentChange(t *testing.T) {
+	ts := newStore(t)
+	ts.send(t, "mayor", "toast", "first")
+	box := ts.path("state/mail/toast")
+	followed := 0
+	for r := range 150 {
+		var wg sync.WaitGroup
+		wg.Go(func() { ts.send(t, "mayor", "toast", fmt.Sprintf("send %d", r)) })
+		wg.Go(func() {
+			name := fmt.Sprintf("2026-01-02T03-%02d-%02dZ-script.json", r/60, r%60)
+			tmp := filepath.Join(box, ".drop")
+			if err := os.WriteFile(tmp, []byte(messageJSON("script", fmt.Sprintf("drop %d", r), r%3 == 0)), 0o600); err != nil {
+				t.Error(err)
+				return
+			}
+			if err := os.Rename(tmp, filepath.Join(box, name)); err != nil {
+				t.Error(err)
+			}
+			if r%4 == 0 { // and a removal now and then
+				if ents, _ := os.ReadDir(box); len(ents) > 3 {
+					os.Remove(filepath.Join(box, ents[1].Name()))
+				}
+			}
+		})
+		wg.Wait()
+		if got, want := view(t, ts.Store), truth(t, ts); got != want {
+			t.Fatalf("round %d:\nindexed %s\ntruth   %s", r, got, want)
+		}
+		// A lone send now: its note is followed (the index was just
+		// rebuilt by the view above).
+		ts.send(t, "nux", "toast", fmt.Sprintf("alone %d", r))
+		if got, want := view(t, ts.Store), truth(t, ts); got != want {
+			t.Fatalf("round %d, a lone send:\nindexed %s\ntruth   %s", r, got, want)
+		}
+		// A reader that lists the folder rebuilds the index and drops the
+		// notes; one that followed them leaves them.
+		if _, err := os.Stat(ts.path(maildir.IndexDir + "/state~mail~toast.adds")); err == nil {
+			followed++
+		}
+	}
+	if fine, err := maildir.FineClock(ts.Store); err == nil && fine && followed == 0 {
+		t.Error("no lone send left a note: the notes were never put to the test")
+	}
+}
+
+// A send notes what it added only to a folder big enough for the note to
+// pay (NoteFrom bytes of directory): a small one is listed instead.
+func TestOnlyBigFoldersAreNoted(t *testing.T) {
+	ts := newStore(t)
+	maildir.SetNoteFrom(ts.Store, 16<<10)
+	adds := ts.path(maildir.IndexDir + "/state~mail~toast.adds")
+	ts.send(t, "mayor", "toast", "first")
+	view(t, ts.Store)
+	ts.send(t, "mayor", "toast", "small")
+	if _, err := os.Stat(adds); err == nil {
+		t.Fatal("a send to a small folder left a note")
+	}
+	box := ts.path("state/mail/toast")
+	for i := range 600 { // past 16 KiB of directory on any file system here
+		name := fmt.Sprintf("2026-01-01T00-00-%02d.%03dZ-script.json", i/1000, i%1000)
+		if err := os.WriteFile(filepath.Join(box, name), []byte(messageJSON("script", "filler", true)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, err := os.Stat(box); err != nil || st.Size() < 16<<10 {
+		t.Skipf("the folder is %d bytes with 600 files here: this file system does not size folders by names", st.Size())
+	}
+	view(t, ts.Store)
+	ts.send(t, "mayor", "toast", "big")
+	if fine, err := maildir.FineClock(ts.Store); err != nil || !fine {
+		t.Skip("a coarse clock: no send is noted at once")
+	}
+	if _, err := os.Stat(adds); err != nil {
+		t.Fatalf("a send to a big folder left no note: %v", err)
+	}
+	if got, want := view(t, ts.Store), truth(t, ts); got != want {
+		t.Fatalf("after the noted send:\nindexed %s\ntruth   %s", got, want)
 	}
 }

@@ -60,10 +60,13 @@ type Store struct {
 
 	root *chipset.Root
 
-	racy time.Duration // RacyWindow when 0; none when negative (tests)
+	racy     time.Duration // RacyWindow when 0; none when negative (tests)
+	notes    time.Duration // NotesFor when 0; none when negative (tests)
+	noteFrom int64         // NoteFrom when 0; every folder when negative (tests)
 
-	clock  folderindex.Clock // the file system's clock, see fineClock
-	coarse bool              // tests: take every clock as coarse
+	clock  folderindex.Clock   // the file system's clock, see fineClock
+	wit    folderindex.Witness // what a create raises in a watched folder, see createNoted
+	coarse bool                // tests: take every clock as coarse
 
 	mu   sync.Mutex
 	last time.Time // the latest stamp given out, see stamp

@@ -47,6 +47,7 @@ func openStore(t testing.TB, dir string, opts ...durable.Option) *testStore {
 		t.Fatal(err)
 	}
 	ts := &testStore{Store: s, dir: dir}
+	maildir.SetNoteFrom(s, 0) // the tests' folders are small: note every send, as big ones do
 	s.Warn = func(err error) {
 		ts.mu.Lock()
 		ts.warns = append(ts.warns, err)

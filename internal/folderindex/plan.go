@@ -21,6 +21,11 @@ type Rules struct {
 	// Classify says whether a folder entry is a candidate message file,
 	// and if not, why (nil: passed over in silence).
 	Classify func(name string, typ fs.FileMode) (candidate bool, why error)
+	// NotesFor is how long after its listing an index may be carried
+	// forward by senders' notes (see the adds log); past it the folder is
+	// listed again at its next change, which is when a file rewritten in
+	// place is seen. 0 means no notes are followed.
+	NotesFor time.Duration
 }
 
 // DirRacy reports whether a folder's stat taken at now could fail to show
@@ -60,8 +65,12 @@ func PlanUnread(d *durable.Dir, st durable.Stat, r *Rules, known bool, listed fu
 	var old *Folder
 	if idx != nil {
 		old = ReadFolder(idx, p.rel, known)
-		if !old.Usable(st) && !known && old != nil {
-			old = ReadFolder(idx, p.rel, true) // the folder changed: its known names are needed
+		if !old.Usable(st) {
+			if f, ok := followAdds(idx, r, p.rel, old, st, p.now); ok {
+				old = f // the index, and the adds its senders noted since: the folder as it stands
+			} else if !known && old != nil {
+				old = ReadFolder(idx, p.rel, true) // the folder changed: its known names are needed
+			}
 		}
 		idx.Close()
 	}
@@ -128,6 +137,13 @@ func (p *Plan) Save() {
 	}
 	p.next.Count = len(p.next.Known) + len(p.next.Load)
 	write(p.rules, FileName(p.rel), p.next.Encode())
+	// The new index stands at the stamp the listing read: the notes of
+	// adds before it are spent. (A note appended meanwhile goes with them:
+	// the next reader lists the folder.)
+	if d, _ := p.rules.Open(false); d != nil {
+		_ = d.Remove(AddsName(p.rel))
+		d.Close()
+	}
 }
 
 // write replaces the index file name.
