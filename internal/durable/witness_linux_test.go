@@ -19,21 +19,12 @@ func TestCreateWitnessed(t *testing.T) {
 	var during func(dir string)
 	at := durable.StepRename
 	top := t.TempDir()
-	root, err := durable.OpenRoot(top, durable.WithFault(func(s durable.Step, path string) error {
+	root, d := box(t, top, durable.WithFault(func(s durable.Step, path string) error {
 		if s == at && during != nil {
 			during(filepath.Join(top, filepath.Dir(path))) // path is the root's
 		}
 		return nil
 	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	d, err := root.MkdirAll("box")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
 	dir := filepath.Join(root.Path(), "box")
 	expect, err := d.ProbeWitness()
 	if err != nil || expect <= 0 {
@@ -113,35 +104,34 @@ func TestCreateWitnessed(t *testing.T) {
 // without a count of what a create raises: Alone is false, and the create
 // is made all the same.
 func TestCreateWitnessedFallback(t *testing.T) {
-	root, err := durable.OpenRoot(t.TempDir(), durable.WithFallback())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	d, err := root.MkdirAll("box")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	root, d := box(t, t.TempDir(), durable.WithFallback())
 	w, err := d.CreateWitnessed("a.json", []byte("{}"), 6)
 	if err != nil || w.Alone {
 		t.Fatalf("alone %v, %v; want a create and no word", w.Alone, err)
 	}
 	// And without a count learnt, none either.
-	root2, err := durable.OpenRoot(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root2.Close()
-	d2, err := root2.MkdirAll("box")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d2.Close()
+	_, d2 := box(t, t.TempDir())
 	if w, err := d2.CreateWitnessed("a.json", []byte("{}"), 0); err != nil || w.Alone {
 		t.Fatalf("with no count: alone %v, %v", w.Alone, err)
 	}
 	if _, err := os.Stat(filepath.Join(root.Path(), "box", "a.json")); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// box opens a root at dir with opts and makes its folder "box"; both are
+// closed when the test ends.
+func box(t *testing.T, dir string, opts ...durable.Option) (*durable.Root, *durable.Dir) {
+	t.Helper()
+	root, err := durable.OpenRoot(dir, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	d, err := root.MkdirAll("box")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return root, d
 }
