@@ -24,7 +24,7 @@ func SetRacyWindow(s *Store, d time.Duration) { s.racy = d }
 func SetNotesFor(s *Store, d time.Duration) { s.notes = d }
 
 // SetNoteFrom sets the size of directory from which sends note their adds
-// (NoteFrom); 0 or less: every folder's.
+// (noteFromSize); 0 or less: every folder's.
 func SetNoteFrom(s *Store, size int64) {
 	if size <= 0 {
 		size = -1

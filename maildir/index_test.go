@@ -784,7 +784,7 @@ func TestNotesNeverHideAConcurrentChange(t *testing.T) {
 }
 
 // A send notes what it added only to a folder big enough for the note to
-// pay (NoteFrom bytes of directory): a small one is listed instead.
+// pay (32 KiB of directory): a small one is listed instead.
 func TestOnlyBigFoldersAreNoted(t *testing.T) {
 	ts := newStore(t)
 	maildir.SetNoteFrom(ts.Store, 16<<10)

@@ -273,11 +273,11 @@ func (s *Store) deliver(r *durable.Root, b Address, m *Message, ownThread, again
 	return fmt.Errorf("no free id after %s-%d in %s", base, maxSuffix, b.Dir(false))
 }
 
-// NoteFrom is the size of a mailbox's directory (as stat(2) gives it: on
+// noteFromSize is the size of a mailbox's directory (as stat(2) gives it: on
 // ext4 about 4 KiB for each 70 names) from which a send notes what it
 // added for readers to follow (see createNoted); smaller folders are
 // listed instead, which costs less than the note.
-const NoteFrom = 32 << 10
+const noteFromSize = 32 << 10
 
 // createNoted writes a new message file into folder d of box b, as
 // durable Create does, and, for an agent's mailbox with the index on, notes
@@ -290,11 +290,11 @@ func (s *Store) createNoted(d *durable.Dir, b Address, name string, data []byte)
 	}
 	// A witness costs a send about 0.2 ms (most of it the thread the Go
 	// runtime starts the first time a goroutine is locked to its thread);
-	// a listing costs a reader about 0.4 µs a file. Below NoteFrom bytes
+	// a listing costs a reader about 0.4 µs a file. Below noteFromSize bytes
 	// of directory (some hundreds of files) the listing is the cheaper.
 	from := s.noteFrom
 	if from == 0 {
-		from = NoteFrom
+		from = noteFromSize
 	}
 	if st, err := d.Stat(); err != nil || st.Size < from {
 		return d.Create(name, data)

@@ -62,7 +62,7 @@ type Store struct {
 
 	racy     time.Duration // RacyWindow when 0; none when negative (tests)
 	notes    time.Duration // NotesFor when 0; none when negative (tests)
-	noteFrom int64         // NoteFrom when 0; every folder when negative (tests)
+	noteFrom int64         // noteFromSize when 0; every folder when negative (tests)
 
 	clock  folderindex.Clock   // the file system's clock, see fineClock
 	wit    folderindex.Witness // what a create raises in a watched folder, see createNoted
