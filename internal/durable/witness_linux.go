@@ -10,26 +10,26 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The witness of a create is Linux's dnotify: F_NOTIFY on the folder,
-// with every change to its entries (a name made, removed, renamed in or
-// out) raising a queued real-time signal aimed at the one thread making
-// the create, which has it blocked and counts what is queued. dnotify, not inotify: closing an inotify instance waits out
-// an SRCU grace period (8–20 ms here, more than the write it would
-// witness), and dnotify's one group lives as long as the kernel, so
-// ending a watch waits for nothing (arm, count and close: 4 µs).
+// The witness of a create is Linux's dnotify: F_NOTIFY on the folder, with
+// every change to its entries (a name made, removed, renamed in or out)
+// raising a queued real-time signal aimed at the one thread making the
+// create, which has it blocked and counts what is queued. dnotify, not
+// inotify: closing an inotify instance waits out an SRCU grace period
+// (8–20 ms here, more than the write it would witness), and dnotify's one
+// group lives as long as the kernel, so ending a watch waits for nothing
+// (arm, count and close: 4 µs).
 //
-// A signal says that something changed, not what. So the witness counts:
-// a create (its temp made, then renamed to a new name) raises a fixed
-// number of signals on a given kernel (four on Linux 6.x: made, and moved
-// from, moved to and rename), which ProbeWitness learns in a folder of its
-// own, where nothing else can happen (the caller keeps the count: the
-// folder index does, per kernel). Any other change to the entries in the
-// window — another writer's file, a removal, a rename — raises at least
-// one more, and the witness says no. So does a full
-// signal queue (the kernel then raises SIGIO instead, which the thread
-// also counts) or anything it cannot set up. The folder moved elsewhere
-// changes none of its entries and raises nothing; the witness still
-// watches it there.
+// A signal says that something changed, not what. So the witness counts: a
+// create (its temp made, then renamed to a new name) raises a fixed number
+// of signals on a given kernel (four on Linux 6.x: made, and moved from,
+// moved to and rename), which ProbeWitness learns in a folder of its own,
+// where nothing else can happen (the caller keeps the count: the folder
+// index does, per kernel). Any other change to the entries in the window —
+// another writer's file, a removal, a rename — raises at least one more,
+// and the witness says no. So does a full signal queue (the kernel then
+// raises SIGIO instead, which the thread also counts) or anything it
+// cannot set up. The folder moved elsewhere changes none of its entries
+// and raises nothing; the witness still watches it there.
 
 // witnessSignal is the real-time signal the witness asks for; nothing else
 // in mailfs uses it, and Go ignores it on any other thread.
@@ -37,11 +37,11 @@ const witnessSignal = 40
 
 // ProbeWitness measures how many signals a create raises in a watched
 // folder on this kernel: its temp made, written, and renamed to a new
-// name. It runs in a folder of its own, made in d
-// for the probe and removed after, where nothing else can happen, so the
-// count is the create's alone. The caller keeps the answer (it is the
-// kernel's, and costs a millisecond to learn): [Dir.CreateWitnessed]
-// takes it. An error means no witness here.
+// name. It runs in a folder of its own, made in d for the probe and
+// removed after, where nothing else can happen, so the count is the
+// create's alone. The caller keeps the answer (it is the kernel's, and
+// costs a millisecond to learn): [Dir.CreateWitnessed] takes it. An error
+// means no witness here.
 func (d *Dir) ProbeWitness() (int, error) {
 	if err := d.root.writable(); err != nil {
 		return 0, err
