@@ -115,17 +115,11 @@ func (s *Store) claim(q, a Address, request string) (*Message, error) {
 	if err := s.MayChange(q); err != nil {
 		return nil, err
 	}
-	parent, src, err := s.openQueue(q)
+	src, done, err := s.lockQueue(q)
 	if err != nil {
 		return nil, err
 	}
-	defer parent.Close()
-	defer src.Close()
-	unlock, err := parent.Lock()
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
+	defer done()
 	// Stamped names sort oldest first. A claim needs the oldest item that
 	// can be had, not the whole sorted queue: the cursor (see folderindex.ClaimWindow)
 	// or one pass that keeps the claimPick smallest names, and only if
@@ -326,6 +320,24 @@ func (s *Store) openQueue(q Address) (parent, d *durable.Dir, err error) {
 	return parent, d, nil
 }
 
+// lockQueue opens queue q's folder (as openQueue does) and takes the
+// claimants' lock on the queues' folder, which every verb that moves or
+// rewrites a queue's items holds while it decides and acts; done releases
+// the lock and closes both.
+func (s *Store) lockQueue(q Address) (d *durable.Dir, done func(), err error) {
+	parent, d, err := s.openQueue(q)
+	if err != nil {
+		return nil, nil, err
+	}
+	unlock, err := parent.Lock()
+	if err != nil {
+		d.Close()
+		parent.Close()
+		return nil, nil, err
+	}
+	return d, func() { unlock(); d.Close(); parent.Close() }, nil
+}
+
 // makeQueue makes the folder of an empty queue that came through git,
 // which keeps no empty folders (its home record says it exists), and
 // opens it as openQueue does.
@@ -393,17 +405,11 @@ func (s *Store) Release(a Address, id string) (*Message, error) {
 	if err != nil && !back {
 		return nil, err
 	}
-	parent, dst, err := s.openQueue(q)
+	dst, done, err := s.lockQueue(q)
 	if err != nil {
 		return nil, err
 	}
-	defer parent.Close()
-	defer dst.Close()
-	unlock, err := parent.Lock()
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
+	defer done()
 	if back {
 		return s.giveBack(d, a, archived, name, dst, q)
 	}
@@ -495,17 +501,11 @@ func (s *Store) Reassign(from Address, id string, to Address) (*Message, error) 
 	if err := s.MayChange(q); err != nil {
 		return nil, err
 	}
-	parent, qd, err := s.openQueue(q)
+	qd, done, err := s.lockQueue(q)
 	if err != nil {
 		return nil, err
 	}
-	defer parent.Close()
-	defer qd.Close()
-	unlock, err := parent.Lock()
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
+	defer done()
 	r, err := s.open(true)
 	if err != nil {
 		return nil, err
@@ -593,17 +593,11 @@ func (s *Store) Settle(q Address, id string) error {
 	if err != nil {
 		return err
 	}
-	parent, d, err := s.openQueue(q)
+	d, done, err := s.lockQueue(q)
 	if err != nil {
 		return err
 	}
-	defer parent.Close()
-	defer d.Close()
-	unlock, err := parent.Lock()
-	if err != nil {
-		return err
-	}
-	defer unlock()
+	defer done()
 	_, err = s.rewrite(d, q, false, id+".json", unclaim)
 	return err
 }
