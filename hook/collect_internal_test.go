@@ -2,6 +2,7 @@ package hook
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -85,9 +86,10 @@ func TestTheAgentIsAlwaysTheAgent(t *testing.T) {
 	}
 }
 
-// A mail read that is stuck (a hung disk, say) does not hold the hook past
-// its budget: the reminder says it is partial and still shows the nudges,
-// which were claimed first; and they are the agent's to commit.
+// A listing of the mailbox that is stuck (a big folder on a cold, slow
+// disk, say) does not hold the hook past its budget: the reminder says it
+// is partial and still shows the nudges, which were claimed first; and
+// they are the agent's to commit.
 func TestAStuckMailReadDoesNotHoldTheHook(t *testing.T) {
 	s, q := newTown(t)
 	if _, err := q.Enqueue("toast", nudgeq.Nudge{Sender: "mayor", Message: "ping", Priority: nudgeq.Urgent}, 0); err != nil {
@@ -96,6 +98,9 @@ func TestAStuckMailReadDoesNotHoldTheHook(t *testing.T) {
 	stuck, listing := make(chan struct{}), make(chan struct{})
 	defer close(stuck)
 	c := &Collector{Store: s, Nudges: q, Budget: 20 * time.Millisecond,
+		fromIndex: func(context.Context, string) ([]*maildir.Message, error) {
+			return nil, maildir.ErrNeedsListing // the folder changed
+		},
 		list: func(string) ([]*maildir.Message, error) {
 			close(listing)
 			<-stuck
@@ -112,4 +117,45 @@ func TestAStuckMailReadDoesNotHoldTheHook(t *testing.T) {
 	if n, err := q.Len("toast"); err != nil || n != 0 {
 		t.Fatalf("%d nudges left after the commit (%v)", n, err)
 	}
+}
+
+// The hook's every turn, when the mailbox has not changed, is answered
+// from the folder's index on the caller's goroutine (no listing, no
+// goroutine); a folder that changed, or one with more unread mail than a
+// few reads, is listed.
+func TestACurrentIndexAnswersTheHookWithoutAListing(t *testing.T) {
+	s, q := newTown(t)
+	send := func(n int) {
+		t.Helper()
+		for i := range n {
+			if _, err := s.Send(&maildir.Message{From: "mayor", To: "toast", Subject: fmt.Sprint("work ", i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	listed := 0
+	c := &Collector{Store: s, Nudges: q,
+		list: func(agent string) ([]*maildir.Message, error) {
+			listed++
+			return s.List(maildir.Address{Kind: maildir.KindAgent, Name: agent}, maildir.ListOptions{})
+		}}
+	collect := func(wantMail, wantListed int) {
+		t.Helper()
+		listed = 0
+		res := c.Collect(context.Background(), "toast")
+		if len(res.Errs) != 0 || res.Reminder.Partial != "" || len(res.Reminder.Mail) != wantMail || listed != wantListed {
+			t.Fatalf("errors %v, partial %q, %d messages, %d listings; want %d messages, %d listings",
+				res.Errs, res.Reminder.Partial, len(res.Reminder.Mail), listed, wantMail, wantListed)
+		}
+	}
+	send(3)
+	collect(3, 1) // no index yet: listed, and the index made
+	collect(3, 0)
+	collect(3, 0)
+	send(1)
+	collect(4, 1) // changed
+	collect(4, 0)
+	send(fewFiles)
+	collect(4+fewFiles, 1)
+	collect(4+fewFiles, 1) // more than a few files to read: on a goroutine, every time
 }

@@ -15,6 +15,18 @@
 // hook sees them; only a process killed between print and commit can show
 // a nudge twice, never zero times.
 //
+// The budget holds by construction. Collect makes, on the caller's
+// goroutine, only operations that check the budget before each file they
+// touch: the claim (which stops at its next nudge), and the mail read
+// when the folder's index describes it as it stands and names at most a
+// few unread files ([maildir.Store.ListFromIndex]). A read that needs the
+// folder listed, and every file in it stat-ed, runs on a goroutine of its
+// own, and Collect stops waiting for it when the budget is spent. What
+// this cannot bound is a file operation on the caller's goroutine that
+// hangs (a dead network disk): that is the one operation past the budget
+// the promise allows, and on such a disk the claim, made first, would
+// hang the same way.
+//
 // An agent is always the agent: a group, queue or channel that shares its
 // name never takes its reminders.
 package hook

@@ -88,6 +88,15 @@ type unreadScan struct {
 	keep  func(*Message) bool // called with each unread message; nil keeps them all
 	read  func(name string)   // if not nil, called with each read message's file name
 	quiet bool                // report nothing to Warn
+
+	// ctx, if not nil, is checked before each file is read: once it is
+	// done, readUnread stops, keeps no index, and returns its error.
+	ctx context.Context
+	// fromIndex asks for an answer from the folder's index and at most
+	// most files read: if that cannot be had, readUnread returns
+	// ErrNeedsListing having read only the index.
+	fromIndex bool
+	most      int
 }
 
 func (u *unreadScan) kept(m *Message) bool { return u.keep == nil || u.keep(m) }
@@ -113,6 +122,9 @@ func (s *Store) readUnread(b Address, u unreadScan) ([]*Message, int, error) {
 	known := 0
 	var plan *folderindex.Plan
 	if !s.indexOn() {
+		if u.fromIndex {
+			return nil, 0, ErrNeedsListing
+		}
 		if err := s.eachName(d, !u.quiet, func(name string) { names = append(names, name) }); err != nil {
 			return nil, 0, err
 		}
@@ -122,11 +134,20 @@ func (s *Store) readUnread(b Address, u unreadScan) ([]*Message, int, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		plan, err = folderindex.PlanUnread(d, st, s.rules(false), u.read != nil, func(name string, _ fs.FileMode, why error) {
+		planner := folderindex.PlanUnread
+		if u.fromIndex {
+			planner = folderindex.PlanFromIndex
+		}
+		plan, err = planner(d, st, s.rules(false), u.read != nil, func(name string, _ fs.FileMode, why error) {
 			warn(d.Join(name), why)
 		})
-		if err != nil {
+		switch {
+		case errors.Is(err, folderindex.ErrNeedsListing):
+			return nil, 0, ErrNeedsListing
+		case err != nil:
 			return nil, 0, err
+		case u.fromIndex && len(plan.Read) > u.most:
+			return nil, 0, ErrNeedsListing
 		}
 		if u.read != nil {
 			for _, k := range plan.Known {
@@ -135,8 +156,12 @@ func (s *Store) readUnread(b Address, u unreadScan) ([]*Message, int, error) {
 		}
 		names, known = plan.Read, plan.Count-len(plan.Read)
 	}
+	ctx := u.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	var kept []*Message
-	s.loadNames(context.Background(), d, b, false, names, nil, func(name string, m *Message, fst durable.Stat, err error) {
+	s.loadNames(ctx, d, b, false, names, nil, func(name string, m *Message, fst durable.Stat, err error) {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			return // gone since the listing: the folder's stamp moved too
@@ -154,6 +179,9 @@ func (s *Store) readUnread(b Address, u unreadScan) ([]*Message, int, error) {
 			plan.Record(name, fst, err == nil && m.Read)
 		}
 	})
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err // a part read: no answer, and no index made of it
+	}
 	if plan != nil {
 		plan.Save()
 	}

@@ -1,6 +1,8 @@
 package maildir_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -816,4 +818,59 @@ func TestOnlyBigFoldersAreNoted(t *testing.T) {
 	if got, want := view(t, ts.Store), truth(t, ts); got != want {
 		t.Fatalf("after the noted send:\nindexed %s\ntruth   %s", got, want)
 	}
+}
+
+// ListFromIndex answers as List does while the index (and its senders'
+// notes) describe the folder and few files are to be read; otherwise it
+// says a listing is needed. The prompt hook reads on its own goroutine
+// only what it answers.
+func TestListFromIndex(t *testing.T) {
+	ts, _, unread := indexed(t)
+	from := func(ctx context.Context, most int) ([]string, error) {
+		msgs, err := ts.ListFromIndex(ctx, toast, most)
+		return ids(msgs), err
+	}
+	needsListing := func(what string, most int) {
+		t.Helper()
+		if got, err := from(context.Background(), most); !errors.Is(err, maildir.ErrNeedsListing) {
+			t.Fatalf("%s: %v, %v; want ErrNeedsListing", what, got, err)
+		}
+	}
+	answers := func(what string, most int) {
+		t.Helper()
+		got, err := from(context.Background(), most)
+		want, _ := ts.List(toast, maildir.ListOptions{})
+		if err != nil || !slices.Equal(got, ids(want)) {
+			t.Fatalf("%s: %v, %v; want %v", what, got, err, ids(want))
+		}
+	}
+	if err := os.RemoveAll(ts.path(maildir.IndexDir)); err != nil {
+		t.Fatal(err)
+	}
+	needsListing("no index", 100)
+	view(t, ts.Store) // lists the folder: the index is made
+	answers("a current index", 100)
+	answers("exactly enough reads", len(unread))
+	needsListing("one read too many", len(unread)-1)
+	ts.send(t, "nux", "toast", "noted") // a send notes what it adds
+	answers("a noted send", 100)
+	if err := os.WriteFile(ts.path("state/mail/toast/20260101T000000Z-script-0001.json"),
+		[]byte(`{"from":"script","to":"toast","subject":"dropped","timestamp":"2026-01-01T00:00:00Z"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	needsListing("a script's drop", 100)
+	view(t, ts.Store)
+	answers("listed again", 100)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if got, err := from(ctx, 100); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a done context: %v, %v; want context.Canceled", got, err)
+	}
+	answers("after a done context, nothing kept of it", 100)
+	if _, err := ts.ListFromIndex(context.Background(), maildir.Address{Kind: maildir.KindQueue, Name: "toast"}, 100); !errors.Is(err, maildir.ErrNeedsListing) {
+		t.Fatalf("a queue: %v; want ErrNeedsListing", err)
+	}
+	ts.NoIndex = true
+	needsListing("no index kept", 100)
 }

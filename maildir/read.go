@@ -63,6 +63,33 @@ func (s *Store) List(b Address, opt ListOptions) ([]*Message, error) {
 	return msgs, nil
 }
 
+// ErrNeedsListing is what [Store.ListFromIndex] says when its answer
+// would take a listing of the folder, or more file reads than it was
+// allowed.
+var ErrNeedsListing = errors.New("maildir: the answer needs the folder listed")
+
+// ListFromIndex returns agent box b's unread messages, as List with no
+// options does, when the folder's index describes the folder as it stands
+// and at most most files are to be read besides it; ctx is checked before
+// each. Otherwise it returns ErrNeedsListing, having read the index and
+// nothing else. Its file operations are few and small, so a caller with a
+// deadline can make them on its own goroutine and leave a listing, which
+// can take long, to another (as the prompt hook does).
+func (s *Store) ListFromIndex(ctx context.Context, b Address, most int) ([]*Message, error) {
+	if b.Kind != KindAgent {
+		return nil, ErrNeedsListing // everything in it is read, every time
+	}
+	if err := s.check(b); err != nil {
+		return nil, err
+	}
+	msgs, _, err := s.readUnread(b, unreadScan{ctx: ctx, fromIndex: true, most: most})
+	if err != nil {
+		return nil, err
+	}
+	sortByTime(msgs)
+	return msgs, nil
+}
+
 func sortByTime(msgs []*Message) {
 	slices.SortFunc(msgs, func(a, b *Message) int {
 		if c := a.Timestamp.Compare(b.Timestamp); c != 0 {
@@ -246,8 +273,9 @@ func (s *Store) readFolderIf(ctx context.Context, b Address, archived bool, pre 
 // and calls each with every outcome (the message and the stat of the file
 // it came from, or the error), in the order of names and from the calling
 // goroutine. Batches bound the memory of a caller that keeps nothing, such
-// as Count: at most one batch of messages is alive at a time. When ctx
-// ends it stops between two batches.
+// as Count: at most one batch of messages is alive at a time. ctx is
+// checked before each file is read: once it is done, no file more is read
+// and each is not called for the files left.
 func (s *Store) loadNames(ctx context.Context, d *durable.Dir, b Address, archived bool, names []string, pre func([]byte) bool, each func(name string, m *Message, st durable.Stat, err error)) {
 	const batch = 1024
 	msgs := make([]*Message, min(batch, len(names)))
@@ -255,8 +283,15 @@ func (s *Store) loadNames(ctx context.Context, d *durable.Dir, b Address, archiv
 	errs := make([]error, len(msgs))
 	for lo := 0; lo < len(names) && ctx.Err() == nil; lo += batch {
 		part := names[lo:min(lo+batch, len(names))]
-		parallel(len(part), func(i int) { msgs[i], _, _, sts[i], errs[i] = s.loadStat(d, b, archived, part[i], pre) })
+		parallel(len(part), func(i int) {
+			if errs[i] = ctx.Err(); errs[i] == nil {
+				msgs[i], _, _, sts[i], errs[i] = s.loadStat(d, b, archived, part[i], pre)
+			}
+		})
 		for i, m := range msgs[:len(part)] {
+			if errs[i] != nil && errs[i] == ctx.Err() {
+				return // not read: ctx ended first
+			}
 			each(part[i], m, sts[i], errs[i])
 		}
 		clear(msgs)

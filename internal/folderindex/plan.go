@@ -1,6 +1,7 @@
 package folderindex
 
 import (
+	"errors"
 	"io/fs"
 	"slices"
 	"time"
@@ -60,6 +61,22 @@ type Plan struct {
 // to be read is read only when the reader wants their names, or the folder
 // changed).
 func PlanUnread(d *durable.Dir, st durable.Stat, r *Rules, known bool, listed func(name string, typ fs.FileMode, why error)) (*Plan, error) {
+	return planUnread(d, st, r, known, true, listed)
+}
+
+// ErrNeedsListing is what [PlanFromIndex] says when the folder's index
+// does not describe the folder as it stands.
+var ErrNeedsListing = errors.New("folderindex: the index does not describe the folder as it stands")
+
+// PlanFromIndex plans a read of folder d as PlanUnread does when the
+// index (with its senders' notes) describes the folder as it stands, and
+// otherwise returns ErrNeedsListing, having read the index and nothing
+// else: a plan that costs one or two small reads, never a listing.
+func PlanFromIndex(d *durable.Dir, st durable.Stat, r *Rules, known bool, listed func(name string, typ fs.FileMode, why error)) (*Plan, error) {
+	return planUnread(d, st, r, known, false, listed)
+}
+
+func planUnread(d *durable.Dir, st durable.Stat, r *Rules, known, list bool, listed func(name string, typ fs.FileMode, why error)) (*Plan, error) {
 	p := &Plan{rules: r, rel: d.Path(), now: time.Now()}
 	idx, _ := r.Open(false)
 	var old *Folder
@@ -68,7 +85,7 @@ func PlanUnread(d *durable.Dir, st durable.Stat, r *Rules, known bool, listed fu
 		if !old.Usable(st) {
 			if f, ok := followAdds(idx, r, p.rel, old, st, p.now); ok {
 				old = f // the index, and the adds its senders noted since: the folder as it stands
-			} else if !known && old != nil {
+			} else if !known && old != nil && list {
 				old = ReadFolder(idx, p.rel, true) // the folder changed: its known names are needed
 			}
 		}
@@ -84,6 +101,9 @@ func PlanUnread(d *durable.Dir, st durable.Stat, r *Rules, known bool, listed fu
 		}
 		p.Read, p.Known, p.Count = old.Load, old.Known, old.Count
 		return p, nil
+	}
+	if !list {
+		return nil, ErrNeedsListing
 	}
 	was := map[string]Entry{}
 	if old != nil {
