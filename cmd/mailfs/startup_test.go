@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// A command pays for every package's initialisation before main, and a
+// prompt hook pays it on every turn (docs/performance.md): mailfs's own
+// packages build nothing at init — no tables, maps or regular
+// expressions; those are switches, or built on first use. The runtime
+// counts what each package's init allocates (GODEBUG=inittrace=1), so
+// this is a count, not a timing: a package-level map literal, a
+// regexp.MustCompile or an fmt.Errorf at package level fails it.
+func TestStartUpBuildsNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds mailfs")
+	}
+	bin := filepath.Join(t.TempDir(), "mailfs")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building mailfs: %v\n%s", err, out)
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, "version")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("mailfs version: %v\n%s", err, stderr.String())
+	}
+	// init github.com/mailfs/mailfs/hook @0.95 ms, 0.004 ms clock, 72 bytes, 2 allocs
+	line := regexp.MustCompile(`^init (\S+) @\S+ ms, \S+ ms clock, (\d+) bytes, (\d+) allocs$`)
+	const most = 256 // bytes: a few errors.New, no table
+	seen := map[string]bool{}
+	for l := range strings.Lines(stderr.String()) {
+		m := line.FindStringSubmatch(strings.TrimSpace(l))
+		if m == nil {
+			continue
+		}
+		pkg := m[1]
+		if pkg != "main" && !strings.HasPrefix(pkg, "github.com/mailfs/mailfs/") {
+			continue
+		}
+		seen[pkg] = true
+		if n, _ := strconv.Atoi(m[2]); n > most {
+			t.Errorf("package %s allocates %s bytes (%s allocations) at init; build it on first use instead", pkg, m[2], m[3])
+		}
+	}
+	for _, pkg := range []string{"main", "github.com/mailfs/mailfs/hook", "github.com/mailfs/mailfs/setup"} {
+		if !seen[pkg] {
+			t.Errorf("no init line for %s in:\n%s", pkg, stderr.String())
+		}
+	}
+}
