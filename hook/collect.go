@@ -92,9 +92,9 @@ type (
 	}
 )
 
-// fewFiles is how many unread messages the prompt hook reads on its own
-// goroutine, from a current index; a folder that changed, or more mail,
-// is read on a goroutine of its own.
+// fewFiles is how many unread messages the prompt hook reads on the
+// caller's goroutine, from a current index; a folder that changed, or
+// more mail, is read on a goroutine of its own.
 const fewFiles = 32
 
 // read makes the collection's two reads, each answering on its channel:
