@@ -14,15 +14,18 @@ import (
 // folders is a box's two folders, the active one and its archive, opened
 // once for any number of lookups. Either may be nil: it does not exist.
 type folders struct {
-	box  Address
-	dirs [2]*durable.Dir // [0] the folder, [1] its archive
+	box     Address
+	dirs    [2]*durable.Dir // [0] the folder, [1] its archive
+	archive bool            // the archive was asked for
+
+	looked func(i int) // tests: called after find looks in folder i
 }
 
 // openFolders opens box b's folder and, with archive, its archive. parent,
 // if not nil, is the folder that holds b's folder (state/mail for an
 // agent), already open: a search over many boxes opens each with one call.
 func (s *Store) openFolders(b Address, archive bool, parent *durable.Dir) (*folders, error) {
-	f := &folders{box: b}
+	f := &folders{box: b, archive: archive}
 	var err error
 	if parent != nil {
 		f.dirs[0], err = parent.Sub(path.Base(b.Dir(false)))
@@ -77,17 +80,29 @@ func (f *folders) find(id string, exact bool) (int, string, error) {
 		return 0, "", err
 	}
 	name := id + ".json"
-	for i, d := range f.dirs {
-		if d == nil {
-			continue
+	// Two looks, because a message can move between the folders while it
+	// is looked for: archived (or restored) after find looked in the one
+	// it moves to, before it looks in the one it leaves. Between the two,
+	// an archive made meanwhile is opened.
+	for look := range 2 {
+		if look == 1 {
+			f.openArchiveSince()
 		}
-		st, err := d.Lstat(name)
-		switch {
-		case err != nil:
-		case st.Mode.IsRegular():
-			return i, name, nil
-		case !st.Mode.IsDir():
-			return 0, "", &fs.PathError{Op: "read", Path: d.Join(name), Err: fmt.Errorf("%w: it is %s", ErrNotMessage, TypeName(st.Mode))}
+		for i, d := range f.dirs {
+			if d == nil {
+				continue
+			}
+			st, err := d.Lstat(name)
+			if f.looked != nil {
+				f.looked(i)
+			}
+			switch {
+			case err != nil:
+			case st.Mode.IsRegular():
+				return i, name, nil
+			case !st.Mode.IsDir():
+				return 0, "", &fs.PathError{Op: "read", Path: d.Join(name), Err: fmt.Errorf("%w: it is %s", ErrNotMessage, TypeName(st.Mode))}
+			}
 		}
 	}
 	if exact {
@@ -125,6 +140,23 @@ func (f *folders) find(id string, exact bool) (int, string, error) {
 	}
 	slices.Sort(c)
 	return 0, "", &AmbiguousError{ID: id, Candidates: c}
+}
+
+// openArchiveSince opens the archive when it was asked for, did not exist
+// when the folders were opened, and does now, and reports whether it did.
+// A box's first archiving makes the folder and moves the message into it:
+// a lookup that opened the folders just before, and looked in the box just
+// after, would otherwise find the message nowhere.
+func (f *folders) openArchiveSince() bool {
+	if !f.archive || f.dirs[0] == nil || f.dirs[1] != nil {
+		return false
+	}
+	d, err := f.dirs[0].Sub(ArchiveDir)
+	if err != nil {
+		return false
+	}
+	f.dirs[1] = d
+	return true
 }
 
 // locate finds message id in box b or its archive, as folders.find does,
