@@ -6,23 +6,29 @@ import (
 	"testing"
 )
 
+// oneMessage returns a store under dir whose box a holds one message, id.
+func oneMessage(t *testing.T) (s *Store, dir string, box Address, id string) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), ".chipset")
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	sent, err := s.Send(&Message{From: "m", To: "a", Subject: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, dir, Address{Kind: KindAgent, Name: "a"}, sent[0].ID
+}
+
 // A box's first archiving makes its archive folder and moves the message
 // into it. A lookup that opened the box's folders just before (no archive
 // yet) and looks for the message just after finds it in the new archive,
 // not nowhere: a mark racing the first archive of a mailbox once failed
 // with "message not found".
 func TestLookupSeesAnArchiveMadeMeanwhile(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), ".chipset")
-	s, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	sent, err := s.Send(&Message{From: "m", To: "a", Subject: "s"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	box, id := Address{Kind: KindAgent, Name: "a"}, sent[0].ID
+	s, dir, box, id := oneMessage(t)
 	for _, exact := range []bool{true, false} {
 		f, err := s.openFolders(box, true, nil)
 		if err != nil {
@@ -67,17 +73,7 @@ func TestLookupSeesAnArchiveMadeMeanwhile(t *testing.T) {
 // looked in the box, and before it looked in the archive, is found on the
 // second look, in the box.
 func TestLookupSeesARestoreMeanwhile(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), ".chipset")
-	s, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	sent, err := s.Send(&Message{From: "m", To: "a", Subject: "s"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	box, id := Address{Kind: KindAgent, Name: "a"}, sent[0].ID
+	s, dir, box, id := oneMessage(t)
 	active := filepath.Join(dir, "state", "mail", "a")
 	archived := filepath.Join(active, ArchiveDir)
 	if err := os.Mkdir(archived, 0o700); err != nil {
