@@ -28,8 +28,9 @@ func checksum(p []byte) uint32 {
 }
 
 // slicingMin is the input length from which checksum reads eight bytes a
-// step: deriving the tables costs about what checksumming a few KiB a
-// byte at a time does.
+// step. Below it the tables are not derived: a small folder's index (a
+// few KiB) is checksummed a byte at a time in less than deriving them,
+// and their 8 KiB of fresh heap, would cost.
 const slicingMin = 16 << 10
 
 // crcTables derives, on first need, the tables that checksum eight bytes
