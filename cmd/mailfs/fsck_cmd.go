@@ -114,7 +114,11 @@ func (c *fsckCmd) Run(a *app) error {
 		}
 	}
 	if left > 0 {
-		return &exitStatus{code: exitNothing, msg: fmt.Sprintf("fsck: %d findings, %d repaired, %d left", len(found), len(found)-left, left)}
+		noun := "findings"
+		if len(found) == 1 {
+			noun = "finding"
+		}
+		return &exitStatus{code: exitNothing, msg: fmt.Sprintf("fsck: %d %s, %d repaired, %d left", len(found), noun, len(found)-left, left)}
 	}
 	return nil
 }

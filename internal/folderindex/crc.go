@@ -34,7 +34,7 @@ func checksum(p []byte) uint32 {
 const slicingMin = 16 << 10
 
 // crcTables derives, on first need, the tables that checksum eight bytes
-// a step: t[k][b] is the CRC of byte b followed by k zero bytes.
+// a step: t[k][b] is the CRC register after byte b and then k zero bytes.
 // They are kept for the process, as hash/crc32 keeps its own; the zero
 // values need no work at start-up.
 func crcTables() *[8][256]uint32 {
