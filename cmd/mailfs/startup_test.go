@@ -59,3 +59,36 @@ func TestStartUpBuildsNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestLinksNothingHeavy holds mailfs to linking none of the packages whose
+// initialisation or size every command would pay for a few commands'
+// sake: the web view's and the MCP server's (net/http, html/template, the
+// MCP SDK) live in mailfs-serve and mailfs-mcp, which mailfs runs in its
+// place (helper.go), and the folder index computes its CRC-32 itself
+// rather than link hash/crc32 (internal/folderindex/crc.go). A package
+// that imports one of them into mailfs fails this, naming its importer.
+func TestLinksNothingHeavy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}: {{join .Imports \" \"}}", ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	importers := map[string][]string{} // package -> the packages that import it
+	for l := range strings.Lines(string(out)) {
+		pkg, imports, _ := strings.Cut(strings.TrimSpace(l), ": ")
+		for _, imp := range strings.Fields(imports) {
+			importers[imp] = append(importers[imp], pkg)
+		}
+	}
+	heavy := []string{"net/http", "html/template", "hash/crc32", "github.com/modelcontextprotocol/go-sdk/mcp", "github.com/chromedp/chromedp"}
+	for _, pkg := range heavy {
+		if by, ok := importers[pkg]; ok {
+			t.Errorf("mailfs links %s (imported by %s): its cost lands on every command", pkg, strings.Join(by, ", "))
+		}
+	}
+	if len(importers["github.com/mailfs/mailfs/maildir"]) == 0 {
+		t.Fatalf("go list named no importer of maildir: not the dependency list expected:\n%s", out)
+	}
+}
