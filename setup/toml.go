@@ -73,7 +73,10 @@ func checkedEdit(old []byte, command string, args, envVars []string, splice func
 	return out, nil
 }
 
-// spliceMCP sets command and args of [mcp_servers.mailfs] in the text.
+// spliceMCP sets command and args (and env_vars, when given) of
+// [mcp_servers.mailfs] in the text, wherever and however the file spells
+// that table, and leaves every other byte as it was: it finds where each
+// key is and where a missing one goes (findMCP), then makes those edits.
 func spliceMCP(old []byte, command string, args, envVars []string) ([]byte, error) {
 	values := map[string]string{"command": tomlString(command), "args": tomlArray(args)}
 	keys := []string{"command", "args"}
@@ -81,14 +84,49 @@ func spliceMCP(old []byte, command string, args, envVars []string) ([]byte, erro
 		values["env_vars"] = tomlArray(envVars)
 		keys = append(keys, "env_vars")
 	}
-	type edit struct {
-		at, end int
-		text    string
+	spot, err := findMCP(old, values)
+	if err != nil {
+		return nil, err
 	}
-	var edits []edit
-	set := map[string]bool{}
-	// Where to add a key the server lacks, and how to write its name.
-	insertAt, dotted, inline := -1, "", -1
+	var missing []string
+	for _, k := range keys {
+		if !spot.set[k] {
+			missing = append(missing, k)
+		}
+	}
+	edits := spot.edits
+	if len(missing) > 0 {
+		edits = append(edits, spot.add(old, missing, keys, values))
+	}
+	sort.SliceStable(edits, func(i, j int) bool { return edits[i].at > edits[j].at })
+	out := bytes.Clone(old)
+	for _, e := range edits {
+		out = append(out[:e.at:e.at], append([]byte(e.text), out[e.end:]...)...)
+	}
+	return out, nil
+}
+
+// A tomlEdit replaces the bytes [at, end) of a file with text.
+type tomlEdit struct {
+	at, end int
+	text    string
+}
+
+// mcpSpot is what findMCP found of the server's table in a file.
+type mcpSpot struct {
+	edits    []tomlEdit      // each key the server has, set to its new value
+	set      map[string]bool // the keys those edits set
+	insertAt int             // the line after the server's last key, or -1
+	dotted   string          // how a key added there is spelt: its dotted prefix
+	inline   int             // the closing brace of the server's inline table, or -1
+}
+
+// findMCP reads old as TOML and finds the server's keys, in a
+// [mcp_servers.mailfs] table, as dotted keys under a parent table, or in
+// inline tables on the way to it: values says which keys to set, and to
+// what.
+func findMCP(old []byte, values map[string]string) (*mcpSpot, error) {
+	spot := &mcpSpot{set: map[string]bool{}, insertAt: -1, inline: -1}
 	p := unstable.Parser{}
 	p.Reset(old)
 	// visit looks at a key-value under the table path prefix, and into
@@ -101,16 +139,16 @@ func spliceMCP(old []byte, command string, args, envVars []string) ([]byte, erro
 		switch {
 		case len(full) == 3 && slices.Equal(full[:2], mcpServer):
 			if v, ok := values[full[2]]; ok {
-				edits = append(edits, edit{start, end, keyText(p, kv) + " = " + v})
-				set[full[2]] = true
+				spot.edits = append(spot.edits, tomlEdit{start, end, keyText(p, kv) + " = " + v})
+				spot.set[full[2]] = true
 			}
 			if !inInline { // new keys go on the line after the server's last
-				insertAt = lineEnd(old, end)
-				dotted = dottedPrefix(p, kv)
+				spot.insertAt = lineEnd(old, end)
+				spot.dotted = dottedPrefix(p, kv)
 			}
 		case len(full) <= 2 && slices.Equal(full, mcpServer[:len(full)]) && kv.Value().Kind == unstable.InlineTable:
 			if len(full) == 2 {
-				inline = bytes.LastIndexByte(old[:end], '}')
+				spot.inline = bytes.LastIndexByte(old[:end], '}')
 			}
 			it := kv.Value().Children()
 			for it.Next() {
@@ -129,7 +167,7 @@ func spliceMCP(old []byte, command string, args, envVars []string) ([]byte, erro
 			table = keyOf(e.Key())
 			isArrayTable = e.Kind == unstable.ArrayTable
 			if !isArrayTable && slices.Equal(table, mcpServer) {
-				insertAt, dotted = lineEnd(old, lastKeyEnd(e)), ""
+				spot.insertAt, spot.dotted = lineEnd(old, lastKeyEnd(e)), ""
 			}
 		case unstable.KeyValue:
 			if !isArrayTable {
@@ -140,54 +178,45 @@ func spliceMCP(old []byte, command string, args, envVars []string) ([]byte, erro
 	if err := p.Error(); err != nil {
 		return nil, fmt.Errorf("not TOML (%v)", err)
 	}
-	var missing []string
-	for _, k := range keys {
-		if !set[k] {
-			missing = append(missing, k)
-		}
-	}
+	return spot, nil
+}
+
+// add is the edit that gives the server the keys it lacks: inside its
+// inline table, after its last key, or (no server at all) as a new
+// [mcp_servers.mailfs] table of every key at the end of the file.
+func (spot *mcpSpot) add(old []byte, missing, keys []string, values map[string]string) tomlEdit {
+	var add strings.Builder
 	switch {
-	case len(missing) == 0:
-	case inline >= 0:
-		var add strings.Builder
-		inner := bytes.TrimSpace(old[bytes.LastIndexByte(old[:inline], '{')+1 : inline])
+	case spot.inline >= 0:
+		inner := bytes.TrimSpace(old[bytes.LastIndexByte(old[:spot.inline], '{')+1 : spot.inline])
 		for i, k := range missing {
 			if i > 0 || len(inner) > 0 {
 				add.WriteString(", ")
 			}
 			fmt.Fprintf(&add, "%s = %s", k, values[k])
 		}
-		at := inline
+		at := spot.inline
 		for at > 0 && (old[at-1] == ' ' || old[at-1] == '\t') {
 			at--
 		}
-		edits = append(edits, edit{at, at, add.String()})
-	case insertAt >= 0:
-		var add strings.Builder
+		return tomlEdit{at, at, add.String()}
+	case spot.insertAt >= 0:
 		for _, k := range missing {
-			fmt.Fprintf(&add, "%s%s = %s\n", dotted, k, values[k])
+			fmt.Fprintf(&add, "%s%s = %s\n", spot.dotted, k, values[k])
 		}
-		edits = append(edits, edit{insertAt, insertAt, add.String()})
-	default:
-		var add strings.Builder
-		if len(old) > 0 && !bytes.HasSuffix(old, []byte("\n")) {
-			add.WriteString("\n")
-		}
-		if len(bytes.TrimSpace(old)) > 0 {
-			add.WriteString("\n")
-		}
-		add.WriteString("[mcp_servers.mailfs]\n")
-		for _, k := range keys {
-			fmt.Fprintf(&add, "%s = %s\n", k, values[k])
-		}
-		edits = append(edits, edit{len(old), len(old), add.String()})
+		return tomlEdit{spot.insertAt, spot.insertAt, add.String()}
 	}
-	sort.SliceStable(edits, func(i, j int) bool { return edits[i].at > edits[j].at })
-	out := bytes.Clone(old)
-	for _, e := range edits {
-		out = append(out[:e.at:e.at], append([]byte(e.text), out[e.end:]...)...)
+	if len(old) > 0 && !bytes.HasSuffix(old, []byte("\n")) {
+		add.WriteString("\n")
 	}
-	return out, nil
+	if len(bytes.TrimSpace(old)) > 0 {
+		add.WriteString("\n")
+	}
+	add.WriteString("[mcp_servers.mailfs]\n")
+	for _, k := range keys {
+		fmt.Fprintf(&add, "%s = %s\n", k, values[k])
+	}
+	return tomlEdit{len(old), len(old), add.String()}
 }
 
 // keyOf is a key's parts, unquoted.
