@@ -179,34 +179,64 @@ func (d *Deliverer) Run(ctx context.Context) error {
 		return err
 	}
 	nudgeEvents := d.watchNudges(ctx, agent)
-
-	every := cmp.Or(d.Every, DefaultEvery)
-	// The session's end, watched where the platform allows: then the
-	// checks can be rare, and 50 idle deliverers cost next to nothing.
-	checkEvery := cmp.Or(d.Check, DefaultCheck)
-	var ended <-chan struct{}
-	if exited, stop, err := info.Process.watchExit(); err == nil {
+	ended, checkEvery, stop, gone := d.watchEnd(ctx, info)
+	if stop != nil {
 		defer stop()
-		// The pid watched is the session's only if the session still is
-		// what its door says, now that the watch is open.
-		if _, err := d.Door.Session(ctx); errors.Is(err, ErrGone) {
-			return nil
-		}
-		ended = exited
-		if d.Check == 0 {
-			checkEvery = WatchedCheck
-		}
 	}
-	check := time.NewTicker(checkEvery)
+	if gone {
+		return nil
+	}
+	st := &run{d: d, agent: agent, rec: rec, dir: dir, waiting: map[string]pending{}, every: cmp.Or(d.Every, DefaultEvery),
+		spacing: cmp.Or(d.Spacing, DefaultSpacing), perMinute: cmp.Or(d.PerMinute, DefaultPerMinute),
+		confirmWait: cmp.Or(d.ConfirmWait, DefaultConfirmWait), maxRings: cmp.Or(d.MaxRings, DefaultMaxRings),
+		tries: map[string]int{}, last: map[string]string{}}
+	keep, err = st.serve(ctx, signals{mail: events, nudges: nudgeEvents, ended: ended, checkEvery: checkEvery, start: mark.Ctime})
+	return err
+}
+
+// watchEnd watches the session's end where the platform allows: then the
+// checks can be rare, and 50 idle deliverers cost next to nothing. It
+// returns the channel closed at the end (nil where there is no watch), how
+// often to check the session all the same, the watch's stop (nil without
+// one), and whether the session was gone once the watch was open.
+func (d *Deliverer) watchEnd(ctx context.Context, info Info) (ended <-chan struct{}, checkEvery time.Duration, stop func(), gone bool) {
+	checkEvery = cmp.Or(d.Check, DefaultCheck)
+	exited, stop, err := info.Process.watchExit()
+	if err != nil {
+		return nil, checkEvery, nil, false
+	}
+	// The pid watched is the session's only if the session still is
+	// what its door says, now that the watch is open.
+	if _, err := d.Door.Session(ctx); errors.Is(err, ErrGone) {
+		return nil, checkEvery, stop, true
+	}
+	if d.Check == 0 {
+		checkEvery = WatchedCheck
+	}
+	return exited, checkEvery, stop, false
+}
+
+// signals are what a Run's loop waits on besides its own timers.
+type signals struct {
+	mail       <-chan watch.Event // the mailbox's watcher
+	nudges     <-chan struct{}    // the nudge queue's (closed when ctx ends)
+	ended      <-chan struct{}    // closed when the session's process exits (nil: not watched)
+	checkEvery time.Duration      // how often to ask the door about the session
+	start      time.Time          // the session's start mark (see shownAtStart)
+}
+
+// serve is Run's loop: it takes in what the signals say, then confirms,
+// rings what is due, and waits again, until the session ends (nil) or ctx
+// does (ctx.Err()). keep says the record holds receipts senders may still
+// ask for, so that Run leaves it (see end).
+func (st *run) serve(ctx context.Context, sig signals) (keep bool, err error) {
+	d, rec := st.d, st.rec
+	check := time.NewTicker(sig.checkEvery)
 	defer check.Stop()
 	due := time.NewTimer(time.Hour)
 	due.Stop()
 	poll := time.NewTimer(time.Hour)
 	poll.Stop()
-	st := &run{d: d, agent: agent, rec: rec, dir: dir, waiting: map[string]pending{}, every: every,
-		spacing: cmp.Or(d.Spacing, DefaultSpacing), perMinute: cmp.Or(d.PerMinute, DefaultPerMinute),
-		confirmWait: cmp.Or(d.ConfirmWait, DefaultConfirmWait), maxRings: cmp.Or(d.MaxRings, DefaultMaxRings),
-		tries: map[string]int{}, last: map[string]string{}}
 	for {
 		select {
 		case <-ctx.Done():
@@ -216,46 +246,43 @@ func (d *Deliverer) Run(ctx context.Context) error {
 			end, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 			keep = st.end(end)
 			cancel()
-			return ctx.Err()
-		case ev, ok := <-events:
+			return keep, ctx.Err()
+		case ev, ok := <-sig.mail:
 			if !ok {
-				return ctx.Err()
+				return false, ctx.Err()
 			}
-			if ev.Initial && d.shownAtStart(ev.Message, mark.Ctime, rec.Started) || ev.Message.Read || rec.Rung[ev.ID] != (time.Time{}) {
+			if ev.Initial && d.shownAtStart(ev.Message, sig.start, rec.Started) || ev.Message.Read || rec.Rung[ev.ID] != (time.Time{}) {
 				continue
 			}
 			st.waiting[ev.ID] = pending{m: ev.Message, since: time.Now()}
-		case _, ok := <-nudgeEvents:
+		case _, ok := <-sig.nudges:
 			if !ok {
-				return ctx.Err() // closed when ctx ended
+				return false, ctx.Err() // closed when ctx ended
 			}
 			st.nudgesMaybe = true
 		case <-check.C:
 			info, err := d.Door.Session(ctx)
 			if errors.Is(err, ErrGone) {
-				keep = st.end(ctx)
-				return nil
+				return st.end(ctx), nil
 			}
 			if err == nil && info != rec.Session {
 				// The session's status (busy, idle) or id moved on: the
 				// record says what it is now, for live list.
 				rec.Session, rec.Updated = info, time.Now().UTC()
-				if err := rec.save(dir); err != nil {
+				if err := rec.save(st.dir); err != nil {
 					d.warn(err)
 				}
 			}
 			st.nudgesMaybe = true // a level-triggered look, whatever the events said
 		case <-due.C:
 		case <-poll.C:
-		case <-ended:
-			keep = st.end(ctx)
-			return nil
+		case <-sig.ended:
+			return st.end(ctx), nil
 		}
 		st.confirm(ctx, false)
 		next, gone := st.step(ctx)
 		if gone {
-			keep = st.end(ctx)
-			return nil
+			return st.end(ctx), nil
 		}
 		due.Stop()
 		if !next.IsZero() {
