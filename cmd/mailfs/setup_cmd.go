@@ -126,23 +126,9 @@ func (c *setupCmd) Run(a *app) error {
 	if st, err := os.Stat(c.Dir); err != nil || !st.IsDir() {
 		return withHint(fmt.Errorf("no worktree at %s", c.Dir), "--dir names the agent's worktree, which must exist")
 	}
-	runtimes := []setup.Runtime{setup.Runtime(c.Runtime)}
-	if c.Runtime == "" {
-		runtimes = nil
-		for _, rt := range setup.Runtimes {
-			if _, err := exec.LookPath(setup.Binary(rt)); err == nil {
-				runtimes = append(runtimes, rt)
-			}
-		}
-		if len(runtimes) == 0 {
-			return usage("mailfs setup claude (or gemini, codex, qwen) sets one up before it is installed",
-				"no agent runtime on $PATH (claude, gemini, codex, qwen): name the one to set up")
-		}
-		names := make([]string, len(runtimes))
-		for i, rt := range runtimes {
-			names[i] = string(rt)
-		}
-		fmt.Fprintf(a.err, "mailfs: found %s on $PATH\n", strings.Join(names, ", "))
+	runtimes, err := c.runtimes(a)
+	if err != nil {
+		return err
 	}
 	// Every file is planned before any is written: one that cannot be
 	// parsed stops them all.
@@ -169,40 +155,77 @@ func (c *setupCmd) Run(a *app) error {
 		c.home(a, agent)
 	}
 	for _, ch := range changes {
-		if bytes.Equal(ch.Old, ch.New) {
-			continue
-		}
-		if err := write(ch); err != nil {
+		if err := writeChange(a, ch); err != nil {
 			return err
 		}
-		note := ""
-		if ch.Target != ch.Path {
-			note = " (through the link, to " + ch.Target + ")"
-		}
-		if ch.Old != nil {
-			note += " (the old file is " + ch.Target + ".mailfs-backup)"
-		}
-		fmt.Fprintf(a.err, "mailfs: wrote %s%s\n", ch.Path, note)
+	}
+	who := agent
+	if c.Shared {
+		who = "every agent by $MAILFS_AGENT"
 	}
 	env := setup.Env{Getenv: os.Getenv, LookPath: exec.LookPath}
 	for _, rt := range runtimes {
 		ready, findings := setup.Check(rt, c.Dir, hooksFor, env)
-		who := agent
-		if c.Shared {
-			who = "every agent by $MAILFS_AGENT"
-		}
-		if ready {
-			fmt.Fprintf(a.err, "mailfs: %s is set up for %s in %s\n", rt, who, c.Dir)
-			continue
-		}
-		fmt.Fprintf(a.err, "mailfs: %s is set up for %s in %s; before it runs mailfs:\n", rt, who, c.Dir)
-		for _, f := range findings {
-			if !f.OK {
-				fmt.Fprintf(a.err, "mailfs:   %s\n", f.Text)
-			}
-		}
+		reportReady(a, rt, who, c.Dir, ready, findings)
 	}
 	return nil
+}
+
+// runtimes are the runtimes to set up: the one named, else every one on
+// $PATH (said on stderr), else a usage error.
+func (c *setupCmd) runtimes(a *app) ([]setup.Runtime, error) {
+	if c.Runtime != "" {
+		return []setup.Runtime{setup.Runtime(c.Runtime)}, nil
+	}
+	var runtimes []setup.Runtime
+	var names []string
+	for _, rt := range setup.Runtimes {
+		if _, err := exec.LookPath(setup.Binary(rt)); err == nil {
+			runtimes = append(runtimes, rt)
+			names = append(names, string(rt))
+		}
+	}
+	if len(runtimes) == 0 {
+		return nil, usage("mailfs setup claude (or gemini, codex, qwen) sets one up before it is installed",
+			"no agent runtime on $PATH (claude, gemini, codex, qwen): name the one to set up")
+	}
+	fmt.Fprintf(a.err, "mailfs: found %s on $PATH\n", strings.Join(names, ", "))
+	return runtimes, nil
+}
+
+// writeChange writes one planned change, if it changes anything, and
+// says so on stderr: through which link, and where the old file is kept.
+func writeChange(a *app, ch setup.Change) error {
+	if bytes.Equal(ch.Old, ch.New) {
+		return nil
+	}
+	if err := write(ch); err != nil {
+		return err
+	}
+	note := ""
+	if ch.Target != ch.Path {
+		note = " (through the link, to " + ch.Target + ")"
+	}
+	if ch.Old != nil {
+		note += " (the old file is " + ch.Target + ".mailfs-backup)"
+	}
+	fmt.Fprintf(a.err, "mailfs: wrote %s%s\n", ch.Path, note)
+	return nil
+}
+
+// reportReady says on stderr that rt is set up for who in dir, and, when
+// it is not ready to run mailfs yet, what stands in the way.
+func reportReady(a *app, rt setup.Runtime, who, dir string, ready bool, findings []setup.Finding) {
+	if ready {
+		fmt.Fprintf(a.err, "mailfs: %s is set up for %s in %s\n", rt, who, dir)
+		return
+	}
+	fmt.Fprintf(a.err, "mailfs: %s is set up for %s in %s; before it runs mailfs:\n", rt, who, dir)
+	for _, f := range findings {
+		if !f.OK {
+			fmt.Fprintf(a.err, "mailfs:   %s\n", f.Text)
+		}
+	}
 }
 
 // write puts a change in place: the old content kept beside the file,
