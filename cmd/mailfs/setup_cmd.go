@@ -395,16 +395,32 @@ func (c *doctorCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case host == "" && home.Host == "":
-		fmt.Fprintf(a.out, "host:      no name: a town on one machine (mailfs host NAME before mailfs sync)\n")
-	case home.Host == host:
-		fmt.Fprintf(a.out, "host:      %s, %s's home\n", host, agent)
-	case home.Host == "":
-		fmt.Fprintf(a.out, "host:      %s; %s has no home yet, so its mail cannot be marked or archived (mailfs home claim %s)\n", host, agent, agent)
-	default:
-		fmt.Fprintf(a.out, "host:      %s; %s's home is %s, where its mail is marked and archived\n", cmp.Or(host, "no name"), agent, home.Host)
+	fmt.Fprintf(a.out, "host:      %s\n", hostLine(host, home.Host, agent))
+	mcpErr := printHelpers(a)
+	if c.printRuntimes(a, agent, mcpErr) == 0 {
+		return &exitStatus{code: exitNothing}
 	}
+	return nil
+}
+
+// hostLine says which host this is and whether it is agent's home, where
+// its mail is marked and archived.
+func hostLine(host, home, agent string) string {
+	switch {
+	case host == "" && home == "":
+		return "no name: a town on one machine (mailfs host NAME before mailfs sync)"
+	case home == host:
+		return fmt.Sprintf("%s, %s's home", host, agent)
+	case home == "":
+		return fmt.Sprintf("%s; %s has no home yet, so its mail cannot be marked or archived (mailfs home claim %s)", host, agent, agent)
+	}
+	return fmt.Sprintf("%s; %s's home is %s, where its mail is marked and archived", cmp.Or(host, "no name"), agent, home)
+}
+
+// printHelpers says where the helper binaries are, or that they are
+// missing and what then cannot run; it returns why mailfs-mcp cannot be
+// found, if it cannot.
+func printHelpers(a *app) (mcpErr error) {
 	mcpBin, mcpErr := mcpBinary()
 	if mcpErr != nil {
 		fmt.Fprintf(a.out, "mcp:       mailfs-mcp not found beside mailfs or on $PATH: \"mailfs mcp\" cannot serve (go install ./cmd/... from a clone)\n")
@@ -416,8 +432,14 @@ func (c *doctorCmd) Run(a *app) error {
 	} else {
 		fmt.Fprintf(a.out, "serve:     %s\n", serveBin)
 	}
+	return mcpErr
+}
+
+// printRuntimes prints what each runtime's set-up in the worktree lacks,
+// and returns how many are ready to run mailfs. mcpErr is why mailfs-mcp
+// cannot be found, if it cannot: Codex needs it.
+func (c *doctorCmd) printRuntimes(a *app, agent string, mcpErr error) (ready int) {
 	env := setup.Env{Getenv: os.Getenv, LookPath: exec.LookPath}
-	ready := 0
 	for _, rt := range setup.Runtimes {
 		ok, findings := setup.Check(rt, c.Dir, agent, env)
 		if rt == setup.Codex && mcpErr != nil && len(findings) > 0 && strings.Contains(findings[0].Text, "mcp_servers.mailfs") {
@@ -439,8 +461,5 @@ func (c *doctorCmd) Run(a *app) error {
 			fmt.Fprintf(a.out, "%-10s %s%s\n", label, mark, f.Text)
 		}
 	}
-	if ready == 0 {
-		return &exitStatus{code: exitNothing}
-	}
-	return nil
+	return ready
 }
