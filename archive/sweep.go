@@ -168,16 +168,36 @@ func (sw *Sweeper) Sweep(ctx context.Context, agents ...string) (*Report, error)
 	return rep, errors.Join(failed...)
 }
 
-// sweepOne moves agent's messages stamped before limit.
+// sweepOne moves agent's messages stamped before limit: it decides which
+// (old), then moves them (move).
 func (sw *Sweeper) sweepOne(ctx context.Context, rep *Report, agent string, limit time.Time) error {
-	s := sw.Store
 	a, err := maildir.ParseMailbox(agent) // a mailbox, whatever groups or queues share its name
 	if err != nil {
 		return err
 	}
+	ids, err := sw.old(ctx, rep, a, limit)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	if sw.DryRun {
+		for _, id := range ids {
+			rep.Moved = append(rep.Moved, Moved{Box: a, ID: id})
+		}
+		return nil
+	}
+	return sw.move(ctx, rep, a, ids)
+}
+
+// old returns the ids of a's messages to sweep: stamped before limit, and
+// read unless IncludeUnread. The stamp in a name decides alone when it is
+// young; otherwise the message is read, and one moved, deleted or archived
+// meanwhile is left out. Files that cannot be read are reported as skipped,
+// unread messages kept as counted.
+func (sw *Sweeper) old(ctx context.Context, rep *Report, a maildir.Address, limit time.Time) ([]string, error) {
+	s := sw.Store
 	entries, skipped, err := s.Entries(a, false)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, sk := range skipped {
 		rep.Skipped = append(rep.Skipped, &Skip{Path: sk.Path, Err: sk.Err})
@@ -185,7 +205,7 @@ func (sw *Sweeper) sweepOne(ctx context.Context, rep *Report, agent string, limi
 	var ids []string
 	for i, e := range entries {
 		if i%1024 == 0 && ctx.Err() != nil {
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 		t := e.Stamp
 		if !t.IsZero() && !t.Before(limit) {
@@ -197,7 +217,7 @@ func (sw *Sweeper) sweepOne(ctx context.Context, rep *Report, agent string, limi
 				continue // moved or deleted meanwhile
 			}
 			if err != nil && !fileProblem(err) {
-				return err // the mailbox, not this file: fail the mailbox
+				return nil, err // the mailbox, not this file: fail the mailbox
 			}
 			if err != nil {
 				rep.Skipped = append(rep.Skipped, &Skip{Path: pathOf(a, e.ID), Err: maildir.Reason(err)})
@@ -219,24 +239,21 @@ func (sw *Sweeper) sweepOne(ctx context.Context, rep *Report, agent string, limi
 		}
 		ids = append(ids, e.ID)
 	}
-	if len(ids) == 0 {
-		return nil
-	}
-	if sw.DryRun {
-		for _, id := range ids {
-			rep.Moved = append(rep.Moved, Moved{Box: a, ID: id})
-		}
-		return nil
-	}
-	// In batches, each made durable before the next begins, so that an
-	// interrupted sweep stops within one batch and reports exactly what
-	// it moved.
+	return ids, nil
+}
+
+// move archives ids of a in batches, each made durable before the next
+// begins, so that an interrupted sweep stops within one batch and reports
+// exactly what it moved. A message gone meanwhile (deleted, or archived
+// by another sweeper) is not this sweep's; any other refusal is reported
+// as skipped.
+func (sw *Sweeper) move(ctx context.Context, rep *Report, a maildir.Address, ids []string) error {
 	for lo := 0; lo < len(ids); lo += moveBatch {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		part := ids[lo:min(lo+moveBatch, len(ids))]
-		errs, err := s.Archive(a, part)
+		errs, err := sw.Store.Archive(a, part)
 		if err != nil {
 			return err
 		}
