@@ -225,6 +225,46 @@ func TestAdoptKeepsWhatTheHomeDid(t *testing.T) {
 	}
 }
 
+// A squash of a remote that had been wound back to before the home
+// deleted a message, adopted by a person on that home: the message stays
+// deleted on both hosts, its tombstone standing, and what others sent
+// since arrives. (adopt drops the rewrite's copy, as one this host's home
+// deleted; the tombstone alone would drop it at the next sync too.)
+func TestAdoptDoesNotBringBackWhatTheHomeDeleted(t *testing.T) {
+	t.Parallel()
+	tw, a, b := twoHosts(t)
+	ids := sendBefore(t, a, "witness", 2)
+	a.syncOK(t)
+	b.syncOK(t)
+	fork := strings.TrimSpace(gitRun(t, tw.remote, "rev-parse", "main"))
+	must(t, b.store.Delete(agent("witness"), ids[0]))
+	b.syncOK(t)
+	tw.squash(t, fork) // the remote goes back to before the delete
+	after, err := a.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "after"})
+	must(t, err)
+	a.syncOK(t)
+	if _, err := b.sync.Sync(context.Background()); !errors.Is(err, gitsync.ErrRewritten) {
+		t.Fatalf("sync = %v; want it refused", err)
+	}
+	b.adoptOK(t)
+	a.syncOK(t)
+	b.syncOK(t)
+	for _, h := range []*host{a, b} {
+		files := stateFiles(t, h.store)
+		for p := range files {
+			if strings.Contains(p, ids[0]) && strings.HasPrefix(p, "state/mail/") {
+				t.Errorf("%s: the deleted message is back, at %s", h.name, p)
+			}
+		}
+		if _, ok := files["state/mail/witness/"+ids[1]+".json"]; !ok {
+			t.Errorf("%s: the message not deleted is gone", h.name)
+		}
+		if _, ok := files["state/mail/witness/"+after[0].ID+".json"]; !ok {
+			t.Errorf("%s: what was sent since did not arrive", h.name)
+		}
+	}
+}
+
 // A remote wound back and squashed there before the host that lost
 // commits could put them back: that host refuses, and when a person takes
 // the rewrite as meant (--adopt), what it lost goes back — a message it

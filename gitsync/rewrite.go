@@ -413,13 +413,41 @@ func (s *Syncer) adopt(ctx context.Context, g *git, rep *Report, known, upstream
 	if tree, back, err = s.putBackUnsent(ctx, g, knownTree, tree, back); err != nil {
 		return "", err
 	}
-	d, err := g.diff(ctx, knownTree, tree)
+	keep, err := s.homesAsKnown(ctx, g, rep, known, knownTree, tree)
 	if err != nil {
 		return "", err
 	}
+	commit := upstream
+	if len(keep) > 0 {
+		if tree, err = g.buildTree(ctx, tree, keep); err != nil {
+			return "", err
+		}
+	}
+	if tree != upTree {
+		if commit, err = g.commitTree(ctx, tree, fmt.Sprintf(syncSubject+"%s: adopt the rewritten branch, with %d files it lost put back and %d files of this host's homes as it has them", rep.Host, back, len(keep)), upstream); err != nil {
+			return "", err
+		}
+	}
+	msg := fmt.Sprintf("the remote's branch %s was rewritten (%.12s, other files than %.12s); taken as meant, as asked: this host's changes since it last synced go on top, %d files it lost since %.12s go back, and %d files of its homes stay as it has them", rep.Branch, upstream, known, back, held, len(keep))
+	s.recovered(rep, msg)
+	return commit, nil
+}
+
+// homesAsKnown returns the changes that make tree hold the files of this
+// host's homes as this host last synced them (known, its tree
+// knownTree): a file the rewrite changed or removed goes back to known's
+// version; one it added stays, unless this host's home moved it
+// (archived, restored, claimed) or deleted it since, or known's history
+// removed it; this host's tombstones are known's, since only it writes
+// them.
+func (s *Syncer) homesAsKnown(ctx context.Context, g *git, rep *Report, known, knownTree, tree string) ([]change, error) {
+	d, err := g.diff(ctx, knownTree, tree)
+	if err != nil {
+		return nil, err
+	}
 	knownFiles, err := g.files(ctx, knownTree)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	// Where this host's homes held each message when it last synced.
 	homeAt := map[string]string{}
@@ -432,7 +460,7 @@ func (s *Syncer) adopt(ctx context.Context, g *git, rep *Report, known, upstream
 	}
 	graves, err := g.readTombstones(ctx, knownTree)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	var keep []change
 	var added []string // adds under this host's homes: new, or back from before
@@ -461,26 +489,13 @@ func (s *Syncer) adopt(ctx context.Context, g *git, rep *Report, known, upstream
 	for chunk := range slices.Chunk(added, 500) {
 		gone, err := g.paths(ctx, append([]string{"log", "-z", "--format=", "--name-only", "--diff-filter=D", known, "--"}, chunk...)...)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		for _, p := range slices.Compact(slices.Sorted(slices.Values(gone))) {
 			keep = append(keep, change{path: p, status: 'D', mode: "000000", omode: d[p].mode, blob: zeroID, old: d[p].blob})
 		}
 	}
-	commit := upstream
-	if len(keep) > 0 {
-		if tree, err = g.buildTree(ctx, tree, keep); err != nil {
-			return "", err
-		}
-	}
-	if tree != upTree {
-		if commit, err = g.commitTree(ctx, tree, fmt.Sprintf(syncSubject+"%s: adopt the rewritten branch, with %d files it lost put back and %d files of this host's homes as it has them", rep.Host, back, len(keep)), upstream); err != nil {
-			return "", err
-		}
-	}
-	msg := fmt.Sprintf("the remote's branch %s was rewritten (%.12s, other files than %.12s); taken as meant, as asked: this host's changes since it last synced go on top, %d files it lost since %.12s go back, and %d files of its homes stay as it has them", rep.Branch, upstream, known, back, held, len(keep))
-	s.recovered(rep, msg)
-	return commit, nil
+	return keep, nil
 }
 
 // putBackUnsent puts back on tree what this host sent to other homes
