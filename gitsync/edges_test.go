@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mailfs/mailfs/gitsync"
 	"github.com/mailfs/mailfs/maildir"
@@ -228,8 +229,8 @@ func TestAdoptKeepsWhatTheHomeDid(t *testing.T) {
 // A squash of a remote that had been wound back to before the home
 // deleted a message, adopted by a person on that home: the message stays
 // deleted on both hosts, its tombstone standing, and what others sent
-// since arrives. (adopt drops the rewrite's copy, as one this host's home
-// deleted; the tombstone alone would drop it at the next sync too.)
+// since arrives. (adopt drops the rewrite's copy, as one this host's
+// tombstone names; settling drops such a copy at every sync too.)
 func TestAdoptDoesNotBringBackWhatTheHomeDeleted(t *testing.T) {
 	t.Parallel()
 	tw, a, b := twoHosts(t)
@@ -263,6 +264,55 @@ func TestAdoptDoesNotBringBackWhatTheHomeDeleted(t *testing.T) {
 			t.Errorf("%s: what was sent since did not arrive", h.name)
 		}
 	}
+}
+
+// The same, the delete older than a tombstone lives (GoneFor): the
+// home's tombstone is forgotten, so only the home's own history says the
+// message was deleted, and the message stays deleted. adopt sees it two
+// ways: the delete is above the newest commit of the home's line that the
+// rewrite holds, so it goes back with what the rewrite lost (putBackOn);
+// and homesAsKnown finds the path deleted in the home's history. Either
+// holds it alone; with both taken out, the message is back on both hosts.
+func TestAdoptRemembersADeleteOlderThanItsTombstone(t *testing.T) {
+	t.Parallel()
+	tw, a, b := twoHosts(t)
+	ids := sendBefore(t, a, "witness", 2)
+	a.syncOK(t)
+	b.syncOK(t)
+	fork := strings.TrimSpace(gitRun(t, tw.remote, "rev-parse", "main"))
+	must(t, b.store.Delete(agent("witness"), ids[0]))
+	b.syncOK(t) // alpha is behind, and takes the squash of what it last saw
+	later := time.Now().Add(gitsync.GoneFor + 72*time.Hour)
+	b.sync.Now = func() time.Time { return later }
+	b.syncOK(t) // forgets the tombstone
+	if files := stateFiles(t, b.store); len(gone(files, ids[0])) > 0 {
+		t.Fatalf("the tombstone is still there: %v", gone(files, ids[0]))
+	}
+	tw.squash(t, fork) // the remote goes back to before the delete
+	if _, err := b.sync.Sync(context.Background()); !errors.Is(err, gitsync.ErrRewritten) {
+		t.Fatalf("sync = %v; want it refused", err)
+	}
+	b.adoptOK(t)
+	a.syncOK(t)
+	b.syncOK(t)
+	for _, h := range []*host{a, b} {
+		for p := range stateFiles(t, h.store) {
+			if strings.Contains(p, ids[0]) {
+				t.Errorf("%s: the deleted message is back, at %s", h.name, p)
+			}
+		}
+	}
+}
+
+// gone returns the paths of files under GoneDir that name id.
+func gone(files map[string]string, id string) []string {
+	var out []string
+	for p, content := range files {
+		if strings.HasPrefix(p, gitsync.GoneDir+"/") && strings.Contains(content, id) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // A remote wound back and squashed there before the host that lost
