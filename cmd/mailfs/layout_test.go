@@ -14,23 +14,10 @@ import (
 // cmd/internal/; cmd/internal/ is imported only from cmd/.
 func TestImportsPointDown(t *testing.T) {
 	const mod = "github.com/mailfs/mailfs/"
-	out, err := exec.Command("go", "list", "-json=ImportPath,Imports", "../../...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	dec := json.NewDecoder(bufio.NewReader(bytes.NewReader(out)))
-	n := 0
-	for dec.More() {
-		var p struct {
-			ImportPath string
-			Imports    []string
-		}
-		if err := dec.Decode(&p); err != nil {
-			t.Fatal(err)
-		}
-		n++
-		self := strings.TrimPrefix(p.ImportPath, mod)
-		for _, imp := range p.Imports {
+	pkgs := goListImports(t, "../../...")
+	for self, imports := range pkgs {
+		self = strings.TrimPrefix(self, mod)
+		for _, imp := range imports {
 			if !strings.HasPrefix(imp, mod) {
 				continue
 			}
@@ -43,7 +30,30 @@ func TestImportsPointDown(t *testing.T) {
 			}
 		}
 	}
-	if n < 20 {
-		t.Fatalf("go list listed %d packages", n)
+	if len(pkgs) < 20 {
+		t.Fatalf("go list listed %d packages", len(pkgs))
 	}
+}
+
+// goListImports runs go list with args and returns each package it
+// lists with the packages that package imports.
+func goListImports(t *testing.T, args ...string) map[string][]string {
+	t.Helper()
+	out, err := exec.Command("go", append([]string{"list", "-json=ImportPath,Imports"}, args...)...).Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	pkgs := map[string][]string{}
+	dec := json.NewDecoder(bufio.NewReader(bytes.NewReader(out)))
+	for dec.More() {
+		var p struct {
+			ImportPath string
+			Imports    []string
+		}
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs[p.ImportPath] = p.Imports
+	}
+	return pkgs
 }
