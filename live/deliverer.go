@@ -240,16 +240,10 @@ func (st *run) serve(ctx context.Context, sig signals) (keep bool, err error) {
 	for {
 		select {
 		case <-ctx.Done():
-			// Stopped (a runtime may end its hooks with a signal as its
-			// session ends): what was delivered is kept for receipts all
-			// the same, read with a moment of its own.
-			end, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-			keep = st.end(end)
-			cancel()
-			return keep, ctx.Err()
+			return st.stopped(ctx)
 		case ev, ok := <-sig.mail:
 			if !ok {
-				return false, ctx.Err()
+				return st.stopped(ctx) // closed when ctx ended
 			}
 			if ev.Initial && d.shownAtStart(ev.Message, sig.start, rec.Started) || ev.Message.Read || rec.Rung[ev.ID] != (time.Time{}) {
 				continue
@@ -257,7 +251,7 @@ func (st *run) serve(ctx context.Context, sig signals) (keep bool, err error) {
 			st.waiting[ev.ID] = pending{m: ev.Message, since: time.Now()}
 		case _, ok := <-sig.nudges:
 			if !ok {
-				return false, ctx.Err() // closed when ctx ended
+				return st.stopped(ctx) // closed when ctx ended
 			}
 			st.nudgesMaybe = true
 		case <-check.C:
@@ -292,6 +286,18 @@ func (st *run) serve(ctx context.Context, sig signals) (keep bool, err error) {
 			poll.Reset(confirmPoll)
 		}
 	}
+}
+
+// stopped ends a Run that ctx stopped (a runtime may end its hooks with a
+// signal as its session ends): what was delivered is kept for receipts
+// all the same, read with a moment of its own. It is how serve ends on
+// ctx.Done and on either watcher's channel closing, which ctx's end also
+// does: the loop's select picks among ready cases at random, and must
+// not drop receipts for having taken a closed channel first.
+func (st *run) stopped(ctx context.Context) (keep bool, err error) {
+	end, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	return st.end(end), ctx.Err()
 }
 
 // shownAtStart says m was in the mailbox, unread, when the session
