@@ -33,6 +33,19 @@ var ErrRewritten = errors.New("gitsync: the remote's branch was rewritten")
 // ([Syncer.Adopt]).
 func (s *Syncer) lineage(ctx context.Context, g *git, rep *Report, known, upstream, head, empty string) (theirs, base string, err error) {
 	theirs = upstream
+	if upstream == "" && head != "" {
+		// The remote has no such branch: a new repository, a branch
+		// deleted, a repository re-created empty, or one that refused
+		// this host's first push. Never a deletion: this host builds on
+		// the remote as it last saw it (else on its own branch), and
+		// pushes its whole tree with its history.
+		theirs = known
+		if theirs == "" {
+			theirs = head
+		} else {
+			s.recovered(rep, fmt.Sprintf("the remote has no branch %s (deleted, or the repository made again): this host's whole tree goes there with its history, and nothing is deleted here", rep.Branch))
+		}
+	}
 	if known != "" && upstream != "" && known != upstream {
 		r, err := s.lookAtRewrite(ctx, g, known, upstream)
 		if err != nil {

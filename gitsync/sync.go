@@ -39,6 +39,13 @@ var (
 	// ErrBusy is returned when other hosts kept pushing first, maxTries
 	// times in a row; nothing is lost, the next Sync carries on.
 	ErrBusy = errors.New("gitsync: other hosts kept pushing first")
+
+	// ErrPushRefused is returned when the remote refused the push for a
+	// reason of its own (a hook, a checked-out branch of a non-bare
+	// repository, a protected branch, no right to push): the error
+	// carries git's message. Nothing of this host was lost; its next
+	// Sync pushes what the remote then takes.
+	ErrPushRefused = errors.New("gitsync: the remote refused the push")
 )
 
 // A ConflictError says which paths stopped a sync, why, and what a
@@ -372,6 +379,11 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	// The last word before anything lands or leaves: whatever built
+	// mine, it may drop nothing this host holds that no home removed.
+	if err := s.gate(ctx, g, rep.Host, r, mine); err != nil {
+		return false, err
+	}
 	// What the others did, into the working tree; then the branch.
 	if mine != "" && (mine != r.head || len(r.plan.apply) > 0) {
 		if err := s.land(ctx, g, mine, rep.Branch, r.snapshot, r.plan.apply, rep); err != nil {
@@ -582,9 +594,15 @@ func (s *Syncer) push(ctx context.Context, g *git, rep *Report, r *round, mine s
 	s.step("pushing to %s %s", rep.Remote, rep.Branch)
 	if _, err := g.run(ctx, "push", "-q", rep.Remote, mine+":refs/heads/"+rep.Branch); err != nil {
 		var ge *GitError
-		if errors.As(err, &ge) && (strings.Contains(ge.Stderr, "rejected") || strings.Contains(ge.Stderr, "fetch first")) {
+		if !errors.As(err, &ge) {
+			return false, err
+		}
+		switch pushFailed(ge.Stderr) {
+		case pushRaced:
 			s.step("another host pushed first: again from the fetch")
 			return false, nil // another host pushed first: again
+		case pushRefused:
+			return false, fmt.Errorf("%w: %w", ErrPushRefused, err)
 		}
 		return false, err
 	}
@@ -607,6 +625,47 @@ func (s *Syncer) push(ctx context.Context, g *git, rep *Report, r *round, mine s
 		}
 	}
 	return true, nil
+}
+
+// Why a push failed, by git's words.
+type pushFailure int
+
+const (
+	pushBroke   pushFailure = iota // anything else: the network, the remote's disk
+	pushRaced                      // another host pushed first: fetch and try again
+	pushRefused                    // the remote said no for a reason of its own
+)
+
+// pushFailed reads git push's stderr: only a ref git rejected because the
+// remote moved on (non-fast-forward, "fetch first") is a race worth
+// another round; a ref the remote rejected (a hook, a checked-out branch,
+// a protected branch) is its refusal, which no retry changes. It is
+// pure.
+func pushFailed(stderr string) pushFailure {
+	refused := false
+	for line := range strings.Lines(stderr) {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "! [remote rejected]") && (strings.Contains(line, "(failed to update ref)") || strings.Contains(line, "(stale info)")):
+			// Another push took the remote's ref lock first, or moved it
+			// under this one: a race, on a remote that checks refs late.
+			if !refused {
+				return pushRaced
+			}
+		case strings.HasPrefix(line, "! [remote rejected]"):
+			refused = true
+		case strings.HasPrefix(line, "! [rejected]") && (strings.Contains(line, "(fetch first)") || strings.Contains(line, "(non-fast-forward)")):
+			if !refused {
+				return pushRaced
+			}
+		case strings.HasPrefix(line, "! [rejected]"), strings.Contains(line, "denied"), strings.Contains(line, "protected branch"):
+			refused = true
+		}
+	}
+	if refused {
+		return pushRefused
+	}
+	return pushBroke
 }
 
 // pushed records what the remote now has of this host's changes, ours,

@@ -1,0 +1,168 @@
+package gitsync_test
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mailfs/mailfs/gitsync"
+)
+
+// A remote that is not what sync assumes — one that refuses the push, one
+// whose branch is gone, one re-created empty — is never a deletion
+// (issue 59, items 1 and 2).
+
+// refusedFirstSync is a host with mail whose first sync meets a remote
+// that refuses every push: the sync fails with git's reason and
+// ErrPushRefused, and neither it nor the next one changes a file.
+func refusedFirstSync(t *testing.T, remote, reason string) {
+	t.Helper()
+	tw := newTown(t, "alpha")
+	a := tw.hosts["alpha"]
+	a.sync.Remote = remote
+	must(t, a.store.ClaimHome(agent("mayor")))
+	sendBefore(t, a, "mayor", 3)
+	sendBefore(t, a, "witness", 2) // homed nowhere yet: still this host's to keep
+	before := stateFiles(t, a.store)
+	for i := range 2 {
+		rep, err := a.sync.Sync(context.Background())
+		if !errors.Is(err, gitsync.ErrPushRefused) || !strings.Contains(err.Error(), reason) {
+			t.Fatalf("sync %d = %v; want it refused with git's reason %q", i+1, err, reason)
+		}
+		if rep == nil || rep.Pushed || rep.Tries != 1 {
+			t.Errorf("sync %d: report %+v; want one try, nothing pushed", i+1, rep)
+		}
+		if got := stateFiles(t, a.store); !maps.Equal(got, before) {
+			t.Fatalf("sync %d changed the tree: %d files, had %d", i+1, len(got), len(before))
+		}
+	}
+}
+
+// git init without --bare: the remote's checked-out branch refuses the
+// push.
+func TestFirstSyncIntoANonBareRemoteLosesNothing(t *testing.T) {
+	t.Parallel()
+	needGit(t)
+	remote := filepath.Join(t.TempDir(), "nonbare")
+	gitRun(t, filepath.Dir(remote), "init", "-q", "-b", "main", remote)
+	refusedFirstSync(t, remote, "branch is currently checked out")
+}
+
+// An empty bare remote whose pre-receive hook refuses every push.
+func TestFirstSyncIntoARefusingRemoteLosesNothing(t *testing.T) {
+	t.Parallel()
+	needGit(t)
+	remote := filepath.Join(t.TempDir(), "refusing.git")
+	gitRun(t, filepath.Dir(remote), "init", "-q", "--bare", "-b", "main", remote)
+	hook := filepath.Join(remote, "hooks", "pre-receive")
+	must(t, os.WriteFile(hook, []byte("#!/bin/sh\necho 'pushes are closed today' >&2\nexit 1\n"), 0o700))
+	refusedFirstSync(t, remote, "pre-receive hook declined")
+}
+
+// A remote that starts refusing after hosts synced: the sync ends with
+// git's reason at once (no retries), and the host keeps what it holds.
+func TestARemoteThatRefusesLaterLosesNothing(t *testing.T) {
+	t.Parallel()
+	tw, a, b := twoHosts(t)
+	l := newLedger()
+	l.work(t, a, "mayor", "witness", 2)
+	a.syncOK(t)
+	hook := filepath.Join(tw.remote, "hooks", "pre-receive")
+	must(t, os.WriteFile(hook, []byte("#!/bin/sh\nexit 1\n"), 0o700))
+	l.work(t, b, "witness", "mayor", 2)
+	before := stateFiles(t, b.store)
+	rep, err := b.sync.Sync(context.Background())
+	if !errors.Is(err, gitsync.ErrPushRefused) || !strings.Contains(err.Error(), "pre-receive hook declined") || rep.Tries != 1 {
+		t.Fatalf("sync = %v after %d tries; want it refused at once, with git's reason", err, rep.Tries)
+	}
+	for p, content := range before {
+		if got, ok := stateFiles(t, b.store)[p]; !ok || got != content && !strings.HasPrefix(p, "state/gone/") && strings.Contains(p, "/mail/witness/") {
+			t.Errorf("%s changed by a refused sync", p)
+		}
+	}
+	must(t, os.Remove(hook))
+	for range 2 {
+		b.syncOK(t)
+		a.syncOK(t)
+	}
+	l.check(t, a, b)
+}
+
+// The remote's branch deleted (a forge's "delete branch"): the next sync
+// pushes this host's whole tree with its history, deleting nothing here;
+// the other host goes on as after any push.
+func TestRemoteBranchDeletedIsAFirstPush(t *testing.T) {
+	t.Parallel()
+	tw, a, b := twoHosts(t)
+	l := newLedger()
+	l.work(t, a, "mayor", "witness", 2)
+	l.work(t, b, "witness", "mayor", 1)
+	a.syncOK(t)
+	b.syncOK(t)
+	a.syncOK(t)
+	head := strings.TrimSpace(gitRun(t, a.store.Dir(), "rev-parse", "HEAD"))
+	gitRun(t, tw.remote, "update-ref", "-d", "refs/heads/main")
+	before := stateFiles(t, a.store)
+	rep := a.syncOK(t)
+	if !rep.Pushed {
+		t.Error("nothing pushed to the emptied remote")
+	}
+	if got := stateFiles(t, a.store); !maps.Equal(got, before) {
+		t.Errorf("the sync changed the tree: %d files, had %d", len(got), len(before))
+	}
+	gitRun(t, tw.remote, "merge-base", "--is-ancestor", head, "main") // the history went with it
+	l.work(t, b, "witness", "mayor", 1)
+	for range 2 {
+		b.syncOK(t)
+		a.syncOK(t)
+	}
+	l.check(t, a, b)
+}
+
+// The repository re-created empty (a server restored from nothing). The
+// host that syncs first pushes its whole tree with its history. When it
+// had seen less than the other (behind), the other finds the remote wound
+// back and puts back its copy of what it lost; when it had seen as much,
+// the other goes on. Either way nothing is lost, nothing comes back, and
+// no sync is refused.
+func TestRemoteRecreatedEmptyLosesNothing(t *testing.T) {
+	t.Parallel()
+	for _, behind := range []bool{false, true} {
+		name := "first-saw-all"
+		if behind {
+			name = "first-was-behind"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			tw, a, b := twoHosts(t)
+			l := newLedger()
+			l.work(t, a, "mayor", "witness", 2)
+			l.work(t, b, "witness", "mayor", 2)
+			a.syncOK(t)
+			b.syncOK(t)
+			if !behind {
+				a.syncOK(t)
+			}
+			must(t, os.RemoveAll(tw.remote))
+			gitRun(t, filepath.Dir(tw.remote), "init", "-q", "--bare", "-b", "main", tw.remote)
+			before := stateFiles(t, a.store)
+			a.syncOK(t)
+			if got := stateFiles(t, a.store); !maps.Equal(got, before) {
+				t.Errorf("the first sync into the re-created remote changed the tree: %d files, had %d", len(got), len(before))
+			}
+			rep := b.syncOK(t)
+			if behind && !strings.Contains(strings.Join(rep.Recovered, " "), "wound back") {
+				t.Errorf("recovered %q; want beta to put back what alpha had not seen", rep.Recovered)
+			}
+			for range 2 {
+				a.syncOK(t)
+				b.syncOK(t)
+			}
+			l.check(t, a, b)
+		})
+	}
+}
