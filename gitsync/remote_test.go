@@ -166,3 +166,49 @@ func TestRemoteRecreatedEmptyLosesNothing(t *testing.T) {
 		})
 	}
 }
+
+// syncOrAdopt syncs h, and when the sync refuses a rewrite, takes it as
+// a person would (mailfs sync --adopt, as the refusal names). Any other
+// error fails the test, as does a report that found a first sync, a
+// rename or a message in two places where this host's own history was.
+func syncOrAdopt(t *testing.T, h *host) {
+	t.Helper()
+	rep, err := h.sync.Sync(context.Background())
+	if errors.Is(err, gitsync.ErrRewritten) {
+		rep, err = h.adoptOK(t), nil
+	}
+	if err != nil {
+		t.Fatalf("sync on %s: %v", h.name, err)
+	}
+	if len(rep.Renamed) > 0 || len(rep.Duplicates) > 0 || strings.Contains(strings.Join(rep.Recovered, " "), "before its first sync") {
+		t.Fatalf("%s took its own history for another's: renamed %v, duplicates %v, recovered %q", h.name, rep.Renamed, rep.Duplicates, rep.Recovered)
+	}
+}
+
+// A sync killed at any step, then a person's squash and force-push: the
+// host's next sync takes the squash (or, where it cannot tell it from a
+// rewrite, refuses until --adopt), never a false "changed by hand"
+// conflict, and never a "first sync" that gives its own messages a second
+// copy (issue 59, Why item 8).
+func TestASquashAfterAKilledSyncIsNoFirstSync(t *testing.T) {
+	t.Parallel()
+	needGit(t)
+	wrapper := gitWrapper(t)
+	tw, a, b := twoHosts(t)
+	l := newLedger()
+	for _, step := range gitSteps {
+		l.work(t, a, "mayor", "witness", 1)
+		a.syncOK(t)
+		l.work(t, b, "witness", "mayor", 1)
+		if _, err := b.syncIn(t, tw.remote, wrapper, step+":after", ""); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		tw.squash(t, "main")
+		syncOrAdopt(t, b)
+		syncOrAdopt(t, a)
+		syncOrAdopt(t, b)
+	}
+	a.syncOK(t)
+	b.syncOK(t)
+	l.check(t, a, b)
+}

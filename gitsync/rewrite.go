@@ -31,7 +31,14 @@ var ErrRewritten = errors.New("gitsync: the remote's branch was rewritten")
 // history that dropped files would delete them here, or push them back
 // where a person meant them gone — unless a person said it is meant
 // ([Syncer.Adopt]).
-func (s *Syncer) lineage(ctx context.Context, g *git, rep *Report, known, upstream, head, empty string) (theirs, base string, err error) {
+//
+// A new history (squashed, adopted) does not hold this host's branch:
+// unrelated reports it, and the tracking ref then moves only once what
+// arrived has landed (see cycle). Its base is the tree this host's
+// working tree and known both descend from (see landedBase), not known's
+// own: a sync stopped after it moved the tracking ref and before it
+// landed leaves this host's tree behind known.
+func (s *Syncer) lineage(ctx context.Context, g *git, rep *Report, known, upstream, head, empty string) (theirs, base string, unrelated bool, err error) {
 	theirs = upstream
 	if upstream == "" && head != "" {
 		// The remote has no such branch: a new repository, a branch
@@ -49,7 +56,7 @@ func (s *Syncer) lineage(ctx context.Context, g *git, rep *Report, known, upstre
 	if known != "" && upstream != "" && known != upstream {
 		r, err := s.lookAtRewrite(ctx, g, known, upstream)
 		if err != nil {
-			return "", "", err
+			return "", "", false, err
 		}
 		switch judgeRewrite(r, s.Adopt) {
 		case keepTheirs:
@@ -58,38 +65,59 @@ func (s *Syncer) lineage(ctx context.Context, g *git, rep *Report, known, upstre
 			theirs = known
 		case squashed:
 			s.recovered(rep, fmt.Sprintf("the remote's branch %s was rewritten (%.12s, the same files as %.12s); this host takes the new history", rep.Branch, upstream, known))
-			return upstream, r.knownTree, nil
+			base, err := s.landedBase(ctx, g, head, known, r.knownTree, empty)
+			return upstream, base, true, err
 		case forked:
 			if theirs, err = s.putBack(ctx, g, rep, known, upstream, r.fork, r.forkTree); err != nil {
-				return "", "", err
+				return "", "", false, err
 			}
 		case adopted:
 			if theirs, err = s.adopt(ctx, g, rep, known, upstream, r.rewrite); err != nil {
-				return "", "", err
+				return "", "", false, err
 			}
-			return theirs, r.knownTree, nil
+			base, err := s.landedBase(ctx, g, head, known, r.knownTree, empty)
+			return theirs, base, true, err
 		case refused:
-			return "", "", fmt.Errorf("%w: %s/%s no longer holds %.12s, which this host last synced, and its files differ; nothing was changed, and every sync refuses the same until a person acts. If the rewrite was a mistake, put the branch back from this host: git -C %s push --force %s %s:refs/heads/%s. If it is meant (a squash made while this host was behind is), take it here: mailfs sync --adopt",
+			return "", "", false, fmt.Errorf("%w: %s/%s no longer holds %.12s, which this host last synced, and its files differ; nothing was changed, and every sync refuses the same until a person acts. If the rewrite was a mistake, put the branch back from this host: git -C %s push --force %s %s:refs/heads/%s. If it is meant (a squash made while this host was behind is), take it here: mailfs sync --adopt",
 				ErrRewritten, rep.Remote, rep.Branch, known, g.dir, rep.Remote, known, rep.Branch)
 		}
 	}
 	switch {
 	case head == "":
-		return theirs, empty, nil
+		return theirs, empty, false, nil
 	case theirs == "" || head == theirs:
 		base, err = g.tree(ctx, head)
-		return theirs, base, err
+		return theirs, base, false, err
 	}
 	base, mb, err := g.base(ctx, head, theirs)
 	if err != nil {
-		return "", "", err
+		return "", "", false, err
 	}
 	if mb == "" {
 		// Unrelated histories (a host that committed before it ever
 		// fetched): everything here counts as this host's adds.
-		return theirs, empty, nil
+		return theirs, empty, false, nil
 	}
-	return theirs, base, nil
+	return theirs, base, false, nil
+}
+
+// landedBase returns the tree that this host's working tree (last landed
+// at head) and known, the commit a new history was judged against, both
+// descend from: known's tree when head holds it (the usual case), head's
+// when a stopped sync moved the tracking ref to known and never landed
+// it, their merge base's when both moved on; empty when nothing landed.
+func (s *Syncer) landedBase(ctx context.Context, g *git, head, known, knownTree, empty string) (string, error) {
+	switch {
+	case head == "":
+		return empty, nil
+	case head == known:
+		return knownTree, nil
+	}
+	tree, mb, err := g.base(ctx, head, known)
+	if err != nil || mb == "" {
+		return knownTree, err
+	}
+	return tree, nil
 }
 
 // A rewriteSeen is what a sync found of the remote's history against the

@@ -332,14 +332,18 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 	}
 	// theirs is the commit to build on; base, the tree both this host's
 	// working tree and theirs descend from.
-	if r.theirs, r.base, err = s.lineage(ctx, g, rep, r.known, r.upstream, r.head, r.empty); err != nil {
+	var unrelated bool
+	if r.theirs, r.base, unrelated, err = s.lineage(ctx, g, rep, r.known, r.upstream, r.head, r.empty); err != nil {
 		return false, err
 	}
 	// What this host now holds of the remote is what it builds on: never
 	// moved back to a wound-back remote, or a cycle started again (another
 	// host pushed first) would take what this host saw beyond it for its
-	// own changes.
-	if r.theirs != "" && r.theirs != r.known {
+	// own changes. A new history that does not hold this host's branch
+	// (squashed, adopted) is taken once it has landed: a sync stopped
+	// before then meets the same rewrite again, never a history it shares
+	// nothing with (a "first sync" of its own mail).
+	if r.theirs != "" && r.theirs != r.known && !unrelated {
 		if _, err := g.run(ctx, "update-ref", r.tracking, r.theirs); err != nil {
 			return false, err
 		}
@@ -387,6 +391,11 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 	// What the others did, into the working tree; then the branch.
 	if mine != "" && (mine != r.head || len(r.plan.apply) > 0) {
 		if err := s.land(ctx, g, mine, rep.Branch, r.snapshot, r.plan.apply, rep); err != nil {
+			return false, err
+		}
+	}
+	if unrelated {
+		if _, err := g.run(ctx, "update-ref", r.tracking, r.theirs); err != nil {
 			return false, err
 		}
 	}
