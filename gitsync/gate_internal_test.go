@@ -171,3 +171,22 @@ func TestGateRefusesWhatNoHomeRemoved(t *testing.T) {
 		}
 	}
 }
+
+// What git add may say when files move or change under it while it reads
+// them (agents at work): each is in the next snapshot, so the add is
+// tried again, not the sync failed.
+func TestVanished(t *testing.T) {
+	for _, c := range []struct {
+		stderr string
+		want   bool
+	}{
+		{"error: open(\"state/mail/a/x.json\"): No such file or directory\nerror: unable to index file 'state/mail/a/x.json'\nfatal: adding files failed\n", true},
+		{"error: short read while indexing state/mail/a/x.json\nerror: state/mail/a/x.json: failed to insert into database\nerror: unable to index file 'state/mail/a/x.json'\nfatal: adding files failed\n", true},
+		{"fatal: Unable to create '/r/.git/index.lock': File exists.\n", false},
+		{"error: insufficient permission for adding an object to repository database .git/objects\n", false},
+	} {
+		if got := vanished(&GitError{Args: []string{"add"}, Stderr: c.stderr, Err: errors.New("exit status 128")}); got != c.want {
+			t.Errorf("%q: %v, want %v", c.stderr, got, c.want)
+		}
+	}
+}

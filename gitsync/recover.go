@@ -54,6 +54,31 @@ func (s *Syncer) recoverLeftovers(ctx context.Context, g *git, rep *Report) erro
 			return err
 		}
 	}
+	// Only this host's syncs write its tombstones, under the lock this
+	// one holds: a temp there is a stopped sync's.
+	if d, done, err := s.folder(GoneDir+"/"+rep.Host, false); err == nil {
+		var stale []string
+		err = d.Each(func(e fs.DirEntry) {
+			if strings.HasPrefix(e.Name(), durable.TempPrefix) && strings.HasSuffix(e.Name(), durable.TempSuffix) {
+				stale = append(stale, e.Name())
+			}
+		})
+		for _, name := range stale {
+			if err == nil {
+				if err = d.Remove(name); errors.Is(err, fs.ErrNotExist) {
+					err = nil
+				} else if err == nil {
+					note("removed %s/%s/%s, left by a sync that was stopped", GoneDir, rep.Host, name)
+				}
+			}
+		}
+		done()
+		if err != nil {
+			return err
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	j, err := readJournal(g)
 	if err != nil {
 		return err

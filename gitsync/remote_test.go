@@ -212,3 +212,45 @@ func TestASquashAfterAKilledSyncIsNoFirstSync(t *testing.T) {
 	b.syncOK(t)
 	l.check(t, a, b)
 }
+
+// A send to another host's home leaves the sender's outbox once that
+// home's sync has it, even when the home has nothing of its own to push
+// (issue 59, item 8: before, it stayed until the home's next change).
+func TestAHomesSyncClearsTheOutbox(t *testing.T) {
+	t.Parallel()
+	_, a, b := twoHosts(t)
+	outbox := filepath.Join(a.store.Dir(), ".git", "mailfs-outbox.json")
+	sendBefore(t, a, "witness", 3)
+	a.syncOK(t)
+	if _, err := os.Stat(outbox); err != nil {
+		t.Fatalf("the sends are not in the outbox: %v", err)
+	}
+	b.syncOK(t) // lands them; nothing of its own to commit
+	a.syncOK(t)
+	if data, err := os.ReadFile(outbox); err == nil {
+		t.Errorf("the outbox still holds the sends beta's sync took: %s", data)
+	}
+	// And a home that received nothing makes no commit.
+	before := gitRun(t, b.store.Dir(), "rev-parse", "HEAD")
+	b.syncOK(t)
+	if after := gitRun(t, b.store.Dir(), "rev-parse", "HEAD"); after != before {
+		t.Error("a sync that received nothing and changed nothing made a commit")
+	}
+}
+
+// A tombstone file's temp that a killed sync left beside it is removed by
+// the next sync, which says so (issue 59, item 8).
+func TestAStoppedSyncsTombstoneTempIsRemoved(t *testing.T) {
+	t.Parallel()
+	_, a, _ := twoHosts(t)
+	temp := filepath.Join(a.store.Dir(), "state", "gone", "alpha", ".mailfs-123456.tmp")
+	must(t, os.MkdirAll(filepath.Dir(temp), 0o700))
+	must(t, os.WriteFile(temp, []byte("state/mail/mayor/x.json\n"), 0o600))
+	rep := a.syncOK(t)
+	if _, err := os.Stat(temp); err == nil {
+		t.Error("the temp is still there")
+	}
+	if !strings.Contains(strings.Join(rep.Recovered, " "), ".mailfs-123456.tmp") {
+		t.Errorf("recovered %q; want the temp named", rep.Recovered)
+	}
+}

@@ -557,7 +557,8 @@ func (s *Syncer) commit(ctx context.Context, g *git, rep *Report, r *round) (str
 		return "", err
 	}
 	rep.Committed = nil
-	if merged == r.theirTree && (r.theirs != "" || merged == r.empty) {
+	received := s.received(g, r.plan.apply)
+	if merged == r.theirTree && (r.theirs != "" || merged == r.empty) && (received == 0 || r.theirs == "") {
 		return r.theirs, nil
 	}
 	// What the commit changes on theirs: this host's changes, as merged
@@ -577,6 +578,12 @@ func (s *Syncer) commit(ctx context.Context, g *git, rep *Report, r *round) (str
 	}
 	s.step("committing %d changed files", len(paths))
 	msg := fmt.Sprintf(syncSubject+"%s: %d files\n\n%s", rep.Host, len(paths), summary(paths))
+	if len(paths) == 0 {
+		// Nothing of its own, but sends to its homes landed: a commit
+		// that says so, so their senders drop them from their outboxes
+		// now (see acked), not at this host's next change.
+		msg = fmt.Sprintf(syncSubject+"%s: 0 files, %d sends to its homes received", rep.Host, received)
+	}
 	var parents []string
 	if r.theirs != "" {
 		parents = append(parents, r.theirs)
@@ -587,6 +594,18 @@ func (s *Syncer) commit(ctx context.Context, g *git, rep *Report, r *round) (str
 	}
 	rep.Committed = paths
 	return mine, nil
+}
+
+// received counts the messages apply lands in this host's homes (sends
+// from other hosts, arriving).
+func (s *Syncer) received(g *git, apply []change) int {
+	mine, n := s.mineIn(g.homes), 0
+	for _, c := range apply {
+		if a, ok := objectOf(c.path); ok && c.status == 'A' && isMessage(c.path) && mine(a) {
+			n++
+		}
+	}
+	return n
 }
 
 // push pushes commit mine unless the remote has it, and records what the
@@ -698,7 +717,8 @@ func (g *git) addAll(ctx context.Context) error {
 	return nil
 }
 
-// vanished reports whether git failed only because files went away.
+// vanished reports whether git failed only because files went away, or
+// changed under it while it read them: both are in the next snapshot.
 func vanished(err error) bool {
 	var ge *GitError
 	if !errors.As(err, &ge) {
@@ -707,6 +727,8 @@ func vanished(err error) bool {
 	for line := range strings.SplitSeq(strings.TrimSpace(ge.Stderr), "\n") {
 		switch {
 		case strings.Contains(line, "No such file or directory"),
+			strings.Contains(line, "short read while indexing"), // a file rewritten while git read it
+			strings.Contains(line, "failed to insert into database"),
 			strings.HasPrefix(line, "error: unable to index file"),
 			strings.HasPrefix(line, "fatal: adding files failed"),
 			strings.HasPrefix(line, "warning:"), line == "":

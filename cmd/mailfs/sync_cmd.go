@@ -38,7 +38,11 @@ on another host is kept twice, this host's renamed to carry its name; a
 home claimed on two hosts goes to the one pushed first, and what this host
 changed under it is undone. A group or channel created on two hosts at
 once, or a change made by hand to another host's object, ends the sync
-with exit status 2, the paths and what to do; nothing was changed.
+with exit status 2, the paths and what to do; nothing was changed. So
+does a change that would drop a message file no home removed (the no-loss
+gate), and a push the remote refuses (a non-bare repository, a hook), with
+git's own message; only another host's push first is tried again. A remote
+with no branch (new, deleted, re-created) gets this host's whole tree.
 
 A sync killed at any point is finished or undone by the next one, which
 says so on stderr. A remote wound back by force-push gets this host's copy
@@ -116,6 +120,10 @@ func syncErr(err error) error {
 			return withHint(err, ce.Fix)
 		}
 		return withHint(err, "every local change is still in the tree; settle the paths named, then sync again")
+	case errors.Is(err, gitsync.ErrWouldLose):
+		return withHint(err, "nothing was landed or pushed, and every file is still here; if their homes deleted them more than 90 days ago (their tombstones are forgotten), remove them here and sync again — else report it: a sync must never drop them")
+	case errors.Is(err, gitsync.ErrPushRefused):
+		return withHint(err, "this host kept everything; make the remote take pushes (a bare repository: git init --bare; or its hook, branch protection, access), then sync again")
 	case errors.Is(err, gitsync.ErrNoHost):
 		return withHint(err, "mailfs host NAME, then mailfs home claim AGENT… for the agents that run here")
 	case errors.Is(err, gitsync.ErrNoRemote):
