@@ -54,9 +54,11 @@ func TestBuried(t *testing.T) {
 		{"released back into the queue", nil, []change{add(queued, "b")}, nil, []string{queued}},
 		{"another home's file deleted", []change{del(theirs, "b")}, nil, nil, nil},
 		{"a send to another home", []change{add(theirs, "b")}, nil, nil, nil},
+		{"deleted, a second copy still in the archive", []change{del("state/mail/mayor/m2.json", "b")}, nil, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			bury, raise := buried(mine, tc.ours, tc.apply)
+			held := func(p string) bool { return p == "state/mail/mayor/archive/m2.json" }
+			bury, raise := buried(mine, tc.ours, tc.apply, held)
 			if !slices.Equal(bury, tc.bury) || !slices.Equal(raise, tc.raise) {
 				t.Fatalf("bury %v raise %v, want %v %v", bury, raise, tc.bury, tc.raise)
 			}

@@ -101,8 +101,10 @@ func (g *git) readTombstones(ctx context.Context, tree string) (tombstones, erro
 // not add again within the same object (a delete, or a move out of it:
 // a claim) are buried; those of its homes that come back, by ours or as
 // the arrival half of a move in that apply brings (a release), are raised.
-// It is pure: see writeTombstones for the act.
-func buried(mine func(maildir.Address) bool, ours, apply []change) (bury, raise []string) {
+// A message whose id the object still holds in its other folder
+// (held(sibling) says so: a second copy, as the tree has it now) has not
+// left it, and is not buried. It is pure: see writeTombstones for the act.
+func buried(mine func(maildir.Address) bool, ours, apply []change, held func(string) bool) (bury, raise []string) {
 	type key struct {
 		obj maildir.Address
 		id  string
@@ -124,7 +126,7 @@ func buried(mine func(maildir.Address) bool, ours, apply []change) (bury, raise 
 			continue
 		}
 		switch {
-		case c.status == 'D' && !readded[key{a, messageID(c.path)}]:
+		case c.status == 'D' && !readded[key{a, messageID(c.path)}] && !held(sibling(c.path)):
 			bury = append(bury, c.path)
 		case c.status == 'A':
 			raise = append(raise, c.path)
@@ -140,14 +142,11 @@ func buried(mine func(maildir.Address) bool, ours, apply []change) (bury, raise 
 	return bury, raise
 }
 
-// stillHeld returns paths without those whose message the object still
-// holds in its other folder (a second copy: the id has not left it), as
-// the working tree has it now: one lstat each, no git exec.
-func (s *Syncer) stillHeld(paths []string) []string {
-	return slices.DeleteFunc(paths, func(p string) bool {
-		_, err := os.Lstat(filepath.Join(s.Store.Dir(), filepath.FromSlash(sibling(p))))
-		return err == nil
-	})
+// holds reports whether the working tree holds file p now: one lstat,
+// no git exec.
+func (s *Syncer) holds(p string) bool {
+	_, err := os.Lstat(filepath.Join(s.Store.Dir(), filepath.FromSlash(p)))
+	return err == nil
 }
 
 // writeTombstones buries and raises paths in this host's day files in the

@@ -150,19 +150,32 @@ func (s *Syncer) acked(ctx context.Context, g *git, o *outbox, theirs string) er
 	if err != nil {
 		return err
 	}
+	n := len(o.Entries)
+	o.Entries = ackedBy(o.Entries, syncedHosts(out))
+	if len(o.Entries) == n {
+		return nil
+	}
+	return writeOutbox(g, o)
+}
+
+// syncedHosts reads the subjects of a history (git log --format=%s): the
+// hosts whose syncs made a commit of it.
+func syncedHosts(log string) map[string]bool {
 	synced := map[string]bool{}
-	for l := range strings.Lines(out) {
+	for l := range strings.Lines(log) {
 		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), syncSubject); ok {
 			host, _, _ := strings.Cut(rest, ":")
 			synced[host] = true
 		}
 	}
-	n := len(o.Entries)
-	o.Entries = slices.DeleteFunc(o.Entries, func(e outboxEntry) bool { return synced[e.Home] })
-	if len(o.Entries) == n {
-		return nil
-	}
-	return writeOutbox(g, o)
+	return synced
+}
+
+// ackedBy returns the entries still pending: those whose own home made
+// none of the commits (synced) that descend from the push. Another
+// host's sync on top says nothing of what a home holds. It is pure.
+func ackedBy(entries []outboxEntry, synced map[string]bool) []outboxEntry {
+	return slices.DeleteFunc(entries, func(e outboxEntry) bool { return synced[e.Home] })
 }
 
 // unsent returns the changes that put back on tree up the outbox entries
@@ -190,8 +203,15 @@ func (s *Syncer) unsent(ctx context.Context, g *git, o *outbox, known, up string
 	for k, h := range seen {
 		graves[k] = h
 	}
-	// Where each message is, as its home has it: not where its home
-	// buried it (a queue it was claimed out of, in a rewrite from before).
+	return unsentOf(o.Entries, files, graves), nil
+}
+
+// unsentOf decides which outbox entries go back on a tree whose files
+// are given: those it lacks, unless the message is elsewhere in it (its
+// home moved it on: archived, claimed) — but not where its home buried it
+// (a queue it was claimed out of, in a rewrite from before) — or its home
+// buried it (graves). It is pure.
+func unsentOf(entries []outboxEntry, files map[string]string, graves tombstones) []change {
 	where := map[string]bool{}
 	for p := range files {
 		if id := messageID(p); id != "" && graves.of(p) == "" {
@@ -199,11 +219,11 @@ func (s *Syncer) unsent(ctx context.Context, g *git, o *outbox, known, up string
 		}
 	}
 	var back []change
-	for _, e := range o.Entries {
+	for _, e := range entries {
 		if _, ok := files[e.Path]; ok || where[messageID(e.Path)] || graves.of(e.Path) != "" {
 			continue // there, moved on by its home, or removed by it
 		}
 		back = append(back, change{path: e.Path, status: 'A', mode: "100644", omode: "000000", blob: e.Blob, old: zeroID})
 	}
-	return back, nil
+	return back
 }

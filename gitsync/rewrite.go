@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mailfs/mailfs/maildir"
 )
 
 // ErrRewritten is returned when the remote's branch was rewritten (a
@@ -321,15 +323,22 @@ func (g *git) lost(ctx context.Context, fork, known, up string) ([]change, error
 	if err != nil {
 		return nil, err
 	}
+	graves, err := g.buriedSince(ctx, fork, known, up)
+	if err != nil {
+		return nil, err
+	}
+	return lostOf(mine, since, graves), nil
+}
+
+// lostOf decides what goes back (see lost) from the changes known made
+// since the fork (mine), those up made (since), and the tombstones that
+// stand in up (see buriedSince). It is pure.
+func lostOf(mine, since map[string]change, graves tombstones) []change {
 	movedOn := map[string]bool{}
 	for p, c := range since {
 		if id := messageID(p); id != "" && c.status == 'A' {
 			movedOn[id] = true
 		}
-	}
-	graves, err := g.buriedSince(ctx, fork, known, up)
-	if err != nil {
-		return nil, err
 	}
 	var back []change
 	skipped := map[string]bool{} // ids whose add stays out
@@ -351,7 +360,7 @@ func (g *git) lost(ctx context.Context, fork, known, up string) ([]change, error
 	// would leave the message nowhere.
 	return slices.DeleteFunc(back, func(c change) bool {
 		return c.status == 'D' && isMessage(c.path) && skipped[messageID(c.path)]
-	}), nil
+	})
 }
 
 // buriedSince returns the tombstones of tree up that still stand as this
@@ -503,30 +512,8 @@ func (s *Syncer) homesAsKnown(ctx context.Context, g *git, rep *Report, known, k
 	if err != nil {
 		return nil, err
 	}
-	var keep []change
-	var added []string // adds under this host's homes: new, or back from before
-	for _, p := range slices.Sorted(maps.Keys(d)) {
-		c := d[p]
-		if strings.HasPrefix(p, GoneDir+"/"+rep.Host+"/") {
-			// This host's tombstones: only it writes them.
-			keep = append(keep, change{path: p, status: 'M', mode: c.omode, omode: c.mode, blob: c.old, old: c.blob})
-			continue
-		}
-		if a, ok := objectOf(p); !ok || s.Store.MayChange(a) != nil {
-			continue
-		}
-		if c.status == 'A' {
-			if at, ok := homeAt[messageID(p)]; ok && at != p || graves.of(p) == rep.Host {
-				// A message this host's home moved (archived, restored,
-				// claimed) or deleted: the rewrite holds it from before.
-				keep = append(keep, change{path: p, status: 'D', mode: "000000", omode: c.mode, blob: zeroID, old: c.blob})
-				continue
-			}
-			added = append(added, p)
-			continue
-		}
-		keep = append(keep, change{path: p, status: 'M', mode: c.omode, omode: c.mode, blob: c.old, old: c.blob})
-	}
+	mine := func(a maildir.Address) bool { return s.Store.MayChange(a) == nil }
+	keep, added := keepHomes(rep.Host, d, homeAt, graves, mine)
 	for chunk := range slices.Chunk(added, 500) {
 		gone, err := g.paths(ctx, append([]string{"log", "-z", "--format=", "--name-only", "--diff-filter=D", known, "--"}, chunk...)...)
 		if err != nil {
@@ -537,6 +524,40 @@ func (s *Syncer) homesAsKnown(ctx context.Context, g *git, rep *Report, known, k
 		}
 	}
 	return keep, nil
+}
+
+// keepHomes decides, from the changes d that take this host's last
+// synced tree to the tree an adopt builds (the rewrite's), which go back
+// as this host last synced them (see homesAsKnown): this host's
+// tombstones; a file of its homes the rewrite changed or removed; a
+// message of its homes the rewrite adds that its home held elsewhere
+// (homeAt: where each id was) or buried (graves) goes again. It returns
+// those, and the other adds under its homes, for homesAsKnown to look up
+// in history. It is pure.
+func keepHomes(host string, d map[string]change, homeAt map[string]string, graves tombstones, mine func(maildir.Address) bool) (keep []change, added []string) {
+	for _, p := range slices.Sorted(maps.Keys(d)) {
+		c := d[p]
+		if strings.HasPrefix(p, GoneDir+"/"+host+"/") {
+			// This host's tombstones: only it writes them.
+			keep = append(keep, change{path: p, status: 'M', mode: c.omode, omode: c.mode, blob: c.old, old: c.blob})
+			continue
+		}
+		if a, ok := objectOf(p); !ok || !mine(a) {
+			continue
+		}
+		if c.status == 'A' {
+			if at, ok := homeAt[messageID(p)]; ok && at != p || graves.of(p) == host {
+				// A message this host's home moved (archived, restored,
+				// claimed) or deleted: the rewrite holds it from before.
+				keep = append(keep, change{path: p, status: 'D', mode: "000000", omode: c.mode, blob: zeroID, old: c.blob})
+				continue
+			}
+			added = append(added, p)
+			continue
+		}
+		keep = append(keep, change{path: p, status: 'M', mode: c.omode, omode: c.mode, blob: c.old, old: c.blob})
+	}
+	return keep, added
 }
 
 // putBackUnsent puts back on tree what this host sent to other homes

@@ -367,8 +367,7 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 	if err := s.act(ctx, g, r.plan, rep); err != nil {
 		return false, err
 	}
-	bury, raise := buried(s.mineIn(g.homes), r.plan.ours, r.plan.apply)
-	bury = s.stillHeld(bury)
+	bury, raise := buried(s.mineIn(g.homes), r.plan.ours, r.plan.apply, s.holds)
 	if r.tombs, err = s.writeTombstones(ctx, g, rep.Host, bury, raise); err != nil {
 		return false, err
 	}
