@@ -97,7 +97,7 @@ func TestTownOnThreeHosts(t *testing.T) {
 	read := map[string]bool{}    // the last read mark each id's home made
 	queued := 0
 	syncs, refusals := 0, 0
-	nKinds := 4 // wound back, squashed, rewritten, wound back and squashed there
+	nKinds := 7 // wound back, squashed, rewritten, wound back and squashed there, branch deleted, re-created empty, refusing pushes
 	p := &person{t: t, bare: tw.remote, nKinds: nKinds, kinds: rand.New(rand.NewPCG(seed, 98)).Perm(nKinds), refused: map[string]string{}, refusals: map[string]int{}, lastErr: map[string]error{}}
 	var mu sync.Mutex // guards the above, and p's maps
 	hostNames := []string{"alpha", "beta", "gamma"}
@@ -279,6 +279,9 @@ func TestTownOnThreeHosts(t *testing.T) {
 				case refused && errors.Is(err, gitsync.ErrRewritten):
 					p.refusals[h.name]++
 					p.lastErr[h.name] = err
+					err = nil
+				case p.refusing && errors.Is(err, gitsync.ErrPushRefused):
+					p.pushRefusals++ // the remote's hook: nothing lost, the next sync pushes
 					err = nil
 				case refused:
 					err = fmt.Errorf("sync after the remote was %s: %v; want it refused until a person acts", why, err)
@@ -471,21 +474,23 @@ func TestTownOnThreeHosts(t *testing.T) {
 // dropped (every host's home records among them). remote is held for writing while the person acts, and for
 // reading by each sync, so that every sync meets a settled remote.
 type person struct {
-	t          *testing.T
-	remote     sync.RWMutex
-	bare       string
-	refused    map[string]string // host → what it must refuse, until the person acts
-	refusals   map[string]int    // refused syncs since
-	lastErr    map[string]error  // the last refusal, whose command the person runs
-	pending    string            // the force-push awaiting the person's act
-	done       []string          // what was done, for the log
-	kinds      []int             // the force-pushes to come: each kind once, in a random order, then any
-	nKinds     int               // how many kinds: 0 wound back, 1 squashed, 2 rewritten, 3 wound back and squashed
-	syncs      int               // ordinary syncs since the last force-push was put right
-	recovered  []string          // what the hosts' syncs said they recovered
-	squashed   string            // the last squash commit the person made
-	putOver    bool              // a host's copy was put back over the pending squash
-	squashHead bool              // the pending squash was of the remote's head (not wound back first)
+	t            *testing.T
+	remote       sync.RWMutex
+	bare         string
+	refused      map[string]string // host → what it must refuse, until the person acts
+	refusals     map[string]int    // refused syncs since
+	lastErr      map[string]error  // the last refusal, whose command the person runs
+	pending      string            // the force-push awaiting the person's act
+	done         []string          // what was done, for the log
+	kinds        []int             // the force-pushes to come: each kind once, in a random order, then any
+	nKinds       int               // how many kinds: 0 wound back, 1 squashed, 2 rewritten, 3 wound back and squashed, 4 branch deleted, 5 re-created, 6 refusing
+	syncs        int               // ordinary syncs since the last force-push was put right
+	recovered    []string          // what the hosts' syncs said they recovered
+	squashed     string            // the last squash commit the person made
+	putOver      bool              // a host's copy was put back over the pending squash
+	squashHead   bool              // the pending squash was of the remote's head (not wound back first)
+	refusing     bool              // the remote's pre-receive hook refuses every push
+	pushRefusals int               // pushes it refused since
 }
 
 // did notes what the person did.
@@ -513,6 +518,18 @@ func (p *person) act(tw *town, mu *sync.Mutex, rng *rand.Rand, last bool) {
 			t.Errorf("git %v: %v", args, err)
 		}
 		return strings.TrimSpace(string(out))
+	}
+	hook := filepath.Join(p.bare, "hooks", "pre-receive")
+	if p.refusing {
+		// The remote takes pushes again once it has refused one.
+		if p.pushRefusals > 0 || last {
+			if err := os.Remove(hook); err != nil {
+				t.Error(err)
+			}
+			p.refusing = false
+			p.did(fmt.Sprintf("the remote takes pushes again, after refusing %d", p.pushRefusals))
+		}
+		return
 	}
 	if len(p.refused) > 0 {
 		// Each refusing host refuses at least once, one of them twice,
@@ -666,6 +683,24 @@ func (p *person) act(tw *town, mu *sync.Mutex, rng *rand.Rand, last bool) {
 		}
 		p.pending = "rewritten"
 		p.did("rewritten " + rewritten)
+	case 4: // the branch deleted (a forge's "delete branch"): the next sync pushes its whole tree
+		git(p.bare, nil, "update-ref", "-d", "refs/heads/main")
+		p.did("deleted the branch")
+	case 5: // the repository re-created empty (a server restored from nothing)
+		if err := os.RemoveAll(p.bare); err != nil {
+			t.Error(err)
+			return
+		}
+		git(filepath.Dir(p.bare), nil, "init", "-q", "--bare", "-b", "main", p.bare)
+		git(p.bare, nil, "config", "receive.autogc", "false")
+		p.did("re-created the repository empty")
+	case 6: // the remote refuses every push for a while (a hook)
+		if err := os.WriteFile(hook, []byte("#!/bin/sh\necho closed >&2\nexit 1\n"), 0o700); err != nil {
+			t.Error(err)
+			return
+		}
+		p.refusing, p.pushRefusals = true, 0
+		p.did("made the remote refuse pushes")
 	}
 }
 
