@@ -245,9 +245,20 @@ func TestAdoptDoesNotBringBackWhatTheHomeDeleted(t *testing.T) {
 // holds it alone; with both taken out, the message is back on both hosts.
 func TestAdoptRemembersADeleteOlderThanItsTombstone(t *testing.T) {
 	t.Parallel()
-	adoptAfterADelete(t, func(b *host, id string) {
+	adoptAfterADelete(t, func(tw *town, b *host, id string) {
 		later := time.Now().Add(gitsync.GoneFor + 72*time.Hour)
 		b.sync.Now = func() time.Time { return later }
+		// The town's clock says so too (tombstones are forgotten by the
+		// earlier of the host's and the town's): a commit of a person's
+		// that late, changing nothing.
+		note := exec.Command("git", "commit-tree", "main^{tree}", "-p", "main", "-m", "a person's note")
+		note.Dir = tw.remote
+		at := fmt.Sprintf("@%d +0000", later.Unix())
+		note.Env = append(os.Environ(), "GIT_AUTHOR_NAME=p", "GIT_AUTHOR_EMAIL=p@p", "GIT_COMMITTER_NAME=p", "GIT_COMMITTER_EMAIL=p@p",
+			"GIT_COMMITTER_DATE="+at, "GIT_AUTHOR_DATE="+at)
+		out, err := note.Output()
+		must(t, err)
+		gitRun(t, tw.remote, "update-ref", "refs/heads/main", strings.TrimSpace(string(out)))
 		b.syncOK(t) // forgets the tombstone
 		if g := gone(stateFiles(t, b.store), id); len(g) > 0 {
 			t.Fatalf("the tombstone is still there: %v", g)
@@ -260,7 +271,7 @@ func TestAdoptRemembersADeleteOlderThanItsTombstone(t *testing.T) {
 // after between, the remote is squashed to before the delete, alpha sends
 // on top of it, and beta, refused, adopts. It fails the test if the
 // deleted message is back on either host, or the other two are missing.
-func adoptAfterADelete(t *testing.T, between func(b *host, id string)) {
+func adoptAfterADelete(t *testing.T, between func(tw *town, b *host, id string)) {
 	tw, a, b := twoHosts(t)
 	ids := sendBefore(t, a, "witness", 2)
 	a.syncOK(t)
@@ -269,7 +280,7 @@ func adoptAfterADelete(t *testing.T, between func(b *host, id string)) {
 	must(t, b.store.Delete(agent("witness"), ids[0]))
 	b.syncOK(t) // alpha is behind, and takes the squash of what it last saw
 	if between != nil {
-		between(b, ids[0])
+		between(tw, b, ids[0])
 	}
 	tw.squash(t, fork) // the remote goes back to before the delete
 	after, err := a.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "after"})

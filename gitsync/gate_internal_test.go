@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mailfs/mailfs/maildir"
 )
@@ -188,5 +189,35 @@ func TestVanished(t *testing.T) {
 		if got := vanished(&GitError{Args: []string{"add"}, Stderr: c.stderr, Err: errors.New("exit status 128")}); got != c.want {
 			t.Errorf("%q: %v, want %v", c.stderr, got, c.want)
 		}
+	}
+}
+
+// The times tombstones are counted by: dated by the later of the two
+// clocks, forgotten by the earlier.
+func TestTombClock(t *testing.T) {
+	local := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	behind, ahead := local.Add(-120*24*time.Hour), local.Add(120*24*time.Hour)
+	for _, c := range []struct {
+		what            string
+		local, town     time.Time
+		ok              bool
+		wantDay, wantAt time.Time
+	}{
+		{"no town clock: this host's", local, time.Time{}, false, local, local},
+		{"alike", local, local, true, local, local},
+		{"this host behind: dated by the town's", behind, local, true, local, behind},
+		{"this host ahead: forgotten by the town's", ahead, local, true, ahead, local},
+	} {
+		day, at := tombClock(c.local, c.town, c.ok)
+		if !day.Equal(c.wantDay) || !at.Equal(c.wantAt) {
+			t.Errorf("%s: dated %v, forgotten by %v; want %v, %v", c.what, day, at, c.wantDay, c.wantAt)
+		}
+	}
+	got, ok, err := newestOther("200 mailfs sync from beta: 1 files\n150 mailfs sync from alpha: 2 files\n100 squashed\n", "beta")
+	if err != nil || !ok || got.Unix() != 150 {
+		t.Errorf("the town's clock %v %v %v; want 150, not beta's own", got.Unix(), ok, err)
+	}
+	if _, ok, _ := newestOther("200 mailfs sync from beta: 1 files\n", "beta"); ok {
+		t.Error("only this host's commits: a town clock")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // git runs the git command in one repository. It keeps what it learns
@@ -29,6 +30,7 @@ type git struct {
 	diffs  map[[2]string]map[string]change // (tree, tree) → the changes, never to be modified
 	outbox *outbox                         // this host's sends to other homes not yet theirs (see outbox)
 	homes  homes                           // whose each object is, read once per sync
+	clock  func() time.Time                // the time commits carry; nil: git's (the system clock)
 }
 
 // A configEntry is one line of git config --list: where it is set, and

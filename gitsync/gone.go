@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -152,9 +153,13 @@ func (s *Syncer) holds(p string) bool {
 // writeTombstones buries and raises paths in this host's day files in the
 // working tree, forgets the days older than GoneFor, and returns the
 // changes to commit. It reads only this host's own folder.
-func (s *Syncer) writeTombstones(ctx context.Context, g *git, host string, bury, raise []string) ([]change, error) {
+//
+// Days are counted by clock (see tombClock): the later of this host's
+// clock and the town's for the day a burial is dated, the earlier for
+// forgetting, so that a wrong clock here never forgets a tombstone early.
+// It asks clock only when a burial or a forgetting is at stake.
+func (s *Syncer) writeTombstones(ctx context.Context, g *git, host string, bury, raise []string, clock func() (day, now time.Time, err error)) ([]change, error) {
 	dir := GoneDir + "/" + host
-	today := s.now().UTC().Format(time.DateOnly)
 	d, done, err := s.folder(dir, len(bury) > 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil // nothing buried here yet: nothing to raise
@@ -197,12 +202,25 @@ func (s *Syncer) writeTombstones(ctx context.Context, g *git, host string, bury,
 		}
 	}
 	for day := range days {
-		if t, err := time.Parse(time.DateOnly, day); err == nil && s.now().Sub(t) > GoneFor+24*time.Hour {
+		t, err := time.Parse(time.DateOnly, day)
+		if err != nil || s.now().Sub(t) <= GoneFor+24*time.Hour {
+			continue // (by this host's clock, first: most syncs ask no more)
+		}
+		_, now, err := clock()
+		if err != nil {
+			return nil, err
+		}
+		if now.Sub(t) > GoneFor+24*time.Hour {
 			days[day] = nil
 			changed[day] = true
 		}
 	}
 	if len(bury) > 0 {
+		d, _, err := clock()
+		if err != nil {
+			return nil, err
+		}
+		today := d.UTC().Format(time.DateOnly)
 		days[today] = append(days[today], bury...)
 		changed[today] = true
 	}
@@ -235,6 +253,62 @@ func (s *Syncer) writeTombstones(ctx context.Context, g *git, host string, bury,
 	}
 	return out, nil
 }
+
+// tombClock decides the times tombstones are counted by, from this
+// host's clock (local) and the town's (town: the newest commit time of
+// another host's sync on the remote; ok false when there is none): a
+// burial is dated by the later of the two, so a clock behind never dates
+// one early, and tombstones are forgotten by the earlier, so a clock ahead
+// never forgets one early. A clock ahead dates its own burials late: they
+// live longer, which keeps a deleted message dead longer and loses
+// nothing. It is pure.
+func tombClock(local, town time.Time, ok bool) (day, now time.Time) {
+	if !ok {
+		return local, local
+	}
+	if town.After(local) {
+		return town, local
+	}
+	return local, town
+}
+
+// townTime returns the newest commit time, in the last 50 commits of
+// theirs's first-parent line, of a commit this host's syncs did not make
+// (other hosts', a person's): the town's clock, as far as this host can
+// read it. ok is false when there is none.
+func (g *git) townTime(ctx context.Context, theirs, host string) (t time.Time, ok bool, err error) {
+	if theirs == "" {
+		return time.Time{}, false, nil
+	}
+	out, err := g.run(ctx, "log", "--first-parent", "-n", "50", "--format=%ct %s", theirs)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	return newestOther(out, host)
+}
+
+// newestOther reads "git log --format='%ct %s'": the newest time of a
+// commit whose subject is not one of host's syncs. It is pure.
+func newestOther(log, host string) (t time.Time, ok bool, err error) {
+	for l := range strings.Lines(log) {
+		ct, subject, _ := strings.Cut(strings.TrimSpace(l), " ")
+		if strings.HasPrefix(subject, syncSubject+host+":") {
+			continue
+		}
+		sec, err := strconv.ParseInt(ct, 10, 64)
+		if err != nil {
+			return time.Time{}, false, fmt.Errorf("gitsync: unexpected git log line %q", l)
+		}
+		if c := time.Unix(sec, 0); !ok || c.After(t) {
+			t, ok = c, true
+		}
+	}
+	return t, ok, nil
+}
+
+// maxSkew is how far behind the town's clock this host's may be before a
+// sync says so.
+const maxSkew = 10 * time.Minute
 
 // blobID returns the id git gives a blob of data: computed here in a
 // SHA-1 repository (the object itself is written by the update-index

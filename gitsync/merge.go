@@ -122,7 +122,12 @@ func (g *git) commitTree(ctx context.Context, tree, msg string, parents ...strin
 	for _, p := range parents {
 		args = append(args, "-p", p)
 	}
-	out, err := g.run(ctx, args...)
+	var env []string
+	if g.clock != nil {
+		at := fmt.Sprintf("@%d +0000", g.clock().Unix())
+		env = []string{"GIT_COMMITTER_DATE=" + at, "GIT_AUTHOR_DATE=" + at}
+	}
+	out, err := g.runIn(ctx, nil, env, args...)
 	if err != nil {
 		return "", err
 	}

@@ -6,8 +6,10 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mailfs/mailfs/gitsync"
 )
@@ -252,5 +254,69 @@ func TestAStoppedSyncsTombstoneTempIsRemoved(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(rep.Recovered, " "), ".mailfs-123456.tmp") {
 		t.Errorf("recovered %q; want the temp named", rep.Recovered)
+	}
+}
+
+// A person's ordinary commit that removes a home's tombstones is undone
+// by that home, as a rewrite of its files would be: the tombstones are
+// back on the remote after its next sync, and named in its report
+// (issue 59, item 5).
+func TestACommitRemovingTombstonesIsUndoneByTheirHome(t *testing.T) {
+	t.Parallel()
+	tw, a, b := twoHosts(t)
+	ids := sendBefore(t, a, "witness", 2)
+	a.syncOK(t)
+	b.syncOK(t)
+	must(t, b.store.Delete(agent("witness"), ids[0]))
+	b.syncOK(t)
+	graves := gone(stateFiles(t, b.store), ids[0])
+	if len(graves) != 1 {
+		t.Fatalf("tombstones of the delete: %v", graves)
+	}
+	// The person, in a clone of their own: git rm -r state/gone, commit, push.
+	clone := filepath.Join(t.TempDir(), "clone")
+	gitRun(t, filepath.Dir(clone), "clone", "-q", tw.remote, clone)
+	gitRun(t, clone, "rm", "-q", "-r", "state/gone")
+	gitRun(t, clone, "commit", "-q", "-m", "tidy up")
+	gitRun(t, clone, "push", "-q", "origin", "HEAD:main")
+	rep := b.syncOK(t)
+	if !slices.Contains(rep.Reverted, graves[0]) {
+		t.Errorf("reverted %v; want the tombstone file named", rep.Reverted)
+	}
+	if len(gone(stateFiles(t, b.store), ids[0])) != 1 {
+		t.Error("the home lost its own tombstone")
+	}
+	gitRun(t, tw.remote, "cat-file", "-e", "main:"+graves[0]) // back on the remote
+	a.syncOK(t)
+	if len(gone(stateFiles(t, a.store), ids[0])) != 1 {
+		t.Error("alpha lacks the tombstone after the home's sync")
+	}
+}
+
+// A home whose clock was 120 days behind when it buried a delete dates
+// the tombstone by the town's clock, says its clock is behind, and does
+// not forget the tombstone once its clock is right (issue 59, item 5).
+func TestAClockBehindForgetsNoTombstone(t *testing.T) {
+	t.Parallel()
+	_, a, b := twoHosts(t)
+	ids := sendBefore(t, a, "witness", 2)
+	a.syncOK(t)
+	behind := time.Now().Add(-120 * 24 * time.Hour)
+	b.sync.Now = func() time.Time { return behind }
+	var warned []string
+	b.sync.Warn = func(msg string) { warned = append(warned, msg) }
+	b.syncOK(t)
+	must(t, b.store.Delete(agent("witness"), ids[0]))
+	b.syncOK(t)
+	if !strings.Contains(strings.Join(warned, "\n"), "behind the newest commit another host pushed") {
+		t.Errorf("warned %q; want the clock named", warned)
+	}
+	b.sync.Now = nil // the clock is set right
+	b.syncOK(t)
+	a.syncOK(t)
+	for _, h := range []*host{a, b} {
+		if g := gone(stateFiles(t, h.store), ids[0]); len(g) != 1 || !strings.Contains(g[0], time.Now().UTC().Format(time.DateOnly)) && !strings.Contains(g[0], time.Now().UTC().Add(-time.Hour).Format(time.DateOnly)) {
+			t.Errorf("%s: tombstones %v; want one, dated today by the town's clock", h.name, g)
+		}
 	}
 }

@@ -126,6 +126,18 @@ func (st *settlement) takeTheirs(p *plan, rep *Report, graves tombstones, shadow
 			// the object's other folder: undone.
 			p.ours = append(p.ours, change{path: path, status: 'D', mode: "000000", omode: tc.mode, blob: zeroID, old: tc.blob})
 			rep.Reverted = append(rep.Reverted, path)
+		case !mine && strings.HasPrefix(path, GoneDir+"/"+host+"/"):
+			// Another's change to this host's tombstones (a person's
+			// commit removing state/gone): only this host writes them, and
+			// a tombstone lost lets a copy bring its message back. This
+			// host's version, which is the base's, stands, as after a
+			// rewrite.
+			if tc.status == 'A' {
+				p.ours = append(p.ours, change{path: path, status: 'D', mode: "000000", omode: tc.mode, blob: zeroID, old: tc.blob})
+			} else {
+				p.ours = append(p.ours, change{path: path, status: 'M', mode: tc.omode, omode: tc.mode, blob: tc.old, old: tc.blob})
+			}
+			rep.Reverted = append(rep.Reverted, path)
 		case !mine && tc.status != 'A' && isObj && !lost[a] && !strings.HasPrefix(path, maildir.HomeDir+"/") && st.home(a):
 			// Another host changed or removed a file of this host's home:
 			// only its home does that, so it is a stale version put back

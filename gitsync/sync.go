@@ -92,8 +92,11 @@ type Syncer struct {
 	// Progress, if not nil, is told each step, for a person watching.
 	Progress func(step string)
 	// Warn, if not nil, is told what a person should know even when not
-	// watching: leftovers of a stopped sync recovered, files skipped.
+	// watching: leftovers of a stopped sync recovered, files skipped, a
+	// clock behind the town's.
 	Warn func(msg string)
+
+	skewTold bool // the clock's skew was told: once per Syncer
 }
 
 // A Report says what one Sync did. Paths are relative to the root.
@@ -225,7 +228,7 @@ func (s *Syncer) open(ctx context.Context, host string) (*git, string, string, e
 	if bin == "" {
 		bin = "git"
 	}
-	g := &git{dir: dir, bin: bin, env: environ(host, true)}
+	g := &git{dir: dir, bin: bin, env: environ(host, true), clock: s.Now}
 	if _, err := os.Lstat(filepath.Join(dir, ".git")); errors.Is(err, os.ErrNotExist) {
 		if s.Remote == "" { // a repository with nowhere to sync to: make none
 			return nil, "", "", fmt.Errorf("%w: %s has no repository yet; give the remote to start one", ErrNoRemote, dir)
@@ -368,7 +371,7 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 		return false, err
 	}
 	bury, raise := buried(s.mineIn(g.homes), r.plan.ours, r.plan.apply, s.holds)
-	if r.tombs, err = s.writeTombstones(ctx, g, rep.Host, bury, raise); err != nil {
+	if r.tombs, err = s.writeTombstones(ctx, g, rep.Host, bury, raise, s.tombClock(ctx, g, rep, r)); err != nil {
 		return false, err
 	}
 	if len(r.tombs) > 0 {
@@ -409,6 +412,34 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 		return false, err
 	}
 	return s.push(ctx, g, rep, r, mine)
+}
+
+// tombClock returns what writeTombstones counts days by (see
+// tombClock), read at most once per round, and only when asked. When
+// this host's clock is behind the town's by more than maxSkew, it says
+// so, once per Syncer.
+func (s *Syncer) tombClock(ctx context.Context, g *git, rep *Report, r *round) func() (time.Time, time.Time, error) {
+	var day, now time.Time
+	var err error
+	asked := false
+	return func() (time.Time, time.Time, error) {
+		if asked {
+			return day, now, err
+		}
+		asked = true
+		local := s.now()
+		var town time.Time
+		var ok bool
+		if town, ok, err = g.townTime(ctx, r.theirs, rep.Host); err != nil {
+			return day, now, err
+		}
+		if ok && town.Sub(local) > maxSkew && !s.skewTold {
+			s.skewTold = true
+			s.warnf("this host's clock (%s) is %s behind the newest commit another host pushed (%s): tombstones are dated by the later, and forgotten by the earlier, of the two; set this host's clock right", local.UTC().Format(time.RFC3339), town.Sub(local).Round(time.Second), town.UTC().Format(time.RFC3339))
+		}
+		day, now = tombClock(local, town, ok)
+		return day, now, nil
+	}
 }
 
 // A round is what one cycle learns and decides, step by step.
