@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mailfs/mailfs/gitsync"
+	"github.com/mailfs/mailfs/maildir"
 )
 
 // A remote that is not what sync assumes — one that refuses the push, one
@@ -38,7 +39,7 @@ func refusedFirstSync(t *testing.T, remote, reason string) {
 		if rep == nil || rep.Pushed || rep.Tries != 1 {
 			t.Errorf("sync %d: report %+v; want one try, nothing pushed", i+1, rep)
 		}
-		if got := stateFiles(t, a.store); !maps.Equal(got, before) {
+		if got := stateFiles(t, a.store); !maps.Equal(withoutHosts(got), before) {
 			t.Fatalf("sync %d changed the tree: %d files, had %d", i+1, len(got), len(before))
 		}
 	}
@@ -319,4 +320,97 @@ func TestAClockBehindForgetsNoTombstone(t *testing.T) {
 			t.Errorf("%s: tombstones %v; want one, dated today by the town's clock", h.name, g)
 		}
 	}
+}
+
+// withoutHosts is files less the hosts' records (state/hosts/, written by
+// a host's first sync).
+func withoutHosts(files map[string]string) map[string]string {
+	maps.DeleteFunc(files, func(p, _ string) bool { return strings.HasPrefix(p, gitsync.HostsDir+"/") })
+	return files
+}
+
+// A second machine given a name another machine holds is refused at its
+// sync, before it changes anything, saying how to go on; when the first
+// machine is gone for good, a person takes the name over, and then the
+// first machine is the one refused (issue 59, item 3).
+func TestATwinHostNameIsRefused(t *testing.T) {
+	t.Parallel()
+	tw, a, b := twoHosts(t)
+	ids := sendBefore(t, a, "witness", 1)
+	a.syncOK(t)
+	b.syncOK(t)
+	s, err := maildir.Open(filepath.Join(t.TempDir(), ".chipset"))
+	must(t, err)
+	t.Cleanup(func() { s.Close() })
+	s.Host = "beta"
+	twin := &host{name: "beta (twin)", store: s, sync: &gitsync.Syncer{Store: s, Remote: tw.remote}}
+	remoteBefore := gitRun(t, tw.remote, "rev-parse", "main")
+	_, err = twin.sync.Sync(context.Background())
+	var he *gitsync.HostTakenError
+	if !errors.As(err, &he) || !errors.Is(err, gitsync.ErrHostTaken) || he.Host != "beta" {
+		t.Fatalf("the twin's sync = %v; want it refused, the name held", err)
+	}
+	if got := gitRun(t, tw.remote, "rev-parse", "main"); got != remoteBefore {
+		t.Error("the refused twin pushed")
+	}
+	if files := withoutHosts(stateFiles(t, s)); len(files) != 0 {
+		t.Errorf("the refused twin's tree holds %v", slices.Sorted(maps.Keys(files)))
+	}
+	// The first beta is gone for good: the person takes the name over.
+	twin.sync.TakeOver = true
+	twin.syncOK(t)
+	twin.sync.TakeOver = false
+	if _, err := twin.store.Get(agent("witness"), ids[0]); err != nil {
+		t.Errorf("the new beta lacks witness's mail: %v", err)
+	}
+	if _, err := b.sync.Sync(context.Background()); !errors.Is(err, gitsync.ErrHostTaken) {
+		t.Errorf("the old beta's sync after the take-over = %v; want it refused", err)
+	}
+	twin.syncOK(t)
+	a.syncOK(t)
+}
+
+// mailfs host NAME's new identity: the same machine renamed keeps no
+// claim to the old name's record, and its sync under the new name goes on.
+func TestANewIdentityIsRecordedAtTheNextSync(t *testing.T) {
+	t.Parallel()
+	_, a, _ := twoHosts(t)
+	rec := stateFiles(t, a.store)[gitsync.HostsDir+"/alpha.json"]
+	if !strings.Contains(rec, `"id"`) {
+		t.Fatalf("alpha's record: %q", rec)
+	}
+	must(t, gitsync.NewIdentity(a.store)) // as mailfs host alpha2 would, then the name
+	a.store.Host = "alpha2"
+	a.syncOK(t)
+	if got := stateFiles(t, a.store)[gitsync.HostsDir+"/alpha2.json"]; got == "" || got == rec {
+		t.Errorf("alpha2's record %q", got)
+	}
+}
+
+// An adopt of a rewrite that holds none of what this host synced (a
+// remote wiped, taken as meant) keeps the other homes' mail this host
+// holds: only a home removes its files, and the no-loss gate refuses a
+// change that drops them (issue 59, item 1).
+func TestAnAdoptKeepsOtherHomesMailItHolds(t *testing.T) {
+	t.Parallel()
+	tw, a, b := twoHosts(t)
+	l := newLedger()
+	ms, err := b.store.Send(&maildir.Message{From: "witness", To: "witness", Subject: "a note to self"})
+	must(t, err)
+	l.want[ms[0].ID] = want{box: agent("witness")}
+	b.syncOK(t)
+	a.syncOK(t)
+	empty := strings.TrimSpace(gitRun(t, tw.remote, "commit-tree", "4b825dc642cb6eb9a060e54bf8d69288fbee4904", "-m", "wiped"))
+	gitRun(t, tw.remote, "update-ref", "refs/heads/main", empty)
+	if _, err := a.sync.Sync(context.Background()); !errors.Is(err, gitsync.ErrRewritten) {
+		t.Fatalf("sync = %v; want it refused", err)
+	}
+	a.adoptOK(t)
+	if _, err := a.store.Get(agent("witness"), ms[0].ID); err != nil {
+		t.Errorf("alpha's adopt dropped witness's mail: %v", err)
+	}
+	syncOrAdopt(t, b)
+	a.syncOK(t)
+	b.syncOK(t)
+	l.check(t, a, b)
 }

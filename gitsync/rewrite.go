@@ -463,6 +463,9 @@ func (s *Syncer) adopt(ctx context.Context, g *git, rep *Report, known, upstream
 	if tree, back, err = s.putBackUnsent(ctx, g, knownTree, tree, back); err != nil {
 		return "", err
 	}
+	if tree, back, err = s.putBackHeld(ctx, g, knownTree, tree, back); err != nil {
+		return "", err
+	}
 	keep, err := s.homesAsKnown(ctx, g, rep, known, knownTree, tree)
 	if err != nil {
 		return "", err
@@ -537,8 +540,9 @@ func (s *Syncer) homesAsKnown(ctx context.Context, g *git, rep *Report, known, k
 func keepHomes(host string, d map[string]change, homeAt map[string]string, graves tombstones, mine func(maildir.Address) bool) (keep []change, added []string) {
 	for _, p := range slices.Sorted(maps.Keys(d)) {
 		c := d[p]
-		if strings.HasPrefix(p, GoneDir+"/"+host+"/") {
-			// This host's tombstones: only it writes them.
+		if strings.HasPrefix(p, GoneDir+"/"+host+"/") || p == HostsDir+"/"+host+".json" {
+			// This host's tombstones, and its record of its name: only
+			// it writes them.
 			keep = append(keep, change{path: p, status: 'M', mode: c.omode, omode: c.mode, blob: c.old, old: c.blob})
 			continue
 		}
@@ -570,6 +574,49 @@ func (s *Syncer) putBackUnsent(ctx context.Context, g *git, known, tree string, 
 	}
 	tree, err = g.buildTree(ctx, tree, unsent)
 	return tree, back + len(unsent), err
+}
+
+// putBackHeld puts back on tree the messages of other hosts' objects
+// that this host held when it last synced (known) and tree lacks, unless
+// their home moved them on (the id is elsewhere in tree) or buried them
+// (in tree or known): a rewrite cannot mean what only a home may do, and
+// the no-loss gate would refuse the adopt. This host's own homes are
+// homesAsKnown's. It adds their number to back.
+func (s *Syncer) putBackHeld(ctx context.Context, g *git, known, tree string, back int) (string, int, error) {
+	d, err := g.diff(ctx, known, tree)
+	if err != nil {
+		return tree, back, err
+	}
+	mine := s.mineIn(g.homes)
+	var held []outboxEntry
+	for _, p := range slices.Sorted(maps.Keys(d)) {
+		c := d[p]
+		if a, ok := objectOf(p); ok && c.status == 'D' && isMessage(p) && !mine(a) {
+			held = append(held, outboxEntry{Path: p, Blob: c.old})
+		}
+	}
+	if len(held) == 0 {
+		return tree, back, nil
+	}
+	files, err := g.files(ctx, tree)
+	if err != nil {
+		return tree, back, err
+	}
+	graves, err := g.readTombstones(ctx, tree)
+	if err != nil {
+		return tree, back, err
+	}
+	seen, err := g.readTombstones(ctx, known)
+	if err != nil {
+		return tree, back, err
+	}
+	maps.Copy(graves, seen)
+	again := unsentOf(held, files, graves)
+	if len(again) == 0 {
+		return tree, back, nil
+	}
+	tree, err = g.buildTree(ctx, tree, again)
+	return tree, back + len(again), err
 }
 
 // maxHeldLook bounds how far back lastHeld looks.

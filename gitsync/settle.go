@@ -126,7 +126,7 @@ func (st *settlement) takeTheirs(p *plan, rep *Report, graves tombstones, shadow
 			// the object's other folder: undone.
 			p.ours = append(p.ours, change{path: path, status: 'D', mode: "000000", omode: tc.mode, blob: zeroID, old: tc.blob})
 			rep.Reverted = append(rep.Reverted, path)
-		case !mine && strings.HasPrefix(path, GoneDir+"/"+host+"/"):
+		case !mine && (strings.HasPrefix(path, GoneDir+"/"+host+"/") || path == HostsDir+"/"+host+".json"):
 			// Another's change to this host's tombstones (a person's
 			// commit removing state/gone): only this host writes them, and
 			// a tombstone lost lets a copy bring its message back. This
@@ -148,6 +148,10 @@ func (st *settlement) takeTheirs(p *plan, rep *Report, graves tombstones, shadow
 		case !mine:
 			p.apply = append(p.apply, tc)
 		case oc.same(tc):
+		case path == HostsDir+"/"+host+".json":
+			// This host's record of its name, as it took it over (see
+			// claimName): its own stands.
+			p.ours = append(p.ours, oc)
 		case oc.status == 'A' && tc.status == 'A' && isMessage(path):
 			p.rename = append(p.rename, oc)
 			p.apply = append(p.apply, tc)
@@ -206,7 +210,7 @@ func (st *settlement) keepOurs(p *plan) (offHome []string) {
 	}
 	for _, path := range slices.Sorted(maps.Keys(ours)) {
 		oc := ours[path]
-		if tc, ok := theirs[path]; ok && (oc.same(tc) || oc.status == 'A' && tc.status == 'A') {
+		if tc, ok := theirs[path]; ok && (oc.same(tc) || oc.status == 'A' && tc.status == 'A' || strings.HasPrefix(path, HostsDir+"/")) {
 			continue // alike, or settled above
 		}
 		a, isObj := objectOf(path)

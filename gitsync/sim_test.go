@@ -70,6 +70,9 @@ func TestTownOnThreeHosts(t *testing.T) {
 	// Set-up: each host claims its agents; alpha makes the queue, beta
 	// the group, gamma the channel; they sync in turn.
 	alpha, beta, gamma := tw.hosts["alpha"], tw.hosts["beta"], tw.hosts["gamma"]
+	// gamma's clock is a day behind: its tombstones are dated by the
+	// town's, and no tombstone is forgotten early.
+	gamma.sync.Now = func() time.Time { return time.Now().Add(-24 * time.Hour) }
 	for _, name := range []string{"alpha", "beta", "gamma"} {
 		h := tw.hosts[name]
 		for _, a := range agents[name] {
@@ -97,7 +100,7 @@ func TestTownOnThreeHosts(t *testing.T) {
 	read := map[string]bool{}    // the last read mark each id's home made
 	queued := 0
 	syncs, refusals := 0, 0
-	nKinds := 7 // wound back, squashed, rewritten, wound back and squashed there, branch deleted, re-created empty, refusing pushes
+	nKinds := 8 // wound back, squashed, rewritten, wound back and squashed there, branch deleted, re-created empty, refusing pushes, tombstones removed
 	p := &person{t: t, bare: tw.remote, nKinds: nKinds, kinds: rand.New(rand.NewPCG(seed, 98)).Perm(nKinds), refused: map[string]string{}, refusals: map[string]int{}, lastErr: map[string]error{}}
 	var mu sync.Mutex // guards the above, and p's maps
 	hostNames := []string{"alpha", "beta", "gamma"}
@@ -483,7 +486,7 @@ type person struct {
 	pending      string            // the force-push awaiting the person's act
 	done         []string          // what was done, for the log
 	kinds        []int             // the force-pushes to come: each kind once, in a random order, then any
-	nKinds       int               // how many kinds: 0 wound back, 1 squashed, 2 rewritten, 3 wound back and squashed, 4 branch deleted, 5 re-created, 6 refusing
+	nKinds       int               // how many kinds: 0 wound back, 1 squashed, 2 rewritten, 3 wound back and squashed, 4 branch deleted, 5 re-created, 6 refusing, 7 tombstones removed
 	syncs        int               // ordinary syncs since the last force-push was put right
 	recovered    []string          // what the hosts' syncs said they recovered
 	squashed     string            // the last squash commit the person made
@@ -701,6 +704,13 @@ func (p *person) act(tw *town, mu *sync.Mutex, rng *rand.Rand, last bool) {
 		}
 		p.refusing, p.pushRefusals = true, 0
 		p.did("made the remote refuse pushes")
+	case 7: // an ordinary commit of the person's on top, removing every host's tombstones
+		idx := []string{"GIT_INDEX_FILE=" + filepath.Join(t.TempDir(), "index")}
+		git(p.bare, idx, "read-tree", "main")
+		git(p.bare, idx, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "state/gone")
+		tidied := git(p.bare, append(idx, id...), "commit-tree", git(p.bare, idx, "write-tree"), "-p", head, "-m", "tidy up state/gone")
+		git(p.bare, nil, "update-ref", "refs/heads/main", tidied)
+		p.did("removed the tombstones in " + tidied[:8])
 	}
 }
 

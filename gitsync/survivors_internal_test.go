@@ -126,6 +126,7 @@ func TestKeepHomes(t *testing.T) {
 		{"a home file the rewrite holds older: back as known", []change{mod(inbox, "k", "r")}, nil, nil, []string{"M " + inbox + " k"}, nil},
 		{"another home's file: the rewrite's", []change{del(theirs, "k")}, nil, nil, nil, nil},
 		{"this host's tombstones: as known", []change{mod(grave, "k", "r")}, nil, nil, []string{"M " + grave + " k"}, nil},
+		{"this host's record of its name: as known", []change{del(HostsDir+"/alpha.json", "k")}, nil, nil, []string{"M " + HostsDir + "/alpha.json k"}, nil},
 		{"a message its home archived since: out of the inbox", []change{add(inbox, "r")}, map[string]string{"m1": archived}, nil,
 			[]string{"D " + inbox + " " + zeroID}, nil},
 		{"a message its home deleted: out", []change{add(deleted, "r")}, nil, tombstones{graveOf(deleted): "alpha"},

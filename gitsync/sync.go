@@ -84,6 +84,11 @@ type Syncer struct {
 	Git string
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// TakeOver makes this machine the holder of its host name where the
+	// remote records another machine under it (see [ErrHostTaken]): only
+	// when that machine is gone for good. Set it for the one sync a person
+	// asked for.
+	TakeOver bool
 	// Adopt takes a rewritten remote branch as meant, where a sync would
 	// refuse it (see [ErrRewritten]): this host builds on the new history,
 	// and its own changes since it last synced go on top. Set it for the
@@ -104,8 +109,8 @@ type Report struct {
 	Host       string
 	Remote     string
 	Branch     string
-	Committed  []string    // this host's changes, committed and pushed
-	Pulled     []string    // files that arrived from other hosts (the homes' tombstones left out)
+	Committed  []string    // this host's changes, committed and pushed (its record of its name left out)
+	Pulled     []string    // files that arrived from other hosts (the homes' tombstones and the hosts' records left out)
 	Pruned     []string    // archived mail that left the working tree
 	Renamed    [][2]string // messages added here under a name another host had added too: old, new
 	Yielded    []string    // home records dropped: another host claimed the object first
@@ -351,6 +356,10 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 			return false, err
 		}
 	}
+	// One machine per host name, before anything is read or written.
+	if err := s.claimName(ctx, g, rep.Host, r.theirs, r.head); err != nil {
+		return false, err
+	}
 	pruned, err := s.prune(ctx, g, r.head)
 	if err != nil {
 		return false, err
@@ -404,7 +413,7 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 	for _, c := range r.plan.apply {
 		// What arrived of the town's state; the homes' tombstones are
 		// the sync's own bookkeeping, not mail.
-		if c.status != 'D' && strings.HasPrefix(c.path, "state/") && !strings.HasPrefix(c.path, GoneDir+"/") {
+		if c.status != 'D' && strings.HasPrefix(c.path, "state/") && !bookkeeping(c.path) {
 			rep.Pulled = append(rep.Pulled, c.path)
 		}
 	}
@@ -622,8 +631,14 @@ func (s *Syncer) commit(ctx context.Context, g *git, rep *Report, r *round) (str
 	if err != nil {
 		return "", err
 	}
-	rep.Committed = paths
+	rep.Committed = slices.DeleteFunc(paths, func(p string) bool { return strings.HasPrefix(p, HostsDir+"/") })
 	return mine, nil
+}
+
+// bookkeeping reports whether p is the sync's own record, not mail: a
+// home's tombstones, a host's record of its name. Reports leave them out.
+func bookkeeping(p string) bool {
+	return strings.HasPrefix(p, GoneDir+"/") || strings.HasPrefix(p, HostsDir+"/")
 }
 
 // received counts the messages apply lands in this host's homes (sends

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailfs/mailfs/gitsync"
 	"github.com/mailfs/mailfs/maildir"
 )
 
@@ -20,6 +21,12 @@ root's runtime/host, which is never committed ($MAILFS_HOST or --host
 override it). Without a name, a host acts as a town of one machine: every
 object is its own, and "mailfs sync" refuses to run.
 
+Naming a host also gives this machine a random identity (runtime/host-id).
+The name's first sync records it in state/hosts/NAME.json; a second machine
+given a name another machine holds is refused at its sync, before it
+changes anything: pick another name, or, if the machine that held it is
+gone for good, take the name over with "mailfs sync --take-over".
+
 Prints the name; exit status 1, with nothing printed, when there is none.`
 }
 
@@ -29,7 +36,16 @@ func (c *hostCmd) Run(a *app) error {
 		return err
 	}
 	if c.Name != "" {
-		return s.SetLocalHost(c.Name)
+		was, _ := s.LocalHost()
+		if err := s.SetLocalHost(c.Name); err != nil {
+			return err
+		}
+		if was != c.Name {
+			// A new name, a new identity: the name's first sync records
+			// it, or is refused if another machine holds the name.
+			return gitsync.NewIdentity(s)
+		}
+		return nil
 	}
 	h, err := s.LocalHost()
 	if err != nil {

@@ -15,6 +15,7 @@ type syncCmd struct {
 	Every      time.Duration `placeholder:"D" help:"Sync again every D until interrupted, a line per sync (a failed sync is reported and the next one tries again). A claim request made on this host syncs within a second, and while this host's requests wait it syncs every D/4."`
 	PruneAfter time.Duration `name:"prune-after" default:"720h" placeholder:"AGE" help:"Archived mail of this host's homes older than AGE leaves the working tree (git history keeps it; \"mailfs recall\" brings it back). 0: never."`
 	Adopt      bool          `help:"Take a rewritten remote branch as meant, where a sync refuses it: build on the new history, with this host's changes since its last sync on top, and what the rewrite lost of what this host saw (a remote wound back, then squashed) and its homes' files as this host has them put back. Only when a person knows the rewrite was meant (a squash made while this host was behind)."`
+	TakeOver   bool          `name:"take-over" help:"Make this machine the holder of its host name where another machine holds it (the sync refuses, naming it): only when that machine is gone for good."`
 	JSON       bool          `help:"Print each sync's report as one JSON object."`
 }
 
@@ -79,6 +80,9 @@ func (c *syncCmd) Run(a *app) error {
 	if c.Adopt && c.Every != 0 {
 		return usage("run mailfs sync --adopt once, then sync --every as before", "--adopt is for one sync a person asked for, not for --every")
 	}
+	if c.TakeOver && c.Every != 0 {
+		return usage("run mailfs sync --take-over once, then sync --every as before", "--take-over is for one sync a person asked for, not for --every")
+	}
 	if c.Every < 0 {
 		return usage("give a duration such as 5m", "--every must be positive, not %v", c.Every)
 	}
@@ -90,7 +94,7 @@ func (c *syncCmd) Run(a *app) error {
 		return err
 	}
 	sy := &gitsync.Syncer{Store: s, Remote: c.Remote, Branch: c.Branch, PruneAfter: c.PruneAfter,
-		Adopt: c.Adopt, Warn: func(msg string) { a.warn(errors.New(msg)) }}
+		Adopt: c.Adopt, TakeOver: c.TakeOver, Warn: func(msg string) { a.warn(errors.New(msg)) }}
 	if c.PruneAfter == 0 {
 		sy.PruneAfter = -1
 	}
@@ -124,6 +128,8 @@ func syncErr(err error) error {
 		return withHint(err, "nothing was landed or pushed, and every file is still here; if their homes deleted them more than 90 days ago (their tombstones are forgotten), remove them here and sync again — else report it: a sync must never drop them")
 	case errors.Is(err, gitsync.ErrPushRefused):
 		return withHint(err, "this host kept everything; make the remote take pushes (a bare repository: git init --bare; or its hook, branch protection, access), then sync again")
+	case errors.Is(err, gitsync.ErrHostTaken):
+		return withHint(err, "give this machine another name (mailfs host NAME, then mailfs home claim AGENT… for its agents); or, if the machine that held the name is gone for good, take it over here: mailfs sync --take-over")
 	case errors.Is(err, gitsync.ErrNoHost):
 		return withHint(err, "mailfs host NAME, then mailfs home claim AGENT… for the agents that run here")
 	case errors.Is(err, gitsync.ErrNoRemote):
