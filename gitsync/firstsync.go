@@ -1,8 +1,19 @@
 package gitsync
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
 	"maps"
+	"os"
+	"path"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/mailfs/mailfs/maildir"
 )
@@ -74,4 +85,179 @@ func dropStale(stale []string, ours, their map[string]change) (apply []change) {
 		}
 	}
 	return apply
+}
+
+// HeldDir is where a first sync sets aside an older copy's mail that it
+// cannot place: runtime/held/<the file's path>, never committed, never
+// pushed, never deleted by mailfs. "mailfs sync --held" lists it; a person
+// moves a file back to its path to send it, or removes it.
+const HeldDir = "runtime/held"
+
+// unknownCopies decides, for a first sync with no common commit, which
+// of this host's adds that staleCopies left standing are an older copy's
+// mail of another host's object that no one can vouch for: the remote
+// lacks the file and its id, its home never buried it, and this host
+// cannot show it sent it (sent: in its outbox, or from an agent homed
+// here). Such a message may be one its home deleted before its own first
+// sync (no tombstone): pushing it would bring it back, deleting it might
+// lose it, so it is held aside. It is pure.
+func unknownCopies(ours, their map[string]change, graves tombstones, mine func(maildir.Address) bool, sent func(string) bool) []string {
+	ids := map[string]bool{}
+	for p, c := range their {
+		if c.status == 'A' && isMessage(p) {
+			ids[messageID(p)] = true
+		}
+	}
+	var held []string
+	for _, p := range slices.Sorted(maps.Keys(ours)) {
+		c := ours[p]
+		if c.status != 'A' || !isMessage(p) {
+			continue
+		}
+		a, ok := objectOf(p)
+		if !ok || mine(a) {
+			continue
+		}
+		if _, there := their[p]; there || ids[messageID(p)] || graves.of(p) != "" || sent(p) {
+			continue
+		}
+		held = append(held, p)
+	}
+	return held
+}
+
+// sentHere returns what unknownCopies asks of a message add of ours:
+// whether this host can show it sent it — it is in the outbox, it is
+// from an agent homed here (read from the files, one git exec for all),
+// or it was sent after its object's home last synced (theirs's history
+// says when: one git exec): the home cannot have deleted what it never
+// had, while a message sent before the home's last sync that the home
+// lacks may be one it deleted before it ever committed it.
+func (s *Syncer) sentHere(ctx context.Context, g *git, ours map[string]change, theirs string) (func(string) bool, error) {
+	sent := map[string]bool{}
+	for _, e := range g.outbox.Entries {
+		sent[e.Path] = true
+	}
+	mine := s.mineIn(g.homes)
+	log, err := g.run(ctx, "log", "--format=%ct %s", "-n", "2000", theirs)
+	if err != nil {
+		return nil, err
+	}
+	synced := lastSyncs(log)
+	for p, c := range ours {
+		a, ok := objectOf(p)
+		if !ok || c.status != 'A' || !isMessage(p) {
+			continue
+		}
+		at, stamped := maildir.ParseStamp(path.Base(p))
+		home, _ := s.homeOf(g.homes, a)
+		// (Commit times are whole seconds: a send within the home's
+		// last second counts as before it.)
+		if last, ok := synced[home]; stamped && ok && !at.Before(last.Add(time.Second)) {
+			sent[p] = true
+		}
+	}
+	var paths, blobs []string
+	for _, p := range slices.Sorted(maps.Keys(ours)) {
+		if a, ok := objectOf(p); ok && ours[p].status == 'A' && isMessage(p) && !mine(a) && !sent[p] {
+			paths, blobs = append(paths, p), append(blobs, ours[p].blob)
+		}
+	}
+	i := 0
+	err = g.blobs(ctx, blobs, func(_ string, data []byte) error {
+		var m struct {
+			From string `json:"from"`
+		}
+		if json.Unmarshal(data, &m) == nil && maildir.ValidAgent(m.From) && mine(maildir.Address{Kind: maildir.KindAgent, Name: m.From}) {
+			sent[paths[i]] = true
+		}
+		i++
+		return nil
+	})
+	return func(p string) bool { return sent[p] }, err
+}
+
+// setAside moves each of paths out of the state tree into HeldDir,
+// keeping its path below it, by a rename that never replaces a file.
+func (s *Syncer) setAside(paths []string, rep *Report) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	f, err := s.openFolders()
+	if err != nil {
+		return err
+	}
+	defer f.close()
+	for _, p := range paths {
+		from, err := f.existing(p)
+		if err != nil {
+			return err
+		}
+		if from == nil {
+			continue
+		}
+		to, err := f.dir(path.Join(HeldDir, path.Dir(p)), true)
+		if err != nil {
+			return err
+		}
+		switch err := from.Move(path.Base(p), to, path.Base(p)); {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case err != nil:
+			return fmt.Errorf("gitsync: setting %s aside: %w", p, err)
+		}
+		rep.Held = append(rep.Held, p)
+	}
+	if err := f.sync(); err != nil {
+		return err
+	}
+	if len(rep.Held) > 0 {
+		s.warnf("this root held mail before its first sync that no host can vouch for: %d messages of other hosts' objects that the remote has never had, whose homes never buried them and that this host did not send (perhaps deleted by their home before its own first sync); set aside under %s, not pushed, not deleted: mailfs sync --held lists them", len(rep.Held), HeldDir)
+	}
+	return nil
+}
+
+// Held lists the files a first sync set aside under HeldDir (see
+// unknownCopies), by the path each had in the state tree. To send one,
+// move it back to that path; to drop it, remove it.
+func Held(s *maildir.Store) ([]string, error) {
+	root := filepath.Join(s.Dir(), filepath.FromSlash(HeldDir))
+	var out []string
+	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) && p == root {
+			return fs.SkipAll
+		}
+		if err != nil || e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		out = append(out, filepath.ToSlash(rel))
+		return err
+	})
+	return out, err
+}
+
+// heldAside reports whether message path p is set aside under HeldDir.
+func (s *Syncer) heldAside(p string) bool {
+	_, err := os.Lstat(filepath.Join(s.Store.Dir(), filepath.FromSlash(HeldDir), filepath.FromSlash(p)))
+	return err == nil
+}
+
+// lastSyncs reads "git log --format='%ct %s'": the newest commit time of
+// each host's syncs. It is pure.
+func lastSyncs(log string) map[string]time.Time {
+	last := map[string]time.Time{}
+	for l := range strings.Lines(log) {
+		ct, subject, _ := strings.Cut(strings.TrimSpace(l), " ")
+		rest, ok := strings.CutPrefix(subject, syncSubject)
+		sec, err := strconv.ParseInt(ct, 10, 64)
+		if !ok || err != nil {
+			continue
+		}
+		host, _, _ := strings.Cut(rest, ":")
+		if t := time.Unix(sec, 0); t.After(last[host]) {
+			last[host] = t
+		}
+	}
+	return last
 }

@@ -4,9 +4,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mailfs/mailfs/gitsync"
 	"github.com/mailfs/mailfs/maildir"
 )
 
@@ -79,6 +82,7 @@ func TestAnOlderCopysFirstSyncBringsNothingBack(t *testing.T) {
 		t.Fatalf("claim: %v %v", m, err)
 	}
 	a.syncOK(t)
+	nextSecond(t)                            // commit times are whole seconds: a send after the home's sync is in a later one
 	own := sendBefore(t, c, "witness", 1)[0] // gamma's own send, before its first sync
 
 	rep := c.syncOK(t)
@@ -151,5 +155,54 @@ func TestTwoCopiesThatBothClaimedClaimOnce(t *testing.T) {
 	// The loser's claim is undone: the next claim there takes the other item.
 	if m, err := g.store.Claim(work, agent("nux")); err != nil || m.ID != items[1] {
 		t.Fatalf("the next claim: %v %v", m, err)
+	}
+}
+
+// An older copy of the town holds a message its home deleted before its
+// own first sync, so no tombstone says so: the copy's first sync sets it
+// aside under runtime/held (listed by Held), neither pushed — it would
+// come back on every host — nor deleted (issue 59, item 4).
+func TestAnOlderCopysUnknownMailIsHeldAside(t *testing.T) {
+	t.Parallel()
+	tw := newTown(t, "alpha", "gamma")
+	a, c := tw.hosts["alpha"], tw.hosts["gamma"]
+	must(t, a.store.ClaimHome(agent("mayor")))
+	ids := sendBefore(t, a, "mayor", 2)
+	copyState(t, a.store.Dir(), c.store.Dir()) // the backup, before the delete
+	must(t, a.store.Delete(agent("mayor"), ids[0]))
+	a.syncOK(t) // alpha's first sync: the delete was never committed, so never buried
+	rep := c.syncOK(t)
+	p := "state/mail/mayor/" + ids[0] + ".json"
+	if !slices.Equal(rep.Held, []string{p}) {
+		t.Errorf("held %v; want %s", rep.Held, p)
+	}
+	held, err := gitsync.Held(c.store)
+	must(t, err)
+	if !slices.Equal(held, []string{p}) {
+		t.Errorf("Held lists %v", held)
+	}
+	a.syncOK(t)
+	c.syncOK(t)
+	for _, h := range []*host{a, c} {
+		if got := placesOf(t, h, ids[0]); len(got) > 0 {
+			t.Errorf("%s: the deleted message is back at %v", h.name, got)
+		}
+		if got := placesOf(t, h, ids[1]); len(got) != 1 {
+			t.Errorf("%s: the other message is at %v", h.name, got)
+		}
+	}
+}
+
+// nextSecond waits until the clock is in a later whole second than when
+// it was called.
+func nextSecond(t *testing.T) {
+	t.Helper()
+	start := time.Now().Unix()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Unix() <= start {
+		if time.Now().After(deadline) {
+			t.Fatal("the clock did not move on")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

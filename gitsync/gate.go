@@ -137,6 +137,9 @@ func (s *Syncer) gate(ctx context.Context, g *git, host string, r *round, mine s
 			}
 		}
 	}
+	// What a first sync set aside (see unknownCopies) is kept, not lost:
+	// as the disk says.
+	gone = slices.DeleteFunc(gone, s.heldAside)
 	if len(gone) == 0 {
 		return nil
 	}

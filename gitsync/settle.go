@@ -20,6 +20,7 @@ type plan struct {
 	rename []change // this host's message adds whose name another host added too
 	yield  []string // this host's home records that another host's beat
 	revert []string // this host's changes under a home it lost, undone
+	aside  []string // an older copy's mail no one vouches for, to set aside under HeldDir
 }
 
 // settle merges two sets of changes against one base, path by path:
@@ -275,6 +276,9 @@ func (s *Syncer) act(ctx context.Context, g *git, p *plan, rep *Report) error {
 	}
 	for _, r := range p.revert {
 		s.warnf("undid %s: it was changed under a home another host claimed first", r)
+	}
+	if err := s.setAside(p.aside, rep); err != nil {
+		return err
 	}
 	rep.Reverted = append(rep.Reverted, p.revert...)
 	return nil

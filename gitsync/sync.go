@@ -118,6 +118,7 @@ type Report struct {
 	Reverted   []string    // changes made under a home another host claimed first, undone
 	Served     []string    // claim requests this host served, as "request id: item path"
 	Recovered  []string    // what a stopped sync had left, put right before this one
+	Held       []string    // an older copy's mail no one vouches for, set aside under HeldDir (see unknownCopies)
 	Pushed     bool        // the remote has this host's commit
 	Tries      int         // fetch-rebase-push rounds it took
 	Took       time.Duration
@@ -533,6 +534,7 @@ func (s *Syncer) decide(ctx context.Context, g *git, rep *Report, r *round) erro
 	// common with the remote: the homes' word, not the copy's, for their
 	// objects (see staleCopies).
 	var staleApply []change
+	var aside []string
 	if r.base == r.empty && r.theirTree != r.empty && len(ours) > 0 {
 		graves, err := g.readTombstones(ctx, r.theirTree)
 		if err != nil {
@@ -543,6 +545,17 @@ func (s *Syncer) decide(ctx context.Context, g *git, rep *Report, r *round) erro
 			staleApply = dropStale(stale, ours, r.their)
 			rep.Reverted = append(rep.Reverted, stale...)
 			s.recovered(rep, fmt.Sprintf("this root held mail before its first sync, and shares no history with the remote: %d of its files are older copies of messages their homes have since removed, moved or changed; they are left as the remote has them, not pushed", len(stale)))
+		}
+		sent, err := s.sentHere(ctx, g, ours, r.theirs)
+		if err != nil {
+			return err
+		}
+		if held := unknownCopies(ours, r.their, graves, mine, sent); len(held) > 0 {
+			ours = maps.Clone(ours)
+			for _, p := range held {
+				delete(ours, p)
+			}
+			aside = held
 		}
 	}
 	// Where an add of a message under this host's homes arrives, it may
@@ -576,6 +589,7 @@ func (s *Syncer) decide(ctx context.Context, g *git, rep *Report, r *round) erro
 		return err
 	}
 	plan.apply = append(plan.apply, staleApply...)
+	plan.aside = aside
 	r.plan = plan
 	return nil
 }
