@@ -82,3 +82,10 @@ func (r *Root) step(s Step, path string) error {
 // WithListHook has f told the path of every directory listed (getdents or
 // ReadDir), for tests that hold a reader to the listings it promises.
 func WithListHook(f func(path string)) Option { return func(r *Root) { r.onList = f } }
+
+// WithBase says that the root is the directory rel of a larger tree,
+// reached by a link the caller chose to follow (a nudge queue shared with
+// Gas Town): every [Dir.Path], error path and fault path is then given
+// relative to that tree, so that what a caller prints or opens again by
+// path names the directory where it sits in the tree.
+func WithBase(rel string) Option { return func(r *Root) { r.base = rel } }
