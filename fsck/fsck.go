@@ -16,9 +16,11 @@
 //   - a message whose "to" does not match the folder it sits in;
 //   - permissions wider than 0600 for files and 0700 for directories.
 //
-// Repair does only what loses nothing: it removes old dot-temps; puts a
-// set-aside file back under its name (or, if the name is taken again,
-// quarantines it); returns orphaned claims to their queue; moves invalid
+// Repair does only what loses nothing: it removes old dot-temps; removes a
+// set-aside file that is a second name of its message, and quarantines
+// one that is an older copy (never puts one back: the fallback rewrite
+// never leaves a name missing, so that could only resurrect a message
+// moved or deleted since); returns orphaned claims to their queue; moves invalid
 // files into the folder's quarantine/, never replacing anything, with the
 // reason in a file beside each; removes the second name of a message left
 // under two names by a move cut short (an interrupted link-and-unlink
@@ -42,8 +44,8 @@
 // that file; otherwise it puts it back. A repair that finds the world
 // changed reports "changed since the scan; not repaired" and leaves it to
 // the next run. A crash at any step leaves every message under at least
-// one name: at worst under the set-aside name, which the next run puts
-// back.
+// one name: at worst under the set-aside name, which the next run
+// quarantines, where a person finds it.
 //
 // What it cannot see: a file changed in place without its size or
 // modification time moving (a writer that restores its mtime) looks
@@ -606,16 +608,15 @@ func (c *checker) dotFile(d *durable.Dir, name string) {
 			c.fix(f, "removed the second name", func() error { return c.removeSecond(d, name, orig, st) })
 			return
 		}
-		f := c.report(Swap, d.Join(name), "set aside by a rewrite that did not finish")
+		// An older copy: the rewrite had put the newer content under the
+		// name when it was cut, and the message may have moved or gone
+		// since. The fallback rewrite never leaves a name missing, so
+		// putting this back could only resurrect what a verb removed:
+		// it is quarantined, whatever holds the name now.
+		f := c.report(Swap, d.Join(name), "an older copy of "+orig+", set aside by a rewrite that was cut after the newer content took its name")
 		c.fix(f, "", func() error {
-			if err := c.moveBack(d, name, orig, st); err == nil {
-				f.Action = "put back as " + d.Join(orig)
-				return nil
-			} else if !errors.Is(err, fs.ErrExist) {
-				return err
-			}
-			dest, err := c.quarantineJudged(d, name, "an older copy of "+orig+", set aside by a rewrite that did not finish", st)
-			f.Action = orig + " exists: moved to " + dest
+			dest, err := c.quarantineJudged(d, name, "an older copy of "+orig+", set aside by a rewrite that did not finish (its newer content took the name; the message may have moved or gone since)", st)
+			f.Action = "moved to " + dest
 			return err
 		})
 		return

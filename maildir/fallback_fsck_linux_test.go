@@ -111,3 +111,109 @@ func waitsForLock(t *testing.T, ino uint64) bool {
 	}
 	return false
 }
+
+// cutStore is ts reopened on the rename fallbacks with every write that
+// reaches step at a path containing part cut there, as a crash would.
+func cutStore(t *testing.T, ts *testStore, step durable.Step, part string) *testStore {
+	return ts.reopen(t, durable.WithFallback(), durable.WithFault(func(st durable.Step, path string) error {
+		if st == step && strings.Contains(path, part) {
+			return syscall.EIO
+		}
+		return nil
+	}))
+}
+
+// namesOf lists where the message id has a name in toast's mailbox, its
+// archive and its quarantine.
+func namesOf(ts *testStore, id string) []string {
+	var out []string
+	for _, rel := range []string{"state/mail/toast/", "state/mail/toast/archive/", "state/mail/toast/" + durable.SwapPrefix, "state/mail/toast/quarantine/" + durable.SwapPrefix} {
+		if _, err := os.Lstat(ts.path(rel + id + ".json")); err == nil {
+			out = append(out, rel+id+".json")
+		}
+	}
+	return out
+}
+
+func repair(t *testing.T, ts *testStore) {
+	t.Helper()
+	if _, err := fsck.Check(context.Background(), ts.dir, fsck.Options{Repair: true}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// On the fallback path nothing comes back and no acknowledged verb is
+// undone (Why 5): a mark cut after its new content took the name leaves
+// the old content aside; once the message is deleted or archived, fsck
+// quarantines the old copy instead of putting it back. A move cut between
+// link and unlink leaves one file under two names; a later delete removes
+// both, a later restore or archive settles them its way, and fsck then
+// has nothing to finish.
+func TestFallbackCutsNeverResurrectNorUndo(t *testing.T) {
+	toast := maildir.Address{Kind: maildir.KindAgent, Name: "toast"}
+	for _, tc := range []struct {
+		name string
+		cut  func(ts *testStore, id string) error // on a store cut at a step
+		verb func(ts *testStore, id string) error // acknowledged afterwards
+		want string                               // where the message ends, "" for nowhere
+	}{
+		{"a mark cut after the new content, then a delete",
+			func(ts *testStore, id string) error { _, err := ts.MarkRead(toast, id); return err },
+			func(ts *testStore, id string) error { return ts.Delete(toast, id) },
+			""},
+		{"a mark cut after the new content, then an archive",
+			func(ts *testStore, id string) error { _, err := ts.MarkRead(toast, id); return err },
+			func(ts *testStore, id string) error { return first(ts.Archive(toast, []string{id})) },
+			"state/mail/toast/archive/%s.json"},
+		{"an archive cut between link and unlink, then a delete",
+			func(ts *testStore, id string) error { return first(ts.Archive(toast, []string{id})) },
+			func(ts *testStore, id string) error { return ts.Delete(toast, id) },
+			""},
+		{"an archive cut between link and unlink, then a restore",
+			func(ts *testStore, id string) error { return first(ts.Archive(toast, []string{id})) },
+			func(ts *testStore, id string) error { return first(ts.Restore(toast, []string{id})) },
+			"state/mail/toast/%s.json"},
+		{"an archive cut between link and unlink, then an archive",
+			func(ts *testStore, id string) error { return first(ts.Archive(toast, []string{id})) },
+			func(ts *testStore, id string) error { return first(ts.Archive(toast, []string{id})) },
+			"state/mail/toast/archive/%s.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := newStore(t)
+			id := ts.send(t, "mayor", "toast", "work").ID
+			step, part := durable.StepLinked, "/archive/"+id
+			if strings.HasPrefix(tc.name, "a mark") {
+				step, part = durable.StepAside, durable.SwapPrefix+id
+			}
+			if err := tc.cut(cutStore(t, ts, step, part), id); err == nil {
+				t.Fatal("the cut verb succeeded")
+			}
+			if err := tc.verb(ts, id); err != nil {
+				t.Fatalf("the verb after the cut: %v", err)
+			}
+			repair(t, ts)
+			repair(t, ts)
+			var live []string
+			for _, n := range namesOf(ts, id) {
+				if !strings.Contains(n, "/quarantine/") {
+					live = append(live, n)
+				}
+			}
+			want := []string{}
+			if tc.want != "" {
+				want = []string{fmt.Sprintf(tc.want, id)}
+			}
+			if fmt.Sprint(live) != fmt.Sprint(want) {
+				t.Fatalf("after the verb and fsck --repair: %v, want %v", live, want)
+			}
+		})
+	}
+}
+
+// first is the error of a one-id move: the call's, or the id's.
+func first(errs []error, err error) error {
+	if err == nil && len(errs) > 0 {
+		err = errs[0]
+	}
+	return err
+}

@@ -20,9 +20,11 @@ func (c *fsckCmd) Help() string {
 queues) and prints one line per finding:
 
   temp          a dot-temp older than an hour          repair: removes it
-  swap          a file set aside by a rewrite that     repair: puts it back, or
-                did not finish (.mailfs-swap.*)          quarantines it if its
-                                                         name is taken again
+  swap          a file set aside by a rewrite that     repair: a second name of
+                did not finish (.mailfs-swap.*)          the message is removed;
+                                                         an older copy is
+                                                         quarantined, never put
+                                                         back
   orphan-claim  a nudge claimed over 5 minutes ago     repair: returns it to
                 by a drainer that did not finish         the queue
                 (a Gas Town claim: by its rename time)

@@ -19,14 +19,17 @@ const (
 	StepSyncDir                    // fsync the directory (the name is in place)
 	StepDone                       // nothing: the write is durable and about to return
 
-	// StepLinked is reached only in the fallback rename (link, then
-	// unlink), in place of the unlink: the file has its new name and still
-	// its old one.
+	// StepLinked is reached only in the fallbacks: in the rename (link,
+	// then unlink), in place of the unlink: the file has its new name and
+	// still its old one; in the exchange, after the file is linked to its
+	// swap name: the swap name is a second name of it.
 	StepLinked
 
-	// StepAside is reached only in [Dir.RemoveSecond], between renaming a
-	// name aside and checking the file it holds: a test changes the world
-	// there to prove the check is made after the rename.
+	// StepAside is reached in [Dir.RemoveSecond], between renaming a name
+	// aside and checking the file it holds (a test changes the world there
+	// to prove the check is made after the rename), and in the fallback
+	// exchange after the new file is renamed over the name: the old one is
+	// only under its swap name.
 	StepAside
 )
 
