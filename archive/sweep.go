@@ -53,6 +53,9 @@ type Report struct {
 	// because another host is their home (SPEC §10): only the home host
 	// moves an object's files.
 	Elsewhere []maildir.Address
+	// PrunedKeys is how many records of keyed sends a full sweep removed,
+	// past their window (see [maildir.Store.PruneOnce]).
+	PrunedKeys int
 }
 
 // Moved is a message a sweep moved.
@@ -163,6 +166,14 @@ func (sw *Sweeper) Sweep(ctx context.Context, agents ...string) (*Report, error)
 				rep.Failed = append(rep.Failed, f)
 				failed = append(failed, f)
 			}
+		}
+	}
+	if sweepChannels && !sw.DryRun {
+		// The one rule by which keyed sends' records go: past their window.
+		n, err := sw.Store.PruneOnce()
+		rep.PrunedKeys = n
+		if err != nil {
+			failed = append(failed, fmt.Errorf("pruning the records of keyed sends: %w", err))
 		}
 	}
 	return rep, errors.Join(failed...)

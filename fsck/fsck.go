@@ -16,9 +16,11 @@
 //   - a message whose "to" does not match the folder it sits in;
 //   - permissions wider than 0600 for files and 0700 for directories.
 //
-// Repair does only what loses nothing: it removes old dot-temps; puts a
-// set-aside file back under its name (or, if the name is taken again,
-// quarantines it); returns orphaned claims to their queue; moves invalid
+// Repair does only what loses nothing: it removes old dot-temps; removes a
+// set-aside file that is a second name of its message, and quarantines
+// one that is an older copy (never puts one back: the fallback rewrite
+// never leaves a name missing, so that could only resurrect a message
+// moved or deleted since); returns orphaned claims to their queue; moves invalid
 // files into the folder's quarantine/, never replacing anything, with the
 // reason in a file beside each; removes the second name of a message left
 // under two names by a move cut short (an interrupted link-and-unlink
@@ -42,8 +44,8 @@
 // that file; otherwise it puts it back. A repair that finds the world
 // changed reports "changed since the scan; not repaired" and leaves it to
 // the next run. A crash at any step leaves every message under at least
-// one name: at worst under the set-aside name, which the next run puts
-// back.
+// one name: at worst under the set-aside name, which the next run
+// quarantines, where a person finds it.
 //
 // What it cannot see: a file changed in place without its size or
 // modification time moving (a writer that restores its mtime) looks
@@ -58,11 +60,11 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/mailfs/mailfs/internal/chipset"
 	"github.com/mailfs/mailfs/internal/durable"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/nudgeq"
@@ -85,6 +87,7 @@ const (
 	Dangling    Kind = "dangling"     // a group that names a group that does not exist
 	Neglected   Kind = "neglected"    // a mailbox with unread mail older than the sweep's cut-off
 	Stranded    Kind = "stranded"     // a queue item no claim can take (too large with a claim record)
+	Format      Kind = "format"       // a format record that is damaged, or newer than this mailfs writes
 )
 
 // A Finding is one problem.
@@ -128,17 +131,21 @@ const DefaultUnreadAfter = 24 * time.Hour
 // folders checked so far (a [*Stopped] says how many), every repair made
 // is whole, and none is begun after ctx ends.
 func Check(ctx context.Context, dir string, opt Options) ([]*Finding, error) {
-	r, err := durable.OpenRoot(dir)
+	cr, err := chipset.New(dir)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
+	defer cr.Close()
+	r, err := cr.Open(false)
+	if err != nil {
+		return nil, err
+	}
 	store, err := maildir.Open(dir)
 	if err != nil {
 		return nil, err
 	}
 	defer store.Close()
-	c := &checker{ctx: ctx, r: r, store: store, opt: opt, now: time.Now()}
+	c := &checker{ctx: ctx, cr: cr, r: r, store: store, opt: opt, now: time.Now()}
 	if opt.Now != nil {
 		c.now = opt.Now()
 	}
@@ -154,6 +161,7 @@ func Check(ctx context.Context, dir string, opt Options) ([]*Finding, error) {
 	if c.opt.UnreadAfter == 0 {
 		c.opt.UnreadAfter = DefaultUnreadAfter
 	}
+	damaged := c.format()
 	c.places = map[string][]place{}
 	root, err := r.Open("")
 	if err != nil {
@@ -165,6 +173,9 @@ func Check(ctx context.Context, dir string, opt Options) ([]*Finding, error) {
 		c.fileMode(root, ".gitignore", st)
 	}
 	c.walk()
+	if damaged != nil {
+		c.repairFormat(damaged)
+	}
 	c.repair()
 	if err := ctx.Err(); err != nil {
 		return c.found, &Stopped{Folders: c.folders, Err: err}
@@ -188,11 +199,14 @@ func (e *Stopped) Unwrap() error { return e.Err }
 type checker struct {
 	ctx     context.Context // ends the walk; a repair begun is finished
 	folders int             // folders of messages checked
-	r       *durable.Root
-	store   *maildir.Store // for what maildir knows how to read, such as groups
+	cr      *chipset.Root   // the one guarded way into the root
+	r       *durable.Root   // cr, open
+	store   *maildir.Store  // for what maildir knows how to read, such as groups
 	opt     Options
 	now     time.Time
 	found   []*Finding
+
+	newer bool // the root is in a newer format: nothing is repaired
 
 	places  map[string][]place // where each message id was seen
 	planned []repair           // the repairs the scan decided on
@@ -282,6 +296,7 @@ func (c *checker) walk() {
 	c.duplicates()
 	c.groups()
 	c.nudges()
+	c.once()
 }
 
 // open opens a folder, reporting its mode; nil if it does not exist.
@@ -298,25 +313,30 @@ func (c *checker) open(rel string) *durable.Dir {
 	return d
 }
 
-// linked opens the directory a link at rel leads to, reporting a link
-// that leads nowhere, or to anything but a directory.
+// linked opens the directory a link at rel leads to (through the root's
+// one way of following a link, which keeps rel as its path), reporting a
+// link that leads nowhere, or to anything but a directory.
 func (c *checker) linked(rel string) *durable.Dir {
-	target, err := filepath.EvalSymlinks(filepath.Join(c.r.Path(), filepath.FromSlash(rel)))
-	var r *durable.Root
-	if err == nil {
-		r, err = durable.OpenRoot(target)
+	d, err := c.cr.Linked(rel)
+	if err == nil && d == nil {
+		err = fs.ErrNotExist
 	}
 	if err != nil {
 		c.report(NotRegular, rel, "a link to no directory: "+err.Error())
 		return nil
 	}
-	defer r.Close()
-	d, err := r.Open(".")
-	if err != nil {
-		c.report(NotRegular, rel, err.Error())
-		return nil
-	}
 	return d
+}
+
+// reopen opens the folder at rel again for a repair, following the one
+// link a folder's path may hold (a nudge queue shared with Gas Town); a
+// folder gone since the scan is ErrChanged.
+func (c *checker) reopen(rel string) (*durable.Dir, error) {
+	d, err := c.cr.Linked(rel)
+	if err == nil && d == nil {
+		err = ErrChanged
+	}
+	return d, err
 }
 
 // box checks one folder of messages and its archive.
@@ -349,7 +369,8 @@ func (c *checker) messages(b maildir.Address, d *durable.Dir, archived bool) {
 		switch {
 		case class == maildir.Hidden:
 			c.dotFile(d, name)
-		case class == maildir.OwnFolder:
+		case class == maildir.OwnFolder, archived && name == maildir.QuarantineDir && typ.IsDir():
+			// fsck's own quarantine (of a mailbox, or of its archive)
 		case !typ.IsRegular():
 			c.report(NotRegular, d.Join(name), "never read as a message: "+maildir.TypeName(typ))
 		default: // a candidate, or a regular file not named *.json (invalid, below)
@@ -546,7 +567,7 @@ func (c *checker) invalid(d *durable.Dir, name string, st durable.Stat, why stri
 // quarantine moves name into d's quarantine/ folder, never replacing a
 // file, with the reason beside it. It returns where the file went.
 func (c *checker) quarantine(d *durable.Dir, name, why string) (string, error) {
-	q, err := c.r.MkdirAll(d.Join(maildir.QuarantineDir))
+	q, err := d.MkSub(maildir.QuarantineDir)
 	if err != nil {
 		return "", err
 	}
@@ -587,16 +608,15 @@ func (c *checker) dotFile(d *durable.Dir, name string) {
 			c.fix(f, "removed the second name", func() error { return c.removeSecond(d, name, orig, st) })
 			return
 		}
-		f := c.report(Swap, d.Join(name), "set aside by a rewrite that did not finish")
+		// An older copy: the rewrite had put the newer content under the
+		// name when it was cut, and the message may have moved or gone
+		// since. The fallback rewrite never leaves a name missing, so
+		// putting this back could only resurrect what a verb removed:
+		// it is quarantined, whatever holds the name now.
+		f := c.report(Swap, d.Join(name), "an older copy of "+orig+", set aside by a rewrite that was cut after the newer content took its name")
 		c.fix(f, "", func() error {
-			if err := c.moveBack(d, name, orig, st); err == nil {
-				f.Action = "put back as " + d.Join(orig)
-				return nil
-			} else if !errors.Is(err, fs.ErrExist) {
-				return err
-			}
-			dest, err := c.quarantineJudged(d, name, "an older copy of "+orig+", set aside by a rewrite that did not finish", st)
-			f.Action = orig + " exists: moved to " + dest
+			dest, err := c.quarantineJudged(d, name, "an older copy of "+orig+", set aside by a rewrite that did not finish (its newer content took the name; the message may have moved or gone since)", st)
+			f.Action = "moved to " + dest
 			return err
 		})
 		return
@@ -775,7 +795,7 @@ func (c *checker) dirMode(d *durable.Dir) {
 	f := c.report(Permissions, path, fmt.Sprintf("mode %v, wider than %v", st.Mode.Perm(), durable.DirPerm))
 	rel := d.Path()
 	c.fix(f, "set to "+durable.DirPerm.String(), func() error {
-		d, err := c.r.Open(rel)
+		d, err := c.reopen(rel)
 		if err != nil {
 			return err
 		}
@@ -792,7 +812,7 @@ func (c *checker) fileMode(d *durable.Dir, name string, st durable.Stat) {
 	f := c.report(Permissions, d.Join(name), fmt.Sprintf("mode %v, wider than %v", st.Mode.Perm(), durable.Perm))
 	rel := d.Path()
 	c.fix(f, "set to "+durable.Perm.String(), func() error {
-		d, err := c.r.Open(rel)
+		d, err := c.reopen(rel)
 		if err != nil {
 			return err
 		}

@@ -99,8 +99,9 @@ func TestFindingsAndRepairs(t *testing.T) {
 	tr.put(box+".mailfs-0000000000000001.tmp", "x", 0o600, 2*time.Hour)
 	tr.put(box+".tmp.123", "x", 0o600, 2*time.Hour)
 	tr.put(box+".mailfs-0000000000000002.tmp", "x", 0o600, time.Minute)
-	// Set-aside files of an interrupted rewrite: one whose name is free,
-	// one whose name was written again.
+	// Set-aside files of an interrupted rewrite: one whose name is free
+	// (the message moved or went since), one whose name holds the newer
+	// content. Both are older copies: quarantined, never put back.
 	tr.put(box+".mailfs-swap.2020-01-01T00-00-00Z-a.json", msg, 0o600, time.Minute)
 	tr.put(box+".mailfs-swap.2020-01-01T00-00-00Z-b.json", msg, 0o600, time.Minute)
 	tr.put(box+"2020-01-01T00-00-00Z-b.json", msg, 0o600, time.Minute)
@@ -194,8 +195,9 @@ func TestFindingsAndRepairs(t *testing.T) {
 	// What each repair did.
 	for rel, present := range map[string]bool{
 		box + ".mailfs-0000000000000001.tmp":                               false,
-		box + ".mailfs-0000000000000002.tmp":                               true, // fresh: left
-		box + "2020-01-01T00-00-00Z-a.json":                                true, // put back
+		box + ".mailfs-0000000000000002.tmp":                               true,  // fresh: left
+		box + "2020-01-01T00-00-00Z-a.json":                                false, // never put back
+		box + "quarantine/.mailfs-swap.2020-01-01T00-00-00Z-a.json":        true,
 		box + "quarantine/.mailfs-swap.2020-01-01T00-00-00Z-b.json":        true,
 		box + "corrupt.json":                                               false,
 		box + "quarantine/corrupt.json":                                    true,

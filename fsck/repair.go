@@ -58,7 +58,7 @@ func (c *checker) underLocks(paths []string, act func(open map[string]*durable.D
 		}
 	}()
 	for _, p := range paths {
-		d, err := c.r.Open(p)
+		d, err := c.reopen(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			return ErrChanged // the folder itself went
 		}

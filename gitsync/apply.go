@@ -115,7 +115,7 @@ func (s *Syncer) finishLanding(ctx context.Context, g *git, j *journal, rep *Rep
 // the mail it lands (temp, fsync, rename, directory fsync): a landing cut
 // off by a power loss is finished at the next sync, not forgotten.
 func journalDir(g *git) (d *durable.Dir, done func(), err error) {
-	r, err := durable.OpenRoot(filepath.Join(g.dir, ".git"))
+	r, err := chipset.OpenOther(filepath.Join(g.dir, ".git"))
 	if err != nil {
 		return nil, nil, err
 	}

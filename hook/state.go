@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailfs/mailfs/internal/chipset"
 	"github.com/mailfs/mailfs/internal/durable"
 )
 
@@ -88,12 +89,12 @@ func (h *Handler) update(agent string, f func(st *state) (save bool)) error {
 	if err != nil {
 		return err
 	}
-	root, err := durable.OpenRoot(path)
+	root, err := chipset.OpenOther(path)
 	if errors.Is(err, fs.ErrNotExist) { // the first call: make the folder
 		if err := os.MkdirAll(path, 0o700); err != nil {
 			return fmt.Errorf("hook: state: %w", err)
 		}
-		root, err = durable.OpenRoot(path)
+		root, err = chipset.OpenOther(path)
 	}
 	if err != nil {
 		return fmt.Errorf("hook: state: %w", err)
@@ -145,7 +146,7 @@ func (h *Handler) peek(agent string) (state, error) {
 	if err != nil {
 		return state{}, err
 	}
-	root, err := durable.OpenRoot(path)
+	root, err := chipset.OpenOther(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return state{}, nil
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/mailfs/mailfs/internal/chipset"
 )
 
 var (
@@ -93,3 +95,11 @@ type SkipError struct {
 func (e *SkipError) Error() string { return "skipping " + e.Path + ": " + e.Err.Error() }
 
 func (e *SkipError) Unwrap() error { return e.Err }
+
+// ErrNewerFormat and ErrDamagedFormat are returned (wrapped) by every
+// write to a root whose format record is newer than this mailfs writes,
+// or is not a record: nothing is written. Reading goes on.
+var (
+	ErrNewerFormat   = chipset.ErrNewerFormat
+	ErrDamagedFormat = chipset.ErrDamagedFormat
+)

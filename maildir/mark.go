@@ -3,10 +3,10 @@ package maildir
 import (
 	"errors"
 	"fmt"
-	"github.com/mailfs/mailfs/internal/folderindex"
 	"io/fs"
 
 	"github.com/mailfs/mailfs/internal/durable"
+	"github.com/mailfs/mailfs/internal/folderindex"
 )
 
 // maxRewrites bounds how often a mark starts again because the file moved
@@ -66,7 +66,10 @@ func (s *Store) rewriteRead(d *durable.Dir, b Address, archived bool, name strin
 }
 
 // Delete removes message id from the folder of b (or its archive) and
-// makes the removal durable. id is resolved as [Store.Get] does.
+// makes the removal durable. id is resolved as [Store.Get] does. A
+// message that a move cut short left under its name in both the folder
+// and its archive (one file, two names: the rename fallback's link and
+// unlink) loses both names: a delete that reports success leaves nothing.
 func (s *Store) Delete(b Address, id string) error {
 	if err := s.check(b); err != nil {
 		return err
@@ -74,16 +77,38 @@ func (s *Store) Delete(b Address, id string) error {
 	if err := s.MayChange(b); err != nil {
 		return err
 	}
-	d, name, _, err := s.locate(b, id)
+	f, err := s.openFolders(b, true, nil)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
+	defer f.Close()
+	i, name, err := f.find(id, false)
+	if err != nil {
+		return err
+	}
+	d, other := f.dirs[i], f.dirs[1-i]
+	st, err := d.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return notFound(b, id)
+	}
+	if err != nil {
+		return err
+	}
 	if err := d.Remove(name); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return notFound(b, id)
 		}
 		return err
+	}
+	if other != nil && st.Nlink > 1 {
+		if o, err := other.Lstat(name); err == nil && durable.Same(o, st) {
+			if err := other.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			if err := other.Sync(); err != nil {
+				return err
+			}
+		}
 	}
 	return d.Sync()
 }

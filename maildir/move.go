@@ -97,10 +97,18 @@ func (s *Store) move(b Address, ids []string, toArchive bool) ([]error, error) {
 	for i, id := range ids {
 		// Exact ids, as a sweep gives, cost one lstat in the open folder.
 		dir, name, err := f.find(id, false)
+		from := 0 // the folder this verb moves the message out of
+		if !toArchive {
+			from = 1
+		}
+		settled := false
+		if err == nil {
+			settled, err = f.settleTwoNames(name, from)
+		}
 		switch {
 		case err != nil:
 			errs[i] = err
-		case (dir == 1) == toArchive:
+		case settled, (dir == 1) == toArchive:
 			// already where it should be
 		default:
 			names = append(names, name)
@@ -118,6 +126,44 @@ func (s *Store) move(b Address, ids []string, toArchive bool) ([]error, error) {
 		errs[index[j]] = e
 	}
 	return errs, nil
+}
+
+// settleTwoNames ends, in the direction a verb asks, a move that a crash
+// cut between its link and its unlink (the rename fallback of file systems
+// without renameat2's flags), which left one message file under its name
+// in both the box's folder and its archive: the name in folder from goes,
+// the other stays, so that the verb's outcome is the one that lasts — fsck,
+// which cannot know which move was meant, would otherwise finish the old
+// move later and undo an acknowledged restore. It reports whether it
+// removed a name. The name is removed only while it is at that moment a
+// second name of the file the other holds ([durable.Dir.RemoveSecond]),
+// under both folders' locks, which the fallback's moves hold.
+func (f *folders) settleTwoNames(name string, from int) (bool, error) {
+	src, dst := f.dirs[from], f.dirs[1-from]
+	if src == nil || dst == nil {
+		return false, nil
+	}
+	a, aerr := src.Lstat(name)
+	b, berr := dst.Lstat(name)
+	if aerr != nil || berr != nil || !durable.Same(a, b) || a.Nlink < 2 {
+		return false, nil
+	}
+	first, second := f.dirs[0], f.dirs[1] // the locks in fsck's order: by path
+	for _, d := range []*durable.Dir{first, second} {
+		unlock, err := d.Lock()
+		if err != nil {
+			return false, err
+		}
+		defer unlock()
+	}
+	err := src.RemoveSecond(name, dst, name, a)
+	if errors.Is(err, durable.ErrNotSecond) {
+		return false, nil // changed meanwhile: the verb goes on as usual
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, syncBoth(src, dst)
 }
 
 // moveNames moves the exact file names between a box's folder and its

@@ -96,13 +96,21 @@ func (s *Store) Print(extra ...string) uint64 {
 		st, err := d.Stat()
 		stamp(top, st, err)
 		var names []string
+		var links []bool
 		d.Scan(func(name []byte, _ uint64, typ fs.FileMode) {
 			if typ.IsDir() || typ&fs.ModeSymlink != 0 {
 				names = append(names, string(name))
+				links = append(links, typ&fs.ModeSymlink != 0)
 			}
 		})
-		for _, n := range names {
+		for j, n := range names {
 			st, err := d.Lstat(n)
+			if links[j] {
+				// A folder shared with Gas Town (a nudge queue): the
+				// folder it leads to, through the root's one way of
+				// following a link, not the link.
+				st, err = s.linkedStat(d.Join(n))
+			}
 			stamp(n, st, err)
 			if i != 0 || !st.Mode.IsDir() {
 				continue
@@ -119,4 +127,14 @@ func (s *Store) Print(extra ...string) uint64 {
 		h.Write([]byte("unsettled"))
 	}
 	return h.Sum64()
+}
+
+// linkedStat stats the folder the link at rel leads to.
+func (s *Store) linkedStat(rel string) (durable.Stat, error) {
+	d, err := s.root.Linked(rel)
+	if d == nil {
+		return durable.Stat{}, errors.Join(err, fs.ErrNotExist)
+	}
+	defer d.Close()
+	return d.Stat()
 }

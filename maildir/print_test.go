@@ -100,3 +100,30 @@ func TestStampSettles(t *testing.T) {
 		t.Error("Stamp made a folder")
 	}
 }
+
+// A nudge queue shared with Gas Town is a link to its folder: the print
+// stats the folder it leads to, so a nudge Gas Town queues there moves it
+// (Why 4: it stated the link, and `mailfs serve` missed those nudges).
+func TestPrintFollowsASharedNudgeQueue(t *testing.T) {
+	ts := newStore(t)
+	nudges := "runtime/nudge"
+	if err := os.MkdirAll(ts.path(nudges), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	gt := filepath.Join(t.TempDir(), "nudge_queue", "gt-toast")
+	if err := os.MkdirAll(gt, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(gt, ts.path(nudges+"/toast")); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour) // the write below moves the folder's mtime, whatever the clock's tick
+	os.Chtimes(gt, old, old)
+	before := ts.Print(nudges)
+	if err := os.WriteFile(filepath.Join(gt, "1780000000000000000-a1b2c3d4.json"), []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if ts.Print(nudges) == before {
+		t.Fatal("a nudge queued in the linked folder did not move the print")
+	}
+}

@@ -257,6 +257,11 @@ func (s *Store) deliver(r *durable.Root, b Address, m *Message, ownThread, again
 			m.Box, m.Path = b, d.Join(ArchiveDir+"/"+id+".json")
 			return nil // delivered, and archived since
 		}
+		if again && b.Kind == KindQueue {
+			if done, err := s.claimedSince(m, b, id); done || err != nil {
+				return err
+			}
+		}
 		err := s.createNoted(d, b, id+".json", data)
 		if errors.Is(err, fs.ErrExist) && again {
 			err = nil // delivered by the attempt being finished
@@ -271,6 +276,30 @@ func (s *Store) deliver(r *durable.Root, b Address, m *Message, ownThread, again
 		return nil
 	}
 	return fmt.Errorf("no free id after %s-%d in %s", base, maxSuffix, b.Dir(false))
+}
+
+// claimedSince reports whether the queue item id, sent by the attempt
+// being finished, has left its queue since: claimed into a mailbox (and
+// perhaps archived there), so it was delivered and must not be queued
+// again. It sets m's place to where it is. The caller holds the queues'
+// lock, which claims take: no claim is half done.
+func (s *Store) claimedSince(m *Message, q Address, id string) (bool, error) {
+	got, err := s.find(id, false)
+	var amb *AmbiguousError
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return false, nil
+	case errors.As(err, &amb):
+		m.Box, m.Path = q, q.Dir(false)+"/"+id+".json"
+		return true, nil // in two places (a move cut short): delivered all the same
+	case err != nil:
+		return false, err
+	}
+	if got.Box == q && !got.Archived {
+		return false, nil // still waiting: the create below finds it
+	}
+	m.Box, m.Path, m.Archived = got.Box, got.Path, got.Archived
+	return true, nil
 }
 
 // noteFromSize is the size of a mailbox's directory (as stat(2) gives it: on

@@ -18,7 +18,7 @@ import (
 // method returns, what errors.Is and errors.As test for.
 var contract = map[string]string{
 	"RootName": "format: the root folder's name", "HostFile": "format: the host record",
-	"OnceDir": "format: where keyed sends are recorded", "OnceWindow": "documents SendOnce's window",
+	"OnceDir": "format: where keyed sends are recorded", "OnceName": "format: the name of a key's record", "OnceWindow": "documents SendOnce's window",
 	"MaxKeyLen": "documents CheckKey's limit", "ErrBadKey": "errors.Is target",
 	"StampLayout": "format: a message id's stamp", "ShortStampLayout": "format: the short stamp",
 	"DefaultType": "format: a message's type when absent", "MaxAgentLen": "format: the longest name",

@@ -108,7 +108,7 @@ type (
 		Priority string   `json:"priority,omitempty" jsonschema:"urgent, high, normal (default) or low"`
 		Type     string   `json:"type,omitempty" jsonschema:"one word, e.g. work_assignment"`
 		CC       []string `json:"cc,omitempty"`
-		Key      string   `json:"idempotency_key,omitempty" jsonschema:"deliver once: a retry with the same key within 24 hours delivers nothing and returns the first send's ids (at most 128 bytes)"`
+		Key      string   `json:"idempotency_key,omitempty" jsonschema:"deliver once: a retry of the same message with the same key within 30 days delivers nothing and returns the first send's ids; the key used for another message is refused (at most 128 bytes)"`
 	}
 	idsOut struct {
 		IDs      []string `json:"ids"`

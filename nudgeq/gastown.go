@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mailfs/mailfs/internal/durable"
+	"github.com/mailfs/mailfs/internal/chipset"
 	"github.com/mailfs/mailfs/maildir"
 )
 
@@ -121,7 +121,7 @@ func (q *Queue) sharedLimits(agent string) gasTownLimits {
 		return gasTownLimits{}
 	}
 	town := filepath.Dir(filepath.Dir(filepath.Dir(target)))
-	r, err := durable.OpenRoot(town)
+	r, err := chipset.OpenOther(town)
 	if err != nil {
 		return gasTownLimits{}
 	}

@@ -33,11 +33,12 @@ import (
 // Exit statuses are one table for every command (exitHelp says it to
 // users), following grep for the commands that answer a question.
 const (
-	exitOK      = 0   // success; "yes"
-	exitNothing = 1   // "no", or nothing there: check with nothing to say, claim of an empty queue, fsck findings
-	exitError   = 2   // an error: nothing, or only what was reported, was done
-	exitUsage   = 80  // the command line is wrong (kong's status)
-	exitTimeout = 124 // a wait ran out of time (as timeout(1))
+	exitOK       = 0   // success; "yes"
+	exitNothing  = 1   // "no", or nothing there: check with nothing to say, claim of an empty queue, fsck findings
+	exitError    = 2   // an error: nothing, or only what was reported, was done
+	exitConflict = 3   // send: an idempotency key already used for a different message; nothing sent
+	exitUsage    = 80  // the command line is wrong (kong's status)
+	exitTimeout  = 124 // a wait ran out of time (as timeout(1))
 	// exitInterrupted: a long command stopped by ^C or SIGTERM before it
 	// was done (as a shell reports SIGINT); what it did is reported.
 	exitInterrupted = 130
@@ -54,6 +55,8 @@ const exitHelp = `Exit status, the same for every command:
        with a copy not delivered for good (none, refused, rung and
        given up)
   2    an error: nothing was done, or only what was reported
+  3    send --idempotency-key: the key was used for a different message
+       (another sender, recipient, subject or body); nothing was sent
   80   usage error: a wrong flag or argument (a negative duration
        included), a missing agent or sender
   124  timeout: wait --timeout with no mail in time, send --wait-for
@@ -435,6 +438,9 @@ func (a *app) exit(err error) int {
 	if errors.Is(err, maildir.ErrQueueEmpty) {
 		return exitNothing
 	}
+	if errors.Is(err, maildir.ErrKeyConflict) {
+		return exitConflict
+	}
 	return exitError
 }
 
@@ -466,6 +472,14 @@ func hintFor(err error) string {
 		return "name this host first: mailfs host NAME"
 	case errors.Is(err, gitsync.ErrNoRemote):
 		return "mailfs sync --remote URL"
+	case errors.Is(err, maildir.ErrOnceUnknown):
+		return "look for the first send's copies (mailfs search); if none arrived, remove the record named above and send again; mailfs fsck reports such records"
+	case errors.Is(err, maildir.ErrKeyConflict):
+		return "a key names one message: use a new key for a new message"
+	case errors.Is(err, maildir.ErrNewerFormat):
+		return "install a newer mailfs on this host (see docs/upgrading.md)"
+	case errors.Is(err, maildir.ErrDamagedFormat):
+		return "mailfs fsck --repair rewrites it, or says what to decide"
 	case errors.Is(err, maildir.ErrInvalidAddress):
 		return "agent ids are 1-64 characters of a-z 0-9 . _ - (rig/role is stored as rig.role)"
 	case errors.Is(err, maildir.ErrInvalidName):

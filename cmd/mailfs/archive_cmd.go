@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -87,20 +88,34 @@ func (c *archiveCmd) Run(a *app) error {
 			c.print(a, rep)
 		}
 		if !c.DryRun {
-			bumpEscalations(a, s.Dir(), desk)
+			err = errors.Join(err, bumpEscalations(a, s.Dir(), desk))
 		}
 		return err
 	}
-	// Failures are printed as they happen; an interrupt is a clean stop.
-	return sw.Loop(a.ctx, c.Every, agents, func(rep *archive.Report, err error) {
+	// Failures are printed as they happen; an interrupt is a clean stop. A
+	// root this mailfs may not write (a newer format, a damaged record)
+	// stops the loop with exit 2: no later round could do better.
+	ctx, stop := context.WithCancel(a.ctx)
+	defer stop()
+	var refused error
+	loopErr := sw.Loop(ctx, c.Every, agents, func(rep *archive.Report, err error) {
 		c.print(a, rep)
+		if !c.DryRun {
+			err = errors.Join(err, bumpEscalations(a, s.Dir(), desk))
+		}
+		if errors.Is(err, maildir.ErrNewerFormat) || errors.Is(err, maildir.ErrDamagedFormat) {
+			refused = err
+			stop()
+			return
+		}
 		if err != nil {
 			a.exit(err)
 		}
-		if !c.DryRun {
-			bumpEscalations(a, s.Dir(), desk)
-		}
 	})
+	if refused != nil {
+		return refused
+	}
+	return loopErr
 }
 
 // sweepJSON is the --json form of a sweep's report.

@@ -120,22 +120,21 @@ func (c *escalateBumpCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	bumpEscalations(a, s.Dir(), &escalation.Desk{Store: s})
-	return nil
+	return bumpEscalations(a, s.Dir(), &escalation.Desk{Store: s})
 }
 
-// bumpEscalations re-sends what is due and says so on stderr.
-func bumpEscalations(a *app, root string, d *escalation.Desk) {
+// bumpEscalations re-sends what is due and says so on stderr. Its error
+// is the command's: a bump refused (a root in a newer format, say) is a
+// failure, not a quiet success.
+func bumpEscalations(a *app, root string, d *escalation.Desk) error {
 	if _, err := os.Stat(root); err != nil {
-		return // no town, nothing to bump
+		return nil // no town, nothing to bump
 	}
 	bumped, err := d.Bump()
 	for _, r := range bumped {
 		fmt.Fprintf(a.err, "mailfs: re-sent escalation %s (%s, resend %d): nobody acknowledged it\n", r.ID, r.Severity, r.Resends)
 	}
-	if err != nil {
-		a.exit(err)
-	}
+	return err
 }
 
 func whoOr(s string) string {

@@ -20,9 +20,11 @@ func (c *fsckCmd) Help() string {
 queues) and prints one line per finding:
 
   temp          a dot-temp older than an hour          repair: removes it
-  swap          a file set aside by a rewrite that     repair: puts it back, or
-                did not finish (.mailfs-swap.*)          quarantines it if its
-                                                         name is taken again
+  swap          a file set aside by a rewrite that     repair: a second name of
+                did not finish (.mailfs-swap.*)          the message is removed;
+                                                         an older copy is
+                                                         quarantined, never put
+                                                         back
   orphan-claim  a nudge claimed over 5 minutes ago     repair: returns it to
                 by a drainer that did not finish         the queue
                 (a Gas Town claim: by its rename time)
@@ -32,7 +34,10 @@ queues) and prints one line per finding:
                 no command could give, such as one       <name>.reason beside it
                 with a newline), older than a minute;
                 a nudge or group file that does not
-                parse
+                parse; a keyed send's record             (a keyed send's record:
+                (runtime/once) that does not read        reported only; its key's
+                                                         retry is refused until a
+                                                         person removes it)
   not-regular   a symbolic link, FIFO, socket, device  reported only
                 or stray directory (a nudge queue
                 that links to Gas Town's is checked
@@ -54,6 +59,14 @@ queues) and prints one line per finding:
   stranded      a queue item no claim can take: it     reported only: split it
                 fits 1 MiB, but not with the claim
                 record a claim writes into it
+  format        the root's format record is damaged    repair: rewrites it as
+                (empty, garbled, not a file): every      format 1 when every
+                write is refused until it is fixed       message reads as format
+                                                         1; else says what a
+                                                         person must decide
+                the root is in a newer format          nothing is repaired: the
+                                                         whole tree is checked
+                                                         and reported only
 
 Every repair looks again, under the locks the commands take, at what the
 scan saw, and acts only if it is still so: fsck --repair may run beside
@@ -64,7 +77,9 @@ second name of one file, never the last.
 
 Lines are "KIND PATH: what", and with --repair "(what was done)"; --json
 gives each finding as an object. The exit status is 0 when the tree is
-clean (after repair), 1 when findings are left, 2 when the tree cannot be
+clean (after repair), 1 when findings are left (a root in a newer format
+always leaves its format finding: an old host's cron "fsck --repair"
+changes nothing there and exits 1), 2 when the tree cannot be
 checked (no root at --root), 130 when interrupted (^C, SIGTERM): the
 findings of the folders checked so far are printed, and the count of
 folders is on stderr.`

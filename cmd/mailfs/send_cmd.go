@@ -32,7 +32,7 @@ type sendCmd struct {
 	JSON     bool           `help:"Print each delivered copy as a JSON line instead of its id."`
 	WaitFor  string         `name:"wait-for" enum:",read,delivered" default:"" placeholder:"read|delivered" help:"After sending, block until every copy has been read, or until a live session was rung about it (receipts as JSON lines with --json)."`
 	Timeout  *time.Duration `placeholder:"D" help:"With --wait-for, give up after D: exit status 124; 0 looks once and does not wait. Default: wait until done."`
-	Key      *string        `name:"idempotency-key" placeholder:"KEY" help:"Deliver once: another send with this key from the same sender within 24 hours delivers nothing, exits 0 and prints the first send's ids (also after a crash between the two). At most 128 bytes."`
+	Key      *string        `name:"idempotency-key" placeholder:"KEY" help:"Deliver once: another send of the same message with this key within 30 days delivers nothing, exits 0 and prints the first send's ids (also after a crash or a power cut between the two); the key used for a different message exits 3 and sends nothing. Keys are per root, at most 128 bytes."`
 }
 
 func (c *sendCmd) Help() string {

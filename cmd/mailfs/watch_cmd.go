@@ -101,7 +101,7 @@ func (c *watchCmd) run(a *app, ev watch.Event) {
 
 type waitCmd struct {
 	Agent   string         `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose mailbox."`
-	Timeout *time.Duration `placeholder:"D" help:"Give up after D (exit status 124); 0 looks once and does not wait. Default: wait forever."`
+	Timeout *time.Duration `placeholder:"D" help:"Give up D after the first look (exit status 124), with one last look then; 0 looks once and does not wait. Default: wait forever."`
 	Poll    time.Duration  `placeholder:"D" help:"Scan every D instead of using inotify/kqueue (see watch)."`
 	jsonFlag
 }
@@ -126,30 +126,50 @@ func (c *waitCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	ctx := a.ctx
+	// The first look, before any deadline runs: mail already there is
+	// printed at once, however short the timeout (--timeout counts from
+	// after this look, never from before it).
+	n, err := s.Count(agent)
+	if err != nil {
+		return err
+	}
+	if n.Unread > 0 {
+		return (&inboxCmd{Agent: agent.String(), By: "time", jsonFlag: c.jsonFlag}).Run(a)
+	}
+	var deadline <-chan time.Time
 	timeout := time.Duration(0)
 	if c.Timeout != nil {
 		timeout = *c.Timeout
 		if timeout == 0 { // look once
-			n, err := s.Count(agent)
-			if err != nil {
-				return err
-			}
-			if n.Unread == 0 {
-				return &exitStatus{code: exitTimeout, msg: fmt.Sprintf("timeout: no unread mail for %s", agent)}
-			}
-			return (&inboxCmd{Agent: agent.String(), By: "time", jsonFlag: c.jsonFlag}).Run(a)
+			return &exitStatus{code: exitTimeout, msg: fmt.Sprintf("timeout: no unread mail for %s", agent)}
 		}
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		deadline = t.C
 	}
+	ctx, cancel := context.WithCancel(a.ctx)
+	defer cancel()
 	w := &watch.Watcher{Store: s, Boxes: []maildir.Address{agent}, Poll: c.Poll, Warn: a.warn}
 	ch, err := w.Watch(ctx)
 	if err != nil {
 		return err
 	}
-	first, ok := <-ch
+	var first watch.Event
+	ok := false
+	select {
+	case first, ok = <-ch:
+	case <-deadline:
+		// One last look, so that mail that came while the watcher set up
+		// is not missed.
+		cancel()
+		n, err := s.Count(agent)
+		if err != nil {
+			return err
+		}
+		if n.Unread > 0 {
+			return (&inboxCmd{Agent: agent.String(), By: "time", jsonFlag: c.jsonFlag}).Run(a)
+		}
+	}
 	if !ok {
 		if a.ctx.Err() != nil {
 			return nil // interrupted

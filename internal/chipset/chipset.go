@@ -7,13 +7,12 @@ package chipset
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/mailfs/mailfs/internal/durable"
 )
@@ -119,31 +118,57 @@ func (r *Root) Dir(rel string) (*durable.Dir, error) {
 	return d, err
 }
 
-// Linked opens the directory at rel, as Dir does, except that when rel
-// itself (its last element, nothing above it) is a symbolic link to a
-// directory, the link is followed: its target is opened as a root of its
-// own, with the same options. It is for the one place mailfs wants a link
+// Linked opens the directory at rel, as Dir does, except that one
+// element of rel may be a symbolic link to a directory, which is followed:
+// its target is opened as a root of its own, with the same options and
+// write guard, and whatever follows it in rel is opened below the target
+// without following anything. It is for the one place mailfs wants a link
 // below the root: an agent's nudge queue shared with Gas Town's folder for
-// the agent. A link to anything but a directory is an error.
+// the agent. The directory keeps its path relative to this root (its
+// [durable.Dir.Path] is rel, not "."), so that what a caller reports or
+// opens again by that path is the same folder. A link to anything but a
+// directory is an error; a directory that does not exist is (nil, nil).
 func (r *Root) Linked(rel string) (*durable.Dir, error) {
 	d, err := r.Dir(rel)
 	if err == nil || !errors.Is(err, durable.ErrNotDir) {
 		return d, err
 	}
-	link := filepath.Join(r.path, filepath.FromSlash(rel))
-	if st, lerr := os.Lstat(link); lerr != nil || st.Mode()&fs.ModeSymlink == 0 {
-		return nil, err
+	parts := strings.Split(rel, "/")
+	for i := range parts {
+		at := strings.Join(parts[:i+1], "/")
+		link := filepath.Join(r.path, filepath.FromSlash(at))
+		st, lerr := os.Lstat(link)
+		if lerr != nil {
+			return nil, err
+		}
+		if st.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		target, terr := filepath.EvalSymlinks(link)
+		if terr != nil {
+			return nil, fmt.Errorf("%s is a symbolic link that leads nowhere: %w", link, terr)
+		}
+		root, oerr := durable.OpenRoot(target, append(r.durableOpts(), durable.WithBase(at))...)
+		if oerr != nil {
+			return nil, oerr
+		}
+		defer root.Close()
+		d, err := root.Open(strings.Join(parts[i+1:], "/"))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return d, err
 	}
-	target, terr := filepath.EvalSymlinks(link)
-	if terr != nil {
-		return nil, fmt.Errorf("%s is a symbolic link that leads nowhere: %w", link, terr)
-	}
-	root, oerr := durable.OpenRoot(target, r.opts...)
-	if oerr != nil {
-		return nil, oerr
-	}
-	defer root.Close()
-	return root.Open(".")
+	return nil, err
+}
+
+// OpenOther opens a directory that is not a mailfs root (Gas Town's town,
+// git's directory, the hook's state folder) with the same confinement as
+// a root: nothing below path is followed, no file open blocks. It has no
+// format guard: what it holds is not in mailfs's format. opts are
+// durable's test seams.
+func OpenOther(path string, opts ...durable.Option) (*durable.Root, error) {
+	return durable.OpenRoot(path, opts...)
 }
 
 // Close releases the root's descriptors; a later use opens it again.
@@ -185,10 +210,46 @@ func (r *Root) durableOpts() []durable.Option {
 	return append(slices.Clone(r.opts), durable.WithWriteGuard(r.formatOK))
 }
 
+// ErrDamagedFormat is returned (wrapped, naming the file) by a write to a
+// root whose format record is there but is not one: empty, garbled, not a
+// regular file. Every writer stops until it is repaired: fsck --repair
+// rewrites it from what the tree holds, or says what a person must decide.
+var ErrDamagedFormat = errors.New("the root's format record is damaged")
+
+// Format reads the root's format record: the format the root is in (1
+// when it has none, as before the record existed), or an error wrapping
+// [ErrDamagedFormat] for a record that is not one. It reads the record
+// afresh each time.
+func (r *Root) Format() (int, error) {
+	root, err := durable.OpenRoot(r.path, r.opts...)
+	if err != nil {
+		return 0, err
+	}
+	defer root.Close()
+	d, err := root.Open("")
+	if err != nil {
+		return 0, err
+	}
+	defer d.Close()
+	data, _, err := d.ReadFile(FormatFile, 256)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 1, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrDamagedFormat, err)
+	}
+	n, err := ParseFormat(data)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %s: %w", ErrDamagedFormat, filepath.Join(r.path, FormatFile), err)
+	}
+	return n, nil
+}
+
 // formatOK says whether this mailfs may write to the root: yes when it has
 // no format record yet (the first write makes one) or a record of a
-// format it writes; ErrNewerFormat, naming both, when the record is newer.
-// A record, once read, is remembered.
+// format it writes; ErrNewerFormat, naming both, when the record is newer;
+// ErrDamagedFormat when it is not a record. A record, once read, is
+// remembered.
 func (r *Root) formatOK() error {
 	r.fmu.Lock()
 	defer r.fmu.Unlock()
@@ -196,28 +257,67 @@ func (r *Root) formatOK() error {
 		return r.ferr
 	}
 	path := filepath.Join(r.path, FormatFile)
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	root, err := durable.OpenRoot(r.path, r.opts...)
+	if err != nil {
+		return fmt.Errorf("reading the root's format record: %w", err)
+	}
+	defer root.Close()
+	d, err := root.Open("")
+	if err != nil {
+		return fmt.Errorf("reading the root's format record: %w", err)
+	}
+	defer d.Close()
+	data, _, err := d.ReadFile(FormatFile, 256)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("reading the root's format record: %w", err)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, 256))
-	f.Close()
-	if err != nil {
-		return fmt.Errorf("reading the root's format record: %w", err)
-	}
 	r.fknown = true
-	n, err := ParseFormat(data)
+	var n int
+	if err == nil {
+		n, err = ParseFormat(data)
+	}
 	switch {
 	case err != nil:
-		r.ferr = fmt.Errorf("%s: %w", path, err)
+		r.ferr = fmt.Errorf("%w: %s: %w; run mailfs fsck --repair", ErrDamagedFormat, path, err)
 	case n > Format:
 		r.ferr = fmt.Errorf("%w: %s is mailfs format %d, and this mailfs writes format %d; install a newer mailfs to write here (it still reads what it can; see docs/upgrading.md)", ErrNewerFormat, r.path, n, Format)
 	}
 	return r.ferr
 }
+
+// RepairFormat rewrites a damaged format record as this mailfs's format,
+// for fsck, which has judged that the tree holds nothing of a newer one.
+// It replaces only a record that is still damaged (a record that reads
+// as one, whatever its format, is left as it is and nil returned).
+func (r *Root) RepairFormat() error {
+	if _, err := r.Format(); !errors.Is(err, ErrDamagedFormat) {
+		return err
+	}
+	root, err := durable.OpenRoot(r.path, r.opts...) // unguarded: the guard refuses while it is damaged
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	d, err := root.Open("")
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if st, err := d.Lstat(FormatFile); err == nil && !st.Mode.IsRegular() {
+		if err := d.Remove(FormatFile); err != nil {
+			return err
+		}
+	}
+	if err := d.Replace(FormatFile, formatRecord()); err != nil {
+		return err
+	}
+	r.fmu.Lock()
+	r.fknown, r.ferr = false, nil
+	r.fmu.Unlock()
+	return nil
+}
+
+func formatRecord() []byte { return fmt.Appendf(nil, "mailfs format %d\n", Format) }
 
 func ensureGitignore(r *durable.Root) error {
 	d, err := r.Open("")
@@ -245,7 +345,7 @@ func ensureFormat(r *durable.Root) error {
 	if _, err := d.Lstat(FormatFile); err == nil {
 		return nil
 	}
-	err = d.Create(FormatFile, fmt.Appendf(nil, "mailfs format %d\n", Format))
+	err = d.Create(FormatFile, formatRecord())
 	if errors.Is(err, fs.ErrExist) {
 		return nil // another writer recorded it first
 	}

@@ -61,6 +61,7 @@ type Root struct {
 	onList  func(path string)  // told of each directory listing, by a test
 	refused atomic.Bool        // the file system refused the renameat2 flags
 	guard   func() error       // asked before every write (WithWriteGuard)
+	base    string             // the root's own path in a larger tree (WithBase)
 }
 
 // OpenRoot opens the directory at path. The path itself may contain
@@ -74,7 +75,7 @@ func OpenRoot(path string, opts ...Option) (*Root, error) {
 	for _, o := range opts {
 		o(r)
 	}
-	r.dir = &Dir{root: r, f: os.NewFile(uintptr(fd), path), fd: fd}
+	r.dir = &Dir{root: r, f: os.NewFile(uintptr(fd), path), fd: fd, path: r.base}
 	return r, nil
 }
 
@@ -189,6 +190,13 @@ func dirErr(err error) error {
 }
 
 func (r *Root) newDir(fd int, rel string) *Dir {
+	if r.base != "" {
+		if rel == "" || rel == "." {
+			rel = r.base
+		} else {
+			rel = r.base + "/" + rel
+		}
+	}
 	return &Dir{root: r, f: os.NewFile(uintptr(fd), rel), fd: fd, path: rel}
 }
 
@@ -401,25 +409,14 @@ func (d *Dir) ReadFile(name string, limit int64) ([]byte, Stat, error) {
 	if !ValidName(name) {
 		return nil, Stat{}, d.err("open", name, ErrBadName)
 	}
-	fd, err := openFile(d.fd, name)
-	if err == unix.ENOENT && d.settle(name) {
-		fd, err = openFile(d.fd, name)
+	fd, s, err := d.openRegular(name, unix.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) && d.settle(name) {
+		fd, s, err = d.openRegular(name, unix.O_RDONLY, 0)
 	}
 	if err != nil {
-		if err == unix.ELOOP {
-			err = ErrNotRegular
-		}
-		return nil, Stat{}, d.err("open", name, err)
+		return nil, s, err
 	}
 	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, Stat{}, d.err("stat", name, err)
-	}
-	s := statOf(&st)
-	if !s.Mode.IsRegular() {
-		return nil, s, d.err("open", name, ErrNotRegular)
-	}
 	if s.Size > limit {
 		return nil, s, d.err("read", name, fmt.Errorf("%w (%d bytes, limit %d)", ErrTooLarge, s.Size, limit))
 	}
@@ -453,21 +450,11 @@ func (d *Dir) ReadAt(name string, off int64, n int) ([]byte, error) {
 	if !ValidName(name) {
 		return nil, d.err("open", name, ErrBadName)
 	}
-	fd, err := openFile(d.fd, name)
+	fd, st, err := d.openRegular(name, unix.O_RDONLY, 0)
 	if err != nil {
-		if err == unix.ELOOP {
-			err = ErrNotRegular
-		}
-		return nil, d.err("open", name, err)
+		return nil, err
 	}
 	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, d.err("stat", name, err)
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, d.err("open", name, ErrNotRegular)
-	}
 	buf := make([]byte, max(0, min(int64(n), st.Size-off)))
 	got := 0
 	for got < len(buf) {
@@ -486,13 +473,37 @@ func (d *Dir) ReadAt(name string, off int64, n int) ([]byte, error) {
 	return buf[:got], nil
 }
 
-func openFile(dirfd int, name string) (int, error) {
+// openRegular is the one way mailfs opens a file it did not just create
+// (a message, a record, a note, the format record): relative to d, with
+// flags (O_RDONLY, or O_WRONLY|O_APPEND|O_CREAT for a log), never
+// following a symbolic link, never blocking (O_NONBLOCK: a FIFO in the
+// place of a file answers at once), never taking a terminal, and only a
+// regular file: anything else is closed again and refused with
+// [ErrNotRegular]. The caller closes fd.
+func (d *Dir) openRegular(name string, flags int, perm uint32) (fd int, s Stat, err error) {
 	for {
-		fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+		fd, err = unix.Openat(d.fd, name, flags|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, perm)
 		if err != unix.EINTR {
-			return fd, err
+			break
 		}
 	}
+	if err == unix.ELOOP || err == unix.ENXIO { // a link; a FIFO without a reader, opened to write
+		err = ErrNotRegular
+	}
+	if err != nil {
+		return -1, Stat{}, d.err("open", name, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, Stat{}, d.err("stat", name, err)
+	}
+	s = statOf(&st)
+	if !s.Mode.IsRegular() {
+		unix.Close(fd)
+		return -1, s, d.err("open", name, ErrNotRegular)
+	}
+	return fd, s, nil
 }
 
 // Create durably writes a new file name holding data, and never replaces
@@ -698,9 +709,9 @@ func (d *Dir) AppendEphemeral(name string, data []byte) error {
 	if !ValidName(name) {
 		return d.err("append", name, ErrBadName)
 	}
-	fd, err := unix.Openat(d.fd, name, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	fd, _, err := d.openRegular(name, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT, uint32(Perm))
 	if err != nil {
-		return d.err("append", name, err)
+		return err
 	}
 	defer unix.Close(fd)
 	if _, err := unix.Write(fd, data); err != nil {
@@ -817,9 +828,9 @@ func (d *Dir) Chmod(name string, perm fs.FileMode) error {
 	if err := d.root.writable(); err != nil {
 		return err
 	}
-	fd, err := openFile(d.fd, name)
+	fd, _, err := d.openRegular(name, unix.O_RDONLY, 0)
 	if err != nil {
-		return d.err("chmod", name, err)
+		return err
 	}
 	defer unix.Close(fd)
 	if err := unix.Fchmod(fd, uint32(perm&fs.ModePerm)); err != nil {

@@ -2,7 +2,10 @@
 //
 // Every package of mailfs (maildir, archive, nudgeq, watch, the command)
 // reads and writes through a [Root] and the [Dir] handles it opens, so the
-// rules below hold everywhere and are written once.
+// rules below hold everywhere and are written once. Roots are opened only
+// by internal/chipset (a mailfs root, with its format guard and its one
+// link rule; any other directory by chipset.OpenOther), never by
+// [OpenRoot] elsewhere: TestOnlyChipsetOpensARoot keeps it so.
 //
 // # Writes
 //

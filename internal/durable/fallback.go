@@ -8,9 +8,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// SwapPrefix starts the name a rewritten file has, for a moment, in the
-// fallback rewrite (see [Dir.Exchange]); the rest is the file's own name.
-// fsck puts such a file back under that name when a crash left it there.
+// SwapPrefix starts the name a rewritten file's old content has, for a
+// moment, in the fallback rewrite (see [Dir.Exchange]); the rest is the
+// file's own name. A file left under it by a crash is an older copy of a
+// message whose name holds its newer content (or has moved on since):
+// fsck quarantines it, never puts it back.
 const SwapPrefix = ".mailfs-swap."
 
 // The fallbacks, for file systems that refuse the renameat2 flags (EINVAL
@@ -19,12 +21,17 @@ const SwapPrefix = ".mailfs-swap."
 //   - a no-replace rename is link(2), which refuses an existing target, then
 //     unlink(2) of the old name; a crash between the two leaves both names
 //     on one file, never neither, and nothing is replaced;
-//   - an exchange is three no-replace renames: the file goes aside under
-//     SwapPrefix+name (failing if it has gone, so nothing is resurrected),
-//     the new file takes its name, the old one takes the temp's. Between the
-//     first two no file has the name: readers may miss the message for that
-//     moment, and a crash there leaves it aside, for fsck to put back.
-//
+//   - an exchange is a link of the file to SwapPrefix+name (failing if it
+//     has gone, so nothing is resurrected), then a plain rename(2) of the
+//     new file over the name (atomic: readers see the old file or the new,
+//     never neither), then a rename of the old one, now only under the
+//     swap name, to the new file's temp name, where the caller finds the
+//     displaced content. A crash after the link leaves the swap name a
+//     second name of the file (fsck removes it); after the rename over the
+//     name, an older copy beside the newer one (fsck quarantines it). The
+//     name never goes missing, so a swap file never stands for a message
+//     that has no other name: putting one back could only resurrect a
+//     message moved or deleted since.
 // In fallback mode every rename, exchange and removal in a directory holds
 // the directory's advisory lock, so that a remove or a move waits for an
 // exchange in progress instead of finding the file missing.
@@ -75,14 +82,22 @@ func (r *Root) exchange(d *Dir, a, b string) error {
 	if !ValidName(aside) {
 		return d.err("exchange", b, unix.ENAMETOOLONG)
 	}
-	if err := linkRename(d, b, d, aside); err != nil {
+	if err := unix.Linkat(d.fd, b, d.fd, aside, 0); err != nil {
 		return d.err("exchange", b, err) // ENOENT: b has gone; nothing changed
 	}
-	if err := linkRename(d, a, d, b); err != nil {
-		linkRename(d, aside, d, b) // put it back; a crash leaves it for fsck
+	if err := r.step(StepLinked, d.Join(aside)); err != nil {
+		return err
+	}
+	// Under d's lock no mailfs process moves or removes b meanwhile: the
+	// rename over it replaces the file just linked, never a name gone.
+	if err := unix.Renameat(d.fd, a, d.fd, b); err != nil {
+		unix.Unlinkat(d.fd, aside, 0) // still a second name of b's file
 		return d.err("exchange", b, err)
 	}
-	if err := linkRename(d, aside, d, a); err != nil {
+	if err := r.step(StepAside, d.Join(aside)); err != nil {
+		return err
+	}
+	if err := unix.Renameat(d.fd, aside, d.fd, a); err != nil {
 		return d.err("exchange", b, err)
 	}
 	return nil

@@ -19,14 +19,17 @@ const (
 	StepSyncDir                    // fsync the directory (the name is in place)
 	StepDone                       // nothing: the write is durable and about to return
 
-	// StepLinked is reached only in the fallback rename (link, then
-	// unlink), in place of the unlink: the file has its new name and still
-	// its old one.
+	// StepLinked is reached only in the fallbacks: in the rename (link,
+	// then unlink), in place of the unlink: the file has its new name and
+	// still its old one; in the exchange, after the file is linked to its
+	// swap name: the swap name is a second name of it.
 	StepLinked
 
-	// StepAside is reached only in [Dir.RemoveSecond], between renaming a
-	// name aside and checking the file it holds: a test changes the world
-	// there to prove the check is made after the rename.
+	// StepAside is reached in [Dir.RemoveSecond], between renaming a name
+	// aside and checking the file it holds (a test changes the world there
+	// to prove the check is made after the rename), and in the fallback
+	// exchange after the new file is renamed over the name: the old one is
+	// only under its swap name.
 	StepAside
 )
 
@@ -82,3 +85,10 @@ func (r *Root) step(s Step, path string) error {
 // WithListHook has f told the path of every directory listed (getdents or
 // ReadDir), for tests that hold a reader to the listings it promises.
 func WithListHook(f func(path string)) Option { return func(r *Root) { r.onList = f } }
+
+// WithBase says that the root is the directory rel of a larger tree,
+// reached by a link the caller chose to follow (a nudge queue shared with
+// Gas Town): every [Dir.Path], error path and fault path is then given
+// relative to that tree, so that what a caller prints or opens again by
+// path names the directory where it sits in the tree.
+func WithBase(rel string) Option { return func(r *Root) { r.base = rel } }
