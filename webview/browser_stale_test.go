@@ -1,6 +1,8 @@
 package webview_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -74,5 +76,30 @@ func TestBrowserReassignToAnUnknownNameRefused(t *testing.T) {
 	}
 	if agents := lt.mailfs("agents"); strings.Contains(agents, "humna") {
 		t.Errorf("a mailbox was made: %s", agents)
+	}
+}
+
+// A channel folder without its configuration is shown as malformed on the
+// overview and named on the activity page; both pages load, and the
+// command line's channel list still lists the channels.
+func TestBrowserMalformedChannelFolder(t *testing.T) {
+	lt := newLiveTown(t)
+	lt.mailfs("channel", "create", "merges")
+	lt.mailfs("send", "toast", "--from", "mayor", "-s", "hello", "-m", "x")
+	if err := os.Mkdir(filepath.Join(lt.root, "state/channel/broken"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var row, skipped, mailbox string
+	lt.run(chromedp.Navigate(lt.url+"/"), chromedp.WaitVisible(`#mailboxes`),
+		textOf(`#channels tr.malformed`, &row), textOf(`#mailboxes #box-toast`, &mailbox))
+	if !strings.Contains(row, "channel:broken") || !strings.Contains(row, "malformed") || !strings.Contains(mailbox, "toast") {
+		t.Fatalf("the overview: channel row %q, toast's row %q", row, mailbox)
+	}
+	lt.run(chromedp.Navigate(lt.url+"/activity"), chromedp.WaitVisible(`#recent`), textOf(`#skipped`, &skipped))
+	if !strings.Contains(skipped, "channel:broken") {
+		t.Errorf("the activity page: %q", skipped)
+	}
+	if list := lt.mailfs("channel", "list"); !strings.Contains(list, "channel:merges") || !strings.Contains(list, "malformed") {
+		t.Errorf("mailfs channel list:\n%s", list)
 	}
 }

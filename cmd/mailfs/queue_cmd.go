@@ -391,26 +391,40 @@ func (c *channelListCmd) Run(a *app) error {
 	}
 	var rows [][]string
 	for _, n := range names {
+		// A channel that cannot be read (its configuration missing or
+		// broken, its folder unreadable) is listed as such, with a
+		// warning: the others are still listed.
 		cfg, err := s.Channel(n)
-		if err != nil {
-			a.exit(err)
-			continue
+		posts := "-"
+		if err == nil {
+			var entries []maildir.Entry
+			entries, _, err = s.Entries(maildir.Address{Kind: maildir.KindChannel, Name: n}, false)
+			posts = strconv.Itoa(len(entries))
 		}
-		entries, _, err := s.Entries(maildir.Address{Kind: maildir.KindChannel, Name: n}, false)
 		if err != nil {
-			return err
+			a.warn(err)
 		}
 		if c.JSON {
-			if err := printValue(a.out, struct {
+			row := struct {
 				Channel string `json:"channel"`
 				Posts   int    `json:"posts"`
 				maildir.ChannelConfig
-			}{"channel:" + n, len(entries), cfg}); err != nil {
+				Error string `json:"error,omitempty"`
+			}{Channel: "channel:" + n, ChannelConfig: cfg}
+			row.Posts, _ = strconv.Atoi(posts)
+			if err != nil {
+				row.Error = err.Error()
+			}
+			if err := printValue(a.out, row); err != nil {
 				return err
 			}
 			continue
 		}
-		rows = append(rows, []string{"channel:" + n, strconv.Itoa(len(entries)), strconv.Itoa(cfg.RetainCount),
+		if err != nil {
+			rows = append(rows, []string{"channel:" + n, posts, "malformed", "-"})
+			continue
+		}
+		rows = append(rows, []string{"channel:" + n, posts, strconv.Itoa(cfg.RetainCount),
 			strconv.FormatFloat(cfg.RetainHours, 'g', -1, 64)})
 	}
 	if c.JSON {
