@@ -285,6 +285,9 @@ func (c *checker) walk() {
 			case !e.IsDir() || !maildir.ValidAgent(name):
 				c.report(NotRegular, parent.Join(name), "not a folder named by an agent, queue or channel id")
 			default:
+				if kind.kind == maildir.KindChannel {
+					c.channelFolder(name)
+				}
 				c.box(maildir.Address{Kind: kind.kind, Name: name})
 			}
 		})
@@ -779,6 +782,14 @@ func (c *checker) channelConfig(d *durable.Dir, name string) {
 		}
 	} else {
 		c.report(Invalid, d.Join(name), "not a channel configuration: channels are <name>.json")
+	}
+}
+
+// channelFolder reports a channel folder without its configuration, which
+// every post to it and every read of it refuses (maildir.ErrMalformed).
+func (c *checker) channelFolder(name string) {
+	if _, err := c.store.Channel(name); errors.Is(err, maildir.ErrMalformed) {
+		c.report(Invalid, maildir.ChannelDir+"/"+name, maildir.Reason(err).Error())
 	}
 }
 

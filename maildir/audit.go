@@ -32,7 +32,9 @@ type AuditEntry struct {
 	Item   string    `json:"item"`            // the message id acted on
 	Note   string    `json:"note,omitempty"`  // a nudge's text
 	Queue  string    `json:"queue,omitempty"` // the claim's queue
-	To     string    `json:"to,omitempty"`    // a reassign's new claimant
+	// Subject is the item's subject, for a person reading the log.
+	Subject string `json:"subject,omitempty"`
+	To      string `json:"to,omitempty"` // a reassign's new claimant
 
 	ID string `json:"-"` // the file's name without .json
 }

@@ -142,7 +142,33 @@ func readChannel(d *durable.Dir, name string) (ChannelConfig, error) {
 	return cfg, nil
 }
 
-// Channels returns the names of the channels, sorted.
+// ErrMalformed is returned, wrapped with what is wrong, for a channel
+// whose folder is there without its configuration
+// (state/channel/<name>/ without <name>.json): [Store.Channels] lists it,
+// and reading or posting to it is refused until it is made a channel again
+// ([Store.CreateChannel] keeps its posts).
+var ErrMalformed = errors.New("maildir: malformed channel")
+
+// malformedChannel returns an [ErrMalformed] error when channel name's
+// folder is there and its configuration is not; nil otherwise.
+func (s *Store) malformedChannel(name string) error {
+	d, err := s.root.Dir(ChannelDir)
+	if d == nil || err != nil {
+		return nil
+	}
+	defer d.Close()
+	if st, err := d.Lstat(name); err != nil || !st.Mode.IsDir() {
+		return nil
+	}
+	if _, err := d.Lstat(name + ".json"); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return fmt.Errorf("%w channel:%s: its folder %s/ is there but not its configuration %s (\"mailfs channel create %s\" makes it a channel again, keeping its posts)",
+		ErrMalformed, name, d.Join(name), d.Join(name+".json"), name)
+}
+
+// Channels returns the names of the channels, sorted: every folder of
+// channels, a malformed one too (see [ErrMalformed]).
 func (s *Store) Channels() ([]string, error) { return s.names(KindChannel) }
 
 // Retain applies the retention of channel b: the oldest

@@ -378,6 +378,16 @@ func (s *Store) stampClaim(d *durable.Dir, q Address, name string, agent Address
 // queue (unclaimed, unread), then leaves the mailbox; a crash between the
 // two leaves it in both, which fsck reports as a duplicate of two files.
 func (s *Store) Release(a Address, id string) (*Message, error) {
+	return s.ReleaseSeen(a, id, Seen{Done: true})
+}
+
+// ReleaseSeen is [Store.Release] of an item as the caller saw it: it
+// refuses with a [*StaleError] when the item is no longer so (marked done
+// by its claimant, unless seen.Done; claimed again, when seen.At is set).
+// The item is checked before it moves and again in the queue, under the
+// claimants' lock; a mark read that lands between the two is seen there,
+// and the item goes back to the mailbox as it was.
+func (s *Store) ReleaseSeen(a Address, id string, seen Seen) (*Message, error) {
 	if a.Kind != KindAgent {
 		return nil, fmt.Errorf("%w: %s is %s; release from the mailbox that claimed the item", ErrWrongKind, a, article(a.Kind))
 	}
@@ -387,7 +397,7 @@ func (s *Store) Release(a Address, id string) (*Message, error) {
 	if err := s.MayChange(a); err != nil {
 		return nil, err
 	}
-	d, name, archived, q, err := s.claimedItem(a, id, "released")
+	d, name, archived, q, err := s.claimedItem(a, id, "released", seen)
 	if err != nil {
 		return nil, err
 	}
@@ -411,7 +421,7 @@ func (s *Store) Release(a Address, id string) (*Message, error) {
 	}
 	defer done()
 	if back {
-		return s.giveBack(d, a, archived, name, dst, q)
+		return s.giveBack(d, a, archived, name, dst, q, seen)
 	}
 	if err := d.Move(name, dst, name); err != nil {
 		switch {
@@ -425,7 +435,31 @@ func (s *Store) Release(a Address, id string) (*Message, error) {
 	if err := syncBoth(d, dst); err != nil {
 		return nil, err
 	}
+	if err := s.recheck(dst, q, name, seen, d); err != nil {
+		return nil, err
+	}
 	return s.rewrite(dst, q, false, name, unclaim)
+}
+
+// recheck checks, once the item name has moved into queue folder qd, that
+// it is still as seen; if not, it moves it back to folder home, where it
+// was, and returns why. Nothing to check (seen accepts anything) reads
+// nothing.
+func (s *Store) recheck(qd *durable.Dir, q Address, name string, seen Seen, home *durable.Dir) error {
+	if seen.any() {
+		return nil
+	}
+	m, err := s.load(qd, q, false, name)
+	if err == nil {
+		err = seen.check(m)
+	}
+	if err == nil {
+		return nil
+	}
+	if merr := qd.Move(name, home, name); merr != nil {
+		return errors.Join(err, merr)
+	}
+	return errors.Join(err, syncBoth(qd, home))
 }
 
 // claimedItem finds message id in agent a's mailbox (or its archive) and
@@ -433,7 +467,7 @@ func (s *Store) Release(a Address, id string) (*Message, error) {
 // it), the file's name, whether it is archived, and the queue. A message
 // no claim brought is [ErrNotClaimed], saying it cannot be done (as
 // "released", "reassigned").
-func (s *Store) claimedItem(a Address, id, done string) (d *durable.Dir, name string, archived bool, q Address, err error) {
+func (s *Store) claimedItem(a Address, id, done string, seen Seen) (d *durable.Dir, name string, archived bool, q Address, err error) {
 	d, name, archived, err = s.locate(a, id)
 	if err != nil {
 		return nil, "", false, q, err
@@ -447,6 +481,9 @@ func (s *Store) claimedItem(a Address, id, done string) (d *durable.Dir, name st
 		q, err = ParseAddress(m.Claim.Queue)
 		if err == nil && q.Kind != KindQueue {
 			err = fmt.Errorf("%w: %s has a claim record naming %q, which is not a queue", ErrInvalidMessage, m.Path, m.Claim.Queue)
+		}
+		if err == nil {
+			err = seen.check(m)
 		}
 	}
 	if err != nil {
@@ -479,6 +516,12 @@ var ErrSameClaimant = errors.New("maildir: the item is already that agent's")
 // A reassign runs on the queue's home host and changes both mailboxes, so
 // all three must be this host's to change ([NotHomeError] otherwise).
 func (s *Store) Reassign(from Address, id string, to Address) (*Message, error) {
+	return s.ReassignSeen(from, id, to, Seen{Done: true})
+}
+
+// ReassignSeen is [Store.Reassign] of an item as the caller saw it, as
+// [Store.ReleaseSeen] is of a release: a [*StaleError] when it changed.
+func (s *Store) ReassignSeen(from Address, id string, to Address, seen Seen) (*Message, error) {
 	if from.Kind != KindAgent || to.Kind != KindAgent {
 		return nil, fmt.Errorf("%w: a reassign moves a claimed item from one agent's mailbox to another's", ErrWrongKind)
 	}
@@ -493,7 +536,7 @@ func (s *Store) Reassign(from Address, id string, to Address) (*Message, error) 
 			return nil, err
 		}
 	}
-	d, name, _, q, err := s.claimedItem(from, id, "reassigned")
+	d, name, _, q, err := s.claimedItem(from, id, "reassigned", seen)
 	if err != nil {
 		return nil, err
 	}
@@ -530,6 +573,9 @@ func (s *Store) Reassign(from Address, id string, to Address) (*Message, error) 
 	if err := syncBoth(d, qd); err != nil {
 		return nil, err
 	}
+	if err := s.recheck(qd, q, name, seen, d); err != nil {
+		return nil, err
+	}
 	m, err := s.stampClaim(qd, q, name, to, "")
 	if err != nil {
 		return nil, err // waiting in the queue: the next claim takes it
@@ -549,9 +595,12 @@ func (s *Store) Reassign(from Address, id string, to Address) (*Message, error) 
 // without its claim record and unread, then removed from the mailbox. A
 // stop between the two leaves it in both, which fsck reports; never in
 // neither.
-func (s *Store) giveBack(d *durable.Dir, a Address, archived bool, name string, dst *durable.Dir, q Address) (*Message, error) {
+func (s *Store) giveBack(d *durable.Dir, a Address, archived bool, name string, dst *durable.Dir, q Address, seen Seen) (*Message, error) {
 	m, fields, _, err := s.loadFields(d, a, archived, name)
 	if err != nil {
+		return nil, err
+	}
+	if err := seen.check(m); err != nil {
 		return nil, err
 	}
 	data, err := encodeFitting(unclaim(m, fields))

@@ -276,6 +276,9 @@ func (s *Store) mustExist(a Address) error {
 	}
 	sentinel, create := ErrNoQueue, "queue create"
 	if a.Kind == KindChannel {
+		if err := s.malformedChannel(a.Name); err != nil {
+			return err
+		}
 		sentinel, create = ErrNoChannel, "channel create"
 	}
 	names, _ := s.names(a.Kind)

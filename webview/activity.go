@@ -2,6 +2,7 @@ package webview
 
 import (
 	"cmp"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -21,6 +22,7 @@ type Activity struct {
 	LookBack time.Duration      // how far back threads are looked for
 
 	RecentPage, WaitingPage pager
+	Skipped                 []string // folders that could not be read, and why
 }
 
 // A pager says which page of a list is shown and links to its neighbours.
@@ -77,7 +79,7 @@ func sameSend(a, b *maildir.Message) bool {
 // waitsForReply reports whether m, the latest word of its conversation,
 // waits on its recipient's answer: mail between agents that asks for one.
 func waitsForReply(m *maildir.Message) bool {
-	return m.Box.Kind == maildir.KindAgent && m.Box.Name != m.From && !oneWay[m.Type]
+	return m.Box.Kind == maildir.KindAgent && m.Box.Name != m.From && !oneWay[m.Type] && m.Claim == nil // a claimed item is work, not a question
 }
 
 // activity gathers the page from the file names' stamps (a folder's
@@ -95,7 +97,12 @@ func (s *Server) activity() (*Activity, error) {
 		for _, archived := range []bool{false, true} {
 			entries, _, err := s.Store.Entries(b, archived)
 			if err != nil {
-				return nil, err
+				// A folder that cannot be read (a malformed channel) is
+				// named on the page; the rest of the town is shown.
+				if !archived {
+					act.Skipped = append(act.Skipped, fmt.Sprintf("%s: %v", b, err))
+				}
+				break
 			}
 			for _, e := range entries {
 				if !e.Stamp.IsZero() && now.Sub(e.Stamp) <= threadWindow {

@@ -1,9 +1,11 @@
 package webview_test
 
 import (
+	"html"
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,7 +105,7 @@ func TestReleaseReassignNudgeFromThePage(t *testing.T) {
 		t.Fatalf("the released item is not waiting in its queue: %v", err)
 	}
 	// reassign, to toast
-	if _, ask := tw.get(actPath("reassign", fresh)); !strings.Contains(ask, "<option>toast</option>") || strings.Contains(ask, "<option>nux</option>") {
+	if _, ask := tw.get(actPath("reassign", fresh)); !strings.Contains(ask, `<option value="" selected>choose an agent</option><option>toast</option></select>`) || strings.Contains(ask, "<option>nux</option>") {
 		t.Errorf("the reassign's choices: %s", ask)
 	}
 	req := url.Values{"token": {token}, "to": {"toast"}, "back": {"/box/toast"}}
@@ -143,7 +145,7 @@ func TestReleaseReassignNudgeFromThePage(t *testing.T) {
 	// The page an action returns to says what was done; the overview
 	// lists the log.
 	_, back := tw.get("/box/toast?done=" + url.QueryEscape(log[2].ID))
-	if !regexp.MustCompile(`<p id="done" class="notice" role="status">.*<b>human</b>.* reassigned nux's ` + regexp.QuoteMeta(fresh.ID) + `.* to toast`).MatchString(back) {
+	if !regexp.MustCompile(`<p id="done" class="notice" role="status">.*<b>human</b>.* reassigned nux's “WORK gt-2: fresh one” <span class="dim">` + regexp.QuoteMeta(fresh.ID) + `</span>.* to toast`).MatchString(back) {
 		t.Errorf("the page after the reassign does not confirm it:\n%s", back)
 	}
 	_, over := tw.get("/")
@@ -176,5 +178,90 @@ func TestActionsRefuse(t *testing.T) {
 	ro := newTown(t, "", "")
 	if status, _ := ro.get(actPath("release", stuck)); status != 403 {
 		t.Errorf("a read-only server's question: %d", status)
+	}
+}
+
+// hiddenFields returns the hidden inputs of the form on page.
+func hiddenFields(page string) url.Values {
+	v := url.Values{}
+	for _, m := range regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)">`).FindAllStringSubmatch(page, -1) {
+		v.Set(m[1], html.UnescapeString(m[2]))
+	}
+	return v
+}
+
+// An action carries what its question page showed, and the server
+// refuses it when that changed: the claimant marked the item done, or
+// another tab got there first. The refusal says what happened and who did
+// it, names the item by its subject, and is in the audit log, as every
+// attempt is. A reassign goes only to an agent the town has.
+func TestStaleActionsAreRefused(t *testing.T) {
+	tw, stuck, fresh := overseerTown(t)
+	nux := maildir.Address{Kind: maildir.KindAgent, Name: "nux"}
+	// The question is asked; then nux finishes the item.
+	_, ask := tw.get(actPath("release", fresh) + "?back=/")
+	form := hiddenFields(ask)
+	if form.Get("claimant") != "nux" || form.Get("claimed") == "" || form.Get("token") == "" {
+		t.Fatalf("the question carries %v", form)
+	}
+	if _, err := tw.store.MarkRead(nux, fresh.ID); err != nil {
+		t.Fatal(err)
+	}
+	status, body := tw.post(actPath("release", fresh), form)
+	if status != 409 || !strings.Contains(body, "nux marked “WORK gt-2: fresh one” done (read)") {
+		t.Fatalf("a release after the mark read: %d\n%s", status, body)
+	}
+	if m, err := tw.store.Get(nux, fresh.ID); err != nil || !m.Read || m.Claim == nil {
+		t.Fatalf("the finished item after the refused release: %+v, %v", m, err)
+	}
+	// Two tabs ask about the stuck item; the first reassigns it to toast,
+	// the second's release loses, and says to whom it went.
+	_, ask = tw.get(actPath("reassign", stuck))
+	first := hiddenFields(ask)
+	first.Set("to", "toast")
+	_, ask = tw.get(actPath("release", stuck))
+	second := hiddenFields(ask)
+	if status, _ := tw.post(actPath("reassign", stuck), first); status != 303 {
+		t.Fatalf("the first tab's reassign: %d", status)
+	}
+	status, body = tw.post(actPath("release", stuck), second)
+	if status != 409 || !strings.Contains(body, "“WORK gt-1: stuck one” was already reassigned to toast by human") || strings.Contains(body, "state/mail") {
+		t.Fatalf("the second tab's release: %d\n%s", status, body)
+	}
+	// A reassign to a name the town has no mailbox for is refused, with
+	// the names it has; no mailbox is made.
+	toast := maildir.Address{Kind: maildir.KindAgent, Name: "toast"}
+	moved, err := tw.store.Get(toast, stuck.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ask = tw.get(actPath("reassign", moved))
+	typo := hiddenFields(ask)
+	typo.Set("to", "humna")
+	status, body = tw.post(actPath("reassign", moved), typo)
+	if status != 400 || !strings.Contains(body, "there is no agent humna in this town: reassign to one of nux") {
+		t.Fatalf("a reassign to humna: %d\n%s", status, body)
+	}
+	if agents, _ := tw.store.Agents(); slices.Contains(agents, "humna") {
+		t.Fatal("the refused reassign made a mailbox")
+	}
+	typo.Del("to")
+	if status, body := tw.post(actPath("reassign", moved), typo); status != 400 || !strings.Contains(body, "choose the agent") {
+		t.Fatalf("a reassign to no one: %d\n%s", status, body)
+	}
+	// Every attempt is in the log, newest first.
+	log, err := tw.store.AuditLog(0)
+	if err != nil || len(log) != 5 {
+		t.Fatalf("the audit log: %d entries, %v", len(log), err)
+	}
+	want := []struct{ action, agent, err string }{
+		{"reassign", "toast", "choose the agent"}, {"reassign", "toast", "no agent humna"},
+		{"release", "nux", "already reassigned to toast"}, {"reassign", "nux", ""}, {"release", "nux", "done (read)"},
+	}
+	for i, w := range want {
+		e := log[i]
+		if e.Action != w.action || e.Agent != w.agent || !strings.Contains(e.Error, w.err) || (w.err == "") != e.Done() || e.Subject == "" {
+			t.Errorf("entry %d: %+v, want %+v", i, e, w)
+		}
 	}
 }

@@ -369,7 +369,12 @@ func (s *Server) change(do func(http.ResponseWriter, *http.Request) error) http.
 			return
 		}
 		if err := do(w, r); err != nil {
-			s.fail(w, r, http.StatusBadRequest, err)
+			status := http.StatusBadRequest
+			var sa *staleAct
+			if errors.As(err, &sa) {
+				status = http.StatusConflict // the page was stale
+			}
+			s.fail(w, r, status, err)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package webview
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -17,6 +18,10 @@ type Town struct {
 	Claims    []Claimed             // work claimed from a queue and not yet done, oldest claim first
 	Waiting   []Waiting             // agents with urgent mail unread past UrgentAfter, the longest waited on first
 	Log       []*maildir.AuditEntry // the audit log's latest entries, newest first
+	// Malformed names the queue, channel and group folders and files the
+	// town cannot read, and why: each is shown as such, and the rest of
+	// the town as usual.
+	Malformed []string
 }
 
 // Stuck returns the claims held longer than StuckAfter, oldest first.
@@ -65,6 +70,7 @@ type Mailbox struct {
 // A Queue is one work queue's line.
 type Queue struct {
 	Name    string
+	Problem string // why it cannot be read; empty when it can
 	Depth   int
 	Oldest  time.Time // the oldest waiting item's stamp; zero when none is stamped
 	Claimed int       // items claimed from it and not done
@@ -73,9 +79,10 @@ type Queue struct {
 
 // A Channel is one channel's line.
 type Channel struct {
-	Name   string
-	Posts  int
-	Latest *maildir.Message // nil when it has no post
+	Name    string
+	Problem string // why it cannot be read (a folder without its configuration); empty when it can
+	Posts   int
+	Latest  *maildir.Message // nil when it has no post
 }
 
 // town gathers the overview: every mailbox (its unread mail read and
@@ -102,7 +109,9 @@ func (s *Server) town() (*Town, error) {
 	for _, q := range queues {
 		entries, _, err := st.Entries(maildir.Address{Kind: maildir.KindQueue, Name: q}, false)
 		if err != nil {
-			return nil, err
+			t.Queues = append(t.Queues, Queue{Name: q, Problem: err.Error()})
+			t.Malformed = append(t.Malformed, fmt.Sprintf("queue:%s: %v", q, err))
+			continue
 		}
 		line := Queue{Name: q, Depth: len(entries)}
 		for _, c := range t.Claims {
@@ -129,9 +138,20 @@ func (s *Server) town() (*Town, error) {
 	for _, c := range channels {
 		read, err := s.channelRead(c)
 		if err != nil {
-			return nil, err
+			t.Channels = append(t.Channels, Channel{Name: c, Problem: err.Error()})
+			t.Malformed = append(t.Malformed, err.Error()) // it names the channel
+			continue
 		}
 		t.Channels = append(t.Channels, Channel{Name: c, Posts: read.posts, Latest: read.latest})
+	}
+	groups, err := st.Groups()
+	if err != nil {
+		t.Malformed = append(t.Malformed, fmt.Sprintf("%s: %v", maildir.GroupDir, err))
+	}
+	for _, g := range groups {
+		if _, err := st.Group(g); err != nil {
+			t.Malformed = append(t.Malformed, fmt.Sprintf("@%s: %v", g, err))
+		}
 	}
 	if t.Log, err = st.AuditLog(logShown); err != nil {
 		return nil, err

@@ -80,7 +80,7 @@ func (c *claimCmd) Run(a *app) error {
 		return &exitStatus{code: exitNothing, msg: fmt.Sprintf("queue empty: nothing waits in %s", q)}
 	}
 	if err != nil {
-		return err
+		return doneHint(err, "reassign")
 	}
 	return printItem(a, m, c.ID, c.JSON)
 }
@@ -137,7 +137,8 @@ func (c *claimCmd) viaHome(a *app, s *maildir.Store, q, as maildir.Address, home
 }
 
 type releaseCmd struct {
-	Args []string `arg:"" name:"agent-and-id" help:"[AGENT] ID: the mailbox holding the claimed item (default $MAILFS_AGENT's, else the one that holds the id) and the item."`
+	Args  []string `arg:"" name:"agent-and-id" help:"[AGENT] ID: the mailbox holding the claimed item (default $MAILFS_AGENT's, else the one that holds the id) and the item."`
+	Force bool     `help:"Release the item even if its claimant marked it done (read), handing finished work out again."`
 }
 
 func (c *releaseCmd) Help() string {
@@ -151,7 +152,10 @@ still claimed or waiting in its queue.
 On a host that is not the queue's home, an item a claim request brought
 goes back as an add to the queue (waiting, unread, without its claim),
 then leaves the mailbox; after the syncs the home hands it out again. A
-release killed between the two leaves it in both, which fsck reports.`
+release killed between the two leaves it in both, which fsck reports.
+
+An item its claimant marked done (read) is finished work: releasing it
+would hand it out again, so that is refused unless --force is given.`
 }
 
 func (c *releaseCmd) Run(a *app) error {
@@ -159,7 +163,16 @@ func (c *releaseCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.Release(t.box, t.id)
+	_, err = s.ReleaseSeen(t.box, t.id, maildir.Seen{Done: c.Force})
+	return doneHint(err, "release")
+}
+
+// doneHint adds the way past a refusal to act on finished work.
+func doneHint(err error, verb string) error {
+	var se *maildir.StaleError
+	if errors.As(err, &se) && se.Done {
+		return withHint(err, fmt.Sprintf("the claimant finished it; give --force to %s it anyway", verb))
+	}
 	return err
 }
 
@@ -181,10 +194,11 @@ func (a *app) oneTarget(args []string, verb string) (*maildir.Store, target, err
 }
 
 type reassignCmd struct {
-	Args []string `arg:"" name:"agent-and-id" help:"[AGENT] ID: the mailbox holding the claimed item (default $MAILFS_AGENT's, else the one that holds the id) and the item."`
-	To   string   `required:"" placeholder:"AGENT" help:"The agent that takes the claim over."`
-	By   string   `placeholder:"NAME" help:"Who is reassigning it, recorded in the town's audit log (state/audit/) with the time. Default: no entry."`
-	ID   bool     `name:"id" help:"Print only the item's id, for a script."`
+	Args  []string `arg:"" name:"agent-and-id" help:"[AGENT] ID: the mailbox holding the claimed item (default $MAILFS_AGENT's, else the one that holds the id) and the item."`
+	To    string   `required:"" placeholder:"AGENT" help:"The agent that takes the claim over."`
+	Force bool     `help:"Reassign the item even if its claimant marked it done (read)."`
+	By    string   `placeholder:"NAME" help:"Who is reassigning it, recorded in the town's audit log (state/audit/) with the time. Default: no entry."`
+	ID    bool     `name:"id" help:"Print only the item's id, for a script."`
 	jsonFlag
 }
 
@@ -201,7 +215,8 @@ queue, or with the new one: never in two places or none.
 Run it on the queue's home host, which must also be both agents' (exit 2
 naming the home otherwise). With --by NAME the reassign is recorded in the
 audit log (mailfs audit), as the web view's are. Prints the item as show
-does (or as JSON).`
+does (or as JSON). An item its claimant marked done (read) is refused
+unless --force is given.`
 }
 
 func (c *reassignCmd) Run(a *app) error {
@@ -221,7 +236,7 @@ func (c *reassignCmd) Run(a *app) error {
 			return usage("give --by an agent id, such as a person's name", "%v", err)
 		}
 	}
-	m, err := s.Reassign(t.box, t.id, to)
+	m, err := s.ReassignSeen(t.box, t.id, to, maildir.Seen{Done: c.Force})
 	if c.By != "" {
 		e := maildir.AuditEntry{Action: "reassign", Actor: c.By, Addr: "cli", Agent: t.box.Name, Item: t.id, To: to.Name}
 		if m != nil {
@@ -235,7 +250,7 @@ func (c *reassignCmd) Run(a *app) error {
 		}
 	}
 	if err != nil {
-		return err
+		return doneHint(err, "reassign")
 	}
 	return printItem(a, m, c.ID, c.JSON)
 }
@@ -376,26 +391,40 @@ func (c *channelListCmd) Run(a *app) error {
 	}
 	var rows [][]string
 	for _, n := range names {
+		// A channel that cannot be read (its configuration missing or
+		// broken, its folder unreadable) is listed as such, with a
+		// warning: the others are still listed.
 		cfg, err := s.Channel(n)
-		if err != nil {
-			a.exit(err)
-			continue
+		posts := "-"
+		if err == nil {
+			var entries []maildir.Entry
+			entries, _, err = s.Entries(maildir.Address{Kind: maildir.KindChannel, Name: n}, false)
+			posts = strconv.Itoa(len(entries))
 		}
-		entries, _, err := s.Entries(maildir.Address{Kind: maildir.KindChannel, Name: n}, false)
 		if err != nil {
-			return err
+			a.warn(err)
 		}
 		if c.JSON {
-			if err := printValue(a.out, struct {
+			row := struct {
 				Channel string `json:"channel"`
 				Posts   int    `json:"posts"`
 				maildir.ChannelConfig
-			}{"channel:" + n, len(entries), cfg}); err != nil {
+				Error string `json:"error,omitempty"`
+			}{Channel: "channel:" + n, ChannelConfig: cfg}
+			row.Posts, _ = strconv.Atoi(posts)
+			if err != nil {
+				row.Error = err.Error()
+			}
+			if err := printValue(a.out, row); err != nil {
 				return err
 			}
 			continue
 		}
-		rows = append(rows, []string{"channel:" + n, strconv.Itoa(len(entries)), strconv.Itoa(cfg.RetainCount),
+		if err != nil {
+			rows = append(rows, []string{"channel:" + n, posts, "malformed", "-"})
+			continue
+		}
+		rows = append(rows, []string{"channel:" + n, posts, strconv.Itoa(cfg.RetainCount),
 			strconv.FormatFloat(cfg.RetainHours, 'g', -1, 64)})
 	}
 	if c.JSON {
