@@ -36,6 +36,12 @@ queue does not exist or anything else fails. A worker's loop:
     mailfs mark-read me "$id"         # done: no more reminders
   done
 
+An item the agent claimed from the queue and has not marked read is
+handed back first, on every host, with a note on stderr: a worker killed
+after its claim but before it read the id claims again and gets the same
+item, not a second one. Mark an item read when its work is done (or
+release it), as the loop does.
+
 "mailfs release" puts a claimed item back.
 
 In a town on several machines only the queue's home host moves its items.
@@ -70,6 +76,21 @@ func (c *claimCmd) Run(a *app) error {
 	}
 	if c.Timeout != nil && *c.Timeout < 0 {
 		return usage("write a duration such as 30s or 10m; 0 asks and does not wait", "--timeout must not be negative")
+	}
+	// An item claimed for the agent and not yet marked done comes back
+	// first, on every host: a worker killed between its claim and reading
+	// the id must not take a second item and strand the first.
+	// (Where the agent's mailbox is this host's to change: elsewhere the
+	// claim below refuses, naming its home.)
+	if q.Kind == maildir.KindQueue && s.MayChange(as) == nil {
+		m, err := s.Held(q, as)
+		if err != nil {
+			return err
+		}
+		if m != nil {
+			fmt.Fprintf(a.err, "mailfs: %s still holds %s, claimed from %s and not marked read: handing it back (mark it read when done, or release it)\n", as.Name, m.ID, q)
+			return printItem(a, m, c.ID, c.JSON)
+		}
 	}
 	m, err := s.Claim(q, as)
 	var nh *maildir.NotHomeError
