@@ -149,6 +149,15 @@ func (s *Store) claim(q, a Address, request string) (*Message, error) {
 		return nil, err
 	}
 	defer done()
+	if request != "" {
+		// A request withdrawn since the serve listed it gets nothing.
+		if waits, err := s.requestWaits(q, request); err != nil || !waits {
+			if err == nil {
+				err = errWithdrawn
+			}
+			return nil, err
+		}
+	}
 	// Stamped names sort oldest first. A claim needs the oldest item that
 	// can be had, not the whole sorted queue: the cursor (see folderindex.ClaimWindow)
 	// or one pass that keeps the claimPick smallest names, and only if

@@ -262,9 +262,10 @@ func (c *reassignCmd) Run(a *app) error {
 }
 
 type queueCmd struct {
-	Create queueCreateCmd `cmd:"" help:"Create a work queue."`
-	List   queueListCmd   `cmd:"" help:"List the work queues with their waiting counts."`
-	Show   queueShowCmd   `cmd:"" help:"List the items waiting in a queue."`
+	Create   queueCreateCmd   `cmd:"" help:"Create a work queue."`
+	List     queueListCmd     `cmd:"" help:"List the work queues with their waiting counts."`
+	Show     queueShowCmd     `cmd:"" help:"List the items waiting in a queue."`
+	Requests queueRequestsCmd `cmd:"" help:"List the claim requests in this host's tree, or withdraw them."`
 }
 
 func (c *queueCmd) Help() string {
@@ -346,6 +347,103 @@ func (c *queueShowCmd) Run(a *app) error {
 		return usage(`"mailfs inbox" lists other folders`, "queue show takes a queue, not %s", q)
 	}
 	return (&inboxCmd{Agent: q.String(), All: true, By: "time", jsonFlag: c.jsonFlag}).Run(a)
+}
+
+type queueRequestsCmd struct {
+	Queue    string `arg:"" optional:"" help:"Only this queue's requests, queue:NAME (the prefix may be left out)."`
+	Agent    string `placeholder:"AGENT" help:"Only the requests for this agent."`
+	ID       string `name:"id" placeholder:"ID" help:"Only the request with this id."`
+	Withdraw bool   `help:"Withdraw the requests listed, so no item is claimed for them; on the queue's home host."`
+	jsonRows
+}
+
+func (c *queueRequestsCmd) Help() string {
+	return `A claim on a host that is not the queue's home leaves a claim request
+(state/requests/NAME/), which the home serves at its syncs: one item each,
+oldest first. This lists the requests in this host's tree: waiting to be
+served, or (off the home) served there and not yet removed here by a sync.
+An agent that asked and then stopped still has its request served: the
+item waits unread in its mailbox until it claims again (and gets it) or a
+person releases it.
+
+--withdraw removes the requests listed (narrow them with QUEUE, --agent
+and --id), on the queue's home host only (exit 2 naming the home
+elsewhere), under the claimants' lock: a request withdrawn is served no
+item. One served already is removed and reported (exit 2): its item is in
+the agent's mailbox, for "mailfs release".`
+}
+
+func (c *queueRequestsCmd) Run(a *app) error {
+	s, err := a.open()
+	if err != nil {
+		return err
+	}
+	reqs, err := s.AllRequests()
+	if err != nil {
+		return err
+	}
+	var q maildir.Address
+	if c.Queue != "" {
+		if q, err = maildir.ParseAddress(c.Queue); err != nil {
+			return err
+		}
+		if q.Kind == maildir.KindAgent {
+			q.Kind = maildir.KindQueue // "queue requests work" means queue:work
+		} else if q.Kind != maildir.KindQueue {
+			return usage("", "queue requests takes a queue, not %s", q)
+		}
+	}
+	var agent maildir.Address
+	if c.Agent != "" {
+		if agent, err = mailbox(c.Agent); err != nil {
+			return err
+		}
+	}
+	var rows [][]string
+	var failed error
+	n := 0
+	for _, r := range reqs {
+		if (c.Queue != "" && r.Queue != q.String()) || (c.Agent != "" && r.Agent != agent.Name) || (c.ID != "" && r.ID != c.ID) {
+			continue
+		}
+		n++
+		status := "waiting"
+		if c.Withdraw {
+			status = "withdrawn"
+			if err := s.Withdraw(r); errors.Is(err, maildir.ErrServed) {
+				status = "served"
+				failed = errors.Join(failed, err)
+			} else if err != nil {
+				return err
+			}
+		}
+		if c.JSON {
+			if err := printValue(a.out, struct {
+				ID     string    `json:"id"`
+				Queue  string    `json:"queue"`
+				Agent  string    `json:"agent"`
+				Host   string    `json:"host"`
+				At     time.Time `json:"at"`
+				Status string    `json:"status"`
+			}{r.ID, r.Queue, r.Agent, r.Host, r.At, status}); err != nil {
+				return err
+			}
+			continue
+		}
+		rows = append(rows, []string{r.ID, r.Queue, r.Agent, r.Host, r.At.Format(time.RFC3339), status})
+	}
+	if !c.JSON && len(rows) > 0 {
+		if err := table(a.out, []string{"ID", "QUEUE", "AGENT", "HOST", "AT", "STATUS"}, rows); err != nil {
+			return err
+		}
+	}
+	if failed != nil {
+		return failed
+	}
+	if c.ID != "" && n == 0 {
+		return &exitStatus{code: exitNothing, msg: fmt.Sprintf("no claim request %s here", c.ID)}
+	}
+	return nil
 }
 
 type channelCmd struct {
