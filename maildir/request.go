@@ -214,34 +214,64 @@ func (s *Store) ServeRequests() ([]Served, error) {
 		if !ValidAgent(name) || s.MayChange(q) != nil {
 			continue
 		}
-		reqs, err := s.Requests(q)
+		sv, err := s.serveQueue(q)
+		served = append(served, sv...)
 		if err != nil {
 			return served, err
 		}
-		for _, r := range reqs {
-			a := Address{Kind: KindAgent, Name: r.Agent}
-			done, err := s.requestServed(a, r.ID)
+	}
+	return served, nil
+}
+
+// ServeQueue serves the claim requests waiting for queue q, as
+// [Store.ServeRequests] does for every queue: on q's home only
+// ([NotHomeError] elsewhere). The claim command calls it on the home
+// before an agent there claims, so the items a request waits for are not
+// all taken by the home's own agents between two syncs: the requests,
+// older, go first.
+func (s *Store) ServeQueue(q Address) ([]Served, error) {
+	if q.Kind != KindQueue {
+		return nil, fmt.Errorf("%w: %s is %s, not a queue", ErrWrongKind, q, article(q.Kind))
+	}
+	if !ValidAgent(q.Name) {
+		return nil, &NameError{Kind: q.Kind, Name: q.Name, Why: "not a canonical name"}
+	}
+	if err := s.MayChange(q); err != nil {
+		return nil, err
+	}
+	return s.serveQueue(q)
+}
+
+// serveQueue serves the requests waiting for queue q, homed here.
+func (s *Store) serveQueue(q Address) ([]Served, error) {
+	reqs, err := s.Requests(q)
+	if err != nil {
+		return nil, err
+	}
+	var served []Served
+	for _, r := range reqs {
+		a := Address{Kind: KindAgent, Name: r.Agent}
+		done, err := s.requestServed(a, r.ID)
+		if err != nil {
+			return served, err
+		}
+		var m *Message
+		if !done {
+			m, err = s.claim(q, a, r.ID)
+			if errors.Is(err, ErrQueueEmpty) {
+				break // the rest wait for items
+			}
+			if errors.Is(err, errWithdrawn) {
+				continue // withdrawn since the listing: nothing to serve
+			}
 			if err != nil {
 				return served, err
 			}
-			var m *Message
-			if !done {
-				m, err = s.claim(q, a, r.ID)
-				if errors.Is(err, ErrQueueEmpty) {
-					break
-				}
-				if errors.Is(err, errWithdrawn) {
-					continue // withdrawn since the listing: nothing to serve
-				}
-				if err != nil {
-					return served, err
-				}
-			}
-			if err := s.removeRequest(r, true); err != nil {
-				return served, err
-			}
-			served = append(served, Served{Request: r, Item: m})
 		}
+		if err := s.removeRequest(r, true); err != nil {
+			return served, err
+		}
+		served = append(served, Served{Request: r, Item: m})
 	}
 	return served, nil
 }

@@ -145,6 +145,7 @@ func (a *agent) mayor(ctx, post context.Context) {
 // claim) and claims again.
 func (a *agent) polecat(ctx context.Context) {
 	home := a.h == a.tw.alpha
+	need := time.Now() // since when the polecat wants an item
 	for k := 0; ctx.Err() == nil; k++ {
 		args := []string{"claim", "queue:work", "--as", a.name, "--id"}
 		if !home {
@@ -162,7 +163,7 @@ func (a *agent) polecat(ctx context.Context) {
 		}
 		id := firstLine(r.out)
 		handed := strings.Contains(r.err, "still holds")
-		a.tw.led.claimed(handed)
+		a.tw.led.claimed(a.h, handed, time.Since(need))
 		a.tw.led.add(entry{host: a.h.name, agent: a.name, op: "claim", id: id, note: map[bool]string{true: "handed back"}[handed]})
 		if a.tw.faults && a.rng.IntN(20) == 0 {
 			// Killed after the claim moved the item, before the id was
@@ -189,6 +190,7 @@ func (a *agent) polecat(ctx context.Context) {
 			return
 		}
 		a.tw.led.add(entry{host: a.h.name, agent: a.name, op: "finished", id: id, item: item})
+		need = time.Now()
 		switch a.rng.IntN(10) {
 		case 0:
 			a.send(ctx, "escalate", item, "send", "mayor", "--from", a.name, "-s", "ESCALATION "+item,
@@ -273,11 +275,9 @@ func (a *agent) refinery(ctx context.Context) {
 					a.send(ctx, "rework", item, "send", "queue:work", "--from", a.name, "-s", "WORK "+item+" (rework)",
 						"--type", "work_assignment", "--field", "Item="+item, "--field", "Attempt="+strconv.Itoa(attempt+1),
 						"-m", "rework "+item, "--idempotency-key", "rework-"+m.ID)
-					a.send(ctx, "merge-failed", item, "reply", a.name, m.ID, "-s", "MERGE_FAILED "+item,
-						"--type", "merge_notification", "--field", "Item="+item, "-m", "conflicts", "--idempotency-key", "failed-"+m.ID)
+					a.reply(ctx, "merge-failed", item, m.ID, "MERGE_FAILED "+item, "failed-"+m.ID)
 				} else {
-					for _, id := range a.send(ctx, "merged", item, "reply", a.name, m.ID, "-s", "MERGED "+item,
-						"--type", "merge_notification", "--field", "Item="+item, "-m", "merged", "--idempotency-key", "merged-"+m.ID) {
+					for _, id := range a.reply(ctx, "merged", item, m.ID, "MERGED "+item, "merged-"+m.ID) {
 						a.tw.led.merge(item, id)
 					}
 				}
@@ -321,4 +321,36 @@ func (tw *town) keeper(ctx context.Context, h *host) {
 		tw.led.ran(op, r)
 		a.pause(ctx, 2*time.Second)
 	}
+}
+
+// reply answers message id with a keyed reply. A command without reply
+// --idempotency-key (exit 80) is a finding; the refinery then does what a
+// careful agent had to: read the thread, and reply (unkeyed, never
+// killed) only if no reply to id is there yet.
+func (a *agent) reply(ctx context.Context, op, item, id, subject, key string) []string {
+	args := []string{"reply", a.name, id, "-s", subject, "--type", "merge_notification", "--field", "Item=" + item, "-m", op}
+	r, ok := a.do(ctx, op, true, func(r result) bool { return r.code == exitOK || r.code == exitUsage },
+		append(args, "--idempotency-key", key)...)
+	if !ok {
+		return nil
+	}
+	if r.code == exitOK {
+		return a.tw.led.ack(a.h, a.name, op, item, r.out, "")
+	}
+	a.tw.led.refuse("reply without --idempotency-key")
+	t, ok := a.do(ctx, "thread", true, exit0, "thread", id, "--json")
+	if !ok {
+		return nil
+	}
+	ms, _ := parseMsgs(t.out)
+	for _, m := range ms {
+		if m.ReplyTo == id && m.From == a.name {
+			return nil // answered before the crash
+		}
+	}
+	r, ok = a.do(ctx, op, false, exit0, args...)
+	if !ok {
+		return nil
+	}
+	return a.tw.led.ack(a.h, a.name, op, item, r.out, "unkeyed reply, after reading the thread")
 }

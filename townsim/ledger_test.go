@@ -50,7 +50,9 @@ type ledger struct {
 	posted  map[string]bool     // work items the mayor posted
 	merged  map[string][]string // item → MERGED reply ids acknowledged (distinct)
 	claims  int
-	handed  int // claims that handed back a held item
+	handed  int                        // claims that handed back a held item
+	perHost map[string]int             // claims by polecats of each host
+	waits   map[string][]time.Duration // per host: from needing an item to holding one
 	refused map[string]int
 
 	sameHost, crossHost []time.Duration // send → first seen in an inbox listing
@@ -60,7 +62,7 @@ type ledger struct {
 func newLedger(start time.Time) *ledger {
 	return &ledger{start: start, errs: map[string]int{}, errSample: map[string]string{}, acked: map[string]sent{},
 		deleted: map[string]bool{}, posted: map[string]bool{}, merged: map[string][]string{}, refused: map[string]int{},
-		seenIDs: map[string]bool{}}
+		seenIDs: map[string]bool{}, perHost: map[string]int{}, waits: map[string][]time.Duration{}}
 }
 
 func (l *ledger) add(e entry) {
@@ -158,10 +160,12 @@ func (l *ledger) refuse(what string) {
 	l.refused[what]++
 }
 
-func (l *ledger) claimed(handedBack bool) {
+func (l *ledger) claimed(h *host, handedBack bool, wait time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.claims++
+	l.perHost[h.name]++
+	l.waits[h.name] = append(l.waits[h.name], wait)
 	if handedBack {
 		l.handed++
 	}

@@ -52,8 +52,8 @@ func TestSoak(t *testing.T) {
 	wg.Wait()
 
 	o := &oracle{tw: tw}
-	for _, item := range stranded {
-		o.fail("work item never merged (stranded)", item)
+	if len(stranded) > 0 {
+		o.fail(fmt.Sprintf("%d work items never merged (stranded): %s", len(stranded), strings.Join(stranded, " ")), stranded[:min(len(stranded), 3)]...)
 	}
 	tw.converge(o)
 	o.check()
@@ -172,6 +172,9 @@ func (o *oracle) check() {
 	for _, p := range waiting {
 		id := strings.TrimSuffix(filepath.Base(p), ".json")
 		o.fail(fmt.Sprintf("left in the queue after every item merged: %s", id), id)
+	}
+	if n := tw.led.refused["reply without --idempotency-key"]; n > 0 {
+		o.fail(fmt.Sprintf("reply has no --idempotency-key: %d replies had to read the thread before a retry", n))
 	}
 	if kept > 0 {
 		o.fail(fmt.Sprintf("%d nudges to polecats homed on beta were queued on alpha (exit 0), where they never arrive", kept), "(homed on beta)")
@@ -303,6 +306,8 @@ func (tw *town) figures(drained time.Duration) {
 	}
 	s50, s95, smax := percentiles(l.sameHost)
 	c50, c95, cmax := percentiles(l.crossHost)
+	a50, _, amax := percentiles(l.waits["alpha"])
+	b50, _, bmax := percentiles(l.waits["beta"])
 	tree := du(tw.alpha.root(), ".git")
 	git := du(filepath.Join(tw.alpha.root(), ".git"), "")
 	remote := du(tw.remote, "")
@@ -310,6 +315,7 @@ func (tw *town) figures(drained time.Duration) {
 	tw.t.Logf(`town figures (seed %d): %v of town (%v posting), %d commands (%d killed), %d syncs (%d killed)
   work items: %d posted, %d merged, %d reworks; %d claims (%d handed back a held item)
   acknowledged sends: %d; deletes: %d; remote nudges refused %d, kept %d
+  claims by host: alpha %d, beta %d; wait for an item: alpha p50 %v max %v, beta p50 %v max %v (syncs every ~1s)
   send → seen, same host: p50 %v, p95 %v, max %v (%d); across hosts: p50 %v, p95 %v, max %v (%d)
   growth per 1,000 commands: alpha's tree %s, its git %s, the remote %s
   exits with an error, by step:
@@ -317,6 +323,7 @@ func (tw *town) figures(drained time.Duration) {
 		tw.seed, drained.Round(time.Second), *soakDuration, l.ops, l.kills, l.syncs, l.syncKills,
 		len(l.posted), merged, reworks, l.claims, l.handed,
 		len(l.acked), len(l.deleted), l.refused["remote nudge refused"], l.refused["remote nudge kept"],
+		l.perHost["alpha"], l.perHost["beta"], a50.Round(time.Millisecond), amax.Round(time.Millisecond), b50.Round(time.Millisecond), bmax.Round(time.Millisecond),
 		s50.Round(time.Millisecond), s95.Round(time.Millisecond), smax.Round(time.Millisecond), len(l.sameHost),
 		c50.Round(time.Millisecond), c95.Round(time.Millisecond), cmax.Round(time.Millisecond), len(l.crossHost),
 		per(tree), per(git), per(remote), l.errorSummaryLocked())

@@ -31,6 +31,7 @@ const (
 	exitOK      = 0
 	exitNothing = 1
 	exitError   = 2
+	exitUsage   = 80
 	exitTimeout = 124
 )
 
@@ -228,6 +229,7 @@ type msg struct {
 	From    string          `json:"from"`
 	Subject string          `json:"subject"`
 	Body    string          `json:"body"`
+	ReplyTo string          `json:"reply_to"`
 	Read    bool            `json:"read"`
 	Claim   json.RawMessage `json:"claim"`
 }

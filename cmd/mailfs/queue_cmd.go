@@ -15,7 +15,7 @@ type claimCmd struct {
 	Queue   string         `arg:"" help:"The work queue, queue:NAME."`
 	As      string         `required:"" env:"MAILFS_AGENT" placeholder:"AGENT" help:"The agent that takes the item into its mailbox."`
 	ID      bool           `name:"id" help:"Print only the item's id, for a script."`
-	Timeout *time.Duration `placeholder:"D" help:"On a host that is not the queue's home: give up waiting for the item after D (exit status 124; the request stays); 0 asks and does not wait. Default: wait."`
+	Timeout *time.Duration `placeholder:"D" help:"On a host that is not the queue's home: ask even if this host's copy of the queue is empty, and give up waiting for the item after D (exit status 124; the request stays); 0 asks and does not wait. Default: wait while this host's copy holds an item."`
 	jsonFlag
 }
 
@@ -54,7 +54,11 @@ and exits 0, as on the home. It exits 1 when this host's copy of the
 queue holds nothing a claim could take; the request, if one waits, stays
 and is served when items come, and the next claim finds the item. An
 item a request brought that the agent has not marked read yet is
-returned first, without asking again. While a request of the agent is
+returned first, without asking again. With --timeout, claim asks and
+waits even while this host's copy of the queue is empty, so its request
+is in line at the home when the next item comes. On the queue's home, a claim first
+serves the requests waiting there (they are older), so the home's own
+agents do not take every item between two syncs. While a request of the agent is
 waiting, claim does not add another. --timeout bounds the wait (124).`
 }
 
@@ -92,6 +96,14 @@ func (c *claimCmd) Run(a *app) error {
 			return printItem(a, m, c.ID, c.JSON)
 		}
 	}
+	if q.Kind == maildir.KindQueue && s.MayChange(q) == nil {
+		// On the queue's home, the claim requests other hosts made wait
+		// longer than this claim: they go first, or the home's own agents
+		// take every item between two syncs.
+		if _, err := s.ServeQueue(q); err != nil {
+			a.warn(fmt.Errorf("serving the claim requests of %s first: %w", q, err))
+		}
+	}
 	m, err := s.Claim(q, as)
 	var nh *maildir.NotHomeError
 	if errors.As(err, &nh) && nh.Home != "" && nh.Host != "" {
@@ -123,9 +135,13 @@ func (c *claimCmd) viaHome(a *app, s *maildir.Store, q, as maildir.Address, home
 	if m, err := watch.Served(s, q, as); err != nil || m != nil {
 		return m, err
 	}
+	// With --timeout the agent says it waits for an item: it asks even
+	// while this host's copy of the queue is empty, so its request is in
+	// line at the home when the next item comes, rather than after the
+	// home's own agents took it.
 	if more, err := watch.Waiting(s, q); err != nil {
 		return nil, err
-	} else if !more {
+	} else if !more && c.Timeout == nil {
 		return nil, fmt.Errorf("%w (this host's copy of %s, homed on %s)", maildir.ErrQueueEmpty, q, home)
 	}
 	r, fresh, err := s.RequestClaim(q, as)
@@ -148,6 +164,18 @@ func (c *claimCmd) viaHome(a *app, s *maildir.Store, q, as maildir.Address, home
 	}
 	defer cancel()
 	m, err := watch.WaitServed(ctx, s, q, as, time.Second)
+	for errors.Is(err, maildir.ErrQueueEmpty) && c.Timeout != nil && ctx.Err() == nil {
+		// This host's copy is empty, and --timeout waits all the same
+		// for what the request brings: look again shortly.
+		select {
+		case <-ctx.Done():
+		case <-time.After(250 * time.Millisecond):
+		}
+		m, err = watch.WaitServed(ctx, s, q, as, time.Second)
+	}
+	if errors.Is(err, maildir.ErrQueueEmpty) && ctx.Err() != nil {
+		err = ctx.Err()
+	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return nil, &exitStatus{code: exitTimeout, msg: fmt.Sprintf("timeout: request %s is not served yet; it stays, and a later claim finds what it brings", r.ID)}
