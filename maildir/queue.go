@@ -98,6 +98,35 @@ const claimPick = 16
 // that does not exist gives [ErrNoQueue]; an empty one [ErrQueueEmpty].
 func (s *Store) Claim(q, a Address) (*Message, error) { return s.claim(q, a, "") }
 
+// Held returns the oldest unread item in agent a's mailbox that a claim of
+// queue q for a brought — on this host or, by a claim request, on the
+// queue's home — or nil: work a claim handed to the agent that it has not
+// yet marked done. A worker killed between its claim and reading the
+// item's id finds it here, so a retried claim hands it back rather than
+// taking a second item (the claim command does so on every host). It only
+// reads, so any host may call it.
+func (s *Store) Held(q, a Address) (*Message, error) {
+	if q.Kind != KindQueue || a.Kind != KindAgent {
+		return nil, fmt.Errorf("%w: an agent holds items claimed from a work queue", ErrWrongKind)
+	}
+	msgs, err := s.List(a, ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range msgs {
+		if held(m, q, a) {
+			return m, nil
+		}
+	}
+	return nil, nil
+}
+
+// held reports whether m, in a's mailbox, is an item a claim of q for a
+// brought that is not yet done (read).
+func held(m *Message, q, a Address) bool {
+	return !m.Read && m.Claim != nil && m.Claim.Queue == q.String() && m.Claim.Agent == a.Name
+}
+
 // claim is Claim, recording the claim request it serves, if any.
 func (s *Store) claim(q, a Address, request string) (*Message, error) {
 	if q.Kind != KindQueue {
@@ -120,6 +149,15 @@ func (s *Store) claim(q, a Address, request string) (*Message, error) {
 		return nil, err
 	}
 	defer done()
+	if request != "" {
+		// A request withdrawn since the serve listed it gets nothing.
+		if waits, err := s.requestWaits(q, request); err != nil || !waits {
+			if err == nil {
+				err = errWithdrawn
+			}
+			return nil, err
+		}
+	}
 	// Stamped names sort oldest first. A claim needs the oldest item that
 	// can be had, not the whole sorted queue: the cursor (see folderindex.ClaimWindow)
 	// or one pass that keeps the claimPick smallest names, and only if

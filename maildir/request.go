@@ -131,6 +131,69 @@ func (s *Store) OwnRequests() ([]*Request, error) {
 	return out, nil
 }
 
+// AllRequests returns the claim requests in this host's tree for every
+// queue, by queue and oldest first within each: those waiting for the
+// queue's home to serve them, and (off the home) those served there that
+// no sync has yet brought back removed.
+func (s *Store) AllRequests() ([]*Request, error) {
+	queues, err := s.dirNames(RequestDir)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Request
+	for _, q := range queues {
+		if !ValidAgent(q) {
+			continue
+		}
+		rs, err := s.Requests(Address{Kind: KindQueue, Name: q})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs...)
+	}
+	return out, nil
+}
+
+// ErrServed is returned by [Store.Withdraw] for a request a claim already
+// served: the item is in the agent's mailbox (release it to put it back).
+// The request's file is removed all the same.
+var ErrServed = errors.New("maildir: the request was served already")
+
+// Withdraw removes claim request r, so the queue's home serves it no item:
+// what a person does for a request whose agent stopped waiting. It runs on
+// the queue's home ([NotHomeError] elsewhere), which alone removes a
+// queue's requests, and holds the claimants' lock while it looks and
+// removes, so a serve either claimed for r before (then [ErrServed]) or
+// finds it gone and claims nothing. A request already gone is not found.
+func (s *Store) Withdraw(r *Request) error {
+	q, err := ParseAddress(r.Queue)
+	if err != nil {
+		return err
+	}
+	if q.Kind != KindQueue {
+		return fmt.Errorf("%w: request %s names %s, not a queue", ErrWrongKind, r.ID, r.Queue)
+	}
+	if err := s.MayChange(q); err != nil {
+		return err
+	}
+	_, done, err := s.lockQueue(q)
+	if err != nil {
+		return err
+	}
+	defer done()
+	served, err := s.requestServed(Address{Kind: KindAgent, Name: r.Agent}, r.ID)
+	if err != nil {
+		return err
+	}
+	if err := s.removeRequest(r, false); err != nil {
+		return err
+	}
+	if served {
+		return fmt.Errorf("%w: request %s brought an item to %s's mailbox", ErrServed, r.ID, r.Agent)
+	}
+	return nil
+}
+
 // A Served request and the item its claim moved.
 type Served struct {
 	Request *Request
@@ -151,31 +214,64 @@ func (s *Store) ServeRequests() ([]Served, error) {
 		if !ValidAgent(name) || s.MayChange(q) != nil {
 			continue
 		}
-		reqs, err := s.Requests(q)
+		sv, err := s.serveQueue(q)
+		served = append(served, sv...)
 		if err != nil {
 			return served, err
 		}
-		for _, r := range reqs {
-			a := Address{Kind: KindAgent, Name: r.Agent}
-			done, err := s.requestServed(a, r.ID)
+	}
+	return served, nil
+}
+
+// ServeQueue serves the claim requests waiting for queue q, as
+// [Store.ServeRequests] does for every queue: on q's home only
+// ([NotHomeError] elsewhere). The claim command calls it on the home
+// before an agent there claims, so the items a request waits for are not
+// all taken by the home's own agents between two syncs: the requests,
+// older, go first.
+func (s *Store) ServeQueue(q Address) ([]Served, error) {
+	if q.Kind != KindQueue {
+		return nil, fmt.Errorf("%w: %s is %s, not a queue", ErrWrongKind, q, article(q.Kind))
+	}
+	if !ValidAgent(q.Name) {
+		return nil, &NameError{Kind: q.Kind, Name: q.Name, Why: "not a canonical name"}
+	}
+	if err := s.MayChange(q); err != nil {
+		return nil, err
+	}
+	return s.serveQueue(q)
+}
+
+// serveQueue serves the requests waiting for queue q, homed here.
+func (s *Store) serveQueue(q Address) ([]Served, error) {
+	reqs, err := s.Requests(q)
+	if err != nil {
+		return nil, err
+	}
+	var served []Served
+	for _, r := range reqs {
+		a := Address{Kind: KindAgent, Name: r.Agent}
+		done, err := s.requestServed(a, r.ID)
+		if err != nil {
+			return served, err
+		}
+		var m *Message
+		if !done {
+			m, err = s.claim(q, a, r.ID)
+			if errors.Is(err, ErrQueueEmpty) {
+				break // the rest wait for items
+			}
+			if errors.Is(err, errWithdrawn) {
+				continue // withdrawn since the listing: nothing to serve
+			}
 			if err != nil {
 				return served, err
 			}
-			var m *Message
-			if !done {
-				m, err = s.claim(q, a, r.ID)
-				if errors.Is(err, ErrQueueEmpty) {
-					break
-				}
-				if err != nil {
-					return served, err
-				}
-			}
-			if err := s.removeRequest(r); err != nil {
-				return served, err
-			}
-			served = append(served, Served{Request: r, Item: m})
 		}
+		if err := s.removeRequest(r, true); err != nil {
+			return served, err
+		}
+		served = append(served, Served{Request: r, Item: m})
 	}
 	return served, nil
 }
@@ -197,16 +293,40 @@ func (s *Store) requestServed(a Address, id string) (bool, error) {
 	return false, nil
 }
 
-func (s *Store) removeRequest(r *Request) error {
+// removeRequest removes request r's file; one already gone is no error
+// when gone is true, else an error matching [fs.ErrNotExist].
+func (s *Store) removeRequest(r *Request, gone bool) error {
 	d, err := s.root.Dir(RequestDir + "/" + strings.TrimPrefix(r.Queue, "queue:"))
 	if d == nil {
+		if err == nil && !gone {
+			err = fmt.Errorf("%w: claim request %s", fs.ErrNotExist, r.ID)
+		}
 		return err
 	}
 	defer d.Close()
-	if err := d.Remove(r.ID + ".json"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := d.Remove(r.ID + ".json"); err != nil && (!gone || !errors.Is(err, fs.ErrNotExist)) {
 		return err
 	}
 	return d.Sync()
+}
+
+// errWithdrawn is claim's answer, under the claimants' lock, for a request
+// whose file is gone: withdrawn since the serve listed it.
+var errWithdrawn = errors.New("maildir: the claim request was withdrawn")
+
+// requestWaits reports whether request id of queue q still has its file;
+// claim asks under the claimants' lock, which Withdraw holds too.
+func (s *Store) requestWaits(q Address, id string) (bool, error) {
+	d, err := s.root.Dir(RequestDir + "/" + q.Name)
+	if d == nil {
+		return false, err
+	}
+	defer d.Close()
+	_, err = d.Lstat(id + ".json")
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // dirNames lists the folders in folder, sorted.

@@ -36,6 +36,27 @@ func (s *Store) Reply(b Address, id string, r *Message) ([]*Message, error) {
 // [Store.Send] does. Every entry point that replies (the command line, Gas
 // City, hooks) builds the reply here.
 func (s *Store) ReplyTo(orig *Message, r *Message) ([]*Message, error) {
+	reply, err := s.reply(orig, r)
+	if err != nil {
+		return nil, err
+	}
+	return s.Send(reply)
+}
+
+// ReplyOnce is [Store.ReplyTo] with an idempotency key, as [Store.SendOnce]
+// is [Store.Send] with one: a retried reply with the same key from the same
+// sender within [OnceWindow] delivers nothing and returns the first
+// reply's copies, with again set.
+func (s *Store) ReplyOnce(orig *Message, r *Message, key string) (sent []*Message, again bool, err error) {
+	reply, err := s.reply(orig, r)
+	if err != nil {
+		return nil, false, err
+	}
+	return s.SendOnce(reply, key)
+}
+
+// reply builds the answer r to orig that ReplyTo sends.
+func (s *Store) reply(orig *Message, r *Message) (*Message, error) {
 	if orig.From == "" {
 		return nil, fmt.Errorf("%w: %s has no sender to reply to", ErrInvalidMessage, orig.Path)
 	}
@@ -70,7 +91,7 @@ func (s *Store) ReplyTo(orig *Message, r *Message) ([]*Message, error) {
 	if reply.Type == "" {
 		reply.Type = "reply"
 	}
-	return s.Send(&reply)
+	return &reply, nil
 }
 
 // Find returns the message with id in any mailbox, queue or channel, or

@@ -66,6 +66,14 @@ func (d *demo) queues() {
 				mu.Lock()
 				got = append(got, claim{polecat, m.Subject, m.ID})
 				mu.Unlock()
+				// Done: marked read, or the next claim hands it back.
+				if code := run(d.a.ctx, []string{"--root", d.root, "mark-read", polecat, m.ID},
+					stdio{in: strings.NewReader(""), out: &strings.Builder{}, err: &strings.Builder{}}); code != 0 {
+					mu.Lock()
+					fail = fmt.Errorf("demo: mark-read by %s failed with status %d", polecat, code)
+					mu.Unlock()
+					return
+				}
 			}
 		})
 	}
@@ -74,7 +82,7 @@ func (d *demo) queues() {
 		d.err = fail
 		return
 	}
-	fmt.Fprintln(d.a.out, "$ while mailfs claim queue:work --as toast --json; do …; done   # and nux, at the same time")
+	fmt.Fprintln(d.a.out, "$ while mailfs claim queue:work --as toast --json; do …; mailfs mark-read toast ID; done   # and nux, at the same time")
 	slices.SortFunc(got, func(a, b claim) int { return strings.Compare(a.subject, b.subject) })
 	for _, c := range got {
 		fmt.Fprintf(d.a.out, "  %-5s claimed %s\n", c.who, c.subject)

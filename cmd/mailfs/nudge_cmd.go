@@ -1,13 +1,34 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
+	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/nudgeq"
 )
+
+// errNudgeAway is the nudge command's refusal of a nudge to an agent homed
+// on another host.
+var errNudgeAway = errors.New("nudge refused")
+
+// homedElsewhere returns the host agent is homed on when that is a host
+// other than this one, else "": a nudge queued here would never reach it.
+// An agent with no home record is this host's as far as a nudge goes.
+func homedElsewhere(s *maildir.Store, agent maildir.Address) (string, error) {
+	home, err := s.HomeOf(agent)
+	if err != nil || home.Host == "" {
+		return "", err
+	}
+	host, err := s.LocalHost()
+	if err != nil || host == home.Host {
+		return "", err
+	}
+	return home.Host, nil
+}
 
 type nudgeCmd struct {
 	Agent    string        `arg:"" help:"The agent to nudge."`
@@ -23,7 +44,12 @@ through "mailfs check AGENT --inject" in its prompt hook, and then never
 again. It is not mail: it is not committed, and it is dropped unseen once
 its time-to-live runs out. A queue holds 50 nudges; when it is full the
 nudge is refused with an error, and the agent is told at its next check
-that nudges were refused.`
+that nudges were refused.
+
+Nudges live in runtime/, which sync never carries: a nudge to an agent
+homed on another host (see "mailfs home") is refused with an error naming
+that host, never queued here where it would not arrive. Send mail instead
+(mailfs send AGENT --nudge), which sync carries, or nudge on its host.`
 }
 
 func (c *nudgeCmd) Run(a *app) error {
@@ -49,6 +75,16 @@ func (c *nudgeCmd) Run(a *app) error {
 	q, err := a.nudges()
 	if err != nil {
 		return err
+	}
+	if to, err := maildir.ParseMailbox(c.Agent); err == nil {
+		home, err := homedElsewhere(a.store, to)
+		if err != nil {
+			return err
+		}
+		if home != "" {
+			return withHint(fmt.Errorf("%w: %s is homed on host %s, and a nudge stays on the host that queues it (runtime/ is never synced): it would never reach %s", errNudgeAway, to.Name, home, to.Name),
+				fmt.Sprintf("send mail instead, which sync carries (mailfs send %s --nudge ...), or nudge on %s", to.Name, home))
+		}
 	}
 	_, err = q.Enqueue(c.Agent, nudgeq.Nudge{Sender: c.From, Message: msg, Priority: nudgeq.Priority(c.Priority)}, c.TTL)
 	return err

@@ -15,7 +15,7 @@ type claimCmd struct {
 	Queue   string         `arg:"" help:"The work queue, queue:NAME."`
 	As      string         `required:"" env:"MAILFS_AGENT" placeholder:"AGENT" help:"The agent that takes the item into its mailbox."`
 	ID      bool           `name:"id" help:"Print only the item's id, for a script."`
-	Timeout *time.Duration `placeholder:"D" help:"On a host that is not the queue's home: give up waiting for the item after D (exit status 124; the request stays); 0 asks and does not wait. Default: wait."`
+	Timeout *time.Duration `placeholder:"D" help:"On a host that is not the queue's home: ask even if this host's copy of the queue is empty, and give up waiting for the item after D (exit status 124; the request stays); 0 asks and does not wait. Default: wait while this host's copy holds an item."`
 	jsonFlag
 }
 
@@ -36,6 +36,12 @@ queue does not exist or anything else fails. A worker's loop:
     mailfs mark-read me "$id"         # done: no more reminders
   done
 
+An item the agent claimed from the queue and has not marked read is
+handed back first, on every host, with a note on stderr: a worker killed
+after its claim but before it read the id claims again and gets the same
+item, not a second one. Mark an item read when its work is done (or
+release it), as the loop does.
+
 "mailfs release" puts a claimed item back.
 
 In a town on several machines only the queue's home host moves its items.
@@ -48,7 +54,11 @@ and exits 0, as on the home. It exits 1 when this host's copy of the
 queue holds nothing a claim could take; the request, if one waits, stays
 and is served when items come, and the next claim finds the item. An
 item a request brought that the agent has not marked read yet is
-returned first, without asking again. While a request of the agent is
+returned first, without asking again. With --timeout, claim asks and
+waits even while this host's copy of the queue is empty, so its request
+is in line at the home when the next item comes. On the queue's home, a claim first
+serves the requests waiting there (they are older), so the home's own
+agents do not take every item between two syncs. While a request of the agent is
 waiting, claim does not add another. --timeout bounds the wait (124).`
 }
 
@@ -70,6 +80,29 @@ func (c *claimCmd) Run(a *app) error {
 	}
 	if c.Timeout != nil && *c.Timeout < 0 {
 		return usage("write a duration such as 30s or 10m; 0 asks and does not wait", "--timeout must not be negative")
+	}
+	// An item claimed for the agent and not yet marked done comes back
+	// first, on every host: a worker killed between its claim and reading
+	// the id must not take a second item and strand the first.
+	// (Where the agent's mailbox is this host's to change: elsewhere the
+	// claim below refuses, naming its home.)
+	if q.Kind == maildir.KindQueue && s.MayChange(as) == nil {
+		m, err := s.Held(q, as)
+		if err != nil {
+			return err
+		}
+		if m != nil {
+			fmt.Fprintf(a.err, "mailfs: %s still holds %s, claimed from %s and not marked read: handing it back (mark it read when done, or release it)\n", as.Name, m.ID, q)
+			return printItem(a, m, c.ID, c.JSON)
+		}
+	}
+	if q.Kind == maildir.KindQueue && s.MayChange(q) == nil {
+		// On the queue's home, the claim requests other hosts made wait
+		// longer than this claim: they go first, or the home's own agents
+		// take every item between two syncs.
+		if _, err := s.ServeQueue(q); err != nil {
+			a.warn(fmt.Errorf("serving the claim requests of %s first: %w", q, err))
+		}
 	}
 	m, err := s.Claim(q, as)
 	var nh *maildir.NotHomeError
@@ -102,9 +135,13 @@ func (c *claimCmd) viaHome(a *app, s *maildir.Store, q, as maildir.Address, home
 	if m, err := watch.Served(s, q, as); err != nil || m != nil {
 		return m, err
 	}
+	// With --timeout the agent says it waits for an item: it asks even
+	// while this host's copy of the queue is empty, so its request is in
+	// line at the home when the next item comes, rather than after the
+	// home's own agents took it.
 	if more, err := watch.Waiting(s, q); err != nil {
 		return nil, err
-	} else if !more {
+	} else if !more && c.Timeout == nil {
 		return nil, fmt.Errorf("%w (this host's copy of %s, homed on %s)", maildir.ErrQueueEmpty, q, home)
 	}
 	r, fresh, err := s.RequestClaim(q, as)
@@ -127,6 +164,18 @@ func (c *claimCmd) viaHome(a *app, s *maildir.Store, q, as maildir.Address, home
 	}
 	defer cancel()
 	m, err := watch.WaitServed(ctx, s, q, as, time.Second)
+	for errors.Is(err, maildir.ErrQueueEmpty) && c.Timeout != nil && ctx.Err() == nil {
+		// This host's copy is empty, and --timeout waits all the same
+		// for what the request brings: look again shortly.
+		select {
+		case <-ctx.Done():
+		case <-time.After(250 * time.Millisecond):
+		}
+		m, err = watch.WaitServed(ctx, s, q, as, time.Second)
+	}
+	if errors.Is(err, maildir.ErrQueueEmpty) && ctx.Err() != nil {
+		err = ctx.Err()
+	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return nil, &exitStatus{code: exitTimeout, msg: fmt.Sprintf("timeout: request %s is not served yet; it stays, and a later claim finds what it brings", r.ID)}
@@ -256,9 +305,10 @@ func (c *reassignCmd) Run(a *app) error {
 }
 
 type queueCmd struct {
-	Create queueCreateCmd `cmd:"" help:"Create a work queue."`
-	List   queueListCmd   `cmd:"" help:"List the work queues with their waiting counts."`
-	Show   queueShowCmd   `cmd:"" help:"List the items waiting in a queue."`
+	Create   queueCreateCmd   `cmd:"" help:"Create a work queue."`
+	List     queueListCmd     `cmd:"" help:"List the work queues with their waiting counts."`
+	Show     queueShowCmd     `cmd:"" help:"List the items waiting in a queue."`
+	Requests queueRequestsCmd `cmd:"" help:"List the claim requests in this host's tree, or withdraw them."`
 }
 
 func (c *queueCmd) Help() string {
@@ -340,6 +390,103 @@ func (c *queueShowCmd) Run(a *app) error {
 		return usage(`"mailfs inbox" lists other folders`, "queue show takes a queue, not %s", q)
 	}
 	return (&inboxCmd{Agent: q.String(), All: true, By: "time", jsonFlag: c.jsonFlag}).Run(a)
+}
+
+type queueRequestsCmd struct {
+	Queue    string `arg:"" optional:"" help:"Only this queue's requests, queue:NAME (the prefix may be left out)."`
+	Agent    string `placeholder:"AGENT" help:"Only the requests for this agent."`
+	ID       string `name:"id" placeholder:"ID" help:"Only the request with this id."`
+	Withdraw bool   `help:"Withdraw the requests listed, so no item is claimed for them; on the queue's home host."`
+	jsonRows
+}
+
+func (c *queueRequestsCmd) Help() string {
+	return `A claim on a host that is not the queue's home leaves a claim request
+(state/requests/NAME/), which the home serves at its syncs: one item each,
+oldest first. This lists the requests in this host's tree: waiting to be
+served, or (off the home) served there and not yet removed here by a sync.
+An agent that asked and then stopped still has its request served: the
+item waits unread in its mailbox until it claims again (and gets it) or a
+person releases it.
+
+--withdraw removes the requests listed (narrow them with QUEUE, --agent
+and --id), on the queue's home host only (exit 2 naming the home
+elsewhere), under the claimants' lock: a request withdrawn is served no
+item. One served already is removed and reported (exit 2): its item is in
+the agent's mailbox, for "mailfs release".`
+}
+
+func (c *queueRequestsCmd) Run(a *app) error {
+	s, err := a.open()
+	if err != nil {
+		return err
+	}
+	reqs, err := s.AllRequests()
+	if err != nil {
+		return err
+	}
+	var q maildir.Address
+	if c.Queue != "" {
+		if q, err = maildir.ParseAddress(c.Queue); err != nil {
+			return err
+		}
+		if q.Kind == maildir.KindAgent {
+			q.Kind = maildir.KindQueue // "queue requests work" means queue:work
+		} else if q.Kind != maildir.KindQueue {
+			return usage("", "queue requests takes a queue, not %s", q)
+		}
+	}
+	var agent maildir.Address
+	if c.Agent != "" {
+		if agent, err = mailbox(c.Agent); err != nil {
+			return err
+		}
+	}
+	var rows [][]string
+	var failed error
+	n := 0
+	for _, r := range reqs {
+		if (c.Queue != "" && r.Queue != q.String()) || (c.Agent != "" && r.Agent != agent.Name) || (c.ID != "" && r.ID != c.ID) {
+			continue
+		}
+		n++
+		status := "waiting"
+		if c.Withdraw {
+			status = "withdrawn"
+			if err := s.Withdraw(r); errors.Is(err, maildir.ErrServed) {
+				status = "served"
+				failed = errors.Join(failed, err)
+			} else if err != nil {
+				return err
+			}
+		}
+		if c.JSON {
+			if err := printValue(a.out, struct {
+				ID     string    `json:"id"`
+				Queue  string    `json:"queue"`
+				Agent  string    `json:"agent"`
+				Host   string    `json:"host"`
+				At     time.Time `json:"at"`
+				Status string    `json:"status"`
+			}{r.ID, r.Queue, r.Agent, r.Host, r.At, status}); err != nil {
+				return err
+			}
+			continue
+		}
+		rows = append(rows, []string{r.ID, r.Queue, r.Agent, r.Host, r.At.Format(time.RFC3339), status})
+	}
+	if !c.JSON && len(rows) > 0 {
+		if err := table(a.out, []string{"ID", "QUEUE", "AGENT", "HOST", "AT", "STATUS"}, rows); err != nil {
+			return err
+		}
+	}
+	if failed != nil {
+		return failed
+	}
+	if c.ID != "" && n == 0 {
+		return &exitStatus{code: exitNothing, msg: fmt.Sprintf("no claim request %s here", c.ID)}
+	}
+	return nil
 }
 
 type channelCmd struct {

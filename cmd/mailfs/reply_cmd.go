@@ -1,6 +1,10 @@
 package main
 
-import "github.com/mailfs/mailfs/maildir"
+import (
+	"fmt"
+
+	"github.com/mailfs/mailfs/maildir"
+)
 
 type replyCmd struct {
 	Args    []string `arg:"" name:"agent-and-id" help:"[AGENT] ID: the mailbox holding the message, the one who replies (default $MAILFS_AGENT's, else the one that holds the id), and the message to answer."`
@@ -13,16 +17,23 @@ type replyCmd struct {
 	Field    []string `sep:"none" placeholder:"KEY=VALUE" help:"Put a \"Key: value\" line at the top of the body (repeatable), as protocol replies (MERGED, REWORK_REQUEST) do."`
 	Nudge    bool     `help:"Also nudge each recipient about the reply."`
 	JSON     bool     `help:"Print the reply as a JSON line instead of its id."`
+	Key      *string  `name:"idempotency-key" placeholder:"KEY" help:"Reply once: another reply or send with this key from the same sender within 24 hours delivers nothing, exits 0 and prints the first one's ids (also after a crash between the two). At most 128 bytes."`
 }
 
 func (c *replyCmd) Help() string {
 	return `Sends a message to the sender of ID, in the same thread, with reply_to
 set to ID: a full send (--field, --type, --priority, --cc, --from, --nudge),
 so MERGED and REWORK_REQUEST replies carry their protocol fields and type.
-Prints the new id.`
+Prints the new id. --idempotency-key makes a retried reply (after a crash,
+a timeout) deliver once, as it does for send; keys are shared with send.`
 }
 
 func (c *replyCmd) Run(a *app) error {
+	if c.Key != nil {
+		if err := maildir.CheckKey(*c.Key); err != nil {
+			return usage("a key is what makes a retried reply the same reply: an id of the task, say", "--idempotency-key: %v", err)
+		}
+	}
 	body, err := c.body(a.in, len(c.Field) > 0)
 	if err != nil {
 		return err
@@ -48,10 +59,23 @@ func (c *replyCmd) Run(a *app) error {
 	if c.From == "" && orig.Box.Kind != maildir.KindAgent {
 		return usage("pass --from AGENT", "%s is in %s: say who replies with --from", orig.ID, orig.Box)
 	}
-	sent, err := s.ReplyTo(orig, &maildir.Message{From: c.From, Subject: c.Subject, Body: body, Type: c.Type,
-		Priority: maildir.Priority(c.Priority), CC: c.CC})
+	r := &maildir.Message{From: c.From, Subject: c.Subject, Body: body, Type: c.Type,
+		Priority: maildir.Priority(c.Priority), CC: c.CC}
+	var sent []*maildir.Message
+	again := false
+	if c.Key != nil {
+		sent, again, err = s.ReplyOnce(orig, r, *c.Key)
+		if again {
+			a.warn(fmt.Errorf("sent before with --idempotency-key %q: nothing new delivered; the first reply's ids follow", *c.Key))
+		}
+	} else {
+		sent, err = s.ReplyTo(orig, r)
+	}
 	if perr := printSent(a, sent, c.JSON); err == nil {
 		err = perr
+	}
+	if again {
+		return err
 	}
 	answered(a, sent)
 	if c.Nudge && err == nil {

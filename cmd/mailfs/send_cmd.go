@@ -258,7 +258,22 @@ func nudgeAbout(a *app, sent []*maildir.Message) {
 		a.warn(err)
 		return
 	}
-	for _, err := range q.Announce(sent) {
+	here := sent[:0:0]
+	for _, m := range sent {
+		home, err := "", error(nil)
+		if m.Box.Kind == maildir.KindAgent {
+			home, err = homedElsewhere(a.store, m.Box)
+		}
+		switch {
+		case err != nil:
+			a.warn(err)
+		case home != "":
+			a.warn(fmt.Errorf("no nudge for %s: it is homed on host %s, and nudges are never synced; the mail goes with the next sync", m.Box.Name, home))
+		default:
+			here = append(here, m)
+		}
+	}
+	for _, err := range q.Announce(here) {
 		a.warn(err)
 	}
 }

@@ -1,0 +1,26 @@
+// Package townsim is mailfs's town soak: a whole Gas Town on two hosts,
+// run through the command line exactly as agents and scripts use it, with
+// faults, and checked end to end. It has no API; it is its tests.
+//
+// TestSoak builds the mailfs command, makes two hosts (separate roots,
+// named alpha and beta) that sync through a bare git remote on a timer,
+// and runs the town's agents as goroutines that run the command: a mayor
+// posting WORK to a queue homed on alpha, polecats on both hosts claiming,
+// reporting POLECAT_DONE and marking their items done, a witness sending
+// MERGE_READY and nudging, a refinery answering MERGED or MERGE_FAILED
+// (the rework goes back to the queue), ESCALATION and HANDOFF mail with
+// replies in threads, agents blocking in wait, the sweep and fsck --repair
+// on timers. Commands are killed (kill -9) at random points, syncs too, and
+// each agent retries as a careful agent does (keyed sends, a claim that
+// hands back what it held). Every acknowledged operation goes into a
+// ledger; after the hosts converge an oracle fails the test on any lost,
+// duplicated or resurrected message, any work item merged twice or never,
+// any process left behind and any fsck finding, and prints the town's
+// figures.
+//
+// The schedule of choices is a pure function of -soak.seed (timing is the
+// machine's); -soak.duration sets how long the mayor posts. A failure
+// prints the seed and the ledger lines about what broke. See
+// docs/guarantees.md ("The town soak") for the command of a long run and
+// the figures of one.
+package townsim

@@ -1,0 +1,221 @@
+package townsim
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// An entry is one line of the ledger: an operation the town saw
+// acknowledged (or refused, or killed), when and where.
+type entry struct {
+	at    time.Duration // since the town started
+	host  string
+	agent string
+	op    string
+	id    string // the message it made or acted on
+	item  string // the work item, w-N
+	note  string
+}
+
+func (e entry) String() string {
+	return fmt.Sprintf("%8.3fs %-5s %-8s %-12s id=%s item=%s %s", e.at.Seconds(), e.host, e.agent, e.op, e.id, e.item, e.note)
+}
+
+// A sent message as the ledger knows it: acknowledged by the command.
+type sent struct {
+	at   time.Time
+	host string
+}
+
+// The ledger: every acknowledged operation, and what the oracle checks
+// against. Safe for concurrent use.
+type ledger struct {
+	mu      sync.Mutex
+	start   time.Time
+	entries []entry
+
+	ops       int            // commands run
+	kills     int            // commands killed by a fault
+	syncs     int            // syncs run
+	syncKills int            // syncs killed
+	errs      map[string]int // op → exits with an error
+	errSample map[string]string
+
+	acked   map[string]sent     // message id → its send's acknowledgement
+	deleted map[string]bool     // ids a delete acknowledged
+	posted  map[string]bool     // work items the mayor posted
+	merged  map[string][]string // item → MERGED reply ids acknowledged (distinct)
+	claims  int
+	handed  int                        // claims that handed back a held item
+	perHost map[string]int             // claims by polecats of each host
+	waits   map[string][]time.Duration // per host: from needing an item to holding one
+	refused map[string]int
+
+	sameHost, crossHost []time.Duration // send → first seen in an inbox listing
+	seenIDs             map[string]bool
+}
+
+func newLedger(start time.Time) *ledger {
+	return &ledger{start: start, errs: map[string]int{}, errSample: map[string]string{}, acked: map[string]sent{},
+		deleted: map[string]bool{}, posted: map[string]bool{}, merged: map[string][]string{}, refused: map[string]int{},
+		seenIDs: map[string]bool{}, perHost: map[string]int{}, waits: map[string][]time.Duration{}}
+}
+
+func (l *ledger) add(e entry) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e.at = time.Since(l.start)
+	l.entries = append(l.entries, e)
+}
+
+// ran counts a command and how it ended.
+func (l *ledger) ran(op string, r result) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ops++
+	if op == "sync" {
+		l.syncs++
+	}
+	switch {
+	case r.killed && op == "sync":
+		l.syncKills++
+	case r.killed:
+		l.kills++
+	case r.code == exitError:
+		l.errs[op]++
+		if _, ok := l.errSample[op]; !ok {
+			l.errSample[op] = strings.TrimSpace(r.err)
+		}
+	}
+}
+
+// ack records a send the command acknowledged, with the ids it printed.
+func (l *ledger) ack(h *host, agent, op, item, out string, note string) []string {
+	var ids []string
+	for line := range strings.Lines(out) {
+		if id := strings.TrimSpace(line); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	l.mu.Lock()
+	for _, id := range ids {
+		if _, ok := l.acked[id]; !ok {
+			l.acked[id] = sent{at: time.Now(), host: h.name}
+		}
+	}
+	l.mu.Unlock()
+	for _, id := range ids {
+		l.add(entry{host: h.name, agent: agent, op: op, id: id, item: item, note: note})
+	}
+	return ids
+}
+
+// seen records that an agent on host h listed message id.
+func (l *ledger) seen(h *host, id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.seenIDs[id] {
+		return
+	}
+	a, ok := l.acked[id]
+	if !ok {
+		return
+	}
+	l.seenIDs[id] = true
+	d := time.Since(a.at)
+	if a.host == h.name {
+		l.sameHost = append(l.sameHost, d)
+	} else {
+		l.crossHost = append(l.crossHost, d)
+	}
+}
+
+func (l *ledger) post(item string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.posted[item] = true
+}
+
+func (l *ledger) merge(item, id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !slices.Contains(l.merged[item], id) {
+		l.merged[item] = append(l.merged[item], id)
+	}
+}
+
+func (l *ledger) del(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.deleted[id] = true
+}
+
+func (l *ledger) refuse(what string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.refused[what]++
+}
+
+func (l *ledger) claimed(h *host, handedBack bool, wait time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.claims++
+	l.perHost[h.name]++
+	l.waits[h.name] = append(l.waits[h.name], wait)
+	if handedBack {
+		l.handed++
+	}
+}
+
+// unmerged returns the posted items with no MERGED reply yet, sorted.
+func (l *ledger) unmerged() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for item := range l.posted {
+		if len(l.merged[item]) == 0 {
+			out = append(out, item)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// about returns the ledger lines that name any of keys (ids or items).
+func (l *ledger) about(keys ...string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, e := range l.entries {
+		for _, k := range keys {
+			if k != "" && (e.id == k || e.item == k || strings.Contains(e.note, k)) {
+				out = append(out, e.String())
+				break
+			}
+		}
+	}
+	return out
+}
+
+// percentiles returns p50, p95 and the max of ds.
+func percentiles(ds []time.Duration) (p50, p95, max time.Duration) {
+	if len(ds) == 0 {
+		return 0, 0, 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2], s[len(s)*95/100], s[len(s)-1]
+}
+
+// errorSummaryLocked lists the ops that exited with an error, with a sample.
+func (l *ledger) errorSummaryLocked() string {
+	var b strings.Builder
+	for _, op := range slices.Sorted(maps.Keys(l.errs)) {
+		fmt.Fprintf(&b, "  %s: %d (e.g. %s)\n", op, l.errs[op], l.errSample[op])
+	}
+	return b.String()
+}

@@ -1,0 +1,351 @@
+package townsim
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// drainMax bounds how long the town works on after the mayor stops
+// posting, to merge what was posted: an item not merged by then is
+// stranded.
+const drainMax = 30 * time.Second
+
+// TestSoak runs the town (see the package doc) and checks it.
+func TestSoak(t *testing.T) {
+	tw := newTown(t)
+	t.Logf("town soak: seed %d, posting for %v, faults %v", tw.seed, *soakDuration, tw.faults)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	post, stopPost := context.WithTimeout(ctx, *soakDuration)
+	defer stopPost()
+
+	var wg sync.WaitGroup
+	for _, h := range []*host{tw.alpha, tw.beta} {
+		wg.Go(func() { tw.syncer(ctx, h, time.Second) })
+		wg.Go(func() { tw.keeper(ctx, h) })
+	}
+	wg.Go(func() { tw.agent("mayor", tw.alpha).mayor(ctx, post) })
+	wg.Go(func() { tw.agent("witness", tw.alpha).witness(ctx) })
+	wg.Go(func() { tw.agent("refinery", tw.alpha).refinery(ctx) })
+	for _, p := range []string{"p1", "p2", "p3", "p4"} {
+		wg.Go(func() { tw.agent(p, tw.hostOf(p)).polecat(ctx) })
+	}
+
+	<-post.Done()
+	deadline := time.Now().Add(drainMax)
+	for len(tw.led.unmerged()) > 0 && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	drained := time.Since(tw.start)
+	stranded := tw.led.unmerged()
+	stop()
+	wg.Wait()
+
+	o := &oracle{tw: tw}
+	if len(stranded) > 0 {
+		o.fail(fmt.Sprintf("%d work items never merged (stranded): %s", len(stranded), strings.Join(stranded, " ")), stranded[:min(len(stranded), 3)]...)
+	}
+	tw.converge(o)
+	o.check()
+	tw.figures(drained)
+	o.report()
+}
+
+// converge runs the final syncs, without faults, until both hosts hold
+// what the other pushed.
+func (tw *town) converge(o *oracle) {
+	for _, h := range []*host{tw.alpha, tw.beta, tw.alpha, tw.beta} {
+		r := tw.run(context.Background(), h, 0, "sync")
+		tw.led.ran("sync", r)
+		if r.code != exitOK {
+			o.fail(fmt.Sprintf("final sync on %s: %v", h.name, r), h.name)
+		}
+	}
+}
+
+// A finding is one thing the oracle saw broken, with the ids or items
+// whose ledger lines show how.
+type finding struct {
+	what string
+	keys []string
+}
+
+type oracle struct {
+	tw       *town
+	findings []finding
+}
+
+func (o *oracle) fail(what string, keys ...string) {
+	o.findings = append(o.findings, finding{what, keys})
+}
+
+// report fails the test with every finding, the ledger lines about each,
+// and the seed to repeat it.
+func (o *oracle) report() {
+	if len(o.findings) == 0 {
+		return
+	}
+	t := o.tw.t
+	var b strings.Builder
+	fmt.Fprintf(&b, "the town broke (seed %d; repeat: go test ./townsim -run Soak -soak.seed=%d -soak.duration=%v):\n",
+		o.tw.seed, o.tw.seed, *soakDuration)
+	for i, f := range o.findings {
+		if i == 30 {
+			fmt.Fprintf(&b, "... and %d more findings\n", len(o.findings)-i)
+			break
+		}
+		fmt.Fprintf(&b, "- %s\n", f.what)
+		lines := o.tw.led.about(f.keys...)
+		if len(lines) > 15 {
+			lines = append(lines[:15], fmt.Sprintf("... %d more ledger lines", len(lines)-15))
+		}
+		for _, l := range lines {
+			fmt.Fprintf(&b, "    %s\n", l)
+		}
+	}
+	t.Fatal(b.String())
+}
+
+// check runs every check of the converged town.
+func (o *oracle) check() {
+	tw := o.tw
+	hosts := []*host{tw.alpha, tw.beta}
+	where := map[string]map[string][]string{}
+	for _, h := range hosts {
+		p, err := places(h.root())
+		if err != nil {
+			o.fail(fmt.Sprintf("reading %s's tree: %v", h.name, err))
+			return
+		}
+		where[h.name] = p
+		for _, id := range slices.Sorted(maps.Keys(p)) {
+			if len(p[id]) > 1 {
+				o.fail(fmt.Sprintf("duplicated on %s: %s is in %s", h.name, id, strings.Join(p[id], " and ")), id)
+			}
+		}
+	}
+	tw.led.mu.Lock()
+	acked := maps.Clone(tw.led.acked)
+	deleted := maps.Clone(tw.led.deleted)
+	posted := slices.Sorted(maps.Keys(tw.led.posted))
+	kept := tw.led.refused["remote nudge kept"]
+	tw.led.mu.Unlock()
+	for _, id := range slices.Sorted(maps.Keys(acked)) {
+		for _, h := range hosts {
+			_, there := where[h.name][id]
+			switch {
+			case deleted[id] && there:
+				o.fail(fmt.Sprintf("resurrected on %s: %s, deleted by its home, is back at %s", h.name, id, where[h.name][id][0]), id)
+			case !deleted[id] && !there:
+				o.fail(fmt.Sprintf("lost on %s: %s was acknowledged and is nowhere", h.name, id), id)
+			}
+		}
+	}
+	a, b := where[tw.alpha.name], where[tw.beta.name]
+	for _, id := range slices.Sorted(maps.Keys(a)) {
+		if len(b[id]) > 0 && !slices.Equal(a[id], b[id]) {
+			o.fail(fmt.Sprintf("diverged after the final syncs: %s is at %v on alpha, %v on beta", id, a[id], b[id]), id)
+		}
+	}
+
+	// Every item merged exactly once, by the tree's own record.
+	merges, err := subjects(tw.alpha.root(), "MERGED ")
+	if err != nil {
+		o.fail(fmt.Sprintf("reading alpha's MERGED replies: %v", err))
+	}
+	for _, item := range posted {
+		if n := merges[item]; n > 1 {
+			o.fail(fmt.Sprintf("work item merged %d times: %s", n, item), item)
+		}
+	}
+	waiting, _ := filepath.Glob(filepath.Join(tw.alpha.root(), "state", "queue", "work", "*.json"))
+	for _, p := range waiting {
+		id := strings.TrimSuffix(filepath.Base(p), ".json")
+		o.fail(fmt.Sprintf("left in the queue after every item merged: %s", id), id)
+	}
+	if n := tw.led.refused["reply without --idempotency-key"]; n > 0 {
+		o.fail(fmt.Sprintf("reply has no --idempotency-key: %d replies had to read the thread before a retry", n))
+	}
+	if kept > 0 {
+		o.fail(fmt.Sprintf("%d nudges to polecats homed on beta were queued on alpha (exit 0), where they never arrive", kept), "(homed on beta)")
+	}
+
+	for _, h := range hosts {
+		r := tw.run(context.Background(), h, 0, "fsck")
+		if r.code != exitOK || strings.TrimSpace(r.out) != "" {
+			o.fail(fmt.Sprintf("fsck on %s left findings (%v):\n%s", h.name, r, r.out))
+		}
+	}
+	o.orphans()
+}
+
+// orphans fails on any process of the town still running once the town
+// stopped: every command the soak ran ended (the soak waits for each),
+// and nothing they started (git, by a sync) outlives them for long.
+func (o *oracle) orphans() {
+	tw := o.tw
+	tw.mu.Lock()
+	running := len(tw.procs)
+	tw.mu.Unlock()
+	if running > 0 {
+		o.fail(fmt.Sprintf("%d commands of the soak still running", running))
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		left := townProcs(tw.dir)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			o.fail(fmt.Sprintf("orphan processes: %s", strings.Join(left, "; ")))
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// townProcs lists the processes (Linux: /proc) whose command line or
+// working directory is in dir, other than this one.
+func townProcs(dir string) []string {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	self := fmt.Sprint(os.Getpid())
+	for _, e := range ents {
+		pid := e.Name()
+		if pid == self || pid[0] < '0' || pid[0] > '9' {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
+		if err != nil {
+			continue
+		}
+		cwd, _ := os.Readlink(filepath.Join("/proc", pid, "cwd"))
+		line := strings.ReplaceAll(string(cmdline), "\x00", " ")
+		if strings.Contains(line, dir) || strings.HasPrefix(cwd, dir) {
+			out = append(out, pid+": "+line)
+		}
+	}
+	return out
+}
+
+// places maps every message id in a root's mailboxes, queues and their
+// archives to where it is (relative to the root).
+func places(root string) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, pattern := range []string{"state/mail/*/*.json", "state/mail/*/archive/*.json", "state/queue/*/*.json", "state/queue/*/archive/*.json"} {
+		ps, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(pattern)))
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			name := filepath.Base(p)
+			if strings.HasPrefix(name, ".") {
+				continue
+			}
+			if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() {
+				continue
+			}
+			rel, _ := filepath.Rel(root, p)
+			id := strings.TrimSuffix(name, ".json")
+			out[id] = append(out[id], filepath.ToSlash(rel))
+		}
+	}
+	return out, nil
+}
+
+// subjects counts, per work item, the messages in a root's mailboxes and
+// archives whose subject is prefix and the item ("MERGED w-3").
+func subjects(root, prefix string) (map[string]int, error) {
+	count := map[string]int{}
+	err := filepath.WalkDir(filepath.Join(root, "state", "mail"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".json") || strings.HasPrefix(d.Name(), ".") {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		var m struct{ Subject string }
+		if json.Unmarshal(data, &m) == nil {
+			if item, ok := strings.CutPrefix(m.Subject, prefix); ok {
+				count[item]++
+			}
+		}
+		return nil
+	})
+	return count, err
+}
+
+// figures logs the town's numbers.
+func (tw *town) figures(drained time.Duration) {
+	l := tw.led
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	reworks := 0
+	for _, e := range l.entries {
+		if e.op == "rework" {
+			reworks++
+		}
+	}
+	merged := 0
+	for _, ids := range l.merged {
+		merged += len(ids)
+	}
+	s50, s95, smax := percentiles(l.sameHost)
+	c50, c95, cmax := percentiles(l.crossHost)
+	a50, _, amax := percentiles(l.waits["alpha"])
+	b50, _, bmax := percentiles(l.waits["beta"])
+	tree := du(tw.alpha.root(), ".git")
+	git := du(filepath.Join(tw.alpha.root(), ".git"), "")
+	remote := du(tw.remote, "")
+	per := func(n int64) string { return fmt.Sprintf("%.1f KiB", float64(n)/1024/float64(max(l.ops, 1))*1000) }
+	tw.t.Logf(`town figures (seed %d): %v of town (%v posting), %d commands (%d killed), %d syncs (%d killed)
+  work items: %d posted, %d merged, %d reworks; %d claims (%d handed back a held item)
+  acknowledged sends: %d; deletes: %d; remote nudges refused %d, kept %d
+  claims by host: alpha %d, beta %d; wait for an item: alpha p50 %v max %v, beta p50 %v max %v (syncs every ~1s)
+  send → seen, same host: p50 %v, p95 %v, max %v (%d); across hosts: p50 %v, p95 %v, max %v (%d)
+  growth per 1,000 commands: alpha's tree %s, its git %s, the remote %s
+  exits with an error, by step:
+%s`,
+		tw.seed, drained.Round(time.Second), *soakDuration, l.ops, l.kills, l.syncs, l.syncKills,
+		len(l.posted), merged, reworks, l.claims, l.handed,
+		len(l.acked), len(l.deleted), l.refused["remote nudge refused"], l.refused["remote nudge kept"],
+		l.perHost["alpha"], l.perHost["beta"], a50.Round(time.Millisecond), amax.Round(time.Millisecond), b50.Round(time.Millisecond), bmax.Round(time.Millisecond),
+		s50.Round(time.Millisecond), s95.Round(time.Millisecond), smax.Round(time.Millisecond), len(l.sameHost),
+		c50.Round(time.Millisecond), c95.Round(time.Millisecond), cmax.Round(time.Millisecond), len(l.crossHost),
+		per(tree), per(git), per(remote), l.errorSummaryLocked())
+}
+
+// du returns the bytes of the regular files under dir, leaving out the
+// folder named skip.
+func du(dir, skip string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && skip != "" && d.Name() == skip {
+			return filepath.SkipDir
+		}
+		if d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}

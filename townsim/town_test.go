@@ -1,0 +1,271 @@
+package townsim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	soakSeed     = flag.Uint64("soak.seed", 1, "the seed of the town's schedule of choices")
+	soakDuration = flag.Duration("soak.duration", 40*time.Second, "how long the mayor posts work (the town then drains)")
+	soakBin      = flag.String("soak.bin", "", "a mailfs binary to run instead of building this checkout's (to soak another version)")
+	soakFaults   = flag.Bool("soak.faults", true, "kill commands and syncs at random points")
+)
+
+// Exit statuses of the command (README, "Exit status").
+const (
+	exitOK      = 0
+	exitNothing = 1
+	exitError   = 2
+	exitUsage   = 80
+	exitTimeout = 124
+)
+
+// A host is one machine of the town: its own root, its own name.
+type host struct {
+	name string
+	dir  string // holds .chipset
+}
+
+func (h *host) root() string { return filepath.Join(h.dir, ".chipset") }
+
+// A town is the hosts, the remote they sync through, the command, the
+// ledger, and the seed every agent's choices come from.
+type town struct {
+	t      *testing.T
+	bin    string
+	dir    string
+	remote string
+	alpha  *host // the queue's home
+	beta   *host
+	seed   uint64
+	faults bool
+	start  time.Time
+	led    *ledger
+
+	mu    sync.Mutex
+	procs map[*exec.Cmd]bool // running
+}
+
+// A result is what one run of the command did.
+type result struct {
+	out, err string
+	code     int  // exit status; -1 when killed
+	killed   bool // by the soak's fault
+}
+
+func (r result) String() string {
+	if r.killed {
+		return "killed"
+	}
+	return fmt.Sprintf("exit %d: %s", r.code, strings.TrimSpace(r.err))
+}
+
+// rngFor returns the random source of one actor of the town: a pure
+// function of the seed and the actor's name.
+func (tw *town) rngFor(name string) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return rand.New(rand.NewPCG(tw.seed, h.Sum64()))
+}
+
+// chance returns a stable pseudo-random number in [0, 100) for key: a
+// decision that a retry of the same step makes the same way.
+func (tw *town) chance(key string) int {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d/%s", tw.seed, key)
+	return int(h.Sum64() % 100)
+}
+
+// run runs the command on host h. With kill > 0 it kills it (SIGKILL)
+// after that long, if it is still running: a crash at a random point.
+// ctx ending kills it too (a wait the town no longer needs).
+func (tw *town) run(ctx context.Context, h *host, kill time.Duration, args ...string) result {
+	cmd := exec.Command(tw.bin, args...)
+	cmd.Env = append(os.Environ(), "MAILFS_ROOT="+h.root(), "MAILFS_HOST="+h.name, "MAILFS_AGENT=")
+	cmd.Dir = h.dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		return result{code: exitError, err: err.Error()}
+	}
+	tw.mu.Lock()
+	tw.procs[cmd] = true
+	tw.mu.Unlock()
+	var killed bool
+	var once sync.Once
+	stop := func(fault bool) {
+		once.Do(func() {
+			killed = fault
+			cmd.Process.Kill()
+		})
+	}
+	var timer *time.Timer
+	if kill > 0 {
+		timer = time.AfterFunc(kill, func() { stop(true) })
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			stop(false)
+		case <-done:
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	if timer != nil {
+		timer.Stop()
+	}
+	tw.mu.Lock()
+	delete(tw.procs, cmd)
+	tw.mu.Unlock()
+	r := result{out: out.String(), err: errb.String()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee) && ee.ProcessState.Sys().(syscall.WaitStatus).Signaled():
+		r.code, r.killed = -1, killed
+		if !killed {
+			r.code = exitTimeout // ended by the town, not a fault: as a timeout
+		}
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	default:
+		r.code, r.err = exitError, err.Error()
+	}
+	return r
+}
+
+// mustRun runs a setup step, failing the test if it fails.
+func (tw *town) mustRun(h *host, args ...string) string {
+	tw.t.Helper()
+	r := tw.run(context.Background(), h, 0, args...)
+	if r.code != exitOK {
+		tw.t.Fatalf("setup: mailfs %s on %s: %v", strings.Join(args, " "), h.name, r)
+	}
+	return r.out
+}
+
+// build returns the mailfs binary: -soak.bin, else this checkout's, built
+// into dir.
+func build(t *testing.T, dir string) string {
+	if *soakBin != "" {
+		return *soakBin
+	}
+	bin := filepath.Join(dir, "mailfs")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/mailfs/mailfs/cmd/mailfs")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// newTown builds the command and sets up the town: alpha homes the queue,
+// the mayor, the witness, the refinery and two polecats; beta clones by
+// syncing and homes two polecats of its own.
+func newTown(t *testing.T) *town {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed: the town syncs through git")
+	}
+	if _, err := exec.LookPath("go"); err != nil && *soakBin == "" {
+		t.Skip("go is not on $PATH to build the command (or pass -soak.bin)")
+	}
+	dir := t.TempDir()
+	tw := &town{t: t, dir: dir, seed: *soakSeed, faults: *soakFaults, procs: map[*exec.Cmd]bool{}}
+	tw.bin = build(t, dir)
+	tw.remote = filepath.Join(dir, "remote.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", "-b", "main", tw.remote).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	tw.alpha = &host{name: "alpha", dir: filepath.Join(dir, "alpha")}
+	tw.beta = &host{name: "beta", dir: filepath.Join(dir, "beta")}
+	for _, h := range []*host{tw.alpha, tw.beta} {
+		if err := os.MkdirAll(h.dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tw.mustRun(tw.alpha, "init")
+	tw.mustRun(tw.alpha, "host", "alpha")
+	tw.mustRun(tw.alpha, "queue", "create", "work")
+	tw.mustRun(tw.alpha, "home", "claim", "mayor", "witness", "refinery", "p1", "p2")
+	tw.mustRun(tw.alpha, "home", "claim", "--all")
+	tw.mustRun(tw.alpha, "sync", "--remote", tw.remote)
+	tw.mustRun(tw.beta, "sync", "--remote", tw.remote)
+	tw.mustRun(tw.beta, "home", "claim", "p3", "p4")
+	tw.mustRun(tw.beta, "sync")
+	tw.mustRun(tw.alpha, "sync")
+	tw.start = time.Now()
+	tw.led = newLedger(tw.start)
+	return tw
+}
+
+// hostOf returns the host an agent of the town lives on.
+func (tw *town) hostOf(agent string) *host {
+	if agent == "p3" || agent == "p4" {
+		return tw.beta
+	}
+	return tw.alpha
+}
+
+// A msg is one line of inbox --json, as far as the town reads it.
+type msg struct {
+	ID      string          `json:"id"`
+	Agent   string          `json:"agent"`
+	From    string          `json:"from"`
+	Subject string          `json:"subject"`
+	Body    string          `json:"body"`
+	ReplyTo string          `json:"reply_to"`
+	Read    bool            `json:"read"`
+	Claim   json.RawMessage `json:"claim"`
+}
+
+// field returns the value of a protocol body's "Key: value" line.
+func (m msg) field(key string) string {
+	for line := range strings.Lines(m.Body) {
+		line = strings.TrimRight(line, "\n")
+		if line == "" {
+			break
+		}
+		if v, ok := strings.CutPrefix(line, key+": "); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// parseMsgs reads inbox --json output.
+func parseMsgs(out string) ([]msg, error) {
+	var ms []msg
+	for line := range strings.Lines(out) {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		var m msg
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			return nil, fmt.Errorf("inbox --json: %w: %q", err, line)
+		}
+		ms = append(ms, m)
+	}
+	return ms, nil
+}
+
+// firstLine returns the first line of s, trimmed: the id a verb printed.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return strings.TrimSpace(line)
+}
