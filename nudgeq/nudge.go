@@ -61,6 +61,10 @@ type Nudge struct {
 	// DeliverAfter, if set, holds the nudge back until that instant (Gas
 	// Town's deferred reminders); a drain before it leaves the nudge queued.
 	DeliverAfter time.Time
+	// Kind and ThreadID are what Gas Town's nudges say of themselves
+	// ("reply-reminder" and the thread it is about); read from its files,
+	// never written by mailfs.
+	Kind, ThreadID string
 }
 
 // Deferred reports whether n is held back at now by its DeliverAfter.
@@ -72,10 +76,12 @@ func (n *Nudge) Deferred(now time.Time) bool {
 type wire struct {
 	DeliverAfter time.Time `json:"deliver_after,omitzero"`
 	ExpiresAt    time.Time `json:"expires_at"`
+	Kind         string    `json:"kind,omitempty"`
 	MailID       string    `json:"mail_id,omitempty"`
 	Message      *string   `json:"message"`
 	Priority     Priority  `json:"priority"`
 	Sender       string    `json:"sender"`
+	ThreadID     string    `json:"thread_id,omitempty"`
 	Timestamp    time.Time `json:"timestamp"`
 }
 
@@ -133,7 +139,8 @@ func Parse(data []byte) (*Nudge, error) {
 		}
 	}
 	return &Nudge{Sender: w.Sender, Message: *w.Message, Priority: w.Priority,
-		Timestamp: w.Timestamp, ExpiresAt: w.ExpiresAt, MailID: w.MailID, DeliverAfter: w.DeliverAfter}, nil
+		Timestamp: w.Timestamp, ExpiresAt: w.ExpiresAt, MailID: w.MailID, DeliverAfter: w.DeliverAfter,
+		Kind: w.Kind, ThreadID: w.ThreadID}, nil
 }
 
 // NoSender is the sender of a nudge whose file names none (Gas Town writes

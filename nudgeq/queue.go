@@ -142,6 +142,9 @@ func (q *Queue) Enqueue(agent string, n Nudge, ttl time.Duration) (*Nudge, error
 	if err := n.check(now, ttl); err != nil {
 		return nil, err
 	}
+	if q.sharedTown(agent) != "" {
+		n.Sender = GasTownSender(n.Sender) // Gas Town reads this file
+	}
 	r, err := q.root.Open(true)
 	if err != nil {
 		return nil, err
@@ -461,7 +464,7 @@ func (q *Queue) ClaimContext(ctx context.Context, agent string) (*Batch, error) 
 			continue
 		}
 		b.claimed = append(b.claimed, claim)
-		if n.Expired(now) || q.stale(agent, n) {
+		if n.Expired(now) || q.stale(agent, n) || q.answered(agent, n) {
 			continue
 		}
 		b.Nudges = append(b.Nudges, n)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/mailfs/mailfs/hook"
 	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/nudgeq"
 )
 
 type takeCmd struct {
@@ -67,6 +68,8 @@ func (c *takeCmd) Run(a *app) error {
 		if _, err := s.MarkRead(box, m.ID); err != nil {
 			failed++
 			a.exit(err)
+		} else {
+			mailSeen(a, nudgeq.MailRead, box, m)
 		}
 	}
 	if failed > 0 {
