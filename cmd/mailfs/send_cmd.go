@@ -33,6 +33,7 @@ type sendCmd struct {
 	WaitFor  string         `name:"wait-for" enum:",read,delivered" default:"" placeholder:"read|delivered" help:"After sending, block until every copy has been read, or until a live session was rung about it (receipts as JSON lines with --json)."`
 	Timeout  *time.Duration `placeholder:"D" help:"With --wait-for, give up after D: exit status 124; 0 looks once and does not wait. Default: wait until done."`
 	Key      *string        `name:"idempotency-key" placeholder:"KEY" help:"Deliver once: another send with this key from the same sender within 24 hours delivers nothing, exits 0 and prints the first send's ids (also after a crash between the two). At most 128 bytes."`
+	sendKeys
 }
 
 func (c *sendCmd) Help() string {
@@ -101,6 +102,9 @@ func (c *sendCmd) Run(a *app) error {
 			return usage("a key is what makes a retried send the same send: an id of the task, say", "--idempotency-key: %v", err)
 		}
 	}
+	if err := c.sendKeys.check(c.Key != nil); err != nil {
+		return err
+	}
 	body, err := c.body(a.in, len(c.Field) > 0)
 	if err != nil {
 		return err
@@ -118,9 +122,12 @@ func (c *sendCmd) Run(a *app) error {
 		Subject: c.Subject, Body: body, Type: c.Type, Priority: maildir.Priority(c.Priority),
 		Thread: c.Thread, ReplyTo: c.ReplyTo,
 	}
+	c.sendKeys.apply(msg)
 	var sent []*maildir.Message
 	again := false
-	if c.Key != nil {
+	if c.keyed() {
+		sent, again, err = c.sendKeys.send(a, s, msg)
+	} else if c.Key != nil {
 		sent, again, err = s.SendOnce(msg, *c.Key)
 		if again {
 			a.warn(fmt.Errorf("sent before with --idempotency-key %q: nothing new delivered; the first send's ids follow", *c.Key))
