@@ -33,7 +33,8 @@ mayor/rigs.json, <rig>/polecats/*, <rig>/crew/*, deacon/dogs/*); with
 none, the mailboxes (gastown.witness is a witness of rig gastown), which
 cannot tell polecats, crew or dogs. As in Gas Town, a send to one of them
 reaches the sender too if it is a member. A group file of the same name
-wins; "group list" shows the built-in groups after the files.`
+wins; "group list" shows, after the files, the built-in groups that reach
+someone.`
 }
 
 type groupMembersArgs struct {
@@ -128,11 +129,11 @@ func (c *groupListCmd) Run(a *app) error {
 		return err
 	}
 	for _, n := range builtin {
-		var members []string
-		if g, err := s.Group(n); err == nil { // one that reaches nobody lists none
-			members = g.Members
+		g, err := s.Group(n)
+		if err != nil {
+			continue // it reaches nobody here, or cannot be told without the town
 		}
-		if err := c.print(a, n, members, true); err != nil {
+		if err := c.print(a, n, g.Members, true); err != nil {
 			return err
 		}
 	}
