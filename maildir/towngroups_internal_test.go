@@ -62,3 +62,37 @@ func TestTownGroupMembers(t *testing.T) {
 		}
 	}
 }
+
+// Gas Town's own table of group addresses (internal/mail/router_test.go,
+// TestParseGroupAddress, gagecane/gastown 57bcb59d), through mailfs's
+// address parsing: the same ones are built-in groups, of the same kind
+// and rig; the invalid ones are not.
+func TestGasTownsGroupAddresses(t *testing.T) {
+	for _, tc := range []struct {
+		addr, kind, rig string
+		invalid         bool
+	}{
+		{"@overseer", "overseer", "", false},
+		{"@town", "town", "", false},
+		{"@witnesses", "witnesses", "", false},
+		{"@dogs", "dogs", "", false},
+		{"@refineries", "refineries", "", false},
+		{"@deacons", "deacons", "", false},
+		{"@rig/gastown", "rig", "gastown", false},
+		{"@rig/beads", "rig", "beads", false},
+		{"@crew/gastown", "crew", "gastown", false},
+		{"@polecats/gastown", "polecats", "gastown", false},
+		{"@invalid", "", "", true},
+		{"@crew/", "", "", true},
+		{"@rig", "", "", true},
+	} {
+		a, err := ParseAddress(tc.addr)
+		if err != nil || a.Kind != KindGroup {
+			t.Fatalf("%s: %+v, %v", tc.addr, a, err)
+		}
+		kind, rig, ok := builtinGroup(a.Name)
+		if ok == tc.invalid || kind != tc.kind || rig != tc.rig {
+			t.Errorf("%s: %q %q %v; want %q %q, built in %v", tc.addr, kind, rig, ok, tc.kind, tc.rig, !tc.invalid)
+		}
+	}
+}

@@ -80,6 +80,9 @@ func onMail(n seenNudge, ev MailEvent, m *maildir.Message, deferTo time.Time) ve
 // messages.
 func answeredSince(thread []*maildir.Message, agent string, armedAt time.Time) bool {
 	for _, m := range thread {
+		if m == nil {
+			continue
+		}
 		if from, err := maildir.ParseAgent(m.From); err == nil && from == agent && !m.Timestamp.Before(armedAt) {
 			return true
 		}

@@ -79,3 +79,34 @@ func TestGasTownSender(t *testing.T) {
 		}
 	}
 }
+
+// Gas Town's own cases for the rule (internal/mail/router_test.go,
+// TestReplyReminderSatisfied, gagecane/gastown 57bcb59d), the recipient
+// given as Gas Town writes it and taken as mailfs's mailbox.
+func TestAnsweredSinceAsGasTown(t *testing.T) {
+	base := time.Date(2026, 6, 13, 12, 0, 0, 0, time.UTC)
+	armed := base.Add(time.Minute)
+	msg := func(from string, at time.Time) *maildir.Message { return &maildir.Message{From: from, Timestamp: at} }
+	for _, tc := range []struct {
+		name, recipient string
+		thread          []*maildir.Message
+		want            bool
+	}{
+		{"recipient replied after reminder armed", "mayor/", []*maildir.Message{msg("gastown/witness", base), msg("mayor/", armed.Add(30*time.Second))}, true},
+		{"recipient reply exactly at arm time counts as satisfied", "mayor/", []*maildir.Message{msg("mayor/", armed)}, true},
+		{"recipient address in non-canonical form still matches", "mayor", []*maildir.Message{msg("gastown/mayor", armed.Add(10*time.Second))}, true},
+		{"polecats long-form recipient matches canonical reply", "gastown/polecats/toast", []*maildir.Message{msg("gastown/toast", armed.Add(5*time.Second))}, true},
+		{"no recipient reply — reminder stands", "mayor/", []*maildir.Message{msg("gastown/witness", base), msg("gastown/witness", armed.Add(2*time.Minute))}, false},
+		{"recipient only spoke before reminder armed — still needs reminder", "mayor/", []*maildir.Message{msg("mayor/", base), msg("gastown/witness", armed.Add(-time.Second))}, false},
+		{"empty thread", "mayor/", nil, false},
+		{"nil message entries are skipped", "mayor/", []*maildir.Message{nil, msg("mayor/", armed.Add(time.Second))}, true},
+	} {
+		agent, err := maildir.ParseAgent(tc.recipient)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := answeredSince(tc.thread, agent, armed); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
