@@ -14,10 +14,10 @@ import (
 // supersede key "only the newest of these counts". Both are kept in the
 // message file, so what decides is what the mailbox holds.
 const (
-	// DedupKeyField is the message key holding a dedup key.
-	DedupKeyField = "dedup_key"
-	// SupersedeKeyField is the message key holding a supersede key.
-	SupersedeKeyField = "supersede_key"
+	// dedupKeyField is the message key holding a dedup key.
+	dedupKeyField = "dedup_key"
+	// supersedeKeyField is the message key holding a supersede key.
+	supersedeKeyField = "supersede_key"
 	// MetaField is the message key holding the metadata a send was given
 	// (send --meta k=v): an object of strings.
 	MetaField = "meta"
@@ -90,7 +90,7 @@ func (s *Store) SendKeyed(m *Message, dedup, supersede string) (*KeyedResult, er
 	}
 	c := *m
 	c.Extra = maps(m.Extra)
-	for k, v := range map[string]string{DedupKeyField: dedup, SupersedeKeyField: supersede} {
+	for k, v := range map[string]string{dedupKeyField: dedup, supersedeKeyField: supersede} {
 		if v != "" {
 			c.Extra[k] = marshalValue(v)
 		}
@@ -112,7 +112,7 @@ func (s *Store) SendKeyed(m *Message, dedup, supersede string) (*KeyedResult, er
 		}
 	}
 	if dedup != "" {
-		if i := slices.IndexFunc(live, func(o *Message) bool { return keyOf(o, DedupKeyField) == dedup }); i >= 0 {
+		if i := slices.IndexFunc(live, func(o *Message) bool { return keyOf(o, dedupKeyField) == dedup }); i >= 0 {
 			return &KeyedResult{Message: live[i], Suppressed: true}, nil
 		}
 	}
@@ -126,7 +126,7 @@ func (s *Store) SendKeyed(m *Message, dedup, supersede string) (*KeyedResult, er
 	}
 	var older []string
 	for _, o := range live {
-		if !o.Read && keyOf(o, SupersedeKeyField) == supersede && s.sameAgent(o.From, sender) {
+		if !o.Read && keyOf(o, supersedeKeyField) == supersede && s.sameAgent(o.From, sender) {
 			older = append(older, o.ID)
 		}
 	}

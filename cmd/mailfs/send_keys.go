@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -65,7 +66,11 @@ func (k *sendKeys) apply(msg *maildir.Message) {
 // send makes the keyed send; suppressed says nothing was delivered (the
 // printed id is the live message's that holds the dedup key).
 func (k *sendKeys) send(a *app, s *maildir.Store, msg *maildir.Message) (sent []*maildir.Message, suppressed bool, err error) {
-	res, err := s.SendKeyed(msg, k.DedupKey, k.SupersedeKey)
+	var res *maildir.KeyedResult
+	res, err = s.SendKeyed(msg, k.DedupKey, k.SupersedeKey)
+	if errors.Is(err, maildir.ErrKeyedRecipients) {
+		return nil, false, usage("send keyed mail to one agent at a time: a key is about one mailbox", "%v", err)
+	}
 	if res == nil {
 		return nil, false, err
 	}
