@@ -143,7 +143,7 @@ func (q *Queue) Enqueue(agent string, n Nudge, ttl time.Duration) (*Nudge, error
 		return nil, err
 	}
 	if q.sharedTown(agent) != "" {
-		n.Sender = GasTownSender(n.Sender) // Gas Town reads this file
+		n.Sender = gasTownSender(n.Sender) // Gas Town reads this file
 	}
 	r, err := q.root.Open(true)
 	if err != nil {

@@ -193,11 +193,11 @@ func (q *Queue) answered(agent string, n *Nudge) bool {
 	return err == nil && answeredSince(thread, agent, n.Timestamp)
 }
 
-// GasTownSender is how Gas Town spells the agent of mailbox name, as it
+// gasTownSender is how Gas Town spells the agent of mailbox name, as it
 // writes a nudge's sender: "gastown/witness" for gastown.witness, "mayor"
 // for mayor. mailfs writes a nudge's sender so in a queue it shares with
 // Gas Town.
-func GasTownSender(name string) string {
+func gasTownSender(name string) string {
 	if name == NoSender {
 		return name
 	}

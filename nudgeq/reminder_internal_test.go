@@ -72,9 +72,9 @@ func TestAnsweredSince(t *testing.T) {
 }
 
 // Gas Town spells a nudge's sender rig/role.
-func TestGasTownSender(t *testing.T) {
+func TestGasTownSenderSpelling(t *testing.T) {
 	for in, want := range map[string]string{"gastown.witness": "gastown/witness", "mayor": "mayor", "deacon.dogs.alpha": "deacon/dogs/alpha", NoSender: NoSender} {
-		if got := GasTownSender(in); got != want {
+		if got := gasTownSender(in); got != want {
 			t.Errorf("%s: %s, want %s", in, got, want)
 		}
 	}
