@@ -168,6 +168,8 @@ func TestCityRootFollowsTodaysGC(t *testing.T) {
 		{"GC_RIG a path below a bound rig", map[string]string{"GC_RIG": code("frontend", "src")}, elsewhere, nil, root(town)},
 		{"GC_DIR a bound rig with a stray .gc/", map[string]string{"GC_DIR": code("api")}, elsewhere, nil, root(town)},
 		{"gc --rig NAME", nil, elsewhere, &GC{Dir: elsewhere, Rig: "frontend"}, root(town)},
+		{"gc --city with --rig: the city", nil, elsewhere, &GC{Dir: elsewhere, City: "other", Rig: "frontend"}, root(other)},
+		{"working in a bound rig with a stray .gc/", nil, code("api"), nil, root(town)},
 		{"nested bindings: the deeper rig's city", nil, code("mono", "sub", "x"), nil, root(other)},
 		{"nested bindings: the outer rig's city", nil, code("mono", "y"), nil, root(town)},
 		{"a rig declared in an included fragment", nil, code("tools"), nil, root(town)},
