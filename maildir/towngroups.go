@@ -92,6 +92,12 @@ func (t *town) members(kind, rig string) ([]string, error) {
 		return out, nil
 	}
 	rigs := t.rigs
+	if kind == "rig" && rig == "town" && !slices.Contains(t.rigs, rig) {
+		// Gas Town's dog beads say "rig: town" (beads_dog.go), so its
+		// @rig/town reaches the dogs.
+		add(t.dogs...)
+		return out, nil
+	}
 	if rig != "" {
 		if !slices.Contains(t.rigs, rig) {
 			return nil, fmt.Errorf("@%s: the town has no rig %q (mayor/rigs.json)", spelled(kind, rig), rig)

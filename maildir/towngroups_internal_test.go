@@ -32,6 +32,7 @@ func TestTownGroupMembers(t *testing.T) {
 		{gt, "crew.gastown", "gastown.max", ""},
 		{gt, "crew.beads", "", ""},
 		{gt, "rig.nosuch", "", `no rig "nosuch"`},
+		{gt, "rig.town", "deacon.dogs.alpha", ""}, // dog beads say "rig: town"
 		{&town{found: true}, "overseer", "", "no overseer"},
 		{boxes, "town", "deacon mayor", ""},
 		{boxes, "witnesses", "beads.witness gastown.witness", ""},
