@@ -55,8 +55,9 @@ type Nudge struct {
 	Timestamp time.Time // when it was queued
 	ExpiresAt time.Time // it is dropped unseen from this instant on
 	// MailID, if set, is the id of the message in the recipient's mailbox
-	// that this nudge announces; the nudge is dropped at drain time once
-	// that message is read or gone.
+	// that this nudge announces; the nudge is removed when the message is
+	// read, archived or deleted through mailfs ([Queue.MailSeen]), and
+	// dropped at drain time once it is read, archived or gone.
 	MailID string
 	// DeliverAfter, if set, holds the nudge back until that instant (Gas
 	// Town's deferred reminders); a drain before it leaves the nudge queued.

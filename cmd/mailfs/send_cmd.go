@@ -28,7 +28,7 @@ type sendCmd struct {
 	Thread   string         `placeholder:"ID" help:"Continue this thread (default: start a new one)."`
 	ReplyTo  string         `name:"reply-to" placeholder:"ID" help:"The id of the message this answers."`
 	Field    []string       `sep:"none" placeholder:"KEY=VALUE" help:"Put a \"Key: value\" line at the top of the body (repeatable), as protocol messages do. The value is the rest of the argument, commas and all."`
-	Nudge    bool           `help:"Also nudge each recipient about the message; the nudge is dropped unseen once the message is read."`
+	Nudge    bool           `help:"Also nudge each recipient about the message; the nudge is dropped unseen once the message is read, archived or deleted."`
 	JSON     bool           `help:"Print each delivered copy as a JSON line instead of its id."`
 	WaitFor  string         `name:"wait-for" enum:",read,delivered" default:"" placeholder:"read|delivered" help:"After sending, block until every copy has been read, or until a live session was rung about it (receipts as JSON lines with --json)."`
 	Timeout  *time.Duration `placeholder:"D" help:"With --wait-for, give up after D: exit status 124; 0 looks once and does not wait. Default: wait until done."`
