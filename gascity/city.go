@@ -21,10 +21,12 @@ import (
 //  1. gc's --city (parent holds the gc command line the provider runs
 //     under, nil if not known): a city directory, else a registered
 //     city's name;
-//  2. gc's --rig NAME|PATH, through the registered cities' rig bindings;
+//  2. gc's --rig NAME|PATH, through the registered cities' rig bindings,
+//     then those of the city found without it (which need not be
+//     registered: gc's lookupRigFromLocalCity);
 //  3. $GC_CITY, $GC_CITY_PATH or $GC_CITY_ROOT naming a city directory
 //     (city.toml or .gc/), and $GC_CITY a registered city's name;
-//  4. $GC_RIG, through the rig bindings;
+//  4. $GC_RIG, as --rig;
 //  5. when $GC_DIR holds a .gc/ but no city.toml (a rig with a leftover
 //     runtime folder), the rig binding at $GC_DIR — before step 6, so the
 //     stray .gc/ is not taken for an older city;
@@ -32,10 +34,12 @@ import (
 //  7. the rig binding at the working directory;
 //  8. the city at or above the working directory.
 //
-// Registered cities are $GC_HOME/cities.toml's (default ~/.gc): each
-// city's rigs are those its city.toml declares that its own
-// .gc/site.toml binds to a path (the machine-local binding; rig paths in
-// city.toml, and rigs in cities.toml, no longer count). A path matches
+// Registered cities are $GC_HOME/cities.toml's [[cities]] (default
+// ~/.gc), named by the name gc recorded: each city's rigs are the
+// [[rigs]] its city.toml declares that its own .gc/site.toml binds to a
+// path in a [[rig]] table (the machine-local binding gc writes; rig
+// paths in city.toml, rigs in cities.toml, and the [[rigs]] tables
+// mailfs once read in site.toml bind nothing). A path matches
 // the deepest binding at or above it; a name or path bound in more than
 // one city decides nothing. The walk up takes a directory holding
 // city.toml, else the nearest older city (a .gc/ runtime folder) that is
@@ -109,27 +113,16 @@ func (d *discovery) resolve(wd string, parent *GC) string {
 				return city
 			}
 		} else if parent.Rig != "" { // step 3 of gc: --rig alone
-			if city := d.rigCity(inDir(parent.Dir, parent.Rig), parent.Rig); city != "" {
+			if city := d.rigCity(parent.Dir, parent, parent.Rig); city != "" {
 				return city
 			}
 		}
 	}
-	for _, key := range []string{"GC_CITY", "GC_CITY_PATH", "GC_CITY_ROOT"} {
-		raw := strings.TrimSpace(d.getenv(key))
-		if raw == "" {
-			continue
-		}
-		if isCity(raw) {
-			return resolved(raw)
-		}
-		if key == "GC_CITY" && !strings.ContainsRune(raw, filepath.Separator) {
-			if city := d.cityNamed(raw); city != "" {
-				return city
-			}
-		}
+	if city := d.cityEnv(); city != "" {
+		return city
 	}
 	if rig := strings.TrimSpace(d.getenv("GC_RIG")); rig != "" {
-		if city := d.rigCity(inDir(wd, rig), rig); city != "" {
+		if city := d.rigCity(wd, parent, rig); city != "" {
 			return city
 		}
 	}
@@ -147,6 +140,27 @@ func (d *discovery) resolve(wd string, parent *GC) string {
 		return city
 	}
 	return d.findCity(wd)
+}
+
+// cityEnv is the city $GC_CITY, $GC_CITY_PATH or $GC_CITY_ROOT names (a
+// city directory; $GC_CITY also a registered city's name), as gc's
+// resolveExplicitCityPathEnv reads them; else "".
+func (d *discovery) cityEnv() string {
+	for _, key := range []string{"GC_CITY", "GC_CITY_PATH", "GC_CITY_ROOT"} {
+		raw := strings.TrimSpace(d.getenv(key))
+		if raw == "" {
+			continue
+		}
+		if isCity(raw) {
+			return resolved(raw)
+		}
+		if key == "GC_CITY" {
+			if city := d.cityNamed(raw); city != "" {
+				return city
+			}
+		}
+	}
+	return ""
 }
 
 // cityRef resolves gc's --city: a city directory (relative to gc's own
@@ -196,63 +210,130 @@ func (d *discovery) load() []cityEntry {
 	return d.cities
 }
 
-// cityNamed is the registered city of that name (its recorded name, else
-// its directory's), or "".
+// cityNamed is the registered city of that name, or "": the name gc
+// recorded at registration (a city name is never a path, and an entry
+// without one has no name), as gc's LookupCityByName has it.
 func (d *discovery) cityNamed(name string) string {
+	if !validCityName(name) {
+		return ""
+	}
 	for _, c := range d.load() {
-		n := c.Name
-		if n == "" {
-			n = filepath.Base(c.Path)
-		}
-		if n == name && isCity(c.Path) {
+		if c.Name == name {
 			return resolved(c.Path)
 		}
 	}
 	return ""
 }
 
-// A binding is a rig a registered city declares and binds to a path.
+// validCityName is gc's supervisor.IsValidCityName: a name that can never
+// be a path.
+func validCityName(s string) bool {
+	s = strings.TrimSpace(s)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// A binding is a rig a city declares and binds to a path.
 type binding struct{ city, name, path string }
 
-// bindings are every registered city's rig bindings: rigs its city.toml
-// declares, bound to a path by its .gc/site.toml.
+// bindings are every registered city's rig bindings (gc's
+// registeredRigBindings); a registration whose city.toml is missing or
+// broken binds nothing.
 func (d *discovery) bindings() []binding {
 	var out []binding
 	for _, c := range d.load() {
-		var cfg, site struct {
-			Rigs []struct {
-				Name string `toml:"name"`
-				Path string `toml:"path"`
-			} `toml:"rigs"`
+		out = append(out, cityBindings(c.Path)...)
+	}
+	return out
+}
+
+// A siteBinding is .gc/site.toml as gc reads and writes it
+// (internal/config/site_binding.go, SiteBinding): [[rig]] tables of name
+// and path. The workspace_name and workspace_prefix beside them name the
+// city, which resolution never needs.
+type siteBinding struct {
+	Rigs []struct {
+		Name string `toml:"name"`
+		Path string `toml:"path"`
+	} `toml:"rig"`
+}
+
+// cityBindings are the rigs city's city.toml declares ([[rigs]]) that its
+// .gc/site.toml binds to a path ([[rig]]), as gc's siteBoundRigBindings
+// builds them: a relative path is the city's, a rig declared but not
+// bound, or bound but not declared, binds nothing, and so does a rig path
+// written in city.toml itself (pre-1.0).
+func cityBindings(city string) []binding {
+	declared, ok := declaredRigs(filepath.Join(city, "city.toml"), true)
+	if !ok {
+		return nil // a stale or broken city
+	}
+	var site siteBinding
+	if data, err := os.ReadFile(filepath.Join(city, ".gc", "site.toml")); err == nil && toml.Unmarshal(data, &site) != nil {
+		return nil // gc fails to load this city's bindings
+	}
+	paths := map[string]string{}
+	for _, r := range site.Rigs {
+		if n, p := strings.TrimSpace(r.Name), strings.TrimSpace(r.Path); n != "" && p != "" {
+			paths[n] = p
 		}
-		data, err := os.ReadFile(filepath.Join(c.Path, "city.toml"))
-		if err != nil || toml.Unmarshal(data, &cfg) != nil {
-			continue // a stale or broken registration
-		}
-		if data, err := os.ReadFile(filepath.Join(c.Path, ".gc", "site.toml")); err == nil {
-			toml.Unmarshal(data, &site)
-		}
-		paths := map[string]string{}
-		for _, r := range site.Rigs {
-			if n, p := strings.TrimSpace(r.Name), strings.TrimSpace(r.Path); n != "" && p != "" {
-				paths[n] = p
-			}
-		}
-		for _, r := range cfg.Rigs {
-			if p := paths[strings.TrimSpace(r.Name)]; p != "" {
-				out = append(out, binding{city: resolved(c.Path), name: r.Name, path: resolved(inDir(c.Path, p))})
-			}
+	}
+	var out []binding
+	for _, name := range declared {
+		if p := paths[name]; strings.TrimSpace(name) != "" && p != "" {
+			out = append(out, binding{city: resolved(city), name: name, path: resolved(inDir(city, p))})
 		}
 	}
 	return out
 }
 
+// declaredRigs are the names of the [[rigs]] a city config file declares,
+// with those of the fragments its top-level include lists (local files,
+// relative to it), when top; false when the file cannot be read or parsed.
+func declaredRigs(file string, top bool) ([]string, bool) {
+	var cfg struct {
+		Include []string `toml:"include"`
+		Rigs    []struct {
+			Name string `toml:"name"`
+		} `toml:"rigs"`
+	}
+	data, err := os.ReadFile(file)
+	if err != nil || toml.Unmarshal(data, &cfg) != nil {
+		return nil, false
+	}
+	var names []string
+	for _, r := range cfg.Rigs {
+		names = append(names, r.Name)
+	}
+	for _, inc := range cfg.Include {
+		if !top || strings.Contains(inc, "://") {
+			continue
+		}
+		more, ok := declaredRigs(inDir(filepath.Dir(file), inc), false)
+		if !ok {
+			return nil, false // gc fails to load the city
+		}
+		names = append(names, more...)
+	}
+	return names, true
+}
+
 // rigAt is the city of the deepest rig binding at or above dir, when
 // exactly one city binds it; else "".
-func (d *discovery) rigAt(dir string) string {
+func (d *discovery) rigAt(dir string) string { return deepest(d.bindings(), dir) }
+
+// deepest is the city of the deepest of bs at or above dir, when exactly
+// one city binds it; else "".
+func deepest(bs []binding, dir string) string {
 	dir = resolved(dir)
 	var best []binding
-	for _, b := range d.bindings() {
+	for _, b := range bs {
 		if dir != b.path && !strings.HasPrefix(dir, b.path+string(filepath.Separator)) {
 			continue
 		}
@@ -266,18 +347,47 @@ func (d *discovery) rigAt(dir string) string {
 	return oneCity(best)
 }
 
-// rigCity resolves a rig given by name, else by path, to its city.
-func (d *discovery) rigCity(path, name string) string {
+// rigCity resolves a rig given by name, else by path (relative to dir),
+// to its city, as gc's resolveRigToContext: the registered cities' bindings
+// first, then those of the city found without the rig (gc's
+// lookupRigFromLocalCity: --city, the city variables, the city above
+// $GC_DIR, the city above dir), which need not be registered.
+func (d *discovery) rigCity(dir string, parent *GC, rig string) string {
+	if city := rigIn(d.bindings(), dir, rig); city != "" {
+		return city
+	}
+	local := ""
+	if parent != nil && parent.City != "" {
+		local = d.cityRef(parent.Dir, parent.City)
+	}
+	if local == "" {
+		local = d.cityEnv()
+	}
+	if gcDir := strings.TrimSpace(d.getenv("GC_DIR")); local == "" && gcDir != "" {
+		local = d.findCity(gcDir)
+	}
+	if local == "" {
+		local = d.findCity(dir)
+	}
+	if local == "" {
+		return ""
+	}
+	return rigIn(cityBindings(local), dir, rig)
+}
+
+// rigIn is the city of the rig named rig among bs, else of the deepest
+// binding at or above the path rig (relative to dir); else "".
+func rigIn(bs []binding, dir, rig string) string {
 	var named []binding
-	for _, b := range d.bindings() {
-		if b.name == name {
+	for _, b := range bs {
+		if b.name == rig {
 			named = append(named, b)
 		}
 	}
 	if len(named) > 0 {
 		return oneCity(named)
 	}
-	return d.rigAt(path)
+	return deepest(bs, inDir(dir, rig))
 }
 
 // oneCity is the city of bindings when they are all one city's, else "".

@@ -2,10 +2,13 @@ package gascity
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -53,12 +56,55 @@ func TestCityRootFollowsGasCityDiscovery(t *testing.T) {
 	}
 }
 
-// Today's gc finds its city (cmd/gc/main.go resolveContextAllowRemote,
-// city_discovery.go findCityWithOptions; read at zookanalytics/gascity
-// 9e89da7c7, which carries upstream to ed267ad66): one layout a case,
-// each named for the rule of gc's that decides it. Rig bindings live in
-// each registered city's .gc/site.toml; April's ~/.gc/cities.toml rigs
-// and city.toml rig paths no longer bind.
+// The files gc writes, byte for byte (gascity 9e89da7c7, BurntSushi toml
+// v1.6.0; reproduced with gc's own structs and encoder settings):
+// .gc/site.toml by persistSiteBinding (SiteBinding, Indent ""), the
+// [[rigs]] block `gc rig add` appends to city.toml
+// (AppendRigAndWriteSiteBindingsForEdit, path stripped, Indent ""), and
+// the supervisor's cities.toml (Registry.Register, the default indent).
+
+// gcSiteTOML is .gc/site.toml binding each name to its path, in gc's
+// order (sorted by name).
+func gcSiteTOML(rigs ...[2]string) string {
+	slices.SortFunc(rigs, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
+	var tables []string
+	for _, r := range rigs {
+		tables = append(tables, fmt.Sprintf("[[rig]]\nname = %q\npath = %q\n", r[0], r[1]))
+	}
+	return strings.Join(tables, "\n")
+}
+
+// gcRigBlock is what `gc rig add` appends to city.toml for one rig.
+func gcRigBlock(name string) string { return fmt.Sprintf("\n[[rigs]]\nname = %q\n", name) }
+
+// gcRegistry is the supervisor's cities.toml, cities as {path, name}.
+func gcRegistry(cities ...[2]string) string {
+	var tables []string
+	for _, c := range cities {
+		tables = append(tables, fmt.Sprintf("[[cities]]\n  path = %q\n  name = %q\n", c[0], c[1]))
+	}
+	return strings.Join(tables, "\n")
+}
+
+// The writers above give what gc's own encoder gives (checked against
+// it once; pinned here so that a change shows).
+func TestGCWriters(t *testing.T) {
+	if got, want := gcSiteTOML([2]string{"frontend", "../../code/frontend"}, [2]string{"api", "/abs/api"}),
+		"[[rig]]\nname = \"api\"\npath = \"/abs/api\"\n\n[[rig]]\nname = \"frontend\"\npath = \"../../code/frontend\"\n"; got != want {
+		t.Errorf("site.toml:\n%s\nwant\n%s", got, want)
+	}
+	if got, want := gcRegistry([2]string{"/abs/town", "town"}, [2]string{"/abs/other", "other"}),
+		"[[cities]]\n  path = \"/abs/town\"\n  name = \"town\"\n\n[[cities]]\n  path = \"/abs/other\"\n  name = \"other\"\n"; got != want {
+		t.Errorf("cities.toml:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// Each discovery layout, in files gc writes, and the city gc chooses for
+// it (cmd/gc/main.go resolveContextAllowRemote, city_discovery.go,
+// internal/config/site_binding.go; zookanalytics/gascity 9e89da7c7): a
+// case per layout, named for it. Where gc fails instead (a rig name bound
+// in two cities, an unknown --rig), it never runs the provider; the cases
+// here are those where gc goes on, to a city or to none.
 func TestCityRootFollowsTodaysGC(t *testing.T) {
 	base := t.TempDir()
 	home := filepath.Join(base, "home")
@@ -74,64 +120,83 @@ func TestCityRootFollowsTodaysGC(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	code := func(p ...string) string { return filepath.Join(append([]string{home, "code"}, p...)...) }
 	town := filepath.Join(home, "cities", "town")
 	other := filepath.Join(home, "cities", "other")
-	rig := filepath.Join(home, "code", "frontend")  // bound to town, outside it
-	shared := filepath.Join(home, "code", "shared") // bound in both cities
-	stray := filepath.Join(home, "code", "api")     // bound to town, with a leftover .gc/ of its own
-	oldRig := filepath.Join(home, "code", "legacy") // April: only in cities.toml's [[rigs]]
-	pathRig := filepath.Join(home, "code", "pathrig")
-	for _, d := range []string{filepath.Join(rig, "src", "ui"), shared, filepath.Join(stray, ".gc"), oldRig, pathRig, filepath.Join(home, "elsewhere")} {
+	local := filepath.Join(home, "cities", "local")   // not registered
+	oldfmt := filepath.Join(home, "cities", "oldfmt") // registered, site.toml in the [[rigs]] form gc never wrote
+	for _, d := range []string{code("frontend", "src", "ui"), code("shared"), code("api", ".gc"), code("legacy"), code("pathrig"),
+		code("mono", "sub", "x"), code("mono", "y"), code("tools"), code("solo"), code("legacyfmt"), code("unbound"),
+		code("loose", ".gc"), filepath.Join(home, "old", ".gc"), filepath.Join(home, "elsewhere"), filepath.Join(town, "sub", "dir")} {
 		os.MkdirAll(d, 0o755)
 	}
-	write(filepath.Join(gcHome, "cities.toml"), `
-[[cities]]
-path = "`+town+`"
-name = "town"
-
-[[cities]]
-path = "`+other+`"
-name = "other"
-
+	write(filepath.Join(gcHome, "cities.toml"), gcRegistry([2]string{town, "town"}, [2]string{other, "other"}, [2]string{oldfmt, "oldfmt"})+`
 [[rigs]]
-path = "`+oldRig+`"
-name = "legacy"
-default_city = "`+town+`"
+  path = "`+code("legacy")+`"
+  name = "legacy"
+  default_city = "`+town+`"
 `)
-	write(filepath.Join(town, "city.toml"), "[[rigs]]\nname = \"frontend\"\n\n[[rigs]]\nname = \"shared\"\n\n[[rigs]]\nname = \"api\"\n\n[[rigs]]\nname = \"pathrig\"\npath = \""+pathRig+"\"\n")
-	write(filepath.Join(town, ".gc", "site.toml"), "[[rigs]]\nname = \"frontend\"\npath = \"../../code/frontend\"\n\n[[rigs]]\nname = \"shared\"\npath = \""+shared+"\"\n\n[[rigs]]\nname = \"api\"\npath = \""+stray+"\"\n")
-	write(filepath.Join(other, "city.toml"), "[[rigs]]\nname = \"shared\"\n")
-	write(filepath.Join(other, ".gc", "site.toml"), "[[rigs]]\nname = \"shared\"\npath = \""+shared+"\"\n")
-	tw, oth := filepath.Join(town, ".chipset"), filepath.Join(other, ".chipset")
-	work, elsewhere := filepath.Join(rig, "src", "ui"), filepath.Join(home, "elsewhere")
+	townTOML := "include = [\"rigs.toml\"]\n\n[workspace]\n"
+	for _, r := range []string{"frontend", "shared", "api", "mono", "unbound"} {
+		townTOML += gcRigBlock(r)
+	}
+	townTOML += "\n[[rigs]]\nname = \"pathrig\"\npath = \"" + code("pathrig") + "\"\n" // pre-1.0: a path in city.toml
+	write(filepath.Join(town, "city.toml"), townTOML)
+	write(filepath.Join(town, "rigs.toml"), gcRigBlock("tools"))
+	write(filepath.Join(town, ".gc", "site.toml"), gcSiteTOML(
+		[2]string{"frontend", "../../code/frontend"}, [2]string{"shared", code("shared")}, [2]string{"api", code("api")},
+		[2]string{"mono", code("mono")}, [2]string{"tools", code("tools")}, [2]string{"ghost", code("unbound")}))
+	write(filepath.Join(other, "city.toml"), "[workspace]\n"+gcRigBlock("shared")+gcRigBlock("sub"))
+	write(filepath.Join(other, ".gc", "site.toml"), gcSiteTOML([2]string{"shared", code("shared")}, [2]string{"sub", code("mono", "sub")}))
+	write(filepath.Join(local, "city.toml"), "[workspace]\n"+gcRigBlock("solo"))
+	write(filepath.Join(local, ".gc", "site.toml"), gcSiteTOML([2]string{"solo", code("solo")}))
+	write(filepath.Join(oldfmt, "city.toml"), "[workspace]\n"+gcRigBlock("legacyfmt"))
+	write(filepath.Join(oldfmt, ".gc", "site.toml"), "[[rigs]]\nname = \"legacyfmt\"\npath = \""+code("legacyfmt")+"\"\n")
+	root := func(city string) string { return filepath.Join(city, ".chipset") }
+	elsewhere := filepath.Join(home, "elsewhere")
 	for _, tc := range []struct {
-		rule   string
+		layout string
 		env    map[string]string
 		wd     string
 		parent *GC
 		want   string
 	}{
-		{"step 9: a rig bound in its city's .gc/site.toml, worked in from outside the city", nil, work, nil, tw},
-		{"step 6: GC_RIG by name, through site.toml", map[string]string{"GC_RIG": "frontend"}, elsewhere, nil, tw},
-		{"step 6: GC_RIG by path, the deepest binding at or above it", map[string]string{"GC_RIG": work}, elsewhere, nil, tw},
-		{"step 6: a rig bound in two cities decides nothing; GC_DIR does (step 8)", map[string]string{"GC_RIG": "shared", "GC_DIR": other}, elsewhere, nil, oth},
-		{"step 5 before step 6: GC_CITY before GC_RIG", map[string]string{"GC_CITY": other, "GC_RIG": "frontend"}, work, nil, oth},
-		{"step 5: GC_CITY a registered city's name", map[string]string{"GC_CITY": "other"}, elsewhere, nil, oth},
-		{"step 2: gc --city DIR, before GC_CITY", map[string]string{"GC_CITY": other}, elsewhere, &GC{Dir: home, City: "cities/town"}, tw},
-		{"step 2: gc --city NAME, a registered city", nil, elsewhere, &GC{Dir: home, City: "town"}, tw},
-		{"step 3: gc --rig NAME, before GC_CITY", map[string]string{"GC_CITY": other}, elsewhere, &GC{Dir: home, Rig: "frontend"}, tw},
-		{"step 7 before step 8: GC_DIR a bound rig with a stray .gc/ is its city's, not an older city", map[string]string{"GC_DIR": stray}, elsewhere, nil, tw},
-		{"step 10: the walk up stops at $HOME; ~/.gc is the supervisor's, no city", nil, elsewhere, nil, ""},
-		{"April's layout: a rig only in cities.toml's [[rigs]] binds nothing now", map[string]string{"GC_RIG": "legacy"}, oldRig, nil, ""},
-		{"April's layout: a rig path only in city.toml binds nothing now", map[string]string{"GC_RIG": "pathrig"}, pathRig, nil, ""},
-		{"step 10: GC_CEILING_DIRECTORIES adds ceilings, $HOME stays one", map[string]string{"GC_CEILING_DIRECTORIES": filepath.Join(town, "sub")}, filepath.Join(town, "sub", "deep"), nil, ""},
+		// gc finds a city
+		{"working in the city", nil, filepath.Join(town, "sub", "dir"), nil, root(town)},
+		{"working in a rig bound outside the city (a relative binding)", nil, code("frontend", "src", "ui"), nil, root(town)},
+		{"GC_RIG a bound rig's name", map[string]string{"GC_RIG": "frontend"}, elsewhere, nil, root(town)},
+		{"GC_RIG a path below a bound rig", map[string]string{"GC_RIG": code("frontend", "src")}, elsewhere, nil, root(town)},
+		{"GC_DIR a bound rig with a stray .gc/", map[string]string{"GC_DIR": code("api")}, elsewhere, nil, root(town)},
+		{"gc --rig NAME", nil, elsewhere, &GC{Dir: elsewhere, Rig: "frontend"}, root(town)},
+		{"gc --city with --rig: the city", nil, elsewhere, &GC{Dir: elsewhere, City: "other", Rig: "frontend"}, root(other)},
+		{"working in a bound rig with a stray .gc/", nil, code("api"), nil, root(town)},
+		{"nested bindings: the deeper rig's city", nil, code("mono", "sub", "x"), nil, root(other)},
+		{"nested bindings: the outer rig's city", nil, code("mono", "y"), nil, root(town)},
+		{"a rig declared in an included fragment", nil, code("tools"), nil, root(town)},
+		{"GC_CITY a city directory", map[string]string{"GC_CITY": other}, elsewhere, nil, root(other)},
+		{"GC_CITY a registered name", map[string]string{"GC_CITY": "other"}, elsewhere, nil, root(other)},
+		{"GC_CITY before GC_RIG", map[string]string{"GC_CITY": other, "GC_RIG": "frontend"}, code("frontend"), nil, root(other)},
+		{"gc --city DIR before GC_CITY", map[string]string{"GC_CITY": other}, elsewhere, &GC{Dir: home, City: "cities/town"}, root(town)},
+		{"gc --city NAME", nil, elsewhere, &GC{Dir: elsewhere, City: "town"}, root(town)},
+		{"GC_DIR in a city", map[string]string{"GC_DIR": other}, elsewhere, nil, root(other)},
+		{"GC_RIG a rig of the unregistered city above GC_DIR", map[string]string{"GC_RIG": "solo", "GC_DIR": local}, elsewhere, nil, root(local)},
+		{"an older city: the nearest .gc/", nil, filepath.Join(home, "old"), nil, root(filepath.Join(home, "old"))},
+		{"an unbound rig's stray .gc/ is an older city", nil, code("loose"), nil, root(code("loose"))},
+		// gc finds no city
+		{"no city: elsewhere under $HOME (~/.gc is the supervisor's)", nil, elsewhere, nil, ""},
+		{"no city: a rig bound in two cities", nil, code("shared"), nil, ""},
+		{"no city: a rig only in April's cities.toml [[rigs]]", nil, code("legacy"), nil, ""},
+		{"no city: a rig path only in city.toml (pre-1.0)", nil, code("pathrig"), nil, ""},
+		{"no city: site.toml [[rigs]] tables, which gc never reads", nil, code("legacyfmt"), nil, ""},
+		{"no city: a binding for a rig city.toml does not declare", nil, code("unbound"), nil, ""},
+		{"no city: an unregistered city's rig, worked in", nil, code("solo"), nil, ""},
+		{"no city: GC_CEILING_DIRECTORIES stops the walk", map[string]string{"GC_CEILING_DIRECTORIES": filepath.Join(town, "sub")}, filepath.Join(town, "sub", "dir"), nil, ""},
 	} {
-		t.Run(tc.rule, func(t *testing.T) {
+		t.Run(tc.layout, func(t *testing.T) {
 			env := map[string]string{"HOME": home, "TMPDIR": tmp}
 			for k, v := range tc.env {
 				env[k] = v
 			}
-			os.MkdirAll(tc.wd, 0o755)
 			if got := CityRoot(func(k string) string { return env[k] }, tc.wd, tc.parent); got != tc.want {
 				t.Fatalf("CityRoot = %q, want %q", got, tc.want)
 			}
@@ -144,6 +209,7 @@ default_city = "`+town+`"
 		}
 		return func(k string) string { return m[k] }
 	}
+	work := code("frontend", "src", "ui")
 	// city_discovery.go: a city.toml in $HOME itself is a city (the walk
 	// looks in a ceiling before it stops there).
 	touch(t, filepath.Join(home, "city.toml"))
@@ -168,8 +234,8 @@ default_city = "`+town+`"
 	moved := filepath.Join(base, "gchome")
 	os.MkdirAll(moved, 0o755)
 	os.Rename(filepath.Join(gcHome, "cities.toml"), filepath.Join(moved, "cities.toml"))
-	if got := CityRoot(env("GC_HOME", moved), work, nil); got != tw {
-		t.Fatalf("with $GC_HOME: %q, want %q", got, tw)
+	if got := CityRoot(env("GC_HOME", moved), work, nil); got != root(town) {
+		t.Fatalf("with $GC_HOME: %q, want %q", got, root(town))
 	}
 	if got := CityRoot(env(), work, nil); got != "" {
 		t.Fatalf("without the registry the rig binds nothing: %q", got)

@@ -36,6 +36,13 @@ var (
 type Group struct {
 	Name    string
 	Members []string // canonical: agent ids, lowercase patterns, "@group"
+
+	// BuiltIn marks one of Gas Town's built-in groups (@town,
+	// @rig/<rig>, …; see [Store.BuiltinGroups]), with no group file: its
+	// members are the agents it reaches now, its Name is as Gas Town
+	// spells it ("rig/gastown"), and, as in Gas Town, a send
+	// to it reaches the sender too when the sender is one of them.
+	BuiltIn bool
 }
 
 func groupFile(name string) string { return name + ".json" }
@@ -72,7 +79,9 @@ func parseMember(m string) (string, error) {
 }
 
 // Group reads the group name (without "@"). @all is built in: every
-// existing mailbox.
+// existing mailbox; so are Gas Town's groups (@town, @witnesses,
+// @rig/<rig>, …: see [Store.BuiltinGroups]) where no group file of that
+// name exists.
 func (s *Store) Group(name string) (*Group, error) {
 	name, err := parseName(KindGroup, name)
 	if err != nil {
@@ -86,11 +95,19 @@ func (s *Store) Group(name string) (*Group, error) {
 		if err == nil {
 			err = fmt.Errorf("%w: @%s", ErrNoGroup, name)
 		}
-		return nil, err
+	} else {
+		defer d.Close()
+		var g *Group
+		if g, _, err = readGroup(d, name); err == nil {
+			return g, nil
+		}
 	}
-	defer d.Close()
-	g, _, err := readGroup(d, name)
-	return g, err
+	if errors.Is(err, ErrNoGroup) {
+		if g, ok, berr := s.builtin(name); ok {
+			return g, berr
+		}
+	}
+	return nil, err
 }
 
 // readGroup reads and checks one group file, returning its members and
@@ -311,7 +328,7 @@ func (s *Store) Dangling() (map[string][]string, error) {
 			continue
 		}
 		for _, m := range g.Members {
-			if sub, ok := strings.CutPrefix(m, "@"); ok && sub != AllGroup && !slices.Contains(names, sub) {
+			if sub, ok := strings.CutPrefix(m, "@"); ok && sub != AllGroup && !slices.Contains(names, sub) && !isBuiltin(sub) {
 				out[n] = append(out[n], m)
 			}
 		}
@@ -342,8 +359,8 @@ func (s *Store) expand(name, sender string) ([]Address, error) {
 		return nil, err
 	}
 	boxes, err := s.expandWith(g, nil, nil)
-	if err != nil {
-		return nil, err
+	if err != nil || g.BuiltIn {
+		return boxes, err
 	}
 	return slices.DeleteFunc(boxes, func(b Address) bool { return b.Name == sender }), nil
 }

@@ -249,6 +249,9 @@ func (s *Server) read(ctx context.Context, in readIn) (Message, error) {
 	if err != nil {
 		return Message{}, err
 	}
+	if s.Nudges != nil { // as Gas Town's read: defer the thread's reply reminders, drop the announcement
+		s.Nudges.MailSeen(s.Agent, nudgeq.MailRead, m)
+	}
 	out := toMessage(m, true)
 	cutBody(&out, in.Offset, MaxBodyBytes)
 	return out, nil

@@ -98,29 +98,40 @@ func NormalizeReplySubject(s string) string {
 // gasTownLimits are a shared queue's depth and stale-claim time, as the
 // town's settings set them; zero where they do not.
 type gasTownLimits struct {
-	depth int
-	stale time.Duration
+	depth      int
+	stale      time.Duration
+	replyDelay *time.Duration // nil: the default
+}
+
+// sharedTown is the Gas Town town whose queue agent's queue is linked to
+// (<town>/.runtime/nudge_queue/<session>), or "" for a queue of mailfs's
+// own.
+func (q *Queue) sharedTown(agent string) string {
+	link := filepath.Join(q.root.Path(), filepath.FromSlash(queueDir(agent)))
+	st, err := os.Lstat(link)
+	if err != nil || st.Mode()&fs.ModeSymlink == 0 {
+		return ""
+	}
+	target, err := filepath.EvalSymlinks(link)
+	if err != nil {
+		return ""
+	}
+	if filepath.Base(filepath.Dir(target)) != "nudge_queue" || filepath.Base(filepath.Dir(filepath.Dir(target))) != ".runtime" {
+		return ""
+	}
+	return filepath.Dir(filepath.Dir(filepath.Dir(target)))
 }
 
 // sharedLimits returns the limits of agent's queue when it is shared with
 // Gas Town and the town's settings/config.json sets them
 // ("operational": {"nudge": {"max_queue_depth": N, "stale_claim_threshold":
-// "5m"}}); else zeros, and the Queue's own fields hold.
+// "5m"}, "mail": {"reply_reminder_delay": "5m"}}); else zeros, and the
+// Queue's own fields hold.
 func (q *Queue) sharedLimits(agent string) gasTownLimits {
-	link := filepath.Join(q.root.Path(), filepath.FromSlash(queueDir(agent)))
-	st, err := os.Lstat(link)
-	if err != nil || st.Mode()&fs.ModeSymlink == 0 {
+	town := q.sharedTown(agent)
+	if town == "" {
 		return gasTownLimits{}
 	}
-	target, err := filepath.EvalSymlinks(link)
-	if err != nil {
-		return gasTownLimits{}
-	}
-	// <town>/.runtime/nudge_queue/<session>
-	if filepath.Base(filepath.Dir(target)) != "nudge_queue" || filepath.Base(filepath.Dir(filepath.Dir(target))) != ".runtime" {
-		return gasTownLimits{}
-	}
-	town := filepath.Dir(filepath.Dir(filepath.Dir(target)))
 	r, err := chipset.OpenOther(town)
 	if err != nil {
 		return gasTownLimits{}
@@ -141,6 +152,9 @@ func (q *Queue) sharedLimits(agent string) gasTownLimits {
 				MaxQueueDepth       *int   `json:"max_queue_depth"`
 				StaleClaimThreshold string `json:"stale_claim_threshold"`
 			} `json:"nudge"`
+			Mail struct {
+				ReplyReminderDelay string `json:"reply_reminder_delay"`
+			} `json:"mail"`
 		} `json:"operational"`
 	}
 	if json.Unmarshal(data, &cfg) != nil {
@@ -152,6 +166,9 @@ func (q *Queue) sharedLimits(agent string) gasTownLimits {
 	}
 	if d, err := time.ParseDuration(cfg.Operational.Nudge.StaleClaimThreshold); err == nil && d > 0 {
 		l.stale = d
+	}
+	if d, err := time.ParseDuration(cfg.Operational.Mail.ReplyReminderDelay); err == nil { // else the default, as Gas Town's ParseDurationOrDefault
+		l.replyDelay = &d
 	}
 	return l
 }

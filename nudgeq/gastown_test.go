@@ -1,6 +1,7 @@
 package nudgeq_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -268,4 +269,160 @@ func TestSharedQueueTakesTheTownsLimits(t *testing.T) {
 		t.Fatalf("drained %d, want both (the stale claim back)", len(b.Nudges))
 	}
 	b.Commit()
+}
+
+// gtQueuedNudge is Gas Town's QueuedNudge (internal/nudge/queue.go,
+// 57bcb59d): json.MarshalIndent of it is the file its Enqueue writes.
+type gtQueuedNudge struct {
+	Sender          string    `json:"sender"`
+	Message         string    `json:"message"`
+	Priority        string    `json:"priority"`
+	Kind            string    `json:"kind,omitempty"`
+	ThreadID        string    `json:"thread_id,omitempty"`
+	Severity        string    `json:"severity,omitempty"`
+	Timestamp       time.Time `json:"timestamp"`
+	ExpiresAt       time.Time `json:"expires_at,omitempty"`
+	DeliverAfter    time.Time `json:"deliver_after,omitempty"`
+	OriginalFrom    string    `json:"original_from,omitempty"`
+	OriginalSubject string    `json:"original_subject,omitempty"`
+}
+
+// gtReminder writes into queue a reply reminder as Gas Town's
+// enqueueReplyReminder queues it, and returns its file name.
+func gtReminder(t *testing.T, queue string, i int, thread string, armed time.Time, delay time.Duration) string {
+	t.Helper()
+	n := gtQueuedNudge{Sender: "system", Message: "Remember to reply to mayor/ (subject: \"WORK gt-9\") via `gt mail send mayor/` — not in chat.",
+		Priority: "normal", Kind: nudgeq.ReplyReminder, ThreadID: thread, Timestamp: armed, ExpiresAt: armed.Add(30 * time.Minute),
+		DeliverAfter: armed.Add(delay), OriginalFrom: "mayor/", OriginalSubject: "WORK gt-9"}
+	data, err := json.MarshalIndent(n, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("%d-%08x.json", armed.UnixNano()+int64(i), i)
+	if err := os.WriteFile(filepath.Join(queue, name), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// Reading, marking read, archiving a message do to the reply reminders
+// Gas Town queued for its thread what Gas Town's own verbs do
+// (internal/cmd/mail_inbox.go: read → DeferReplyReminders, by the town's
+// reply_reminder_delay; mark-read, archive → ClearReplyReminders), and
+// the message's send --nudge announcement dies with the read; every key
+// of a deferred file but deliver_after is kept, and Gas Town still reads
+// it.
+func TestMailSeenFollowsGasTownsReminderRules(t *testing.T) {
+	f := newFixture(t)
+	town, queue := sharedWithGasTown(t, f)
+	os.MkdirAll(filepath.Join(town, "settings"), 0o700)
+	os.WriteFile(filepath.Join(town, "settings", "config.json"), []byte(`{"operational":{"mail":{"reply_reminder_delay":"10m"}}}`), 0o600)
+	armed := f.clock.Add(-time.Minute)
+	r1 := gtReminder(t, queue, 1, "T1", armed, 5*time.Minute)
+	r2 := gtReminder(t, queue, 2, "T2", armed, 5*time.Minute)
+	ann, err := f.q.Enqueue("toast", nudgeq.Nudge{Sender: "mayor", Message: "new mail", MailID: "M1"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := &maildir.Message{ID: "M1", Thread: "T1"}
+	if n, err := f.q.MailSeen("toast", nudgeq.MailRead, read); err != nil || n != 2 {
+		t.Fatalf("a read changed %d nudges, %v; want the announcement gone and T1's reminder deferred", n, err)
+	}
+	if _, err := os.Stat(filepath.Join(queue, ann.ID+".json")); !os.IsNotExist(err) {
+		t.Fatalf("the announcement outlived the read: %v", err)
+	}
+	var got gtQueuedNudge
+	data, _ := os.ReadFile(filepath.Join(queue, r1))
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatalf("Gas Town cannot read the deferred reminder: %v\n%s", err, data)
+	}
+	if !got.DeliverAfter.Equal(f.clock.Add(10*time.Minute)) || got.OriginalFrom != "mayor/" || got.ThreadID != "T1" || got.Kind != nudgeq.ReplyReminder || !got.Timestamp.Equal(armed) {
+		t.Fatalf("deferred reminder: %+v", got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(queue, r2)); !strings.Contains(string(b), `"deliver_after": "`+armed.Add(5*time.Minute).Format(time.RFC3339Nano)) {
+		t.Fatalf("another thread's reminder changed:\n%s", b)
+	}
+	// Drained now, the deferred reminder stays queued (its deadline is
+	// ahead), so does T2's (5 minutes after arming).
+	b, err := f.q.Drain("toast")
+	if err != nil || len(b.Nudges) != 0 {
+		t.Fatalf("drained %v, %v; want nothing yet", b, err)
+	}
+	// A mark-read (or an archive) of a message of T1 clears T1's reminder.
+	if n, err := f.q.MailSeen("toast", nudgeq.MailSettled, &maildir.Message{ID: "M7", Thread: "T1"}); err != nil || n != 1 {
+		t.Fatalf("a settle removed %d, %v", n, err)
+	}
+	left, _ := os.ReadDir(queue)
+	if len(left) != 1 || left[0].Name() != r2 {
+		t.Fatalf("left %v, want only T2's reminder", left)
+	}
+}
+
+// At delivery, a reply reminder for a thread its agent has answered since
+// it was armed is dropped, unseen (Gas Town's
+// FilterDeliverableReplyReminders); one for a thread not answered, or
+// not in this tree, is delivered.
+func TestDrainDropsAnsweredReminders(t *testing.T) {
+	f := newFixture(t)
+	_, queue := sharedWithGasTown(t, f)
+	s, err := maildir.Open(f.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	clock := t0.Add(-time.Hour)
+	s.Now = func() time.Time { clock = clock.Add(time.Second); return clock }
+	f.q.Mail = s
+	sent, err := s.Send(&maildir.Message{From: "mayor", To: "toast", Subject: "WORK gt-9", Body: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := s.Send(&maildir.Message{From: "mayor", To: "toast", Subject: "WORK gt-10", Body: "y"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	armed := clock.Add(time.Second)
+	answered := gtReminder(t, queue, 1, sent[0].Thread, armed, 0)
+	gtReminder(t, queue, 2, other[0].Thread, armed, 0)
+	gtReminder(t, queue, 3, "a-gas-town-thread", armed, 0)
+	clock = armed.Add(time.Second)
+	if _, err := s.ReplyTo(sent[0], &maildir.Message{From: "Toast", Body: "done"}); err != nil {
+		t.Fatal(err)
+	}
+	f.clock = clock.Add(time.Second) // the drain's now: the reminders are due, not expired
+	b, err := f.q.Drain("toast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Nudges) != 2 {
+		t.Fatalf("delivered %d reminders, want 2 (the answered thread's dropped)", len(b.Nudges))
+	}
+	for _, n := range b.Nudges {
+		if n.ThreadID == sent[0].Thread {
+			t.Fatalf("the answered thread's reminder was delivered: %+v", n)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(queue, answered)); !os.IsNotExist(err) {
+		t.Fatalf("the answered reminder is still queued: %v", err)
+	}
+}
+
+// In a queue Gas Town reads, mailfs spells a nudge's sender as Gas Town
+// does (gastown/witness, not gastown.witness); in its own, as its ids.
+func TestSharedQueueSpellsSendersAsGasTown(t *testing.T) {
+	f := newFixture(t)
+	_, queue := sharedWithGasTown(t, f)
+	n, err := f.q.Enqueue("toast", nudgeq.Nudge{Sender: "gastown.witness", Message: "check your mail"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got gtQueuedNudge
+	data, _ := os.ReadFile(filepath.Join(queue, n.ID+".json"))
+	if err := json.Unmarshal(data, &got); err != nil || got.Sender != "gastown/witness" {
+		t.Fatalf("sender in Gas Town's queue: %q, %v", got.Sender, err)
+	}
+	own, err := f.q.Enqueue("nux", nudgeq.Nudge{Sender: "gastown/witness", Message: "check your mail"}, 0)
+	if err != nil || own.Sender != "gastown.witness" {
+		t.Fatalf("sender in mailfs's own queue: %+v, %v", own, err)
+	}
 }

@@ -55,12 +55,17 @@ type Nudge struct {
 	Timestamp time.Time // when it was queued
 	ExpiresAt time.Time // it is dropped unseen from this instant on
 	// MailID, if set, is the id of the message in the recipient's mailbox
-	// that this nudge announces; the nudge is dropped at drain time once
-	// that message is read or gone.
+	// that this nudge announces; the nudge is removed when the message is
+	// read, archived or deleted through mailfs ([Queue.MailSeen]), and
+	// dropped at drain time once it is read, archived or gone.
 	MailID string
 	// DeliverAfter, if set, holds the nudge back until that instant (Gas
 	// Town's deferred reminders); a drain before it leaves the nudge queued.
 	DeliverAfter time.Time
+	// Kind and ThreadID are what Gas Town's nudges say of themselves
+	// ("reply-reminder" and the thread it is about); read from its files,
+	// never written by mailfs.
+	Kind, ThreadID string
 }
 
 // Deferred reports whether n is held back at now by its DeliverAfter.
@@ -72,10 +77,12 @@ func (n *Nudge) Deferred(now time.Time) bool {
 type wire struct {
 	DeliverAfter time.Time `json:"deliver_after,omitzero"`
 	ExpiresAt    time.Time `json:"expires_at"`
+	Kind         string    `json:"kind,omitempty"`
 	MailID       string    `json:"mail_id,omitempty"`
 	Message      *string   `json:"message"`
 	Priority     Priority  `json:"priority"`
 	Sender       string    `json:"sender"`
+	ThreadID     string    `json:"thread_id,omitempty"`
 	Timestamp    time.Time `json:"timestamp"`
 }
 
@@ -133,7 +140,8 @@ func Parse(data []byte) (*Nudge, error) {
 		}
 	}
 	return &Nudge{Sender: w.Sender, Message: *w.Message, Priority: w.Priority,
-		Timestamp: w.Timestamp, ExpiresAt: w.ExpiresAt, MailID: w.MailID, DeliverAfter: w.DeliverAfter}, nil
+		Timestamp: w.Timestamp, ExpiresAt: w.ExpiresAt, MailID: w.MailID, DeliverAfter: w.DeliverAfter,
+		Kind: w.Kind, ThreadID: w.ThreadID}, nil
 }
 
 // NoSender is the sender of a nudge whose file names none (Gas Town writes

@@ -142,6 +142,9 @@ func (q *Queue) Enqueue(agent string, n Nudge, ttl time.Duration) (*Nudge, error
 	if err := n.check(now, ttl); err != nil {
 		return nil, err
 	}
+	if q.sharedTown(agent) != "" {
+		n.Sender = gasTownSender(n.Sender) // Gas Town reads this file
+	}
 	r, err := q.root.Open(true)
 	if err != nil {
 		return nil, err
@@ -396,9 +399,11 @@ type Refusals struct {
 
 // Claim claims every live nudge in agent's queue, oldest first, and the
 // notes of refused nudges. First it returns to the queue any claim older
-// than OrphanAfter, by its claim time. Expired nudges, and nudges about mail
-// already read or gone, are claimed too but not returned: Commit drops
-// them. Files that are not nudges are reported to Warn and left alone.
+// than OrphanAfter, by its claim time. Expired nudges, nudges about mail
+// already read, archived or gone, and Gas Town's reply reminders of
+// threads the agent has answered since they were armed, are claimed too
+// but not returned: Commit drops them. Files that are not nudges are
+// reported to Warn and left alone.
 func (q *Queue) Claim(agent string) (*Batch, error) {
 	return q.ClaimContext(context.Background(), agent)
 }
@@ -461,7 +466,7 @@ func (q *Queue) ClaimContext(ctx context.Context, agent string) (*Batch, error) 
 			continue
 		}
 		b.claimed = append(b.claimed, claim)
-		if n.Expired(now) || q.stale(agent, n) {
+		if n.Expired(now) || q.stale(agent, n) || q.answered(agent, n) {
 			continue
 		}
 		b.Nudges = append(b.Nudges, n)
@@ -518,13 +523,14 @@ func (q *Queue) returnOrphans(d *durable.Dir, claims []string, now time.Time, af
 	return returned
 }
 
-// stale reports whether n announces mail that is already read, or gone.
+// stale reports whether n announces mail that is already read, archived,
+// or gone.
 func (q *Queue) stale(agent string, n *Nudge) bool {
 	if n.MailID == "" || q.Mail == nil {
 		return false
 	}
 	m, err := q.Mail.Get(maildir.Address{Kind: maildir.KindAgent, Name: agent}, n.MailID)
-	return errors.Is(err, maildir.ErrNotFound) || err == nil && m.Read
+	return errors.Is(err, maildir.ErrNotFound) || err == nil && (m.Read || m.Archived)
 }
 
 // Commit removes the claimed files: the nudges shown, and those dropped as

@@ -343,7 +343,7 @@ func TestStaleMailNudgesAreDropped(t *testing.T) {
 	defer s.Close()
 	f.q.Mail = s
 	var ids []string
-	for _, subj := range []string{"unread", "read", "deleted"} {
+	for _, subj := range []string{"unread", "read", "deleted", "archived unread"} {
 		m, err := s.Send(&maildir.Message{From: "m", To: "a", Subject: subj})
 		if err != nil {
 			t.Fatal(err)
@@ -355,6 +355,7 @@ func TestStaleMailNudgesAreDropped(t *testing.T) {
 	}
 	s.MarkRead(mbox("a"), ids[1])
 	s.Delete(mbox("a"), ids[2])
+	s.Archive(mbox("a"), ids[3:4])
 	b, err := f.q.Drain("a")
 	if err != nil {
 		t.Fatal(err)

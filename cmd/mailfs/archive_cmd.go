@@ -64,7 +64,7 @@ func (c *archiveCmd) Run(a *app) error {
 		if err != nil {
 			return err
 		}
-		return eachMoved(a, s.Archive, ts)
+		return eachMoved(a, settling(a, s, s.Archive), ts)
 	}
 	if c.OlderThan <= 0 {
 		return usage("give a duration such as 24h, 36h or 90m", "--older-than must be positive, not %v", c.OlderThan)

@@ -26,9 +26,10 @@ script that runs "exec mailfs gascity "$@"". The root is $MAILFS_ROOT;
 else the city's, found by today's gc chain, in its order: the --city (a
 directory or a registered name) and --rig of the gc command it runs
 under; $GC_CITY, $GC_CITY_PATH or $GC_CITY_ROOT naming a city directory
-($GC_CITY also a registered name); $GC_RIG through the rig bindings (each
-registered city's .gc/site.toml; the registry is $GC_HOME/cities.toml,
-default ~/.gc/cities.toml); the rig binding at $GC_DIR when it holds a
+($GC_CITY also a registered name); $GC_RIG through the rig bindings (the [[rig]] tables of each
+registered city's .gc/site.toml, for rigs its city.toml declares, then
+those of the city found without the rig; the registry is
+$GC_HOME/cities.toml, default ~/.gc/cities.toml); the rig binding at $GC_DIR when it holds a
 stray .gc/; the city above $GC_DIR; the rig binding at the working
 directory; the city above the working directory (a city.toml, else an
 older .gc/, stopping at $HOME, the temp dir and $GC_CEILING_DIRECTORIES,

@@ -22,7 +22,19 @@ A member is an agent (toast, gastown/witness), a pattern matched against the
 existing mailboxes when mail is sent (gastown.*), or another group (@other).
 "mailfs send @name" delivers one copy to each agent the group reaches, once
 each, the sender left out. @all is built in: every mailbox. A group that
-includes itself, directly or not, or names an unknown group, is refused.`
+includes itself, directly or not, or names an unknown group, is refused.
+
+Gas Town's group addresses are built in too, resolved at each send from
+the town's own agents and rigs, as Gas Town resolves them: @town (mayor,
+deacon), @overseer, @witnesses, @refineries, @deacons, @dogs, and for
+each rig @rig/<rig> (all its agents), @polecats/<rig> and @crew/<rig>.
+The town is the Gas Town town above the root (mayor/town.json: its
+mayor/rigs.json, <rig>/polecats/*, <rig>/crew/*, deacon/dogs/*); with
+none, the mailboxes (gastown.witness is a witness of rig gastown), which
+cannot tell polecats, crew or dogs. As in Gas Town, a send to one of them
+reaches the sender too if it is a member. A group file of the same name
+wins; "group list" shows, after the files, the built-in groups that reach
+someone.`
 }
 
 type groupMembersArgs struct {
@@ -108,19 +120,41 @@ func (c *groupListCmd) Run(a *app) error {
 			a.exit(err)
 			continue
 		}
-		if c.JSON {
-			err = printValue(a.out, struct {
-				Group   string   `json:"group"`
-				Members []string `json:"members"`
-			}{"@" + n, nonNil(g.Members)})
-		} else {
-			_, err = fmt.Fprintf(a.out, "@%s: %s\n", n, strings.Join(g.Members, " "))
+		if err := c.print(a, n, g.Members, false); err != nil {
+			return err
 		}
+	}
+	builtin, err := s.BuiltinGroups()
+	if err != nil {
+		return err
+	}
+	for _, n := range builtin {
+		g, err := s.Group(n)
 		if err != nil {
+			continue // it reaches nobody here, or cannot be told without the town
+		}
+		if err := c.print(a, n, g.Members, true); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// print writes one group of the list.
+func (c *groupListCmd) print(a *app, name string, members []string, builtin bool) error {
+	if c.JSON {
+		return printValue(a.out, struct {
+			Group   string   `json:"group"`
+			Members []string `json:"members"`
+			BuiltIn bool     `json:"built_in,omitempty"`
+		}{"@" + name, nonNil(members), builtin})
+	}
+	note := ""
+	if builtin {
+		note = " (built in)"
+	}
+	_, err := fmt.Fprintf(a.out, "@%s%s: %s\n", name, note, strings.Join(members, " "))
+	return err
 }
 
 type groupDeleteCmd struct {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/nudgeq"
 )
 
 // idsArgs are the arguments of the commands that act on several messages.
@@ -100,18 +101,23 @@ func (c *markReadCmd) Run(a *app) error {
 		for _, m := range msgs {
 			ids = append(ids, m.ID)
 		}
-		return (&idsArgs{}).run(a, s, box, ids, func(s *maildir.Store, b maildir.Address, id string) error {
-			_, err := s.MarkRead(b, id)
-			return err
-		})
+		return (&idsArgs{}).run(a, s, box, ids, markRead(a))
 	}
 	if len(c.Args) == 0 {
 		return usage("mark-read [AGENT] ID…, or mark-read --all [AGENT]", "no message id given")
 	}
-	return (&idsArgs{Args: c.Args}).each(a, func(s *maildir.Store, agent maildir.Address, id string) error {
-		_, err := s.MarkRead(agent, id)
+	return (&idsArgs{Args: c.Args}).each(a, markRead(a))
+}
+
+// markRead marks one message read, settling it in its agent's nudge queue.
+func markRead(a *app) func(s *maildir.Store, agent maildir.Address, id string) error {
+	return func(s *maildir.Store, agent maildir.Address, id string) error {
+		m, err := s.MarkRead(agent, id)
+		if err == nil {
+			mailSeen(a, nudgeq.MailSettled, agent, m)
+		}
 		return err
-	})
+	}
 }
 
 // agentOrEnv is arg, or $MAILFS_AGENT when arg is empty.
@@ -142,5 +148,11 @@ func (c *deleteCmd) Help() string {
 }
 
 func (c *deleteCmd) Run(a *app) error {
-	return c.each(a, func(s *maildir.Store, agent maildir.Address, id string) error { return s.Delete(agent, id) })
+	return c.each(a, func(s *maildir.Store, agent maildir.Address, id string) error {
+		err := s.Delete(agent, id)
+		if err == nil {
+			mailSeen(a, nudgeq.MailSettled, agent, &maildir.Message{ID: id})
+		}
+		return err
+	})
 }

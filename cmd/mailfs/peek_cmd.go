@@ -64,7 +64,7 @@ func (c *clearCmd) Run(a *app) error {
 		}
 		return nil
 	}
-	errs, err := s.Archive(box, ids)
+	errs, err := settling(a, s, s.Archive)(box, ids)
 	if err != nil {
 		return err
 	}

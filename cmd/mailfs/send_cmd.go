@@ -28,11 +28,12 @@ type sendCmd struct {
 	Thread   string         `placeholder:"ID" help:"Continue this thread (default: start a new one)."`
 	ReplyTo  string         `name:"reply-to" placeholder:"ID" help:"The id of the message this answers."`
 	Field    []string       `sep:"none" placeholder:"KEY=VALUE" help:"Put a \"Key: value\" line at the top of the body (repeatable), as protocol messages do. The value is the rest of the argument, commas and all."`
-	Nudge    bool           `help:"Also nudge each recipient about the message; the nudge is dropped unseen once the message is read."`
+	Nudge    bool           `help:"Also nudge each recipient about the message; the nudge is dropped unseen once the message is read, archived or deleted."`
 	JSON     bool           `help:"Print each delivered copy as a JSON line instead of its id."`
 	WaitFor  string         `name:"wait-for" enum:",read,delivered" default:"" placeholder:"read|delivered" help:"After sending, block until every copy has been read, or until a live session was rung about it (receipts as JSON lines with --json)."`
 	Timeout  *time.Duration `placeholder:"D" help:"With --wait-for, give up after D: exit status 124; 0 looks once and does not wait. Default: wait until done."`
 	Key      *string        `name:"idempotency-key" placeholder:"KEY" help:"Deliver once: another send of the same message with this key within 30 days delivers nothing, exits 0 and prints the first send's ids (also after a crash or a power cut between the two); the key used for a different message exits 3 and sends nothing. Keys are per root, at most 128 bytes."`
+	sendKeys
 }
 
 func (c *sendCmd) Help() string {
@@ -101,6 +102,9 @@ func (c *sendCmd) Run(a *app) error {
 			return usage("a key is what makes a retried send the same send: an id of the task, say", "--idempotency-key: %v", err)
 		}
 	}
+	if err := c.sendKeys.check(c.Key != nil); err != nil {
+		return err
+	}
 	body, err := c.body(a.in, len(c.Field) > 0)
 	if err != nil {
 		return err
@@ -118,9 +122,12 @@ func (c *sendCmd) Run(a *app) error {
 		Subject: c.Subject, Body: body, Type: c.Type, Priority: maildir.Priority(c.Priority),
 		Thread: c.Thread, ReplyTo: c.ReplyTo,
 	}
+	c.sendKeys.apply(msg)
 	var sent []*maildir.Message
 	again := false
-	if c.Key != nil {
+	if c.keyed() {
+		sent, again, err = c.sendKeys.send(a, s, msg)
+	} else if c.Key != nil {
 		sent, again, err = s.SendOnce(msg, *c.Key)
 		if again {
 			a.warn(fmt.Errorf("sent before with --idempotency-key %q: nothing new delivered; the first send's ids follow", *c.Key))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/nudgeq"
 )
 
 type showCmd struct {
@@ -68,6 +69,7 @@ func (c *readCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
+	mailSeen(a, nudgeq.MailRead, t.box, m)
 	if c.Field != "" {
 		return printField(a, m, c.Field)
 	}

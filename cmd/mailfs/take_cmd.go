@@ -5,6 +5,7 @@ import (
 
 	"github.com/mailfs/mailfs/hook"
 	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/nudgeq"
 )
 
 type takeCmd struct {
@@ -63,12 +64,16 @@ func (c *takeCmd) Run(a *app) error {
 		return err // not shown, so not marked
 	}
 	failed := 0
+	var read []*maildir.Message
 	for _, m := range msgs {
 		if _, err := s.MarkRead(box, m.ID); err != nil {
 			failed++
 			a.exit(err)
+		} else {
+			read = append(read, m)
 		}
 	}
+	mailSeen(a, nudgeq.MailRead, box, read...)
 	if failed > 0 {
 		return &exitStatus{code: exitError, msg: fmt.Sprintf("error: %d of %d messages were shown but not marked read", failed, len(msgs))}
 	}
