@@ -65,9 +65,8 @@ func TestStartUpBuildsNothing(t *testing.T) {
 // initialisation or size every command would pay for a few commands'
 // sake: the web view's and the MCP server's (net/http, html/template, the
 // MCP SDK) live in mailfs-serve and mailfs-mcp, which mailfs runs in its
-// place (helper.go), and the folder index computes its CRC-32 itself
-// rather than link hash/crc32 (internal/folderindex/crc.go). A package
-// that imports one of them into mailfs fails this, naming its importer.
+// place (helper.go). A package that imports one of them into mailfs
+// fails this, naming its importer.
 func TestLinksNothingHeavy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
@@ -78,7 +77,7 @@ func TestLinksNothingHeavy(t *testing.T) {
 			importers[imp] = append(importers[imp], pkg)
 		}
 	}
-	heavy := []string{"net/http", "html/template", "hash/crc32", "github.com/modelcontextprotocol/go-sdk/mcp", "github.com/chromedp/chromedp"}
+	heavy := []string{"net/http", "html/template", "github.com/modelcontextprotocol/go-sdk/mcp", "github.com/chromedp/chromedp"}
 	for _, pkg := range heavy {
 		if by, ok := importers[pkg]; ok {
 			slices.Sort(by)
