@@ -93,17 +93,15 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 	var c cli
 	var trap exitTrap
 	a := &app{ctx: ctx, stdio: io}
-	grammar, command, err := parse(&c, args, &trap, io)
+	grammar, kctx, err := parse(&c, args, &trap, io)
 	if trap.exited {
 		return trap.code
 	}
 	if err != nil {
 		return a.usage(err)
 	}
-	if kctx, ok := command.(*kong.Context); ok {
-		if err := repeatedFlag(kctx, args); err != nil {
-			return a.usageIn(err, kctx)
-		}
+	if err := repeatedFlag(kctx, args); err != nil {
+		return a.usageIn(err, kctx)
 	}
 	globals := reflect.ValueOf(grammar).Elem()
 	a.rootFlag, a.hostFlag = globals.FieldByName("Root").String(), globals.FieldByName("Host").String()
@@ -124,7 +122,7 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 		}
 	}
 	defer a.close()
-	if trap.do(func() { err = runCommand(command, a) }) { // a command of kong's own (completion) ends with its Exit too
+	if trap.do(func() { err = kctx.Run(a) }) { // a command of kong's own (completion) ends with its Exit too
 		return trap.code
 	}
 	return a.exit(err)
