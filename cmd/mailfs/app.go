@@ -18,6 +18,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/mailfs/mailfs/cmd/internal/hookcmd"
 	"github.com/mailfs/mailfs/cmd/internal/town"
 	"github.com/mailfs/mailfs/gitsync"
 	"github.com/mailfs/mailfs/internal/buildinfo"
@@ -454,6 +455,8 @@ func hintFor(err error) string {
 	switch {
 	case errors.As(err, &h):
 		return h.hint
+	case errors.Is(err, hookcmd.ErrNoAgent):
+		return hookcmd.NoAgentHint
 	case errors.As(err, &nh) && nh.Home == "":
 		return fmt.Sprintf("on the host where it lives: mailfs home claim %s", nh.Object)
 	case errors.As(err, &nh) && nh.Host == "":

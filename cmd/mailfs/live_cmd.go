@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailfs/mailfs/cmd/internal/hookcmd"
 	"github.com/mailfs/mailfs/hook"
 	"github.com/mailfs/mailfs/live"
 	"github.com/mailfs/mailfs/maildir"
@@ -115,7 +116,7 @@ func (c *liveClaudeCmd) Run(a *app) error {
 	}
 	// The hook's event names the session's transcript, where Claude Code
 	// records which doorbells it gave the model (see live.ClaudeDoor).
-	in := hookInput(a, "live claude", time.Now().Add(2*time.Second), "within 2s")
+	in := hookcmd.ReadEvent(a.hookEnv(), "live claude", time.Now().Add(2*time.Second), "within 2s")
 	// The session registers a moment after it starts its hooks; outside
 	// a session (no socket given) one look says so.
 	wait := 30 * time.Second
