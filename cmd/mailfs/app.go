@@ -428,7 +428,7 @@ func (a *app) exit(err error) int {
 		fmt.Fprintf(a.err, "mailfs: hint: %s\n", hint)
 	}
 	var u *usageErr
-	if errors.As(err, &u) {
+	if errors.As(err, &u) || errors.Is(err, hookcmd.ErrNoAgent) {
 		return exitUsage
 	}
 	if errors.Is(err, maildir.ErrQueueEmpty) {

@@ -231,40 +231,10 @@ after its running tool call), and the deliverer ends when pi does.`
 
 func (c *livePiCmd) Run(a *app) error { return c.pipe(a, "pi", c.Session) }
 
-type liveSeenCmd struct {
-	Agent string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose doorbells."`
-}
+// liveSeenCmd is hookcmd.Seen, which mailfs-hook runs too.
+type liveSeenCmd struct{ hookcmd.Seen }
 
-func (c *liveSeenCmd) Help() string {
-	return `Reads text from standard input (at most 1 MiB), finds the agent's doorbells
-in it by their ring marks, and records them as taken in by the session: the
-evidence "delivered" is said on (see "mailfs live"). mailfs's pi extension
-runs it on what each model request carries; a prompt hook does the same on
-its own. Nothing is printed; the exit status is 0 whatever it finds.`
-}
-
-func (c *liveSeenCmd) Run(a *app) error {
-	agent, err := needAgent(c.Agent)
-	if err == nil {
-		agent, err = maildir.ParseAgent(agent)
-	}
-	if err != nil {
-		return err
-	}
-	data, err := io.ReadAll(io.LimitReader(a.in, 1<<20))
-	if err != nil {
-		return err
-	}
-	nonces := hook.RingNonces(agent, string(data))
-	if len(nonces) == 0 {
-		return nil
-	}
-	s, err := a.open()
-	if err != nil {
-		return err
-	}
-	return live.Confirm(s, agent, nonces)
-}
+func (c *liveSeenCmd) Run(a *app) error { return c.Seen.Run(a.hookEnv()) }
 
 type liveTmuxCmd struct {
 	liveFlags

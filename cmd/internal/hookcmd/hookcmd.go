@@ -1,7 +1,8 @@
 // Package hookcmd is the calls an agent runtime makes every turn or tool
-// call — its hook events ([Hook]) and "check --inject" ([Inject]) — as
-// both mailfs and the slim mailfs-hook run them: the same flags, output
-// and promises, whichever binary a runtime's settings name.
+// call — its hook events ([Hook]), "check --inject" ([Inject]) and the
+// doorbell's confirmation ([Seen]) — as both mailfs and the slim
+// mailfs-hook ([Main]) run them: the same flags, output and promises,
+// whichever binary a runtime's settings name.
 package hookcmd
 
 import (
@@ -146,6 +147,45 @@ func Inject(e *Env, agent string, budget time.Duration) {
 	}
 	h := &hook.Handler{Collector: hook.Collector{Store: s, Nudges: q, Budget: budget}}
 	answer(e, h.Handle(e.Ctx, hook.Plain, hook.PromptSubmit, agent, hook.Input{}))
+}
+
+// Seen is "live seen [AGENT]": the doorbell's confirmation a runtime's
+// plugin sends with what it gave the model.
+type Seen struct {
+	Agent string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose doorbells."`
+}
+
+// Help is the paragraph "live seen --help" prints.
+func (c *Seen) Help() string {
+	return `Reads text from standard input (at most 1 MiB), finds the agent's doorbells
+in it by their ring marks, and records them as taken in by the session: the
+evidence "delivered" is said on (see "mailfs live"). mailfs's pi extension
+runs it on what each model request carries; a prompt hook does the same on
+its own. Nothing is printed; the exit status is 0 whatever it finds.`
+}
+
+// Run records the doorbells e.In names as seen.
+func (c *Seen) Run(e *Env) error {
+	if c.Agent == "" {
+		return ErrNoAgent
+	}
+	agent, err := maildir.ParseAgent(c.Agent)
+	if err != nil {
+		return err
+	}
+	data, err := io.ReadAll(io.LimitReader(e.In, 1<<20))
+	if err != nil {
+		return err
+	}
+	nonces := hook.RingNonces(agent, string(data))
+	if len(nonces) == 0 {
+		return nil
+	}
+	s, _, err := e.Open()
+	if err != nil {
+		return err
+	}
+	return live.Confirm(s, agent, nonces)
 }
 
 func answer(e *Env, ans hook.Answer) {

@@ -23,7 +23,12 @@ type cli struct {
 	Version kong.VersionFlag `help:"Print the version (module version and VCS revision) and exit."`
 
 	Hook  Hook     `cmd:"" help:"Answer an agent runtime's hook event (session-start, prompt-submit, post-tool, stop)."`
+	Live  liveCmd  `cmd:"" help:"Live delivery's per-turn call: live seen."`
 	Check checkCmd `cmd:"" help:"Print unread mail and nudges as <system-reminder> blocks for a prompt hook (check --inject)."`
+}
+
+type liveCmd struct {
+	Seen Seen `cmd:"" help:"Record as delivered the doorbells whose ring marks standard input holds (what a runtime's plugin sent the model)."`
 }
 
 type checkCmd struct {
@@ -37,8 +42,9 @@ func (c *checkCmd) Run(e *Env) error {
 	return nil
 }
 
-// Main is the mailfs-hook program: it parses args and answers the call;
-// the status is 0 unless the command line is wrong.
+// Main is the mailfs-hook program: it parses args and answers the call.
+// The status is 0 for a hook and check --inject unless the command line is
+// wrong (80), and 2 when live seen fails.
 func Main(args []string, in io.Reader, out, errw io.Writer) int {
 	var c cli
 	parser, err := kong.New(&c, kong.Name("mailfs-hook"),
@@ -73,8 +79,12 @@ func Main(args []string, in io.Reader, out, errw io.Writer) int {
 				fmt.Fprintf(errw, "mailfs: hint: %s\n", NoAgentHint)
 			}
 		}}
-	if err := kctx.Run(env); err != nil {
+	if err := kctx.Run(env); err != nil { // live seen's: the hooks report their own
 		env.Report(err)
+		if errors.Is(err, ErrNoAgent) {
+			return 80
+		}
+		return 2
 	}
 	return 0
 }
