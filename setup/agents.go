@@ -24,7 +24,7 @@ func HookAgent(cmd string) (agent string, isOurs bool) {
 	for i, w := range f {
 		var rest []string
 		switch {
-		case (strings.HasSuffix(w, "mailfs") || strings.HasSuffix(w, "mailfs'")) && i+2 < len(f) && (f[i+1] == "hook" || f[i+1] == "live"):
+		case isMailfs(strings.TrimSuffix(w, "'")) && i+2 < len(f) && (f[i+1] == "hook" || f[i+1] == "live"):
 			rest = f[i+3:]
 		case w == "mcp" && i+1 < len(f) && f[i+1] == "--agent" && i+2 < len(f):
 			return f[i+2], true
@@ -38,6 +38,9 @@ func HookAgent(cmd string) (agent string, isOurs bool) {
 	}
 	return "", true
 }
+
+// isMailfs reports whether the program w is mailfs or mailfs-hook.
+func isMailfs(w string) bool { return strings.HasSuffix(w, "mailfs") || strings.HasSuffix(w, "mailfs-hook") }
 
 // Serves reports whom rt's mailfs hooks in the worktree dir serve: the
 // agents they name, and shared when some name none.

@@ -91,8 +91,10 @@ func Check(rt Runtime, dir, agent string, env Env) (ready bool, findings []Findi
 			if m := pluginBin().FindSubmatch(data); m != nil {
 				var bin string
 				if json.Unmarshal(m[1], &bin) == nil {
-					if f, ok := resolves(shellQuote(bin)+" hook", abs, env); !ok {
-						findings = append(findings, f)
+					for _, prog := range []string{bin, HookBinary(bin)} { // live, and the hooks
+						if f, ok := resolves(shellQuote(prog)+" hook", abs, env); !ok {
+							findings = append(findings, f)
+						}
 					}
 				}
 			}

@@ -33,8 +33,8 @@ func fakeMachine(t *testing.T, onPath bool) (home, dir string, env Env) {
 	return home, dir, Env{
 		Getenv: func(k string) string { return vars[k] },
 		LookPath: func(name string) (string, error) {
-			if onPath && name == "mailfs" {
-				return "/usr/local/bin/mailfs", nil
+			if onPath && (name == "mailfs" || name == "mailfs-hook") {
+				return "/usr/local/bin/" + name, nil
 			}
 			return "", errors.New("not found")
 		},
@@ -102,7 +102,7 @@ func TestDoctorQwen(t *testing.T) {
 	write(t, filepath.Join(home, ".qwen", "mcpApprovals.json"), `{"`+dir+`": {"mailfs": {"hash": "h", "status": "approved"}}}`)
 	says(t, Qwen, dir, env, true, "set up (SessionStart, UserPromptSubmit, PostToolUse, Stop, mcpServers.mailfs, skill)")
 	data, _ := os.ReadFile(filepath.Join(dir, ".qwen", "settings.json"))
-	for _, want := range []string{`"command": "mailfs hook post-tool nux --runtime qwen"`, `"command": "mailfs live qwen nux"`, `"async": true`, `"timeout": 604800000`} {
+	for _, want := range []string{`"command": "mailfs-hook hook post-tool nux --runtime qwen"`, `"command": "mailfs live qwen nux"`, `"async": true`, `"timeout": 604800000`} {
 		if !strings.Contains(string(data), want) {
 			t.Fatalf(".qwen/settings.json lacks %s:\n%s", want, data)
 		}

@@ -89,11 +89,12 @@ func TestRealCopilotStopHookReachesTheModel(t *testing.T) {
 	}
 }
 
-// buildMailfs builds the mailfs command into dir.
+// buildMailfs builds the mailfs command into dir, and beside it
+// mailfs-hook, which the hooks setup writes run.
 func buildMailfs(t *testing.T, dir string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "mailfs")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/mailfs/mailfs/cmd/mailfs").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", dir+"/", "github.com/mailfs/mailfs/cmd/mailfs", "github.com/mailfs/mailfs/cmd/mailfs-hook").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin

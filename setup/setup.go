@@ -151,10 +151,10 @@ func Events(rt Runtime) []string {
 	return names
 }
 
-// Command is the mailfs hook command for runtime rt's event; agent "" leaves
-// it to $MAILFS_AGENT.
+// Command is the mailfs hook command for runtime rt's event, run by
+// [HookBinary] of bin; agent "" leaves it to $MAILFS_AGENT.
 func Command(bin string, rt Runtime, event, agent string) string {
-	cmd := shellQuote(bin) + " hook " + event
+	cmd := shellQuote(HookBinary(bin)) + " hook " + event
 	if agent != "" {
 		cmd += " " + agent
 	}
@@ -162,6 +162,18 @@ func Command(bin string, rt Runtime, event, agent string) string {
 		cmd += " --runtime " + string(rt)
 	}
 	return cmd
+}
+
+// HookBinary is the program the per-turn calls (hooks, live seen) run for
+// bin, the mailfs setup was told to use: mailfs-hook beside it (mailfs
+// gives mailfs-hook, /opt/bin/mailfs gives /opt/bin/mailfs-hook), which
+// answers them as mailfs does and starts faster; any other program (a
+// wrapper script) as it is.
+func HookBinary(bin string) string {
+	if filepath.Base(bin) == "mailfs" {
+		return bin + "-hook"
+	}
+	return bin
 }
 
 // shellQuote quotes s for sh when it needs it.
@@ -236,11 +248,13 @@ func PiExtension(bin, agent string) []byte { return fill(piExtension, bin, agent
 // $MAILFS_AGENT in each session), running bin.
 func OpenCodePlugin(bin, agent string) []byte { return fill(openCodePlugin, bin, agent) }
 
-// fill puts bin and agent, as JavaScript strings, into a plugin template.
+// fill puts bin, its HookBinary and agent, as JavaScript strings, into a
+// plugin template.
 func fill(template, bin, agent string) []byte {
 	b, _ := json.Marshal(bin)
+	h, _ := json.Marshal(HookBinary(bin))
 	a, _ := json.Marshal(agent)
-	return []byte(strings.NewReplacer("__BIN__", string(b), "__AGENT__", string(a)).Replace(template))
+	return []byte(strings.NewReplacer("__BIN__", string(b), "__HOOKBIN__", string(h), "__AGENT__", string(a)).Replace(template))
 }
 
 // pluginServes reports whether an OpenCode plugin file is mailfs's, for

@@ -263,13 +263,13 @@ func TestPluginLayout(t *testing.T) {
 	}
 	for val := range v.All() {
 		var s string
-		if lit, ok := val.Value.(hujson.Literal); ok && json.Unmarshal(lit, &s) == nil && strings.HasPrefix(s, "mailfs ") {
+		if lit, ok := val.Value.(hujson.Literal); ok && json.Unmarshal(lit, &s) == nil && strings.HasPrefix(s, "mailfs") {
 			cmds[s] = true
 		}
 	}
 	for _, ev := range []string{"session-start", "prompt-submit", "post-tool", "stop"} {
-		if !cmds["mailfs hook "+ev] {
-			t.Errorf("hooks.json lacks %q: %v", "mailfs hook "+ev, cmds)
+		if !cmds["mailfs-hook hook "+ev] {
+			t.Errorf("hooks.json lacks %q: %v", "mailfs-hook hook "+ev, cmds)
 		}
 	}
 	// And the live deliverer, for the same agent.
@@ -308,7 +308,7 @@ func checkSkill(t *testing.T, data []byte, agent string) {
 func TestShellQuoteAndFirstWord(t *testing.T) {
 	for _, bin := range []string{"mailfs", "/opt/bin/mailfs", "/home/me/My Tools/mailfs", "/tmp/it's/mailfs"} {
 		cmd := Command(bin, Claude, "stop", "nux")
-		if got := firstWord(cmd); got != bin {
+		if got := firstWord(cmd); got != bin+"-hook" {
 			t.Errorf("Command(%q) = %q, whose program reads back as %q", bin, cmd, got)
 		}
 		if !ours().MatchString(cmd) {
