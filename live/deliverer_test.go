@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/mailfs/mailfs/agentrt"
 	"github.com/mailfs/mailfs/hook"
 	"github.com/mailfs/mailfs/live"
 	"github.com/mailfs/mailfs/maildir"
@@ -567,7 +568,7 @@ func (f *fixture) promptHook(t *testing.T) {
 		Doorbells: func(agent string, nonces []string) error { return live.Confirm(f.s, agent, nonces) }}
 	f.door.set(func(d *fakeDoor) {
 		d.onRing = func(text string) {
-			if a := h.Handle(context.Background(), hook.Claude, hook.PromptSubmit, "toast", hook.Input{Prompt: text}); len(a.Errs) > 0 {
+			if a := h.Handle(context.Background(), agentrt.Claude, hook.PromptSubmit, "toast", hook.Input{Prompt: text}); len(a.Errs) > 0 {
 				t.Errorf("the prompt hook: %v", a.Errs)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailfs/mailfs/agentrt"
 	"github.com/mailfs/mailfs/internal/stubmodel"
 	"github.com/mailfs/mailfs/live"
 	"github.com/mailfs/mailfs/maildir"
@@ -74,7 +75,7 @@ func newTown(t testing.TB, liveArgs string) *town {
 	if err != nil {
 		t.Fatal(err)
 	}
-	changes, err := setup.Plan(setup.Claude, tw.proj, bin, "toast")
+	changes, err := setup.Plan(agentrt.Claude, tw.proj, bin, "toast")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/mailfs/mailfs/cmd/internal/hookcmd"
 )
 
 // onlyCommand returns, for a call that names its command, a new value of
@@ -161,6 +163,14 @@ func parse(c *cli, args []string, trap *exitTrap, io stdio) (grammar any, kctx *
 	return grammar, kctx, err
 }
 
+// grammarVars are the variables cli's tags use: the runtimes' names,
+// from agentrt.
+func grammarVars() kong.Vars {
+	vars := hookcmd.Vars()
+	vars["setupTargets"] = setupTargets()
+	return vars
+}
+
 // newParser is kong, set up for grammar (cli, or onlyCommand's copy).
 func newParser(grammar any, args []string, trap *exitTrap, io stdio) *kong.Kong {
 	parser, err := kong.New(grammar,
@@ -172,6 +182,7 @@ func newParser(grammar any, args []string, trap *exitTrap, io stdio) *kong.Kong 
 		kong.Help(printHelp),
 		kong.TypeMapper(reflect.TypeFor[time.Duration](), durationMapper()),
 		kong.Vars{"version": version(args)},
+		grammarVars(),
 	)
 	if err != nil {
 		panic(err) // the cli struct is wrong: a programming error

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailfs/mailfs/agentrt"
 	"github.com/mailfs/mailfs/cmd/internal/hookcmd"
 	"github.com/mailfs/mailfs/hook"
 	"github.com/mailfs/mailfs/live"
@@ -124,7 +125,7 @@ func (c *liveClaudeCmd) Run(a *app) error {
 		wait = 0
 	}
 	ctx, cancel := context.WithTimeout(a.ctx, wait)
-	door, err := live.FindClaude(ctx, live.ClaudeConfig(os.Getenv), os.Getpid(), os.Getenv("CLAUDE_CODE_MESSAGING_TOKEN"), os.Getenv("CLAUDE_CODE_MESSAGING_SOCKET"))
+	door, err := live.FindClaude(ctx, agentrt.ClaudeConfig(os.Getenv), os.Getpid(), os.Getenv("CLAUDE_CODE_MESSAGING_TOKEN"), os.Getenv("CLAUDE_CODE_MESSAGING_SOCKET"))
 	cancel()
 	if err == nil {
 		if in.TranscriptPath != "" {
@@ -170,10 +171,10 @@ func (c *liveQwenCmd) Run(a *app) error {
 	if c.PID == 0 && os.Getenv("QWEN_CODE_MESSAGING_SOCKET") != "" {
 		deadline = deadline.Add(30 * time.Second)
 	}
-	door, err := live.FindQwen(live.QwenHome(os.Getenv), c.PID, os.Getpid(), os.Getenv("QWEN_CODE_MESSAGING_TOKEN"))
+	door, err := live.FindQwen(agentrt.QwenHome(os.Getenv), c.PID, os.Getpid(), os.Getenv("QWEN_CODE_MESSAGING_TOKEN"))
 	for errors.Is(err, live.ErrNoSession) && time.Now().Before(deadline) && a.ctx.Err() == nil {
 		time.Sleep(50 * time.Millisecond)
-		door, err = live.FindQwen(live.QwenHome(os.Getenv), c.PID, os.Getpid(), os.Getenv("QWEN_CODE_MESSAGING_TOKEN"))
+		door, err = live.FindQwen(agentrt.QwenHome(os.Getenv), c.PID, os.Getpid(), os.Getenv("QWEN_CODE_MESSAGING_TOKEN"))
 	}
 	if err == nil {
 		err = c.deliver(a, door)
@@ -201,7 +202,7 @@ deliverer ends. Run by hand it has no plugin to answer it: use it through
 the plugin.`
 }
 
-func (c *liveOpenCodeCmd) Run(a *app) error { return c.pipe(a, "opencode", c.Session) }
+func (c *liveOpenCodeCmd) Run(a *app) error { return c.pipe(a, string(agentrt.OpenCode), c.Session) }
 
 // pipe delivers to runtime's session id through the plugin that started
 // this process, over its standard input and output.
@@ -229,7 +230,7 @@ doorbell goes to the session as a user message (steered into a busy turn,
 after its running tool call), and the deliverer ends when pi does.`
 }
 
-func (c *livePiCmd) Run(a *app) error { return c.pipe(a, "pi", c.Session) }
+func (c *livePiCmd) Run(a *app) error { return c.pipe(a, string(agentrt.Pi), c.Session) }
 
 // liveSeenCmd is hookcmd.Seen, which mailfs-hook runs too.
 type liveSeenCmd struct{ hookcmd.Seen }
@@ -311,8 +312,8 @@ func (c *liveListCmd) Run(a *app) error {
 			}
 			// The deliverer writes its session's status down every few
 			// seconds; Claude Code's registry says it now.
-			if r.Session.Runtime == "claude" {
-				if st := live.ClaudeStatus(live.ClaudeConfig(os.Getenv), r.Session.Process.PID); st != "" {
+			if r.Session.Runtime == string(agentrt.Claude) {
+				if st := live.ClaudeStatus(agentrt.ClaudeConfig(os.Getenv), r.Session.Process.PID); st != "" {
 					r.Session.Status = st
 				}
 			}

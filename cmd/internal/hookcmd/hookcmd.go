@@ -12,8 +12,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/alecthomas/kong"
+
+	"github.com/mailfs/mailfs/agentrt"
 	"github.com/mailfs/mailfs/hook"
 	"github.com/mailfs/mailfs/live"
 	"github.com/mailfs/mailfs/maildir"
@@ -26,6 +30,16 @@ var ErrNoAgent = errors.New("no agent given")
 
 // NoAgentHint says how to name the agent.
 const NoAgentHint = "name the agent, or set MAILFS_AGENT"
+
+// Vars are the kong variables the per-turn commands' tags use: the
+// runtimes, from agentrt.
+func Vars() kong.Vars {
+	var formats []string
+	for _, rt := range agentrt.HookFormats() {
+		formats = append(formats, string(rt))
+	}
+	return kong.Vars{"hookFormats": strings.Join(formats, ","), "hookDefault": string(agentrt.Claude)}
+}
 
 // An Env is what a per-turn call runs with: its streams, the town, and
 // how its program reports problems. A hook never fails the agent's turn:
@@ -44,7 +58,7 @@ type Env struct {
 type Hook struct {
 	Event    string        `arg:"" enum:"session-start,prompt-submit,post-tool,stop" help:"session-start, prompt-submit, post-tool or stop."`
 	Agent    string        `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose mail."`
-	Runtime  string        `default:"claude" enum:"claude,codex,gemini,qwen,copilot,plain" help:"The format to answer in: claude (Claude Code), codex (Codex), gemini (Gemini CLI), qwen (Qwen Code), copilot (Copilot CLI: the stop event only) or plain text."`
+	Runtime  string        `default:"${hookDefault}" enum:"${hookFormats}" help:"The format to answer in: claude (Claude Code), codex (Codex), gemini (Gemini CLI), qwen (Qwen Code), copilot (Copilot CLI: the stop event only) or plain text."`
 	Budget   time.Duration `default:"3s" placeholder:"D" help:"Stop after this long, reading the event included, and say what was had."`
 	Every    time.Duration `default:"2m" placeholder:"D" help:"post-tool: check at most once per D for each agent."`
 	MaxBytes int           `name:"max-bytes" default:"9000" placeholder:"N" help:"Print at most N bytes (at least 1024), counted as the runtime receives them (Claude Code shows at most 10,000 characters)."`
@@ -104,7 +118,7 @@ func (c *Hook) Run(e *Env) error {
 	}
 	if c.Agent == "" {
 		if hook.Event(c.Event) == hook.SessionStart {
-			e.Out.Write(hook.NoAgent(hook.Runtime(c.Runtime))) // said to the session, not only to a debug log
+			e.Out.Write(hook.NoAgent(agentrt.Runtime(c.Runtime))) // said to the session, not only to a debug log
 		}
 		e.Report(ErrNoAgent)
 		return nil
@@ -123,7 +137,7 @@ func (c *Hook) Run(e *Env) error {
 	}
 	h := &hook.Handler{Collector: hook.Collector{Store: s, Nudges: q, Budget: budget}, PostToolEvery: c.Every, MaxBytes: c.MaxBytes,
 		Doorbells: func(agent string, nonces []string) error { return live.Confirm(s, agent, nonces) }}
-	answer(e, h.Handle(e.Ctx, hook.Runtime(c.Runtime), hook.Event(c.Event), c.Agent, in))
+	answer(e, h.Handle(e.Ctx, agentrt.Runtime(c.Runtime), hook.Event(c.Event), c.Agent, in))
 	return nil
 }
 
@@ -146,7 +160,7 @@ func Inject(e *Env, agent string, budget time.Duration) {
 		return
 	}
 	h := &hook.Handler{Collector: hook.Collector{Store: s, Nudges: q, Budget: budget}}
-	answer(e, h.Handle(e.Ctx, hook.Plain, hook.PromptSubmit, agent, hook.Input{}))
+	answer(e, h.Handle(e.Ctx, agentrt.Plain, hook.PromptSubmit, agent, hook.Input{}))
 }
 
 // Seen is "live seen [AGENT]": the doorbell's confirmation a runtime's

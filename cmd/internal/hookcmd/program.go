@@ -49,7 +49,7 @@ func Main(args []string, in io.Reader, out, errw io.Writer) int {
 	var c cli
 	parser, err := kong.New(&c, kong.Name("mailfs-hook"),
 		kong.Description("The per-turn calls of mailfs (hooks, check --inject), in a smaller binary."),
-		kong.Writers(out, errw), kong.Vars{"version": buildinfo.Version()})
+		kong.Writers(out, errw), kong.Vars{"version": buildinfo.Version()}, Vars())
 	if err != nil {
 		panic(err) // the cli struct is wrong: a programming error
 	}
