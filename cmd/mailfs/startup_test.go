@@ -65,26 +65,37 @@ func TestStartUpBuildsNothing(t *testing.T) {
 // initialisation or size every command would pay for a few commands'
 // sake: the web view's and the MCP server's (net/http, html/template, the
 // MCP SDK) live in mailfs-serve and mailfs-mcp, which mailfs runs in its
-// place (helper.go). A package that imports one of them into mailfs
-// fails this, naming its importer.
+// place (helper.go). It holds mailfs-hook, which runtimes start every turn,
+// to less: none of mailfs's packages that only other commands use either
+// (the installer, sync, fsck, the archive sweep, escalations). A package
+// that imports one of them fails this, naming its importer.
 func TestLinksNothingHeavy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
-	importers := map[string][]string{} // package -> the packages that import it
-	for pkg, imports := range goListImports(t, "-deps", ".") {
-		for _, imp := range imports {
-			importers[imp] = append(importers[imp], pkg)
-		}
-	}
 	heavy := []string{"net/http", "html/template", "github.com/modelcontextprotocol/go-sdk/mcp", "github.com/chromedp/chromedp"}
-	for _, pkg := range heavy {
-		if by, ok := importers[pkg]; ok {
-			slices.Sort(by)
-			t.Errorf("mailfs links %s (imported by %s): its cost lands on every command", pkg, strings.Join(by, ", "))
+	const mod = "github.com/mailfs/mailfs/"
+	for _, bin := range []struct {
+		name, pkg string
+		heavy     []string
+	}{
+		{"mailfs", ".", heavy},
+		{"mailfs-hook", "../mailfs-hook", append(slices.Clip(heavy), mod+"setup", mod+"gitsync", mod+"fsck", mod+"archive", mod+"escalation", mod+"mcpserver", mod+"webview")},
+	} {
+		importers := map[string][]string{} // package -> the packages that import it
+		for pkg, imports := range goListImports(t, "-deps", bin.pkg) {
+			for _, imp := range imports {
+				importers[imp] = append(importers[imp], pkg)
+			}
 		}
-	}
-	if len(importers["github.com/mailfs/mailfs/maildir"]) == 0 {
-		t.Fatal("go list named no importer of maildir: not the dependency list expected")
+		for _, pkg := range bin.heavy {
+			if by, ok := importers[pkg]; ok {
+				slices.Sort(by)
+				t.Errorf("%s links %s (imported by %s): its cost lands on every call", bin.name, pkg, strings.Join(by, ", "))
+			}
+		}
+		if len(importers[mod+"maildir"]) == 0 {
+			t.Fatalf("go list named no importer of maildir in %s: not the dependency list expected", bin.name)
+		}
 	}
 }
