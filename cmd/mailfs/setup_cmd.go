@@ -34,7 +34,7 @@ type setupCmd struct {
 	Runtime string `arg:"" optional:"" enum:"${setupTargets}" default:"" help:"claude (Claude Code), gemini (Gemini CLI), codex (Codex), qwen (Qwen Code), copilot (GitHub Copilot CLI), opencode (OpenCode), pi, or plugin (a Claude Code plugin folder). Default: every one of claude, gemini, codex, qwen, copilot, opencode and pi found on $PATH."`
 	Agent   string `env:"MAILFS_AGENT" placeholder:"NAME" help:"The agent that works in this worktree."`
 	Dir     string `default:"." type:"path" placeholder:"WORKTREE" help:"The agent's worktree, where the runtime's project settings live."`
-	Command string `default:"mailfs" placeholder:"PATH" help:"How the hooks run mailfs (a path, if it is not on the agent's PATH)."`
+	Command string `default:"mailfs" placeholder:"PATH" help:"How the hooks run mailfs (a path, if it is not on the agent's PATH); the per-turn hooks run mailfs-hook beside it."`
 	Out     string `default:"mailfs-plugin" type:"path" placeholder:"DIR" help:"plugin: the folder to write the plugin into."`
 	DryRun  bool   `name:"dry-run" help:"Print the change as a diff and write nothing."`
 	Shared  bool   `help:"Hooks for several agents in this worktree: they name no agent, and each session's $MAILFS_AGENT says which it is (MAILFS_AGENT=bob claude)."`
