@@ -22,8 +22,8 @@ import (
 
 	"github.com/mailfs/mailfs/agentrt"
 	"github.com/mailfs/mailfs/hook"
-	"github.com/mailfs/mailfs/live"
 	"github.com/mailfs/mailfs/internal/leakcheck"
+	"github.com/mailfs/mailfs/live"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/nudgeq"
 )
