@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mailfs/mailfs/agentrt"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/nudgeq"
 )
@@ -29,31 +30,12 @@ const (
 // Events lists the events, in the order of a session.
 var Events = []Event{SessionStart, PromptSubmit, PostTool, Stop}
 
-// A Runtime is an agent runtime whose hook format mailfs speaks.
-type Runtime string
-
-// The runtimes.
-const (
-	Claude Runtime = "claude" // Claude Code
-	Codex  Runtime = "codex"  // Codex (hooks.json; Claude Code's formats)
-	Gemini Runtime = "gemini" // Gemini CLI
-	Qwen   Runtime = "qwen"   // Qwen Code (Claude Code's formats)
-	// Copilot is GitHub Copilot CLI: only its agentStop hook's answer (a
-	// block, whose reason becomes the next prompt) reaches the model, so
-	// only the stop event is answered.
-	Copilot Runtime = "copilot"
-	Plain   Runtime = "plain" // plain text on stdout, for anything else
-)
-
-// Runtimes lists them.
-var Runtimes = []Runtime{Claude, Codex, Gemini, Qwen, Copilot, Plain}
-
 // Limit is the most bytes a hook prints for rt by default, counted as the
 // runtime receives them (after JSON encoding). Claude Code shows the model
 // at most 10,000 characters of a hook's added context (past that, a
 // preview of about 2 KB); Codex and Gemini CLI document no cap, and get the
 // same bound, so an agent's context is never flooded whatever waits.
-func Limit(rt Runtime) int { return 9000 }
+func Limit(rt agentrt.Runtime) int { return 9000 }
 
 // Input is what a runtime sends a hook on stdin; every runtime's fields
 // that mailfs reads. Unknown fields are ignored.
@@ -157,7 +139,7 @@ type Answer struct {
 // a prompt (the first prompt after a session start continues its turn),
 // and within it the post-tool and stop hooks say nothing of mail the agent
 // was already shown.
-func (h *Handler) Handle(ctx context.Context, rt Runtime, ev Event, agent string, in Input) Answer {
+func (h *Handler) Handle(ctx context.Context, rt agentrt.Runtime, ev Event, agent string, in Input) Answer {
 	agent, err := maildir.ParseAgent(agent)
 	if err != nil {
 		return Answer{Errs: []error{err}}
@@ -165,10 +147,10 @@ func (h *Handler) Handle(ctx context.Context, rt Runtime, ev Event, agent string
 	if !slices.Contains(Events, ev) {
 		return Answer{Errs: []error{fmt.Errorf("hook: unknown event %q (want %s)", ev, eventNames())}}
 	}
-	if !slices.Contains(Runtimes, rt) {
+	if !slices.Contains(agentrt.HookFormats(), rt) {
 		return Answer{Errs: []error{fmt.Errorf("hook: unknown runtime %q", rt)}}
 	}
-	if rt == Copilot && ev != Stop {
+	if rt == agentrt.Copilot && ev != Stop {
 		// Nothing is read, claimed or recorded as shown: the runtime would
 		// show the model none of it.
 		return Answer{Errs: []error{fmt.Errorf("hook: Copilot CLI shows the model nothing a %s hook prints; mailfs answers only its agentStop (mailfs setup copilot installs that one)", ev)}}
@@ -264,7 +246,7 @@ func eventNames() string {
 // notes), as added context for rt: without the mail it was shown earlier in
 // this turn, within the byte bound, recording what it showed. Then it
 // commits the reminder's nudges.
-func (h *Handler) deliver(rt Runtime, ev Event, agent string, in Input, res *Result, prefix string) Answer {
+func (h *Handler) deliver(rt agentrt.Runtime, ev Event, agent string, in Input, res *Result, prefix string) Answer {
 	a := Answer{Errs: res.Errs}
 	if res.Reminder == nil {
 		if err := h.update(agent, func(st *state) bool { return newTurn(st, ev) }); err != nil {
@@ -343,7 +325,7 @@ func (h *Handler) deliver(rt Runtime, ev Event, agent string, in Input, res *Res
 }
 
 // limit is the handler's byte bound for rt.
-func (h *Handler) limit(rt Runtime) int {
+func (h *Handler) limit(rt agentrt.Runtime) int {
 	if h.MaxBytes > 0 {
 		return h.MaxBytes
 	}
@@ -355,7 +337,7 @@ func (h *Handler) limit(rt Runtime) int {
 // the next prompt, and the reminder says so: a committed nudge is gone, so
 // none may be cut from the text after it is claimed. Only when the rest
 // still does not fit is the text cut, at a line, saying so.
-func (h *Handler) fit(rt Runtime, ev Event, res *Result, prefix string, errs *[]error) []byte {
+func (h *Handler) fit(rt agentrt.Runtime, ev Event, res *Result, prefix string, errs *[]error) []byte {
 	limit := h.limit(rt)
 	r := res.Reminder
 	out := render(rt, ev, prefix+r.String())
@@ -387,7 +369,7 @@ func (h *Handler) fit(rt Runtime, ev Event, res *Result, prefix string, errs *[]
 
 // cut keeps the most whole lines of text whose rendering for rt, with a
 // note saying it was cut, fits in limit bytes.
-func cut(rt Runtime, ev Event, text string, limit int) []byte {
+func cut(rt agentrt.Runtime, ev Event, text string, limit int) []byte {
 	lines := strings.SplitAfter(text, "\n")
 	with := func(k int) []byte {
 		kept := strings.Join(lines[:k], "")
@@ -413,17 +395,17 @@ func cut(rt Runtime, ev Event, text string, limit int) []byte {
 
 // eventName is rt's name for ev, for its hookSpecificOutput ("" where
 // rt has no such event).
-func eventName(rt Runtime, ev Event) string {
+func eventName(rt agentrt.Runtime, ev Event) string {
 	switch {
-	case rt == Copilot && ev == Stop:
+	case rt == agentrt.Copilot && ev == Stop:
 		return "agentStop"
-	case rt != Claude && rt != Codex && rt != Qwen && rt != Gemini:
+	case rt != agentrt.Claude && rt != agentrt.Codex && rt != agentrt.Qwen && rt != agentrt.Gemini:
 		return ""
-	case rt == Gemini && ev == PromptSubmit:
+	case rt == agentrt.Gemini && ev == PromptSubmit:
 		return "BeforeAgent"
-	case rt == Gemini && ev == PostTool:
+	case rt == agentrt.Gemini && ev == PostTool:
 		return "AfterTool"
-	case rt == Gemini && ev == Stop:
+	case rt == agentrt.Gemini && ev == Stop:
 		return "AfterAgent"
 	case ev == SessionStart:
 		return "SessionStart"
@@ -442,18 +424,18 @@ func eventName(rt Runtime, ev Event) string {
 // session, and how to name its agent. A shared worktree's hooks (the
 // plugin's) read $MAILFS_AGENT; a session started without it would
 // otherwise get no mail and no word of why.
-func NoAgent(rt Runtime) []byte {
+func NoAgent(rt agentrt.Runtime) []byte {
 	return render(rt, SessionStart, "mailfs: this session has no agent, so no mail or nudge reaches it and no doorbell rings. "+
 		"Start it with MAILFS_AGENT set to the agent's name (a shared worktree's mailfs hooks read it from the environment), "+
 		"or name the agent in the hook commands (mailfs setup <runtime> --agent NAME). Tell the person running this session.")
 }
 
 // render writes added context in rt's documented format; "" is nothing.
-func render(rt Runtime, ev Event, text string) []byte {
+func render(rt agentrt.Runtime, ev Event, text string) []byte {
 	if text == "" {
 		return nil
 	}
-	if rt == Plain {
+	if rt == agentrt.Plain {
 		return []byte(text)
 	}
 	return marshal(map[string]any{
@@ -516,7 +498,7 @@ const HandoffType = "handoff"
 // urgent and high-priority unread mail, urgent nudges, not shown yet this
 // turn. It reads nothing more often than PostToolEvery, and says nothing
 // when it cannot record that it ran: parallel calls speak once.
-func (h *Handler) postTool(ctx context.Context, rt Runtime, agent string) Answer {
+func (h *Handler) postTool(ctx context.Context, rt agentrt.Runtime, agent string) Answer {
 	now := h.now()
 	every := h.PostToolEvery
 	if every <= 0 {
@@ -557,7 +539,7 @@ const maxStopLines = 10
 // messages, never when the runtime says this stop already follows a block,
 // never more than MaxStopBlocks times in a row, and never without a record
 // of the block (so a state that cannot be written never blocks).
-func (h *Handler) stop(rt Runtime, agent string, in Input) Answer {
+func (h *Handler) stop(rt agentrt.Runtime, agent string, in Input) Answer {
 	var a Answer
 	msgs, err := h.Store.List(maildir.Address{Kind: maildir.KindAgent, Name: agent}, maildir.ListOptions{ByPriority: true})
 	if err != nil {
@@ -614,7 +596,7 @@ func (h *Handler) stop(rt Runtime, agent string, in Input) Answer {
 
 // stopAnswer is the block of a stop for rt naming the fresh messages (and
 // counting those already shown), within the byte bound.
-func (h *Handler) stopAnswer(rt Runtime, agent string, fresh []*maildir.Message, told int) []byte {
+func (h *Handler) stopAnswer(rt agentrt.Runtime, agent string, fresh []*maildir.Message, told int) []byte {
 	limit := h.limit(rt)
 	for lines := min(len(fresh), maxStopLines); ; lines-- {
 		var b strings.Builder
@@ -627,9 +609,9 @@ func (h *Handler) stopAnswer(rt Runtime, agent string, fresh []*maildir.Message,
 		}
 		var out []byte
 		switch rt {
-		case Plain:
+		case agentrt.Plain:
 			out = []byte(b.String() + "\n")
-		case Gemini:
+		case agentrt.Gemini:
 			out = marshal(map[string]string{"decision": "deny", "reason": b.String()}) // AfterAgent: the reason becomes a new turn
 		default:
 			out = marshal(map[string]string{"decision": "block", "reason": b.String()})

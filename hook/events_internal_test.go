@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailfs/mailfs/agentrt"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/nudgeq"
 )
@@ -56,7 +57,7 @@ func TestSessionStartShowsHandoffFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	send(t, h, "fyi", maildir.Normal, "")
-	ctx := addedContext(t, h.Handle(context.Background(), Claude, SessionStart, "toast", Input{}).Output, "SessionStart")
+	ctx := addedContext(t, h.Handle(context.Background(), agentrt.Claude, SessionStart, "toast", Input{}).Output, "SessionStart")
 	hand, rest, ok := strings.Cut(ctx, "fyi")
 	if !ok || !strings.Contains(hand, "Handoff from your previous session") || !strings.Contains(hand, "## Next\nmigrate") {
 		t.Fatalf("the handoff note does not come first, in full:\n%s", ctx)
@@ -66,7 +67,7 @@ func TestSessionStartShowsHandoffFirst(t *testing.T) {
 	}
 	_ = rest
 	// Gemini CLI gets the same under its own names.
-	gem := addedContext(t, h.Handle(context.Background(), Gemini, SessionStart, "toast", Input{}).Output, "SessionStart")
+	gem := addedContext(t, h.Handle(context.Background(), agentrt.Gemini, SessionStart, "toast", Input{}).Output, "SessionStart")
 	if !strings.Contains(gem, "schema half done") {
 		t.Fatalf("gemini:\n%s", gem)
 	}
@@ -78,7 +79,7 @@ func TestPostToolSpeaksOnlyOfUrgentNewsAndNotTooOften(t *testing.T) {
 	q := h.Nudges
 	q.Enqueue("toast", nudgeq.Nudge{Sender: "witness", Message: "status?"}, 0)
 	// Nothing urgent: silent, and the normal nudge stays for the prompt.
-	if out := h.Handle(context.Background(), Claude, PostTool, "toast", Input{}).Output; len(out) != 0 {
+	if out := h.Handle(context.Background(), agentrt.Claude, PostTool, "toast", Input{}).Output; len(out) != 0 {
 		t.Fatalf("spoke of normal news: %s", out)
 	}
 	if n, _ := q.Len("toast"); n != 1 {
@@ -88,11 +89,11 @@ func TestPostToolSpeaksOnlyOfUrgentNewsAndNotTooOften(t *testing.T) {
 	q.Enqueue("toast", nudgeq.Nudge{Sender: "refinery", Message: "rebase now", Priority: nudgeq.Urgent}, 0)
 	// Within the interval: silent, nothing read.
 	*now = now.Add(time.Minute)
-	if out := h.Handle(context.Background(), Claude, PostTool, "toast", Input{}).Output; len(out) != 0 {
+	if out := h.Handle(context.Background(), agentrt.Claude, PostTool, "toast", Input{}).Output; len(out) != 0 {
 		t.Fatalf("spoke within the interval: %s", out)
 	}
 	*now = now.Add(DefaultPostToolEvery)
-	ctx := addedContext(t, h.Handle(context.Background(), Claude, PostTool, "toast", Input{}).Output, "PostToolUse")
+	ctx := addedContext(t, h.Handle(context.Background(), agentrt.Claude, PostTool, "toast", Input{}).Output, "PostToolUse")
 	if !strings.Contains(ctx, "MERGE_FAILED nux") || !strings.Contains(ctx, "rebase now") || strings.Contains(ctx, "fyi") || strings.Contains(ctx, "status?") {
 		t.Fatalf("post-tool context:\n%s", ctx)
 	}
@@ -109,7 +110,7 @@ func TestPostToolSpeaksOnlyOfUrgentNewsAndNotTooOften(t *testing.T) {
 func TestStopBlocksOnceAndNeverLoops(t *testing.T) {
 	h, _ := newHandler(t)
 	stop := func(in Input) map[string]string {
-		out := h.Handle(context.Background(), Claude, Stop, "toast", in).Output
+		out := h.Handle(context.Background(), agentrt.Claude, Stop, "toast", in).Output
 		if len(out) == 0 {
 			return nil
 		}
@@ -163,7 +164,7 @@ func TestStopBlocksOnceAndNeverLoops(t *testing.T) {
 	// A prompt straight after a blocking stop is the runtime going on
 	// because of it (Gemini CLI): the same row. A session start, or a
 	// prompt after the agent stopped, is a new one.
-	prompt := func() { h.Handle(context.Background(), Claude, PromptSubmit, "toast", Input{}) }
+	prompt := func() { h.Handle(context.Background(), agentrt.Claude, PromptSubmit, "toast", Input{}) }
 	send(t, h, "urgent g", maildir.Urgent, "")
 	stop(Input{}) // B
 	prompt()
@@ -176,7 +177,7 @@ func TestStopBlocksOnceAndNeverLoops(t *testing.T) {
 	}
 	for _, ev := range []Event{SessionStart, PromptSubmit} {
 		for i := range 2 {
-			h.Handle(context.Background(), Claude, ev, "toast", Input{})
+			h.Handle(context.Background(), agentrt.Claude, ev, "toast", Input{})
 			send(t, h, fmt.Sprintf("urgent %s %d", ev, i), maildir.Urgent, "")
 			if stop(Input{}) == nil {
 				t.Fatalf("after a %s, a stop with new urgent mail (%d) passed", ev, i)
@@ -190,7 +191,7 @@ func TestStopBlocksOnceAndNeverLoops(t *testing.T) {
 	}
 	stop(Input{}) // nothing pressing: the count starts again
 	send(t, h, "urgent again", maildir.Urgent, "")
-	out := h.Handle(context.Background(), Gemini, Stop, "toast", Input{}).Output
+	out := h.Handle(context.Background(), agentrt.Gemini, Stop, "toast", Input{}).Output
 	if !strings.Contains(string(out), `"decision":"deny"`) {
 		t.Fatalf("gemini stop: %s", out)
 	}
@@ -209,7 +210,7 @@ func TestAnswersAreBounded(t *testing.T) {
 	for i := range 400 {
 		send(t, h, strings.Repeat("x", 100)+string(rune('a'+i%26)), maildir.Normal, "")
 	}
-	out := h.Handle(context.Background(), Plain, PromptSubmit, "toast", Input{}).Output
+	out := h.Handle(context.Background(), agentrt.Plain, PromptSubmit, "toast", Input{}).Output
 	if len(out) > 2048 || !strings.Contains(string(out), "and 395 more") {
 		t.Fatalf("400 unread messages: %d bytes:\n%s", len(out), out)
 	}
@@ -226,9 +227,9 @@ func TestAnswersAreBounded(t *testing.T) {
 		if prompts == 10 {
 			t.Fatalf("after 10 prompts, %d of 40 nudges shown", len(seen))
 		}
-		out = h.Handle(context.Background(), Plain, PromptSubmit, "toast", Input{}).Output
-		if len(out) > Limit(Plain) {
-			t.Fatalf("%d bytes, want at most %d", len(out), Limit(Plain))
+		out = h.Handle(context.Background(), agentrt.Plain, PromptSubmit, "toast", Input{}).Output
+		if len(out) > Limit(agentrt.Plain) {
+			t.Fatalf("%d bytes, want at most %d", len(out), Limit(agentrt.Plain))
 		}
 		if prompts == 0 && !strings.Contains(string(out), "did not fit; they stay queued for your next prompt") {
 			t.Fatalf("the first reminder does not say nudges wait:\n%s", out)
@@ -250,7 +251,7 @@ func TestAnswersAreBounded(t *testing.T) {
 // --max-bytes 1024 it names as many as fit and counts the rest, in at most
 // 1024 bytes as the runtime receives them; unbounded it would be ~1,500.
 func TestStopAnswerIsBounded(t *testing.T) {
-	for _, rt := range []Runtime{Claude, Gemini, Plain} {
+	for _, rt := range []agentrt.Runtime{agentrt.Claude, agentrt.Gemini, agentrt.Plain} {
 		h, _ := newHandler(t)
 		h.MaxBytes = 1024
 		for i := range 10 {
@@ -273,7 +274,9 @@ func TestStopAnswerIsBounded(t *testing.T) {
 func TestASessionStartBeginsANewRowOfStopBlocks(t *testing.T) {
 	h, _ := newHandler(t)
 	h.MaxStopBlocks = 2
-	stop := func() bool { return len(h.Handle(context.Background(), Claude, Stop, "toast", Input{}).Output) > 0 }
+	stop := func() bool {
+		return len(h.Handle(context.Background(), agentrt.Claude, Stop, "toast", Input{}).Output) > 0
+	}
 	for i := range 2 {
 		send(t, h, fmt.Sprintf("urgent %d", i), maildir.Urgent, "")
 		if !stop() {
@@ -282,7 +285,7 @@ func TestASessionStartBeginsANewRowOfStopBlocks(t *testing.T) {
 	}
 	// The row is spent, and the session ends here, without a stop that
 	// passes. The next session starts.
-	h.Handle(context.Background(), Claude, SessionStart, "toast", Input{Source: "startup"})
+	h.Handle(context.Background(), agentrt.Claude, SessionStart, "toast", Input{Source: "startup"})
 	send(t, h, "urgent in the new session", maildir.Urgent, "")
 	if !stop() {
 		t.Fatal("the new session's first stop with new urgent mail passed: the row of the session before was carried over")
@@ -297,12 +300,12 @@ func TestCopilotAnswersOnlyItsStop(t *testing.T) {
 	h, _ := newHandler(t)
 	m := send(t, h, "MERGE_FAILED nux", maildir.Urgent, "")
 	for _, ev := range []Event{SessionStart, PromptSubmit, PostTool} {
-		a := h.Handle(context.Background(), Copilot, ev, "toast", Input{})
+		a := h.Handle(context.Background(), agentrt.Copilot, ev, "toast", Input{})
 		if len(a.Output) != 0 || len(a.Errs) != 1 || !strings.Contains(a.Errs[0].Error(), "agentStop") {
 			t.Fatalf("copilot %s: %q %v", ev, a.Output, a.Errs)
 		}
 	}
-	out := string(h.Handle(context.Background(), Copilot, Stop, "toast", Input{}).Output)
+	out := string(h.Handle(context.Background(), agentrt.Copilot, Stop, "toast", Input{}).Output)
 	var v map[string]string
 	if err := json.Unmarshal([]byte(out), &v); err != nil || v["decision"] != "block" || !strings.Contains(v["reason"], m.ID) {
 		t.Fatalf("copilot stop: %s (%v)", out, err)
@@ -317,8 +320,10 @@ func TestCopilotAnswersOnlyItsStop(t *testing.T) {
 func TestAPromptBeginsANewRowOfStopBlocks(t *testing.T) {
 	h, _ := newHandler(t)
 	h.MaxStopBlocks = 1
-	stop := func() bool { return len(h.Handle(context.Background(), Claude, Stop, "toast", Input{}).Output) > 0 }
-	prompt := func() { h.Handle(context.Background(), Claude, PromptSubmit, "toast", Input{Prompt: "go on"}) }
+	stop := func() bool {
+		return len(h.Handle(context.Background(), agentrt.Claude, Stop, "toast", Input{}).Output) > 0
+	}
+	prompt := func() { h.Handle(context.Background(), agentrt.Claude, PromptSubmit, "toast", Input{Prompt: "go on"}) }
 	send(t, h, "urgent 0", maildir.Urgent, "")
 	if !stop() {
 		t.Fatal("the first stop with new urgent mail passed")

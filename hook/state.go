@@ -1,8 +1,10 @@
 package hook
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -138,6 +140,26 @@ func readState(d *durable.Dir, agent string) (state, error) {
 		return state{}, nil // a torn or hand-edited file: start afresh
 	}
 	return st, nil
+}
+
+// decodeState reads a state file: false for anything but a JSON object
+// whose known keys hold values of their types (null is the zero value).
+func decodeState(data []byte) (state, bool) {
+	var st state
+	if json.Unmarshal(data, &st) != nil {
+		return state{}, false
+	}
+	return st, true
+}
+
+// encodeState is st as the state file holds it: encoding/json's, "<"
+// and "&" as they are.
+func encodeState(st state) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.Encode(st) // strings, times and a number always encode
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
 // peek reads agent's state without the lock, for reports.

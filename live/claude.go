@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/mailfs/mailfs/setup"
+	"github.com/mailfs/mailfs/agentrt"
 )
 
 // ClaudeDoor rings a Claude Code session (2.1.224 and later) through its
@@ -50,15 +50,6 @@ type claudeRecord struct {
 	Socket       string `json:"messagingSocketPath"`
 	Status       string `json:"status"`
 	Cwd          string `json:"cwd"`
-}
-
-// ClaudeConfig returns Claude Code's configuration folder: getenv's
-// CLAUDE_CONFIG_DIR, else $HOME/.claude.
-func ClaudeConfig(getenv func(string) string) string {
-	if d := getenv("CLAUDE_CONFIG_DIR"); d != "" {
-		return d
-	}
-	return filepath.Join(getenv("HOME"), ".claude")
 }
 
 // FindClaude returns the door of the Claude Code session that is pid or
@@ -145,7 +136,7 @@ func (d *ClaudeDoor) Session(context.Context) (Info, error) {
 	if sock == "" {
 		sock = d.Socket
 	}
-	return Info{Runtime: "claude", Process: d.Proc, ID: rec.SessionID, Status: rec.Status, Where: sock}, nil
+	return Info{Runtime: string(agentrt.Claude), Process: d.Proc, ID: rec.SessionID, Status: rec.Status, Where: sock}, nil
 }
 
 // Ring writes the auth line and the doorbell as a user message.
@@ -165,7 +156,7 @@ func (d *ClaudeDoor) Ring(ctx context.Context, text string) error {
 	if rec, err := readClaude(d.Config, d.Proc.PID); err == nil {
 		cwd = rec.Cwd
 	}
-	switch v, f := setup.ClaudeInbound(d.Config, cwd); v {
+	switch v, f := agentrt.ClaudeInbound(d.Config, cwd); v {
 	case "hold":
 		return fmt.Errorf("%w: crossSessionInbound is %q in %s", ErrHeld, v, f)
 	case "refuse":

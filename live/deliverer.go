@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/mailfs/mailfs/hook"
@@ -108,6 +109,10 @@ type Deliverer struct {
 	// started, for tests, is called with the session's start mark (see
 	// shownAtStart) before the mailbox is first scanned.
 	started func(mark time.Time)
+
+	mu     sync.Mutex
+	cancel context.CancelFunc // the running Run's, nil when none runs
+	done   chan struct{}      // closed when the running Run has returned
 }
 
 type pending struct {
@@ -117,8 +122,36 @@ type pending struct {
 }
 
 // Run delivers until the session ends (nil), ctx ends (ctx.Err()), or
-// another deliverer already serves the session ([ErrRunning]).
+// another deliverer already serves the session ([ErrRunning]). It returns
+// once everything it started has ended: its watchers, its lock, its
+// goroutines. A Deliverer runs one Run at a time.
 func (d *Deliverer) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	d.mu.Lock()
+	d.cancel, d.done = cancel, done
+	d.mu.Unlock()
+	defer close(done)
+	defer cancel()
+	return d.run(ctx)
+}
+
+// Close stops a running Run as its context's end would, and returns once
+// Run has returned. Without a running Run, or a second time, it does
+// nothing.
+func (d *Deliverer) Close() error {
+	d.mu.Lock()
+	cancel, done := d.cancel, d.done
+	d.cancel, d.done = nil, nil
+	d.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+	return nil
+}
+
+func (d *Deliverer) run(ctx context.Context) error {
 	agent, err := maildir.ParseAgent(d.Agent)
 	if err != nil {
 		return err
@@ -178,7 +211,15 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	defer w.Close()
 	nudgeEvents := d.watchNudges(ctx, agent)
+	if nudgeEvents != nil {
+		defer func() {
+			cancel()
+			for range nudgeEvents { // closed once its watch has ended
+			}
+		}()
+	}
 	ended, checkEvery, stop, gone := d.watchEnd(ctx, info)
 	if stop != nil {
 		defer stop()

@@ -20,7 +20,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/mailfs/mailfs/agentrt"
 	"github.com/mailfs/mailfs/hook"
+	"github.com/mailfs/mailfs/internal/leakcheck"
 	"github.com/mailfs/mailfs/live"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/nudgeq"
@@ -76,10 +78,12 @@ type fixture struct {
 	q    *nudgeq.Queue
 	door *fakeDoor
 	done chan error
+	d    *live.Deliverer
 }
 
 func start(t *testing.T, every time.Duration, before func(*maildir.Store), opts ...func(*live.Deliverer)) *fixture {
 	t.Helper()
+	leakcheck.Check(t)
 	root := filepath.Join(t.TempDir(), ".chipset")
 	s, err := maildir.Open(root)
 	if err != nil {
@@ -99,6 +103,7 @@ func start(t *testing.T, every time.Duration, before func(*maildir.Store), opts 
 	for _, o := range opts {
 		o(d)
 	}
+	f.d = d
 	go func() { f.done <- d.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
@@ -400,6 +405,26 @@ func TestRecordFollowsTheSessionsStatus(t *testing.T) {
 	}
 }
 
+// Close stops a running deliverer and returns only once its Run has
+// returned (and, with it, every goroutine and lock it held: the leak check
+// start sets up says so at the test's end).
+func TestCloseStopsARunAndWaits(t *testing.T) {
+	f := start(t, time.Hour, nil)
+	if err := f.d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-f.done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Run returned %v, want context.Canceled", err)
+		}
+		f.done <- err // for the cleanup
+	default:
+		t.Fatal("Close returned before Run did")
+	}
+	f.d.Close() // a second Close does nothing
+}
+
 func TestDelivererEndsWithItsSession(t *testing.T) {
 	f := start(t, time.Hour, nil)
 	f.door.set(func(d *fakeDoor) { d.gone = true })
@@ -567,7 +592,7 @@ func (f *fixture) promptHook(t *testing.T) {
 		Doorbells: func(agent string, nonces []string) error { return live.Confirm(f.s, agent, nonces) }}
 	f.door.set(func(d *fakeDoor) {
 		d.onRing = func(text string) {
-			if a := h.Handle(context.Background(), hook.Claude, hook.PromptSubmit, "toast", hook.Input{Prompt: text}); len(a.Errs) > 0 {
+			if a := h.Handle(context.Background(), agentrt.Claude, hook.PromptSubmit, "toast", hook.Input{Prompt: text}); len(a.Errs) > 0 {
 				t.Errorf("the prompt hook: %v", a.Errs)
 			}
 		}

@@ -75,8 +75,9 @@ func (p Process) watchExit() (exited <-chan struct{}, stop func(), err error) {
 		unix.Close(fd)
 		return nil, nil, err
 	}
-	ch := make(chan struct{})
+	ch, done := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(done)
 		defer unix.Close(fd)
 		defer unix.Close(wake[0])
 		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(wake[0]), Events: unix.POLLIN}}
@@ -92,5 +93,10 @@ func (p Process) watchExit() (exited <-chan struct{}, stop func(), err error) {
 		}
 	}()
 	var once sync.Once
-	return ch, func() { once.Do(func() { unix.Close(wake[1]) }) }, nil
+	return ch, func() {
+		once.Do(func() {
+			unix.Close(wake[1])
+			<-done // the poll wakes, closes its descriptors and ends
+		})
+	}, nil
 }

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mailfs/mailfs/setup"
+	"github.com/mailfs/mailfs/agentrt"
 )
 
 // QwenDoor rings a Qwen Code session through its published cross-session
@@ -51,14 +51,6 @@ type qwenRecord struct {
 	IPCToken      string `json:"ipcToken"`
 	Kind          string `json:"kind"`
 	Cwd           string `json:"cwd"`
-}
-
-// QwenHome returns $QWEN_HOME, else $HOME/.qwen.
-func QwenHome(getenv func(string) string) string {
-	if d := getenv("QWEN_HOME"); d != "" {
-		return d
-	}
-	return filepath.Join(getenv("HOME"), ".qwen")
 }
 
 var qwenName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+)(-[0-9a-f]{8})?\.json$`) })
@@ -145,7 +137,7 @@ func (d *QwenDoor) Session(context.Context) (Info, error) {
 	if !d.alive(rec) || d.Proc.Start != "" && rec.ProcStart != d.Proc.Start {
 		return Info{}, fmt.Errorf("%w: Qwen Code process %d", ErrGone, d.Proc.PID)
 	}
-	return Info{Runtime: "qwen", Process: d.Proc, ID: rec.SessionID, Where: rec.IPCPath}, nil
+	return Info{Runtime: string(agentrt.Qwen), Process: d.Proc, ID: rec.SessionID, Where: rec.IPCPath}, nil
 }
 
 // Ring sends the auth line and a user frame.
@@ -167,7 +159,7 @@ func (d *QwenDoor) Ring(ctx context.Context, text string) error {
 	// which asserts no review class). Nothing is written that the model
 	// would not be given.
 	token := d.Token
-	v, f := setup.QwenInbound(d.Home, rec.Cwd)
+	v, f := agentrt.QwenInbound(d.Home, rec.Cwd)
 	switch {
 	case v == "refuse":
 		return fmt.Errorf("%w: agents.crossSessionInbound is %q in %s", ErrRefused, v, f)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailfs/mailfs/agentrt"
 	"github.com/mailfs/mailfs/internal/stubmodel"
 	"github.com/mailfs/mailfs/live"
 	"github.com/mailfs/mailfs/maildir"
@@ -29,8 +30,9 @@ var buildOnce = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// mailfs, and beside it mailfs-mcp, which "mailfs mcp" runs.
-	out, err := exec.Command("go", "build", "-o", dir+"/", "github.com/mailfs/mailfs/cmd/mailfs", "github.com/mailfs/mailfs/cmd/mailfs-mcp").CombinedOutput()
+	// mailfs, and beside it mailfs-mcp, which "mailfs mcp" runs, and
+	// mailfs-hook, which the hooks setup writes run.
+	out, err := exec.Command("go", "build", "-o", dir+"/", "github.com/mailfs/mailfs/cmd/mailfs", "github.com/mailfs/mailfs/cmd/mailfs-mcp", "github.com/mailfs/mailfs/cmd/mailfs-hook").CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
 	}
@@ -73,7 +75,7 @@ func newTown(t testing.TB, liveArgs string) *town {
 	if err != nil {
 		t.Fatal(err)
 	}
-	changes, err := setup.Plan(setup.Claude, tw.proj, bin, "toast")
+	changes, err := setup.Plan(agentrt.Claude, tw.proj, bin, "toast")
 	if err != nil {
 		t.Fatal(err)
 	}

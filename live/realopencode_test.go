@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailfs/mailfs/agentrt"
 	"github.com/mailfs/mailfs/internal/stubmodel"
 	"github.com/mailfs/mailfs/live"
 	"github.com/mailfs/mailfs/maildir"
@@ -54,7 +55,7 @@ func startOpenCode(t *testing.T, env []string, script func(oc *ocSession, r stub
 		"model": "stub/stub-model",
 	}, "", "  ")
 	os.WriteFile(filepath.Join(oc.proj, "opencode.json"), cfg, 0o644)
-	changes, err := setup.Plan(setup.OpenCode, oc.proj, bin, "toast")
+	changes, err := setup.Plan(agentrt.OpenCode, oc.proj, bin, "toast")
 	if err != nil {
 		t.Fatal(err)
 	}

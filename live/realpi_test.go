@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailfs/mailfs/agentrt"
 	"github.com/mailfs/mailfs/internal/stubmodel"
 	"github.com/mailfs/mailfs/live"
 	"github.com/mailfs/mailfs/maildir"
@@ -46,7 +47,7 @@ func TestRealPi(t *testing.T) {
 	defer os.WriteFile(release, nil, 0o644)
 	os.WriteFile(filepath.Join(home, ".pi", "agent", "models.json"), []byte(`{"providers": {"stub": {"baseUrl": "`+model.URL+`/v1", "api": "openai-completions", "apiKey": "k",
 		"compat": {"supportsDeveloperRole": false, "supportsReasoningEffort": false}, "models": [{"id": "stub-model"}]}}}`), 0o600)
-	changes, err := setup.Plan(setup.Pi, proj, bin, "toast")
+	changes, err := setup.Plan(agentrt.Pi, proj, bin, "toast")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailfs/mailfs/agentrt"
 	"github.com/mailfs/mailfs/internal/stubmodel"
 	"github.com/mailfs/mailfs/live"
 	"github.com/mailfs/mailfs/maildir"
@@ -49,7 +50,7 @@ func newQwenTown(t testing.TB) *qtown {
 	if tw.store, err = maildir.Open(root); err != nil {
 		t.Fatal(err)
 	}
-	changes, err := setup.Plan(setup.Qwen, tw.proj, bin, "toast")
+	changes, err := setup.Plan(agentrt.Qwen, tw.proj, bin, "toast")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/mailfs/mailfs/agentrt"
 	"github.com/mailfs/mailfs/hook"
 )
 
@@ -100,7 +101,7 @@ func (d *TmuxDoor) Session(ctx context.Context) (Info, error) {
 	if err != nil || !strings.HasPrefix(out, d.Pane+" ") || strings.TrimSpace(out) == d.Pane+" 1" || !d.Proc.Alive() {
 		return Info{}, fmt.Errorf("%w: tmux pane %s", ErrGone, d.Pane)
 	}
-	return Info{Runtime: "tmux", Process: d.Proc, Where: d.Pane}, nil
+	return Info{Runtime: string(agentrt.Tmux), Process: d.Proc, Where: d.Pane}, nil
 }
 
 // Ring types text into the pane as one line, then Enter.

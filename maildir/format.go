@@ -3,20 +3,105 @@ package maildir
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"github.com/mailfs/mailfs/internal/jsonobj"
+	"io"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // A field is one member of a message file's top-level object, with its
 // value exactly as the file spelt it. Rewrites work on fields, so every value
 // mailfs does not change keeps its bytes.
-type field = jsonobj.Member
+type field struct {
+	Key string
+	Raw json.RawMessage
+}
 
 // parseObject splits data, which must be exactly one JSON object, into its
-// members in file order (see [jsonobj.Members]).
-func parseObject(data []byte) ([]field, error) { return jsonobj.Members(data) }
+// members in file order. It refuses invalid UTF-8 (which encoding/json
+// would turn into U+FFFD), anything but one object, and duplicate keys
+// (which encoding/json would let the last win).
+func parseObject(data []byte) ([]field, error) {
+	if !utf8.Valid(data) {
+		return nil, errors.New("invalid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		if json.Valid(data) {
+			return nil, errors.New("not a JSON object")
+		}
+		return nil, jsonError(data)
+	}
+	fields := make([]field, 0, 12)
+	var seen map[string]bool
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, jsonError(data)
+		}
+		f := field{Key: tok.(string)}
+		if err := dec.Decode(&f.Raw); err != nil {
+			return nil, jsonError(data)
+		}
+		if seen == nil {
+			seen = make(map[string]bool, 12)
+		}
+		if seen[f.Key] {
+			return nil, fmt.Errorf("duplicate key %q", f.Key)
+		}
+		seen[f.Key] = true
+		fields = append(fields, f)
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, jsonError(data)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, jsonError(data)
+	}
+	return fields, nil
+}
+
+// jsonError says why data is not JSON, as json.Unmarshal says it.
+func jsonError(data []byte) error {
+	var v json.RawMessage
+	if err := json.Unmarshal(data, &v); err != nil {
+		return fmt.Errorf("invalid JSON: %w", err)
+	}
+	return errors.New("invalid JSON")
+}
+
+// decodeString decodes a JSON string; anything else is an error.
+func decodeString(raw []byte) (string, error) {
+	var s string
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", errors.New("not a string")
+	}
+	err := json.Unmarshal(raw, &s)
+	return s, err
+}
+
+// decodeStrings decodes a JSON array of strings; ok is false for anything
+// else, null elements included.
+func decodeStrings(raw []byte) ([]string, bool) {
+	var elems []json.RawMessage
+	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &elems) != nil {
+		return nil, false
+	}
+	out := make([]string, len(elems))
+	for i, e := range elems {
+		s, err := decodeString(e)
+		if err != nil {
+			return nil, false
+		}
+		out[i] = s
+	}
+	return out, true
+}
+
+// appendString appends s as a JSON string, without HTML escaping.
+func appendString(b []byte, s string) []byte { return append(b, marshalValue(s)...) }
 
 // encodeObject renders fields as mailfs writes every file: keys sorted,
 // two-space indent, values as given, a final newline.
@@ -34,7 +119,7 @@ func encodeObject(fields []field) []byte {
 	b = append(b, "{\n"...)
 	for i, f := range fields {
 		b = append(b, "  "...)
-		b = jsonobj.AppendString(b, f.Key)
+		b = appendString(b, f.Key)
 		b = append(b, ": "...)
 		b = append(b, f.Raw...)
 		if i < len(fields)-1 {
@@ -69,7 +154,7 @@ func compactObject(b []byte, fields []field) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = jsonobj.AppendString(b, f.Key)
+		b = appendString(b, f.Key)
 		b = append(b, ':')
 		if bytes.ContainsAny(f.Raw, " \t\r\n") {
 			var buf bytes.Buffer

@@ -3,7 +3,6 @@ package maildir
 import (
 	"errors"
 	"fmt"
-	"github.com/mailfs/mailfs/internal/jsonobj"
 	"io/fs"
 	"path"
 	"slices"
@@ -132,7 +131,7 @@ func readGroup(d *durable.Dir, name string) (*Group, []field, error) {
 		if f.Key != "members" {
 			continue
 		}
-		members, ok := jsonobj.Strings(f.Raw)
+		members, ok := decodeStrings(f.Raw)
 		if !ok {
 			return bad(`"members" is not an array of strings`)
 		}

@@ -3,7 +3,6 @@ package maildir
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/mailfs/mailfs/internal/jsonobj"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -160,7 +159,7 @@ func (m *Message) set(f field) error {
 		if f.Raw[0] != '"' {
 			return fmt.Errorf("key %q is not a string", f.Key)
 		}
-		s, err := jsonobj.String(f.Raw)
+		s, err := decodeString(f.Raw)
 		*dst = s
 		return err
 	}
@@ -211,7 +210,7 @@ func (m *Message) set(f field) error {
 		at, _ := time.Parse(time.RFC3339Nano, c.At)
 		m.Claim = &Claim{Queue: c.Queue, Agent: c.Agent, At: at.UTC(), Request: c.Request}
 	case "cc":
-		cc, ok := jsonobj.Strings(f.Raw)
+		cc, ok := decodeStrings(f.Raw)
 		if !ok {
 			return fmt.Errorf("key %q is not an array of strings", f.Key)
 		}
@@ -270,11 +269,11 @@ func (m Message) MarshalJSON() ([]byte, error) { return compactObject(nil, m.fie
 // "path" first, then the message's keys, then a newline.
 func (m *Message) AppendJSONLine(b []byte) []byte {
 	b = append(b, `{"id":`...)
-	b = jsonobj.AppendString(b, m.ID)
+	b = appendString(b, m.ID)
 	b = append(b, `,"agent":`...)
-	b = jsonobj.AppendString(b, m.Box.String())
+	b = appendString(b, m.Box.String())
 	b = append(b, `,"path":`...)
-	b = jsonobj.AppendString(b, m.Path)
+	b = appendString(b, m.Path)
 	obj := compactObject(nil, m.fields())
 	if len(obj) > 2 {
 		b = append(b, ',')

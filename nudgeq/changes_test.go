@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailfs/mailfs/internal/leakcheck"
 	"github.com/mailfs/mailfs/nudgeq"
 )
 
@@ -40,6 +41,7 @@ func quiet(c <-chan struct{}) {
 // queue's folder existed when the watch began, and again after the
 // folder is removed and made anew; the channel closes when ctx ends.
 func TestChangesFollowAQueueThatAppearsLater(t *testing.T) {
+	leakcheck.Check(t)
 	root := filepath.Join(t.TempDir(), ".chipset") // not made yet
 	q, err := nudgeq.Open(root)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mailfs/mailfs/internal/durable"
+	"github.com/mailfs/mailfs/internal/leakcheck"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/nudgeq"
 )
@@ -73,6 +74,7 @@ type fixture struct {
 
 func newFixture(t testing.TB, opts ...durable.Option) *fixture {
 	t.Helper()
+	leakcheck.Check(t)
 	f := &fixture{dir: filepath.Join(t.TempDir(), ".chipset"), clock: t0}
 	f.reopen(t, opts...)
 	return f

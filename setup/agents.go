@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/mailfs/mailfs/agentrt"
 )
 
 // Several agents may work in one worktree, each in its own session. Hooks
@@ -24,7 +26,7 @@ func HookAgent(cmd string) (agent string, isOurs bool) {
 	for i, w := range f {
 		var rest []string
 		switch {
-		case (strings.HasSuffix(w, "mailfs") || strings.HasSuffix(w, "mailfs'")) && i+2 < len(f) && (f[i+1] == "hook" || f[i+1] == "live"):
+		case isMailfs(strings.TrimSuffix(w, "'")) && i+2 < len(f) && (f[i+1] == "hook" || f[i+1] == "live"):
 			rest = f[i+3:]
 		case w == "mcp" && i+1 < len(f) && f[i+1] == "--agent" && i+2 < len(f):
 			return f[i+2], true
@@ -39,9 +41,14 @@ func HookAgent(cmd string) (agent string, isOurs bool) {
 	return "", true
 }
 
+// isMailfs reports whether the program w is mailfs or mailfs-hook.
+func isMailfs(w string) bool {
+	return strings.HasSuffix(w, "mailfs") || strings.HasSuffix(w, "mailfs-hook")
+}
+
 // Serves reports whom rt's mailfs hooks in the worktree dir serve: the
 // agents they name, and shared when some name none.
-func Serves(rt Runtime, dir string) (agents []string, shared bool) {
+func Serves(rt agentrt.Runtime, dir string) (agents []string, shared bool) {
 	for _, cmd := range HookCommands(rt, dir) {
 		agent, ok := HookAgent(cmd)
 		switch {
@@ -62,7 +69,7 @@ var ErrOtherAgent = errors.New("setup: the worktree's hooks serve another agent"
 // Guard refuses to replace, without being told, hooks that serve another
 // agent: setting up bob where alice's hooks are would silently take
 // alice's mail away from her sessions. agent "" is a shared set-up.
-func Guard(rt Runtime, dir, agent string) error {
+func Guard(rt agentrt.Runtime, dir, agent string) error {
 	agents, shared := Serves(rt, dir)
 	others := slices.DeleteFunc(slices.Clone(agents), func(a string) bool { return a == agent })
 	switch {

@@ -11,7 +11,8 @@ import (
 	"sync"
 
 	"github.com/pelletier/go-toml/v2"
-	"github.com/tailscale/hujson"
+
+	"github.com/mailfs/mailfs/agentrt"
 )
 
 // A Finding is one thing Check says of a runtime.
@@ -32,7 +33,7 @@ type Env struct {
 // (Claude Code's disableAllHooks; Gemini CLI's and Qwen Code's folder trust; Codex's
 // project trust, hooks switch and /hooks approval). ready is true only
 // when nothing stands in the way.
-func Check(rt Runtime, dir, agent string, env Env) (ready bool, findings []Finding) {
+func Check(rt agentrt.Runtime, dir, agent string, env Env) (ready bool, findings []Finding) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return false, []Finding{{false, err.Error()}}
@@ -42,7 +43,7 @@ func Check(rt Runtime, dir, agent string, env Env) (ready bool, findings []Findi
 	}
 	have, missing, err := Installed(rt, dir, agent)
 	plugin := ""
-	if rt == Claude && err == nil && len(have) == 0 {
+	if rt == agentrt.Claude && err == nil && len(have) == 0 {
 		plugin = claudePlugin(abs, env)
 	}
 	switch {
@@ -70,29 +71,31 @@ func Check(rt Runtime, dir, agent string, env Env) (ready bool, findings []Findi
 		}
 	}
 	switch rt {
-	case Claude:
+	case agentrt.Claude:
 		findings = append(findings, claudeSwitches(abs, env)...)
-	case Gemini:
+	case agentrt.Gemini:
 		findings = append(findings, geminiTrust(abs, env)...)
-	case Codex:
+	case agentrt.Codex:
 		findings = append(findings, codexTrust(abs, env)...)
-	case Qwen:
+	case agentrt.Qwen:
 		findings = append(findings, qwenTrust(abs, env)...)
 		findings = append(findings, qwenMCPApproval(abs, env))
-	case Copilot:
+	case agentrt.Copilot:
 		findings = append(findings, copilotTrust(abs, env))
-	case OpenCode, Pi:
+	case agentrt.OpenCode, agentrt.Pi:
 		// The plugin runs mailfs as BIN names it.
 		plugin := filepath.Join(abs, ".opencode", "plugins", "mailfs.js")
-		if rt == Pi {
+		if rt == agentrt.Pi {
 			plugin = filepath.Join(abs, ".pi", "extensions", "mailfs.ts")
 		}
 		if _, data, err := ReadTarget(plugin); err == nil && data != nil {
 			if m := pluginBin().FindSubmatch(data); m != nil {
 				var bin string
 				if json.Unmarshal(m[1], &bin) == nil {
-					if f, ok := resolves(shellQuote(bin)+" hook", abs, env); !ok {
-						findings = append(findings, f)
+					for _, prog := range []string{bin, HookBinary(bin)} { // live, and the hooks
+						if f, ok := resolves(shellQuote(prog)+" hook", abs, env); !ok {
+							findings = append(findings, f)
+						}
 					}
 				}
 			}
@@ -155,37 +158,17 @@ func home(env Env, override string) string {
 	return env.Getenv("HOME")
 }
 
-// readJSONC reads a JSON or JSON-with-comments file; a missing file is nil.
-func readJSONC(path string) (map[string]any, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	std, err := hujson.Standardize(data)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	return m, json.Unmarshal(std, &m)
-}
-
 // claudePlugin returns the name of an enabled Claude Code plugin that is
 // mailfs's ("mailfs@marketplace" in enabledPlugins of the project's, the
 // local or the user's settings), or "".
 func claudePlugin(dir string, env Env) string {
-	config := env.Getenv("CLAUDE_CONFIG_DIR")
-	if config == "" {
-		config = filepath.Join(env.Getenv("HOME"), ".claude")
-	}
+	config := agentrt.ClaudeConfig(env.Getenv)
 	for _, path := range []string{
 		filepath.Join(dir, ".claude", "settings.local.json"),
 		filepath.Join(dir, ".claude", "settings.json"),
 		filepath.Join(config, "settings.json"),
 	} {
-		m, err := readJSONC(path)
+		m, err := agentrt.ReadSettings(path)
 		if err != nil {
 			continue
 		}
@@ -199,81 +182,13 @@ func claudePlugin(dir string, env Env) string {
 	return ""
 }
 
-// claudeSettings are the settings files a Claude Code session in dir
-// reads, config being its configuration folder: the project's, the local
-// one, the user's and the managed (policy) file.
-func claudeSettings(config, dir string) []string {
-	return []string{
-		filepath.Join(dir, ".claude", "settings.json"),
-		filepath.Join(dir, ".claude", "settings.local.json"),
-		filepath.Join(config, "settings.json"),
-		"/etc/claude-code/managed-settings.json",
-	}
-}
-
-// ClaudeInbound reads crossSessionInbound, Claude Code's setting for
-// messages from other processes ("accept", "hold" or "refuse"), from
-// every settings file a session in dir reads (config is its configuration
-// folder: $CLAUDE_CONFIG_DIR, else ~/.claude). It returns the most
-// restrictive value found (refuse, then hold, then accept) and the file
-// that sets it; "" when none does. Taking the most restrictive is
-// deliberate: mailfs does not model Claude Code's precedence between
-// scopes, so a doorbell is never reported delivered while any scope may
-// hold it. A file that does not parse is skipped.
-func ClaudeInbound(config, dir string) (value, file string) {
-	rank := map[string]int{"accept": 1, "hold": 2, "refuse": 3}
-	for _, path := range claudeSettings(config, dir) {
-		m, err := readJSONC(path)
-		if err != nil {
-			continue
-		}
-		if v, _ := m["crossSessionInbound"].(string); rank[v] > rank[value] {
-			value, file = v, path
-		}
-	}
-	return value, file
-}
-
-// QwenInbound reads agents.crossSessionInbound, Qwen Code's setting for
-// messages from other processes, from the files a session in dir reads:
-// the system's (/etc/qwen-code/settings.json), the user's
-// (<qwenHome>/settings.json) and the workspace's (dir/.qwen/settings.json).
-// It returns the most restrictive value found, as ClaudeInbound does (a
-// workspace may only tighten it, so the most restrictive is the one in
-// force), with its file; "" when none sets it. A value Qwen Code does not
-// know holds every message: it is returned as "hold".
-func QwenInbound(qwenHome, dir string) (value, file string) {
-	rank := map[string]int{"accept": 1, "hold": 2, "refuse": 3}
-	for _, path := range []string{"/etc/qwen-code/settings.json", filepath.Join(qwenHome, "settings.json"), filepath.Join(dir, ".qwen", "settings.json")} {
-		m, err := readJSONC(path)
-		if err != nil {
-			continue
-		}
-		agents, _ := m["agents"].(map[string]any)
-		v, ok := agents["crossSessionInbound"].(string)
-		if !ok {
-			continue
-		}
-		if rank[v] == 0 {
-			v = "hold"
-		}
-		if rank[v] > rank[value] {
-			value, file = v, path
-		}
-	}
-	return value, file
-}
-
 // claudeSwitches checks that no settings file Claude Code reads turns all
 // hooks off.
 func claudeSwitches(dir string, env Env) []Finding {
-	config := env.Getenv("CLAUDE_CONFIG_DIR")
-	if config == "" {
-		config = filepath.Join(env.Getenv("HOME"), ".claude")
-	}
+	config := agentrt.ClaudeConfig(env.Getenv)
 	var out []Finding
-	for _, path := range claudeSettings(config, dir) {
-		m, err := readJSONC(path)
+	for _, path := range agentrt.ClaudeSettings(config, dir) {
+		m, err := agentrt.ReadSettings(path)
 		if err != nil {
 			out = append(out, Finding{false, fmt.Sprintf("%s cannot be read: %v", path, err)})
 			continue
@@ -297,18 +212,15 @@ func geminiTrust(dir string, env Env) []Finding {
 	if rules == "" {
 		rules = filepath.Join(gemini, "trustedFolders.json")
 	}
-	return folderTrust("Gemini CLI", "gemini", dir, gemini, rules, true)
+	return folderTrust("Gemini CLI", Binary(agentrt.Gemini), dir, gemini, rules, true)
 }
 
 // qwenTrust checks Qwen Code's folder trust (Gemini CLI's, off by
 // default): when on, an untrusted folder's .qwen/settings.json, and so
 // its hooks, are not loaded.
 func qwenTrust(dir string, env Env) []Finding {
-	qwen := env.Getenv("QWEN_HOME")
-	if qwen == "" {
-		qwen = filepath.Join(env.Getenv("HOME"), ".qwen")
-	}
-	return folderTrust("Qwen Code", "qwen", dir, qwen, filepath.Join(qwen, "trustedFolders.json"), false)
+	qwen := agentrt.QwenHome(env.Getenv)
+	return folderTrust("Qwen Code", Binary(agentrt.Qwen), dir, qwen, filepath.Join(qwen, "trustedFolders.json"), false)
 }
 
 // qwenMCPApproval checks that the person approved the project's MCP
@@ -317,15 +229,12 @@ func qwenTrust(dir string, env Env) []Finding {
 // $QWEN_CODE_MCP_APPROVALS_PATH, else <QWEN_HOME>/mcpApprovals.json, and
 // bound to the entry as it was: an edited entry is asked about again).
 func qwenMCPApproval(dir string, env Env) Finding {
-	qwen := env.Getenv("QWEN_HOME")
-	if qwen == "" {
-		qwen = filepath.Join(env.Getenv("HOME"), ".qwen")
-	}
+	qwen := agentrt.QwenHome(env.Getenv)
 	path := env.Getenv("QWEN_CODE_MCP_APPROVALS_PATH")
 	if path == "" {
 		path = filepath.Join(qwen, "mcpApprovals.json")
 	}
-	m, _ := readJSONC(path)
+	m, _ := agentrt.ReadSettings(path)
 	project, _ := m[dir].(map[string]any)
 	rec, _ := project["mailfs"].(map[string]any)
 	switch rec["status"] {
@@ -352,7 +261,7 @@ func copilotTrust(dir string, env Env) Finding {
 		home = filepath.Join(env.Getenv("HOME"), ".copilot")
 	}
 	path := filepath.Join(home, "config.json")
-	m, _ := readJSONC(path)
+	m, _ := agentrt.ReadSettings(path)
 	folders, _ := m["trusted_folders"].([]any)
 	for _, f := range folders {
 		if s, ok := f.(string); ok && (dir == s || strings.HasPrefix(dir, strings.TrimSuffix(s, "/")+"/")) {
@@ -367,7 +276,7 @@ func copilotTrust(dir string, env Env) Finding {
 // default when on is true), and the rule for a folder is the longest
 // matching path in the rules file (TRUST_PARENT trusts the path's parent).
 func folderTrust(product, bin, dir, confDir, rulesPath string, on bool) []Finding {
-	settings, err := readJSONC(filepath.Join(confDir, "settings.json"))
+	settings, err := agentrt.ReadSettings(filepath.Join(confDir, "settings.json"))
 	if err != nil {
 		return []Finding{{false, fmt.Sprintf("%s cannot be read: %v", filepath.Join(confDir, "settings.json"), err)}}
 	}
@@ -381,7 +290,7 @@ func folderTrust(product, bin, dir, confDir, rulesPath string, on bool) []Findin
 	if !on {
 		return nil // folder trust is off: every folder loads
 	}
-	rules, err := readJSONC(rulesPath)
+	rules, err := agentrt.ReadSettings(rulesPath)
 	if err != nil {
 		return []Finding{{false, fmt.Sprintf("%s cannot be read: %v", rulesPath, err)}}
 	}
@@ -456,7 +365,7 @@ func codexTrust(dir string, env Env) []Finding {
 	hooks, _ := user["hooks"].(map[string]any)
 	state, _ := hooks["state"].(map[string]any)
 	var unapproved []string
-	for _, ev := range hookEvents(Codex) {
+	for _, ev := range hookEvents(agentrt.Codex) {
 		approved := slices.ContainsFunc(mapKeys(state), func(k string) bool {
 			t, _ := state[k].(map[string]any)
 			return strings.HasPrefix(k, hooksFile+":"+snake(ev.runtime)+":") && t["trusted_hash"] != nil

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mailfs/mailfs/agentrt"
 )
 
 // fakeMachine is a home folder, a worktree set up for nux with every
@@ -17,7 +19,7 @@ func fakeMachine(t *testing.T, onPath bool) (home, dir string, env Env) {
 	os.MkdirAll(home, 0o755)
 	os.MkdirAll(dir, 0o755)
 	dir, _ = filepath.EvalSymlinks(dir)
-	for _, rt := range Runtimes {
+	for _, rt := range agentrt.Installable() {
 		changes, err := Plan(rt, dir, "mailfs", "nux")
 		if err != nil {
 			t.Fatal(err)
@@ -33,8 +35,8 @@ func fakeMachine(t *testing.T, onPath bool) (home, dir string, env Env) {
 	return home, dir, Env{
 		Getenv: func(k string) string { return vars[k] },
 		LookPath: func(name string) (string, error) {
-			if onPath && name == "mailfs" {
-				return "/usr/local/bin/mailfs", nil
+			if onPath && (name == "mailfs" || name == "mailfs-hook") {
+				return "/usr/local/bin/" + name, nil
 			}
 			return "", errors.New("not found")
 		},
@@ -50,7 +52,7 @@ func write(t *testing.T, path, content string) {
 }
 
 // says checks Check's verdict and that some finding contains want.
-func says(t *testing.T, rt Runtime, dir string, env Env, wantReady bool, want string) {
+func says(t *testing.T, rt agentrt.Runtime, dir string, env Env, wantReady bool, want string) {
 	t.Helper()
 	ready, findings := Check(rt, dir, "nux", env)
 	var all []string
@@ -65,30 +67,30 @@ func says(t *testing.T, rt Runtime, dir string, env Env, wantReady bool, want st
 
 func TestDoctorClaude(t *testing.T) {
 	home, dir, env := fakeMachine(t, true)
-	says(t, Claude, dir, env, true, "set up (SessionStart, UserPromptSubmit, PostToolUse, Stop, skill)")
+	says(t, agentrt.Claude, dir, env, true, "set up (SessionStart, UserPromptSubmit, PostToolUse, Stop, skill)")
 	write(t, filepath.Join(home, ".claude", "settings.json"), `{"disableAllHooks": true}`)
-	says(t, Claude, dir, env, false, `sets "disableAllHooks": true`)
+	says(t, agentrt.Claude, dir, env, false, `sets "disableAllHooks": true`)
 	os.Remove(filepath.Join(home, ".claude", "settings.json"))
 	_, dir, env = fakeMachine(t, false)
-	says(t, Claude, dir, env, false, "mailfs is not on $PATH, so every hook fails with status 127")
+	says(t, agentrt.Claude, dir, env, false, "mailfs is not on $PATH, so every hook fails with status 127")
 }
 
 func TestDoctorGeminiFolderTrust(t *testing.T) {
 	home, dir, env := fakeMachine(t, true)
-	says(t, Gemini, dir, env, false, "Gemini CLI does not trust") // the default: folder trust on, nothing trusted
+	says(t, agentrt.Gemini, dir, env, false, "Gemini CLI does not trust") // the default: folder trust on, nothing trusted
 	trusted := filepath.Join(home, ".gemini", "trustedFolders.json")
 	write(t, trusted, `{"`+filepath.Dir(dir)+`": "TRUST_FOLDER"}`)
-	says(t, Gemini, dir, env, true, "Gemini CLI trusts this folder")
+	says(t, agentrt.Gemini, dir, env, true, "Gemini CLI trusts this folder")
 	// The longest rule wins.
 	write(t, trusted, `{"`+filepath.Dir(dir)+`": "TRUST_FOLDER", "`+dir+`": "DO_NOT_TRUST"}`)
-	says(t, Gemini, dir, env, false, "does not trust")
+	says(t, agentrt.Gemini, dir, env, false, "does not trust")
 	// TRUST_PARENT trusts the rule's parent, and so its other children.
 	write(t, trusted, `{"`+filepath.Join(filepath.Dir(dir), "sibling")+`": "TRUST_PARENT"}`)
-	says(t, Gemini, dir, env, true, "trusts this folder")
+	says(t, agentrt.Gemini, dir, env, true, "trusts this folder")
 	// Folder trust switched off (JSON with comments, as Gemini CLI allows).
 	os.Remove(trusted)
 	write(t, filepath.Join(home, ".gemini", "settings.json"), "{\n  // mine\n  \"security\": {\"folderTrust\": {\"enabled\": false}},\n}\n")
-	says(t, Gemini, dir, env, true, "set up")
+	says(t, agentrt.Gemini, dir, env, true, "set up")
 }
 
 // Qwen Code's folder trust is Gemini CLI's, but off by default; its
@@ -96,53 +98,53 @@ func TestDoctorGeminiFolderTrust(t *testing.T) {
 func TestDoctorQwen(t *testing.T) {
 	home, dir, env := fakeMachine(t, true)
 	// Qwen Code runs a project's MCP server only once a person approved it.
-	says(t, Qwen, dir, env, false, "start qwen in "+dir+" and approve it when asked")
+	says(t, agentrt.Qwen, dir, env, false, "start qwen in "+dir+" and approve it when asked")
 	write(t, filepath.Join(home, ".qwen", "mcpApprovals.json"), `{"`+dir+`": {"mailfs": {"hash": "h", "status": "rejected"}}}`)
-	says(t, Qwen, dir, env, false, "rejected the project's MCP server mailfs")
+	says(t, agentrt.Qwen, dir, env, false, "rejected the project's MCP server mailfs")
 	write(t, filepath.Join(home, ".qwen", "mcpApprovals.json"), `{"`+dir+`": {"mailfs": {"hash": "h", "status": "approved"}}}`)
-	says(t, Qwen, dir, env, true, "set up (SessionStart, UserPromptSubmit, PostToolUse, Stop, mcpServers.mailfs, skill)")
+	says(t, agentrt.Qwen, dir, env, true, "set up (SessionStart, UserPromptSubmit, PostToolUse, Stop, mcpServers.mailfs, skill)")
 	data, _ := os.ReadFile(filepath.Join(dir, ".qwen", "settings.json"))
-	for _, want := range []string{`"command": "mailfs hook post-tool nux --runtime qwen"`, `"command": "mailfs live qwen nux"`, `"async": true`, `"timeout": 604800000`} {
+	for _, want := range []string{`"command": "mailfs-hook hook post-tool nux --runtime qwen"`, `"command": "mailfs live qwen nux"`, `"async": true`, `"timeout": 604800000`} {
 		if !strings.Contains(string(data), want) {
 			t.Fatalf(".qwen/settings.json lacks %s:\n%s", want, data)
 		}
 	}
 	write(t, filepath.Join(home, ".qwen", "settings.json"), `{"security": {"folderTrust": {"enabled": true}}}`)
-	says(t, Qwen, dir, env, false, "Qwen Code does not trust")
+	says(t, agentrt.Qwen, dir, env, false, "Qwen Code does not trust")
 	write(t, filepath.Join(home, ".qwen", "trustedFolders.json"), `{"`+dir+`": "TRUST_FOLDER"}`)
-	says(t, Qwen, dir, env, true, "Qwen Code trusts this folder")
+	says(t, agentrt.Qwen, dir, env, true, "Qwen Code trusts this folder")
 	// $QWEN_HOME moves all of it.
 	other := t.TempDir()
 	vars := map[string]string{"HOME": home, "QWEN_HOME": other}
 	env.Getenv = func(k string) string { return vars[k] }
-	says(t, Qwen, dir, env, false, "approve it when asked") // the approvals too
+	says(t, agentrt.Qwen, dir, env, false, "approve it when asked") // the approvals too
 	write(t, filepath.Join(other, "mcpApprovals.json"), `{"`+dir+`": {"mailfs": {"hash": "h", "status": "approved"}}}`)
-	says(t, Qwen, dir, env, true, "set up")
+	says(t, agentrt.Qwen, dir, env, true, "set up")
 	write(t, filepath.Join(other, "settings.json"), `{"security": {"folderTrust": {"enabled": true}}}`)
-	says(t, Qwen, dir, env, false, filepath.Join(other, "trustedFolders.json"))
+	says(t, agentrt.Qwen, dir, env, false, filepath.Join(other, "trustedFolders.json"))
 }
 
 func TestDoctorCodexTrustAndApproval(t *testing.T) {
 	home, dir, env := fakeMachine(t, true)
 	config := filepath.Join(home, ".codex", "config.toml")
-	says(t, Codex, dir, env, false, "Codex does not trust")
+	says(t, agentrt.Codex, dir, env, false, "Codex does not trust")
 	write(t, config, "[projects.\""+filepath.Dir(dir)+"\"]\ntrust_level = \"trusted\"\n")
-	says(t, Codex, dir, env, false, "Codex has not approved the hooks SessionStart, UserPromptSubmit, Stop")
+	says(t, agentrt.Codex, dir, env, false, "Codex has not approved the hooks SessionStart, UserPromptSubmit, Stop")
 	hooks := filepath.Join(dir, ".codex", "hooks.json")
 	approved := "[projects.\"" + filepath.Dir(dir) + "\"]\ntrust_level = \"trusted\"\n\n"
 	for _, ev := range []string{"session_start", "user_prompt_submit", "stop"} {
 		approved += "[hooks.state.\"" + hooks + ":" + ev + ":0:0\"]\ntrusted_hash = \"sha256:00\"\n"
 	}
 	write(t, config, approved)
-	says(t, Codex, dir, env, true, "set up (mcp_servers.mailfs, SessionStart, UserPromptSubmit, Stop, skill)")
+	says(t, agentrt.Codex, dir, env, true, "set up (mcp_servers.mailfs, SessionStart, UserPromptSubmit, Stop, skill)")
 	write(t, config, approved+"\n[features]\nhooks = false\n")
-	says(t, Codex, dir, env, false, "Codex has hooks switched off")
+	says(t, agentrt.Codex, dir, env, false, "Codex has hooks switched off")
 	write(t, config, approved+"\n[projects.\""+dir+"\"]\ntrust_level = \"untrusted\"\n")
-	says(t, Codex, dir, env, false, "Codex does not trust")
+	says(t, agentrt.Codex, dir, env, false, "Codex does not trust")
 	write(t, config, "[broken")
-	says(t, Codex, dir, env, false, "is not TOML")
+	says(t, agentrt.Codex, dir, env, false, "is not TOML")
 	// A project config that no longer parses.
 	write(t, config, approved)
 	write(t, filepath.Join(dir, ".codex", "config.toml"), "model = \nx")
-	says(t, Codex, dir, env, false, "not TOML")
+	says(t, agentrt.Codex, dir, env, false, "not TOML")
 }

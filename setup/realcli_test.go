@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mailfs/mailfs/agentrt"
 )
 
 // These tests run the real runtimes' own commands (which need no login)
@@ -64,7 +66,7 @@ func TestRealCodexReadsTheServer(t *testing.T) {
 	write(t, filepath.Join(proj, ".codex", "config.toml"), "model = \"gpt-5\"\n\n[mcp_servers.mailfs] # mail between agents\ncommand = \"/old\"\nstartup_timeout_sec = 20\n")
 	write(t, filepath.Join(home, "config.toml"), "[projects.\""+proj+"\"]\ntrust_level = \"trusted\"\n")
 	exec.Command("git", "init", "-q", proj).Run()
-	changes, err := Plan(Codex, proj, "/opt/bin/mailfs", "nux")
+	changes, err := Plan(agentrt.Codex, proj, "/opt/bin/mailfs", "nux")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +87,7 @@ func TestRealGeminiTrustAndSkill(t *testing.T) {
 	root := t.TempDir()
 	home, proj := filepath.Join(root, "home"), filepath.Join(root, "proj")
 	write(t, filepath.Join(proj, ".gemini", "settings.json"), "{\n  // the user's\n  \"general\": {\"vimMode\": true},\n}\n")
-	changes, err := Plan(Gemini, proj, "mailfs", "nux")
+	changes, err := Plan(agentrt.Gemini, proj, "mailfs", "nux")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,13 +99,13 @@ func TestRealGeminiTrustAndSkill(t *testing.T) {
 		return ""
 	}, LookPath: func(string) (string, error) { return "/bin/mailfs", nil }}
 	os.MkdirAll(filepath.Join(home, ".gemini"), 0o755)
-	says(t, Gemini, proj, env, false, "Gemini CLI does not trust")
+	says(t, agentrt.Gemini, proj, env, false, "Gemini CLI does not trust")
 	out := runCLI(t, proj, []string{"HOME=" + home}, gemini, "skills", "list")
 	if !strings.Contains(out, "folder is not trusted") || strings.Contains(out, "mailfs [Enabled]") {
 		t.Fatalf("gemini in an untrusted folder:\n%s", out)
 	}
 	write(t, filepath.Join(home, ".gemini", "trustedFolders.json"), `{"`+proj+`": "TRUST_FOLDER"}`)
-	says(t, Gemini, proj, env, true, "Gemini CLI trusts this folder")
+	says(t, agentrt.Gemini, proj, env, true, "Gemini CLI trusts this folder")
 	out = runCLI(t, proj, []string{"HOME=" + home}, gemini, "skills", "list")
 	if !strings.Contains(out, "mailfs [Enabled]") || strings.Contains(out, "not trusted") {
 		t.Fatalf("gemini in a trusted folder does not find the skill:\n%s", out)
@@ -143,7 +145,7 @@ func TestRealCodexReadsTheSharedServer(t *testing.T) {
 	write(t, filepath.Join(home, "config.toml"), "[projects.\""+proj+"\"]\ntrust_level = \"trusted\"\n")
 	os.MkdirAll(proj, 0o755)
 	exec.Command("git", "init", "-q", proj).Run()
-	changes, err := Plan(Codex, proj, "/opt/bin/mailfs", "")
+	changes, err := Plan(agentrt.Codex, proj, "/opt/bin/mailfs", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailfs/mailfs/agentrt"
 	"github.com/mailfs/mailfs/internal/stubmodel"
 	"github.com/mailfs/mailfs/maildir"
 )
@@ -28,7 +29,7 @@ func TestRealCopilotStopHookReachesTheModel(t *testing.T) {
 	os.MkdirAll(home, 0o755)
 	exec.Command("git", "init", "-q", proj).Run()
 	bin := buildMailfs(t, root) // this tree's, whatever mailfs $PATH holds
-	changes, err := Plan(Copilot, proj, bin, "nux")
+	changes, err := Plan(agentrt.Copilot, proj, bin, "nux")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,12 +49,12 @@ func TestRealCopilotStopHookReachesTheModel(t *testing.T) {
 	// Untrusted, Copilot CLI loads no workspace configuration, as doctor
 	// says; trusted (as a person does at its first start there), it does.
 	denv := Env{Getenv: func(k string) string { return map[string]string{"HOME": home}[k] }, LookPath: exec.LookPath}
-	says(t, Copilot, proj, denv, false, "Copilot CLI does not trust")
+	says(t, agentrt.Copilot, proj, denv, false, "Copilot CLI does not trust")
 	if out := runCLI(t, proj, env, copilot, "mcp", "list"); strings.Contains(out, "mailfs") {
 		t.Fatalf("copilot mcp list lists mailfs in an untrusted folder:\n%s", out)
 	}
 	write(t, filepath.Join(home, ".copilot", "config.json"), `{"trusted_folders": ["`+proj+`"]}`)
-	says(t, Copilot, proj, denv, true, "Copilot CLI trusts")
+	says(t, agentrt.Copilot, proj, denv, true, "Copilot CLI trusts")
 	if out := runCLI(t, proj, env, copilot, "mcp", "get", "mailfs"); !strings.Contains(out, "Command: "+bin+" mcp --agent nux") {
 		t.Fatalf("copilot mcp get mailfs:\n%s", out)
 	}
@@ -89,11 +90,12 @@ func TestRealCopilotStopHookReachesTheModel(t *testing.T) {
 	}
 }
 
-// buildMailfs builds the mailfs command into dir.
+// buildMailfs builds the mailfs command into dir, and beside it
+// mailfs-hook, which the hooks setup writes run.
 func buildMailfs(t *testing.T, dir string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "mailfs")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/mailfs/mailfs/cmd/mailfs").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", dir+"/", "github.com/mailfs/mailfs/cmd/mailfs", "github.com/mailfs/mailfs/cmd/mailfs-hook").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin

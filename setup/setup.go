@@ -16,37 +16,13 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/tailscale/hujson"
+
+	"github.com/mailfs/mailfs/agentrt"
 )
-
-// A Runtime names an agent runtime setup knows.
-type Runtime string
-
-// The runtimes.
-const (
-	Claude Runtime = "claude"
-	Gemini Runtime = "gemini"
-	Codex  Runtime = "codex"
-	Qwen   Runtime = "qwen"
-	// Copilot is GitHub Copilot CLI: its agentStop hook (the one whose
-	// answer reaches the model: a block's reason becomes the next prompt),
-	// the MCP server in .github/mcp.json, the skill.
-	Copilot Runtime = "copilot"
-	// OpenCode: the MCP server in opencode.json and a plugin of mailfs's
-	// own (.opencode/plugins/mailfs.js) that shows mail at each prompt and
-	// after tools, holds an idle session while urgent mail waits, and runs
-	// the session's live deliverer.
-	OpenCode Runtime = "opencode"
-	// Pi: an extension of mailfs's own (.pi/extensions/mailfs.ts), as
-	// OpenCode's plugin, and the skill; pi has no MCP by design.
-	Pi Runtime = "pi"
-)
-
-// Runtimes lists them.
-var Runtimes = []Runtime{Claude, Gemini, Codex, Qwen, Copilot, OpenCode, Pi}
 
 // Binary is the command each runtime's CLI is installed as, which setup
 // looks for on $PATH to detect it.
-func Binary(rt Runtime) string { return string(rt) }
+func Binary(rt agentrt.Runtime) string { return string(rt) }
 
 // What a file does for a runtime.
 const (
@@ -69,24 +45,24 @@ type File struct {
 }
 
 // Files lists the files setup writes for rt.
-func Files(rt Runtime) []File {
+func Files(rt agentrt.Runtime) []File {
 	switch rt {
-	case Claude:
+	case agentrt.Claude:
 		return []File{{filepath.Join(".claude", "settings.json"), KindHooks}, {filepath.Join(".claude", "skills", "mailfs", "SKILL.md"), KindSkill}}
-	case Gemini:
+	case agentrt.Gemini:
 		return []File{{filepath.Join(".gemini", "settings.json"), KindHooks}, {filepath.Join(".gemini", "skills", "mailfs", "SKILL.md"), KindSkill}}
-	case Codex:
+	case agentrt.Codex:
 		return []File{{filepath.Join(".codex", "config.toml"), KindMCP}, {filepath.Join(".codex", "hooks.json"), KindHooks},
 			{filepath.Join(".agents", "skills", "mailfs", "SKILL.md"), KindSkill}}
-	case Qwen:
+	case agentrt.Qwen:
 		return []File{{filepath.Join(".qwen", "settings.json"), KindHooks}, {filepath.Join(".qwen", "skills", "mailfs", "SKILL.md"), KindSkill}}
-	case Copilot:
+	case agentrt.Copilot:
 		return []File{{filepath.Join(".github", "hooks", "mailfs.json"), KindHooks}, {filepath.Join(".github", "mcp.json"), KindMCPJSON},
 			{filepath.Join(".github", "skills", "mailfs", "SKILL.md"), KindSkill}}
-	case OpenCode:
+	case agentrt.OpenCode:
 		return []File{{"opencode.json", KindOpenCode}, {filepath.Join(".opencode", "plugins", "mailfs.js"), KindPlugin},
 			{filepath.Join(".opencode", "skill", "mailfs", "SKILL.md"), KindSkill}}
-	case Pi:
+	case agentrt.Pi:
 		return []File{{filepath.Join(".pi", "extensions", "mailfs.ts"), KindPlugin}, {filepath.Join(".pi", "skills", "mailfs", "SKILL.md"), KindSkill}}
 	}
 	return nil
@@ -100,11 +76,11 @@ func Files(rt Runtime) []File {
 // it (its reason is the next prompt).
 func copilotHooks(bin, agent string) []byte {
 	var entries []any
-	for _, ev := range hookEvents(Copilot) {
-		entries = append(entries, ordered{[]string{"type", "bash", "timeoutSec"}, map[string]any{"type": "command", "bash": Command(bin, Copilot, ev.mailfs, agent), "timeoutSec": 30}})
+	for _, ev := range hookEvents(agentrt.Copilot) {
+		entries = append(entries, ordered{[]string{"type", "bash", "timeoutSec"}, map[string]any{"type": "command", "bash": Command(bin, agentrt.Copilot, ev.mailfs, agent), "timeoutSec": 30}})
 	}
 	hooks := map[string]any{}
-	for i, ev := range hookEvents(Copilot) {
+	for i, ev := range hookEvents(agentrt.Copilot) {
 		hooks[ev.runtime] = []any{entries[i]}
 	}
 	return append(marshalIndent(ordered{[]string{"version", "hooks"}, map[string]any{"version": 1, "hooks": hooks}}, "", "  "), '\n')
@@ -126,24 +102,24 @@ var sharedEnv = []string{"MAILFS_AGENT", "MAILFS_ROOT", "MAILFS_STATE_DIR"}
 // hookEvents maps mailfs's hook events to each runtime's event names, with
 // a tool matcher where the event takes one. Codex: the events its
 // hooks.json runs in a real turn (SessionStart, UserPromptSubmit, Stop).
-func hookEvents(rt Runtime) []hookEvent {
+func hookEvents(rt agentrt.Runtime) []hookEvent {
 	switch rt {
-	case Claude:
+	case agentrt.Claude:
 		return []hookEvent{{"session-start", "SessionStart", ""}, {"prompt-submit", "UserPromptSubmit", ""}, {"post-tool", "PostToolUse", "*"}, {"stop", "Stop", ""}}
-	case Gemini:
+	case agentrt.Gemini:
 		return []hookEvent{{"session-start", "SessionStart", ""}, {"prompt-submit", "BeforeAgent", ""}, {"post-tool", "AfterTool", ".*"}, {"stop", "AfterAgent", ""}}
-	case Codex:
+	case agentrt.Codex:
 		return []hookEvent{{"session-start", "SessionStart", ""}, {"prompt-submit", "UserPromptSubmit", ""}, {"stop", "Stop", ""}}
-	case Qwen:
+	case agentrt.Qwen:
 		return []hookEvent{{"session-start", "SessionStart", ""}, {"prompt-submit", "UserPromptSubmit", ""}, {"post-tool", "PostToolUse", "*"}, {"stop", "Stop", ""}}
-	case Copilot:
+	case agentrt.Copilot:
 		return []hookEvent{{"stop", "agentStop", ""}}
 	}
 	return nil
 }
 
 // Events lists rt's hook events, as the runtime names them.
-func Events(rt Runtime) []string {
+func Events(rt agentrt.Runtime) []string {
 	var names []string
 	for _, ev := range hookEvents(rt) {
 		names = append(names, ev.runtime)
@@ -151,17 +127,29 @@ func Events(rt Runtime) []string {
 	return names
 }
 
-// Command is the mailfs hook command for runtime rt's event; agent "" leaves
-// it to $MAILFS_AGENT.
-func Command(bin string, rt Runtime, event, agent string) string {
-	cmd := shellQuote(bin) + " hook " + event
+// Command is the mailfs hook command for runtime rt's event, run by
+// [HookBinary] of bin; agent "" leaves it to $MAILFS_AGENT.
+func Command(bin string, rt agentrt.Runtime, event, agent string) string {
+	cmd := shellQuote(HookBinary(bin)) + " hook " + event
 	if agent != "" {
 		cmd += " " + agent
 	}
-	if rt != Claude {
+	if rt != agentrt.Claude {
 		cmd += " --runtime " + string(rt)
 	}
 	return cmd
+}
+
+// HookBinary is the program the per-turn calls (hooks, live seen) run for
+// bin, the mailfs setup was told to use: mailfs-hook beside it (mailfs
+// gives mailfs-hook, /opt/bin/mailfs gives /opt/bin/mailfs-hook), which
+// answers them as mailfs does and starts faster; any other program (a
+// wrapper script) as it is.
+func HookBinary(bin string) string {
+	if filepath.Base(bin) == "mailfs" {
+		return bin + "-hook"
+	}
+	return bin
 }
 
 // shellQuote quotes s for sh when it needs it.
@@ -173,15 +161,15 @@ func shellQuote(s string) string {
 }
 
 // group is mailfs's hook group for rt's event.
-func group(rt Runtime, bin, agent string) func(hookEvent) map[string]any {
+func group(rt agentrt.Runtime, bin, agent string) func(hookEvent) map[string]any {
 	return func(ev hookEvent) map[string]any {
 		entry := map[string]any{"type": "command", "command": Command(bin, rt, ev.mailfs, agent), "timeout": 10}
-		if rt == Gemini {
+		if rt == agentrt.Gemini {
 			entry["name"] = "mailfs-" + ev.mailfs
 			entry["timeout"] = 10000 // milliseconds
 		}
 		hooks := []any{entry}
-		if (rt == Claude || rt == Qwen) && ev.mailfs == "session-start" {
+		if (rt == agentrt.Claude || rt == agentrt.Qwen) && ev.mailfs == "session-start" {
 			hooks = append(hooks, liveEntry(rt, bin, agent))
 		}
 		g := map[string]any{"hooks": hooks}
@@ -194,7 +182,7 @@ func group(rt Runtime, bin, agent string) func(hookEvent) map[string]any {
 
 // LiveCommand is the command of rt's async SessionStart hook that runs
 // the session's live deliverer; agent "" leaves it to $MAILFS_AGENT.
-func LiveCommand(rt Runtime, bin, agent string) string {
+func LiveCommand(rt agentrt.Runtime, bin, agent string) string {
 	cmd := shellQuote(bin) + " live " + string(rt)
 	if agent != "" {
 		cmd += " " + agent
@@ -207,9 +195,9 @@ func LiveCommand(rt Runtime, bin, agent string) string {
 // stops an async hook when the session ends, not at its timeout (seconds);
 // Qwen Code reclaims it when the session exits, and reads a timeout of
 // 1000 or more as milliseconds.
-func liveEntry(rt Runtime, bin, agent string) map[string]any {
+func liveEntry(rt agentrt.Runtime, bin, agent string) map[string]any {
 	timeout := 7 * 24 * 3600
-	if rt == Qwen {
+	if rt == agentrt.Qwen {
 		timeout *= 1000
 	}
 	return map[string]any{"type": "command", "command": LiveCommand(rt, bin, agent), "async": true, "timeout": timeout}
@@ -236,11 +224,13 @@ func PiExtension(bin, agent string) []byte { return fill(piExtension, bin, agent
 // $MAILFS_AGENT in each session), running bin.
 func OpenCodePlugin(bin, agent string) []byte { return fill(openCodePlugin, bin, agent) }
 
-// fill puts bin and agent, as JavaScript strings, into a plugin template.
+// fill puts bin, its HookBinary and agent, as JavaScript strings, into a
+// plugin template.
 func fill(template, bin, agent string) []byte {
 	b, _ := json.Marshal(bin)
+	h, _ := json.Marshal(HookBinary(bin))
 	a, _ := json.Marshal(agent)
-	return []byte(strings.NewReplacer("__BIN__", string(b), "__AGENT__", string(a)).Replace(template))
+	return []byte(strings.NewReplacer("__BIN__", string(b), "__HOOKBIN__", string(h), "__AGENT__", string(a)).Replace(template))
 }
 
 // pluginServes reports whether an OpenCode plugin file is mailfs's, for
@@ -273,8 +263,8 @@ type Change struct {
 // bin being the command that runs mailfs. It reads and writes nothing
 // else: a file that exists but cannot be parsed is an error naming it, and
 // then nothing may be written.
-func Plan(rt Runtime, dir, bin, agent string) ([]Change, error) {
-	if !slices.Contains(Runtimes, rt) {
+func Plan(rt agentrt.Runtime, dir, bin, agent string) ([]Change, error) {
+	if !slices.Contains(agentrt.Installable(), rt) {
 		return nil, fmt.Errorf("setup: unknown runtime %q (want claude, gemini, codex or qwen)", rt)
 	}
 	var changes []Change
@@ -287,12 +277,12 @@ func Plan(rt Runtime, dir, bin, agent string) ([]Change, error) {
 		var data []byte
 		switch f.Kind {
 		case KindHooks:
-			if rt == Copilot {
+			if rt == agentrt.Copilot {
 				data = copilotHooks(bin, agent)
 				break
 			}
 			data, err = editHooks(old, hookEvents(rt), group(rt, bin, agent))
-			if err == nil && (rt == Gemini || rt == Qwen) {
+			if err == nil && (rt == agentrt.Gemini || rt == agentrt.Qwen) {
 				// Both read MCP servers from the same settings file: set up
 				// here, no "gemini mcp add" is needed (which rewrites the
 				// file and drops the hooks).
@@ -312,7 +302,7 @@ func Plan(rt Runtime, dir, bin, agent string) ([]Change, error) {
 			data, err = editOpenCodeMCP(old, bin, mcpArgs(agent))
 		case KindPlugin:
 			data = OpenCodePlugin(bin, agent)
-			if rt == Pi {
+			if rt == agentrt.Pi {
 				data = PiExtension(bin, agent)
 			}
 		case KindSkill:
@@ -348,7 +338,7 @@ func ReadTarget(path string) (target string, data []byte, err error) {
 // agent in the worktree dir (hook events by the runtime's names,
 // "mcp_servers.mailfs", "skill"), which is missing, and an error when a
 // file cannot be read or parsed.
-func Installed(rt Runtime, dir, agent string) (have, missing []string, err error) {
+func Installed(rt agentrt.Runtime, dir, agent string) (have, missing []string, err error) {
 	for _, f := range Files(rt) {
 		path := filepath.Join(dir, f.Path)
 		_, data, rerr := ReadTarget(path)
@@ -370,7 +360,7 @@ func Installed(rt Runtime, dir, agent string) (have, missing []string, err error
 				return nil, nil, fmt.Errorf("%s: %w", path, perr)
 			}
 			have, missing = append(have, h...), append(missing, m...)
-			if rt == Gemini || rt == Qwen {
+			if rt == agentrt.Gemini || rt == agentrt.Qwen {
 				is(mcpJSONServes(data, agent), "mcpServers.mailfs")
 			}
 		case KindMCP:
@@ -417,8 +407,8 @@ func servesAgent(args []any, agent string) bool {
 
 // installedHooks reports which of rt's events have mailfs's hook for
 // agent in a settings file's content.
-func installedHooks(rt Runtime, data []byte, agent string) (have, missing []string, err error) {
-	if rt == Copilot {
+func installedHooks(rt agentrt.Runtime, data []byte, agent string) (have, missing []string, err error) {
+	if rt == agentrt.Copilot {
 		return installedCopilotHooks(data, agent)
 	}
 	var settings struct {
@@ -476,7 +466,7 @@ func installedCopilotHooks(data []byte, agent string) (have, missing []string, e
 			return nil, nil, fmt.Errorf("not JSON (%v)", err)
 		}
 	}
-	for _, ev := range hookEvents(Copilot) {
+	for _, ev := range hookEvents(agentrt.Copilot) {
 		found := false
 		for _, h := range file.Hooks[ev.runtime] {
 			if hookServes(h.Bash, ev, agent) {
@@ -494,7 +484,7 @@ func installedCopilotHooks(data []byte, agent string) (have, missing []string, e
 
 // HookCommands returns the mailfs hook commands rt's hook file in dir
 // holds, for checking that they run.
-func HookCommands(rt Runtime, dir string) []string {
+func HookCommands(rt agentrt.Runtime, dir string) []string {
 	var cmds []string
 	for _, f := range Files(rt) {
 		if f.Kind != KindHooks {

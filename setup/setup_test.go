@@ -14,6 +14,8 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/tailscale/hujson"
+
+	"github.com/mailfs/mailfs/agentrt"
 )
 
 // Real-world Codex config.toml files: whatever way the server is written,
@@ -137,12 +139,12 @@ func TestCodexConfigRefusals(t *testing.T) {
 func TestHooksFileRoundTrip(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		rt     Runtime
+		rt     agentrt.Runtime
 		old    string
 		strict bool // the runtime reads strict JSON
 	}{
-		{"claude, empty", Claude, "", true},
-		{"claude, the user's hooks and an old agent's", Claude, `{
+		{"claude, empty", agentrt.Claude, "", true},
+		{"claude, the user's hooks and an old agent's", agentrt.Claude, `{
   "model": "opus",
   "permissions": {"allow": ["Bash(go test:*)"]},
   "hooks": {
@@ -158,8 +160,8 @@ func TestHooksFileRoundTrip(t *testing.T) {
   }
 }
 `, true},
-		{"claude, tabs, no hooks", Claude, "{\n\t\"model\": \"opus\"\n}\n", true},
-		{"gemini, comments and trailing commas", Gemini, `{
+		{"claude, tabs, no hooks", agentrt.Claude, "{\n\t\"model\": \"opus\"\n}\n", true},
+		{"gemini, comments and trailing commas", agentrt.Gemini, `{
   // Gemini CLI reads JSON with comments
   "general": {"vimMode": true,}, // trailing comma
   /* the user's own hook */
@@ -168,7 +170,7 @@ func TestHooksFileRoundTrip(t *testing.T) {
   },
 }
 `, false},
-		{"codex hooks.json", Codex, `{
+		{"codex hooks.json", agentrt.Codex, `{
   "hooks": {
     "Stop": [{"hooks": [{"type": "command", "command": "python3 .codex/hooks/done.py", "timeout": 30}]}]
   }
@@ -209,7 +211,7 @@ func TestHooksFileRoundTrip(t *testing.T) {
 		})
 	}
 	for name, old := range map[string]string{"not JSON": "{not json", "hooks not an object": `{"hooks": [1]}`, "event not a list": `{"hooks": {"Stop": {}}}`, "not an object": `[1]`} {
-		if got, err := editHooks([]byte(old), hookEvents(Claude), group(Claude, "mailfs", "nux")); err == nil {
+		if got, err := editHooks([]byte(old), hookEvents(agentrt.Claude), group(agentrt.Claude, "mailfs", "nux")); err == nil {
 			t.Errorf("%s: accepted, wrote:\n%s", name, got)
 		}
 	}
@@ -226,7 +228,7 @@ func TestPlanFollowsLinksAndRefusesAsAWhole(t *testing.T) {
 	if err := os.Symlink(shared, filepath.Join(dir, ".claude", "settings.json")); err != nil {
 		t.Fatal(err)
 	}
-	changes, err := Plan(Claude, dir, "mailfs", "nux")
+	changes, err := Plan(agentrt.Claude, dir, "mailfs", "nux")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,13 +236,13 @@ func TestPlanFollowsLinksAndRefusesAsAWhole(t *testing.T) {
 		t.Fatalf("the link was not followed: %+v", changes[0])
 	}
 	os.Remove(shared)
-	if _, err := Plan(Claude, dir, "mailfs", "nux"); err == nil || !strings.Contains(err.Error(), "does not exist") {
+	if _, err := Plan(agentrt.Claude, dir, "mailfs", "nux"); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Fatalf("a link to nothing: %v", err)
 	}
 	os.Remove(filepath.Join(dir, ".claude", "settings.json"))
 	os.MkdirAll(filepath.Join(dir, ".codex"), 0o755)
 	os.WriteFile(filepath.Join(dir, ".codex", "config.toml"), []byte("[broken"), 0o644)
-	if _, err := Plan(Codex, dir, "mailfs", "nux"); err == nil || !strings.Contains(err.Error(), "nothing was changed") {
+	if _, err := Plan(agentrt.Codex, dir, "mailfs", "nux"); err == nil || !strings.Contains(err.Error(), "nothing was changed") {
 		t.Fatalf("a broken config.toml: %v", err)
 	}
 }
@@ -263,13 +265,13 @@ func TestPluginLayout(t *testing.T) {
 	}
 	for val := range v.All() {
 		var s string
-		if lit, ok := val.Value.(hujson.Literal); ok && json.Unmarshal(lit, &s) == nil && strings.HasPrefix(s, "mailfs ") {
+		if lit, ok := val.Value.(hujson.Literal); ok && json.Unmarshal(lit, &s) == nil && strings.HasPrefix(s, "mailfs") {
 			cmds[s] = true
 		}
 	}
 	for _, ev := range []string{"session-start", "prompt-submit", "post-tool", "stop"} {
-		if !cmds["mailfs hook "+ev] {
-			t.Errorf("hooks.json lacks %q: %v", "mailfs hook "+ev, cmds)
+		if !cmds["mailfs-hook hook "+ev] {
+			t.Errorf("hooks.json lacks %q: %v", "mailfs-hook hook "+ev, cmds)
 		}
 	}
 	// And the live deliverer, for the same agent.
@@ -307,8 +309,8 @@ func checkSkill(t *testing.T, data []byte, agent string) {
 
 func TestShellQuoteAndFirstWord(t *testing.T) {
 	for _, bin := range []string{"mailfs", "/opt/bin/mailfs", "/home/me/My Tools/mailfs", "/tmp/it's/mailfs"} {
-		cmd := Command(bin, Claude, "stop", "nux")
-		if got := firstWord(cmd); got != bin {
+		cmd := Command(bin, agentrt.Claude, "stop", "nux")
+		if got := firstWord(cmd); got != bin+"-hook" {
 			t.Errorf("Command(%q) = %q, whose program reads back as %q", bin, cmd, got)
 		}
 		if !ours().MatchString(cmd) {
@@ -329,31 +331,31 @@ func TestDiff(t *testing.T) {
 func TestSeveralAgentsInOneWorktree(t *testing.T) {
 	dir := t.TempDir()
 	apply := func(agent string) {
-		changes, err := Plan(Claude, dir, "mailfs", agent)
+		changes, err := Plan(agentrt.Claude, dir, "mailfs", agent)
 		if err != nil {
 			t.Fatal(err)
 		}
 		writeChanges(t, changes)
 	}
 	apply("alice")
-	if err := Guard(Claude, dir, "bob"); !errors.Is(err, ErrOtherAgent) {
+	if err := Guard(agentrt.Claude, dir, "bob"); !errors.Is(err, ErrOtherAgent) {
 		t.Fatalf("bob over alice's hooks: %v", err)
 	}
-	if err := Guard(Claude, dir, "alice"); err != nil {
+	if err := Guard(agentrt.Claude, dir, "alice"); err != nil {
 		t.Fatalf("alice again: %v", err)
 	}
-	if err := Guard(Claude, dir, ""); err != nil {
+	if err := Guard(agentrt.Claude, dir, ""); err != nil {
 		t.Fatalf("shared over alice's: %v", err)
 	}
 	apply("")
-	if agents, shared := Serves(Claude, dir); len(agents) != 0 || !shared {
+	if agents, shared := Serves(agentrt.Claude, dir); len(agents) != 0 || !shared {
 		t.Fatalf("after a shared set-up: %v %v", agents, shared)
 	}
-	if err := Guard(Claude, dir, "bob"); !errors.Is(err, ErrOtherAgent) {
+	if err := Guard(agentrt.Claude, dir, "bob"); !errors.Is(err, ErrOtherAgent) {
 		t.Fatalf("bob over shared hooks: %v", err)
 	}
 	for _, agent := range []string{"alice", "bob"} {
-		have, missing, err := Installed(Claude, dir, agent)
+		have, missing, err := Installed(agentrt.Claude, dir, agent)
 		if err != nil || len(missing) != 0 || len(have) == 0 {
 			t.Fatalf("%s with shared hooks: have %v, missing %v, %v", agent, have, missing, err)
 		}
@@ -370,7 +372,7 @@ func TestDoctorSeesThePlugin(t *testing.T) {
 		}
 		return ""
 	}, LookPath: func(string) (string, error) { return "/bin/true", nil }}
-	ready, findings := Check(Claude, dir, "toast", env)
+	ready, findings := Check(agentrt.Claude, dir, "toast", env)
 	if !ready || !strings.Contains(findings[0].Text, "plugin mailfs@town") {
 		t.Fatalf("ready %v: %+v", ready, findings)
 	}
@@ -467,7 +469,7 @@ func TestMCPServersInJSONSettings(t *testing.T) {
 		t.Fatal("an mcpServers that is not an object was edited")
 	}
 	// Plan writes it beside the hooks for both runtimes.
-	for _, rt := range []Runtime{Gemini, Qwen} {
+	for _, rt := range []agentrt.Runtime{agentrt.Gemini, agentrt.Qwen} {
 		changes, err := Plan(rt, t.TempDir(), "/opt/bin/mailfs", "nux")
 		if err != nil {
 			t.Fatal(err)

@@ -26,7 +26,7 @@ func BenchmarkLatency(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			f := newFixture(b)
 			f.send(b, "toast", "make the mailbox")
-			ch := f.watch(b, watch.Watcher{Boxes: []maildir.Address{mbox("toast")}, Poll: bc.poll})
+			ch := f.watch(b, &watch.Watcher{Boxes: []maildir.Address{mbox("toast")}, Poll: bc.poll})
 			next(b, ch)
 			var mu sync.Mutex
 			sentAt := map[string]time.Time{}
@@ -84,7 +84,7 @@ func BenchmarkIdle1000(b *testing.B) {
 				agents = append(agents, fmt.Sprintf("polecat-%04d", i))
 				os.MkdirAll(filepath.Join(f.dir, "state/mail", agents[i]), 0o700)
 			}
-			f.watch(b, watch.Watcher{Boxes: boxes(agents), Poll: bc.poll})
+			f.watch(b, &watch.Watcher{Boxes: boxes(agents), Poll: bc.poll})
 			const window = 2 * time.Second
 			before := cpu()
 			for b.Loop() {

@@ -82,11 +82,17 @@ func WaitRead(ctx context.Context, s *maildir.Store, sent []*maildir.Message) ([
 		select {
 		case <-ctx.Done():
 			return receipts, ctx.Err()
-		case ev := <-fsw.Events:
+		case ev, ok := <-fsw.Events:
+			if !ok {
+				return receipts, errors.New("watch: the file system notifications ended")
+			}
 			if err := check(filepath.Dir(ev.Name)); err != nil {
 				return receipts, err
 			}
-		case err := <-fsw.Errors:
+		case err, ok := <-fsw.Errors:
+			if !ok {
+				return receipts, errors.New("watch: the file system notifications ended")
+			}
 			if !errors.Is(err, fsnotify.ErrEventOverflow) {
 				return receipts, err
 			}

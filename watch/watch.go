@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -67,11 +68,16 @@ type Watcher struct {
 	// remembered, for tests, is told how many ids a box remembers after
 	// each file it looked at.
 	remembered func(n int)
+
+	mu     sync.Mutex
+	cancel context.CancelFunc // the running watch's, nil when none runs
+	done   chan struct{}      // closed when the running watch's goroutine has ended
 }
 
 // Watch starts watching and returns the channel of events, which is closed
-// when ctx ends. Errors that prevent watching at all, such as an exhausted
-// inotify limit, are returned here.
+// when ctx ends or [Watcher.Close] is called. Errors that prevent watching
+// at all, such as an exhausted inotify limit, are returned here. A Watcher
+// runs one watch at a time.
 func (w *Watcher) Watch(ctx context.Context) (<-chan Event, error) {
 	st := &state{
 		w:       w,
@@ -105,8 +111,32 @@ func (w *Watcher) Watch(ctx context.Context) (<-chan Event, error) {
 		}
 	}
 	st.scanAll(true)
-	go st.run(ctx)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	w.mu.Lock()
+	w.cancel, w.done = cancel, done
+	w.mu.Unlock()
+	go func() {
+		defer close(done)
+		st.run(ctx)
+	}()
 	return st.out, nil
+}
+
+// Close ends the running watch: it cancels it, and returns once its
+// goroutine has ended, its fsnotify watcher closed and its event channel
+// closed (events not yet received are dropped). Without a running watch,
+// or a second time, it does nothing.
+func (w *Watcher) Close() error {
+	w.mu.Lock()
+	cancel, done := w.cancel, w.done
+	w.cancel, w.done = nil, nil
+	w.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+	return nil
 }
 
 // limitError explains an exhausted inotify limit.
@@ -297,9 +327,17 @@ func (st *state) run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case ev := <-events:
+		case ev, ok := <-events:
+			if !ok { // fsnotify closed: nothing more will come
+				st.warn(errors.New("watch: the file system notifications ended"))
+				return
+			}
 			st.event(ctx, ev)
-		case err := <-errs:
+		case err, ok := <-errs:
+			if !ok {
+				st.warn(errors.New("watch: the file system notifications ended"))
+				return
+			}
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
 				// Events were lost: look at everything again.
 				st.warn(errors.New("watch: the kernel's event queue overflowed; rescanning every mailbox"))

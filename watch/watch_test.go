@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailfs/mailfs/internal/leakcheck"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/watch"
 )
@@ -28,6 +29,7 @@ type fixture struct {
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
+	leakcheck.Check(t)
 	f := &fixture{dir: filepath.Join(t.TempDir(), ".chipset"), warns: make(chan error, 100)}
 	s, err := maildir.Open(f.dir)
 	if err != nil {
@@ -38,11 +40,11 @@ func newFixture(t testing.TB) *fixture {
 	return f
 }
 
-// watch starts a watcher; it stops when the test ends.
-func (f *fixture) watch(t testing.TB, w watch.Watcher) <-chan watch.Event {
+// watch starts a watcher; it is closed when the test ends.
+func (f *fixture) watch(t testing.TB, w *watch.Watcher) <-chan watch.Event {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
+	ctx := context.Background()
+	t.Cleanup(func() { w.Close() })
 	w.Store = f.store
 	w.Warn = func(err error) {
 		select {
@@ -97,7 +99,7 @@ func TestReportsUnreadAtStartThenNewMail(t *testing.T) {
 		old := f.send(t, "toast", "waiting")
 		read := f.send(t, "toast", "already read")
 		f.store.MarkRead(mbox("toast"), read.ID)
-		ch := f.watch(t, watch.Watcher{Boxes: []maildir.Address{mbox("Toast")}, Poll: poll})
+		ch := f.watch(t, &watch.Watcher{Boxes: []maildir.Address{mbox("Toast")}, Poll: poll})
 		if ev := next(t, ch); ev.ID != old.ID || ev.Box.String() != "toast" || ev.Message.Subject != "waiting" || ev.Path != old.Path {
 			t.Fatalf("first event %+v", ev)
 		}
@@ -121,7 +123,7 @@ func TestSendsDuringStartupAreReportedOnce(t *testing.T) {
 				sent = append(sent, f.send(t, "toast", fmt.Sprint(i)).ID)
 			}
 		}()
-		ch := f.watch(t, watch.Watcher{Boxes: []maildir.Address{mbox("toast")}, Poll: poll})
+		ch := f.watch(t, &watch.Watcher{Boxes: []maildir.Address{mbox("toast")}, Poll: poll})
 		<-done
 		got := map[string]int{}
 		for range sent {
@@ -139,7 +141,7 @@ func TestSendsDuringStartupAreReportedOnce(t *testing.T) {
 func TestBurstOfSendersExactlyOnce(t *testing.T) {
 	backends(t, func(t *testing.T, poll time.Duration) {
 		f := newFixture(t)
-		ch := f.watch(t, watch.Watcher{Boxes: []maildir.Address{mbox("toast")}, Poll: poll})
+		ch := f.watch(t, &watch.Watcher{Boxes: []maildir.Address{mbox("toast")}, Poll: poll})
 		var wg sync.WaitGroup
 		for g := range 4 {
 			wg.Go(func() {
@@ -165,7 +167,7 @@ func TestScriptWritingInChunksIsReportedOnceWhole(t *testing.T) {
 		f := newFixture(t)
 		f.store.Init()
 		os.MkdirAll(filepath.Join(f.dir, "state/mail/toast"), 0o700)
-		ch := f.watch(t, watch.Watcher{Boxes: []maildir.Address{mbox("toast")}, Poll: poll, Grace: time.Minute})
+		ch := f.watch(t, &watch.Watcher{Boxes: []maildir.Address{mbox("toast")}, Poll: poll, Grace: time.Minute})
 		path := filepath.Join(f.dir, "state/mail/toast/2026-01-01T00-00-00Z-cron.json")
 		file, err := os.Create(path)
 		if err != nil {
@@ -200,7 +202,7 @@ func TestMailboxCreatedLater(t *testing.T) {
 			if !all {
 				w.Boxes = []maildir.Address{mbox("toast")}
 			}
-			ch := f.watch(t, w)
+			ch := f.watch(t, &w)
 			m := f.send(t, "toast", "first ever")
 			if ev := next(t, ch); ev.ID != m.ID {
 				t.Fatalf("all=%v: got %s", all, ev.ID)
@@ -223,7 +225,7 @@ func TestInvalidFileWarnsOnceThenARewriteIsReported(t *testing.T) {
 	backends(t, func(t *testing.T, poll time.Duration) {
 		f := newFixture(t)
 		f.send(t, "toast", "make the mailbox")
-		ch := f.watch(t, watch.Watcher{Boxes: []maildir.Address{mbox("toast")}, Poll: poll, Grace: 50 * time.Millisecond})
+		ch := f.watch(t, &watch.Watcher{Boxes: []maildir.Address{mbox("toast")}, Poll: poll, Grace: 50 * time.Millisecond})
 		next(t, ch)
 		path := filepath.Join(f.dir, "state/mail/toast/broken.json")
 		os.WriteFile(path, []byte(`{"from": "sh", "subject": `), 0o600)
@@ -258,7 +260,7 @@ func TestThousandMailboxes(t *testing.T) {
 			agents = append(agents, fmt.Sprintf("polecat-%04d", i))
 			os.MkdirAll(filepath.Join(f.dir, "state/mail", agents[i]), 0o700)
 		}
-		ch := f.watch(t, watch.Watcher{Boxes: boxes(agents), Poll: poll})
+		ch := f.watch(t, &watch.Watcher{Boxes: boxes(agents), Poll: poll})
 		for _, a := range []string{agents[0], agents[999], agents[500]} {
 			m := f.send(t, a, "hi")
 			if ev := next(t, ch); ev.ID != m.ID || ev.Box.String() != a {
@@ -294,7 +296,7 @@ func TestWatchesQueuesAndChannels(t *testing.T) {
 		if err := f.store.CreateChannel("merges", maildir.ChannelChange{}); err != nil {
 			t.Fatal(err)
 		}
-		ch := f.watch(t, watch.Watcher{Boxes: []maildir.Address{mbox("channel:merges"), mbox("queue:work")}, Poll: poll})
+		ch := f.watch(t, &watch.Watcher{Boxes: []maildir.Address{mbox("channel:merges"), mbox("queue:work")}, Poll: poll})
 		post := f.send(t, "channel:merges", "MERGED nux")
 		if ev := next(t, ch); ev.ID != post.ID || ev.Box.String() != "channel:merges" || ev.Path != "state/channel/merges/"+post.ID+".json" {
 			t.Fatalf("got %+v", ev)

@@ -4,6 +4,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/mailfs/mailfs/agentrt"
 	"github.com/mailfs/mailfs/live"
 )
 
@@ -29,8 +30,8 @@ func (s *Server) liveness(agent string) Liveness {
 			continue
 		}
 		status := r.Session.Status
-		if r.Session.Runtime == "claude" { // its registry says it now; the record, every few seconds
-			if st := live.ClaudeStatus(live.ClaudeConfig(os.Getenv), r.Session.Process.PID); st != "" {
+		if r.Session.Runtime == string(agentrt.Claude) { // its registry says it now; the record, every few seconds
+			if st := live.ClaudeStatus(agentrt.ClaudeConfig(os.Getenv), r.Session.Process.PID); st != "" {
 				status = st
 			}
 		}

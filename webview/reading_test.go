@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailfs/mailfs/agentrt"
 	"github.com/mailfs/mailfs/maildir"
 )
 
@@ -156,7 +157,7 @@ func TestLivenessShowsSessions(t *testing.T) {
 	record("toast", "idle", live.Self())
 	record("slit", "busy", live.Process{PID: 1 << 30}) // its deliverer is gone
 	h := &hook.Handler{Collector: hook.Collector{Store: tw.store, Nudges: tw.nudges}}
-	if a := h.Handle(context.Background(), hook.Claude, hook.PromptSubmit, "furiosa", hook.Input{}); len(a.Errs) > 0 {
+	if a := h.Handle(context.Background(), agentrt.Claude, hook.PromptSubmit, "furiosa", hook.Input{}); len(a.Errs) > 0 {
 		t.Fatal(a.Errs)
 	}
 	_, body := tw.get("/")

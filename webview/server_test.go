@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailfs/mailfs/internal/leakcheck"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/nudgeq"
 	"github.com/mailfs/mailfs/webview"
@@ -35,6 +36,7 @@ type town struct {
 
 func newTown(t *testing.T, as, token string) *town {
 	t.Helper()
+	leakcheck.Check(t)
 	dir := filepath.Join(t.TempDir(), ".chipset")
 	s, err := maildir.Open(dir)
 	if err != nil {

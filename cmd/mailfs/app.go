@@ -18,6 +18,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/mailfs/mailfs/cmd/internal/hookcmd"
 	"github.com/mailfs/mailfs/cmd/internal/town"
 	"github.com/mailfs/mailfs/gitsync"
 	"github.com/mailfs/mailfs/internal/buildinfo"
@@ -96,17 +97,15 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 	var c cli
 	var trap exitTrap
 	a := &app{ctx: ctx, stdio: io}
-	grammar, command, err := parse(&c, args, &trap, io)
+	grammar, kctx, err := parse(&c, args, &trap, io)
 	if trap.exited {
 		return trap.code
 	}
 	if err != nil {
 		return a.usage(err)
 	}
-	if kctx, ok := command.(*kong.Context); ok {
-		if err := repeatedFlag(kctx, args); err != nil {
-			return a.usageIn(err, kctx)
-		}
+	if err := repeatedFlag(kctx, args); err != nil {
+		return a.usageIn(err, kctx)
 	}
 	globals := reflect.ValueOf(grammar).Elem()
 	a.rootFlag, a.hostFlag = globals.FieldByName("Root").String(), globals.FieldByName("Host").String()
@@ -127,7 +126,7 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 		}
 	}
 	defer a.close()
-	if trap.do(func() { err = runCommand(command, a) }) { // a command of kong's own (completion) ends with its Exit too
+	if trap.do(func() { err = kctx.Run(a) }) { // a command of kong's own (completion) ends with its Exit too
 		return trap.code
 	}
 	return a.exit(err)
@@ -432,7 +431,7 @@ func (a *app) exit(err error) int {
 		fmt.Fprintf(a.err, "mailfs: hint: %s\n", hint)
 	}
 	var u *usageErr
-	if errors.As(err, &u) {
+	if errors.As(err, &u) || errors.Is(err, hookcmd.ErrNoAgent) {
 		return exitUsage
 	}
 	if errors.Is(err, maildir.ErrQueueEmpty) {
@@ -462,6 +461,8 @@ func hintFor(err error) string {
 	switch {
 	case errors.As(err, &h):
 		return h.hint
+	case errors.Is(err, hookcmd.ErrNoAgent):
+		return hookcmd.NoAgentHint
 	case errors.As(err, &nh) && nh.Home == "":
 		return fmt.Sprintf("on the host where it lives: mailfs home claim %s", nh.Object)
 	case errors.As(err, &nh) && nh.Host == "":

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mailfs/mailfs/hook"
+	"github.com/mailfs/mailfs/cmd/internal/hookcmd"
 	"github.com/mailfs/mailfs/maildir"
 )
 
@@ -87,31 +87,4 @@ func (c *checkCmd) Run(a *app) error {
 }
 
 // inject prints the hook's reminder. Every problem goes to stderr.
-func (c *checkCmd) inject(a *app) {
-	defer func() {
-		if r := recover(); r != nil {
-			fmt.Fprintf(a.err, "mailfs: error: check --inject: %v\n", r)
-		}
-	}()
-	agent, err := needAgent(c.Agent)
-	if err != nil {
-		a.exit(err)
-		return
-	}
-	s, err := a.read()
-	if err != nil {
-		a.exit(err)
-		return
-	}
-	q, err := a.nudges()
-	if err != nil {
-		a.exit(err)
-		return
-	}
-	h := &hook.Handler{Collector: hook.Collector{Store: s, Nudges: q, Budget: c.Budget}}
-	ans := h.Handle(a.ctx, hook.Plain, hook.PromptSubmit, agent, hook.Input{})
-	a.out.Write(ans.Output)
-	for _, err := range ans.Errs {
-		a.exit(err)
-	}
-}
+func (c *checkCmd) inject(a *app) { hookcmd.Inject(a.hookEnv(), c.Agent, c.Budget) }

@@ -27,7 +27,10 @@ import (
 //   - read: one unread message, printed and marked read (rewritten
 //     durably) — a different one each iteration, for each of the two;
 //   - check: "check --inject" of a mailbox of 10 read messages and no
-//     nudges: nothing to say.
+//     nudges: nothing to say; check-slim, the same through mailfs-hook;
+//   - prompt: the prompt hook (hook prompt-submit) of that mailbox, which
+//     also records the turn in the hook's state; prompt-slim, the same
+//     through mailfs-hook, as the hooks setup writes run it.
 func BenchmarkCLI(b *testing.B) {
 	dir := b.TempDir()
 	bins := buildCLI(b, dir)
@@ -45,7 +48,7 @@ func BenchmarkCLI(b *testing.B) {
 			ids[agent] = append(ids[agent], id)
 		}
 	}
-	mailfs, floor := bins["mailfs"], bins["floor"]
+	mailfs, slim, floor := bins["mailfs"], bins["mailfs-hook"], bins["floor"]
 	pair := func(b *testing.B, mf, fl func(i int) []string) {
 		var tm, tf time.Duration
 		i := 0
@@ -118,13 +121,26 @@ func BenchmarkCLI(b *testing.B) {
 		pair(b, func(int) []string { return []string{mailfs, "check", "quiet", "--inject"} },
 			func(int) []string { return []string{floor, "check", root, "quiet"} })
 	})
+	b.Run("check-slim", func(b *testing.B) {
+		pair(b, func(int) []string { return []string{slim, "check", "quiet", "--inject"} },
+			func(int) []string { return []string{floor, "check", root, "quiet"} })
+	})
+	b.Run("prompt", func(b *testing.B) {
+		pair(b, func(int) []string { return []string{mailfs, "hook", "prompt-submit", "quiet"} },
+			func(int) []string { return []string{floor, "check", root, "quiet"} })
+	})
+	b.Run("prompt-slim", func(b *testing.B) {
+		pair(b, func(int) []string { return []string{slim, "hook", "prompt-submit", "quiet"} },
+			func(int) []string { return []string{floor, "check", root, "quiet"} })
+	})
 }
 
-// runTimed runs one process with MAILFS_ROOT=root, fails the benchmark
+// runTimed runs one process with MAILFS_ROOT=root (and the hooks' state
+// beside it, in state-dir), fails the benchmark
 // unless it exits 0, and returns how long it took.
 func runTimed(b *testing.B, root string, args []string) time.Duration {
 	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Env = append(os.Environ(), "MAILFS_ROOT="+root)
+	cmd.Env = append(os.Environ(), "MAILFS_ROOT="+root, "MAILFS_STATE_DIR="+filepath.Join(filepath.Dir(root), "state-dir"))
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	took := time.Since(start)
@@ -134,11 +150,11 @@ func runTimed(b *testing.B, root string, args []string) time.Duration {
 	return took
 }
 
-// buildCLI builds mailfs and the floor program into dir, static, and
-// returns their paths by name.
+// buildCLI builds mailfs, mailfs-hook and the floor program into dir,
+// static, and returns their paths by name.
 func buildCLI(b *testing.B, dir string) map[string]string {
-	bins := map[string]string{"mailfs": filepath.Join(dir, "mailfs"), "floor": filepath.Join(dir, "floor")}
-	for name, pkg := range map[string]string{"mailfs": ".", "floor": "./testdata/floor"} {
+	bins := map[string]string{"mailfs": filepath.Join(dir, "mailfs"), "mailfs-hook": filepath.Join(dir, "mailfs-hook"), "floor": filepath.Join(dir, "floor")}
+	for name, pkg := range map[string]string{"mailfs": ".", "mailfs-hook": "../mailfs-hook", "floor": "./testdata/floor"} {
 		cmd := exec.Command("go", "build", "-o", bins[name], pkg)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {

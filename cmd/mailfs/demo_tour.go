@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/mailfs/mailfs/agentrt"
 	"github.com/mailfs/mailfs/live"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/nudgeq"
@@ -119,9 +120,9 @@ func (d *demo) nudges() {
 func (d *demo) hooks() {
 	d.say("Agent hooks: nux leaves a handoff for its next session, which starts with it; a stop is held while urgent mail waits.")
 	d.run("handoff", "nux", "-s", "docs half done", "-m", "Next: the install section.")
-	d.run("hook", "session-start", "nux", "--runtime", "plain")
+	d.run("hook", "session-start", "nux", "--runtime", string(agentrt.Plain))
 	d.say("The first prompt continues that turn: what the session start showed is not shown again (it prints nothing).")
-	d.run("hook", "prompt-submit", "nux", "--runtime", "plain")
+	d.run("hook", "prompt-submit", "nux", "--runtime", string(agentrt.Plain))
 	d.quiet("send", "nux", "--from", "refinery", "--priority", "urgent", "-s", "MERGE_FAILED gt-203: tests fail", "-m", "See the CI log.")
 	d.run("hook", "stop", "nux")
 	d.quiet("take", "nux")

@@ -11,7 +11,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"github.com/mailfs/mailfs/internal/quickargs"
+	"github.com/mailfs/mailfs/cmd/internal/hookcmd"
 )
 
 // onlyCommand returns, for a call that names its command, a new value of
@@ -144,20 +144,9 @@ func hasTag(f reflect.StructField, key string) bool {
 }
 
 // parse reads args into c and returns the grammar it filled (c, or kong's
-// one-command copy of it, a pointer either way) and the command to give
-// runCommand. The everyday calls of the brief commands, which agents and
-// their hooks make on every turn, are read by quickargs, which fills c as
-// kong would and leaves every other call, and every mistake, to kong.
+// one-command copy of it, a pointer either way) and kong's context to run.
 // When kong itself ends the call (help, version), trap says so.
-func parse(c *cli, args []string, trap *exitTrap, io stdio) (grammar, command any, err error) {
-	if os.Getenv("COMP_LINE") == "" { // completions need kong's model
-		if cmd, ok := quickargs.Parse(c, args, quickOptions(os.LookupEnv)); ok {
-			if _, runs := cmd.(runner); runs {
-				return c, cmd, nil
-			}
-		}
-		*c = cli{} // whatever quickargs filled before it declined
-	}
+func parse(c *cli, args []string, trap *exitTrap, io stdio) (grammar any, kctx *kong.Context, err error) {
 	// Kong's model of all commands costs more to build than most commands
 	// take to run; a call that names its command gets a model of just it.
 	grammar = c
@@ -165,7 +154,6 @@ func parse(c *cli, args []string, trap *exitTrap, io stdio) (grammar, command an
 		grammar = one.Interface()
 	}
 	parser := newParser(grammar, args, trap, io)
-	var kctx *kong.Context
 	trap.do(func() {
 		if os.Getenv("COMP_LINE") != "" { // a shell asking for completions
 			completeFromModel(parser)
@@ -173,6 +161,14 @@ func parse(c *cli, args []string, trap *exitTrap, io stdio) (grammar, command an
 		kctx, err = parser.Parse(args)
 	})
 	return grammar, kctx, err
+}
+
+// grammarVars are the variables cli's tags use: the runtimes' names,
+// from agentrt.
+func grammarVars() kong.Vars {
+	vars := hookcmd.Vars()
+	vars["setupTargets"] = setupTargets()
+	return vars
 }
 
 // newParser is kong, set up for grammar (cli, or onlyCommand's copy).
@@ -186,34 +182,10 @@ func newParser(grammar any, args []string, trap *exitTrap, io stdio) *kong.Kong 
 		kong.Help(printHelp),
 		kong.TypeMapper(reflect.TypeFor[time.Duration](), durationMapper()),
 		kong.Vars{"version": version(args)},
+		grammarVars(),
 	)
 	if err != nil {
 		panic(err) // the cli struct is wrong: a programming error
 	}
 	return parser
-}
-
-// runCommand runs what parse returned: kong's context, or the command
-// quickargs read.
-func runCommand(command any, a *app) error {
-	if kctx, ok := command.(*kong.Context); ok {
-		return kctx.Run(a)
-	}
-	return command.(runner).Run(a)
-}
-
-// runner is a command quickargs can return: one whose Run takes the app.
-type runner interface{ Run(*app) error }
-
-// quickOptions is how quickargs reads mailfs's calls: the brief commands,
-// durations as durationMapper reads them.
-func quickOptions(lookupEnv func(string) (string, bool)) quickargs.Options {
-	return quickargs.Options{LookupEnv: lookupEnv, Duration: parseDuration,
-		Command: func(name string) (int, bool) {
-			f, ok := commandField(name)
-			if !ok || !hasTag(f, "brief") {
-				return 0, false
-			}
-			return f.Index[0], true
-		}}
 }

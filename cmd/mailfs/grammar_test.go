@@ -18,7 +18,7 @@ import (
 // Every command kong knows is one onlyCommand can select by the name kong
 // gives it, and the grammar it selects holds exactly that command.
 func TestOnlyCommandNamesEveryCommand(t *testing.T) {
-	parser, err := kong.New(&cli{})
+	parser, err := kong.New(&cli{}, grammarVars())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestOnlyCommandNamesEveryCommand(t *testing.T) {
 			t.Errorf("%s: not selected", cmd.Name)
 			continue
 		}
-		small, err := kong.New(one.Interface())
+		small, err := kong.New(one.Interface(), grammarVars())
 		if err != nil {
 			t.Fatalf("%s: %v", cmd.Name, err)
 		}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailfs/mailfs/agentrt"
+	"github.com/mailfs/mailfs/cmd/internal/hookcmd"
 	"github.com/mailfs/mailfs/hook"
 	"github.com/mailfs/mailfs/live"
 	"github.com/mailfs/mailfs/maildir"
@@ -115,7 +117,7 @@ func (c *liveClaudeCmd) Run(a *app) error {
 	}
 	// The hook's event names the session's transcript, where Claude Code
 	// records which doorbells it gave the model (see live.ClaudeDoor).
-	in := hookInput(a, "live claude", time.Now().Add(2*time.Second), "within 2s")
+	in := hookcmd.ReadEvent(a.hookEnv(), "live claude", time.Now().Add(2*time.Second), "within 2s")
 	// The session registers a moment after it starts its hooks; outside
 	// a session (no socket given) one look says so.
 	wait := 30 * time.Second
@@ -123,7 +125,7 @@ func (c *liveClaudeCmd) Run(a *app) error {
 		wait = 0
 	}
 	ctx, cancel := context.WithTimeout(a.ctx, wait)
-	door, err := live.FindClaude(ctx, live.ClaudeConfig(os.Getenv), os.Getpid(), os.Getenv("CLAUDE_CODE_MESSAGING_TOKEN"), os.Getenv("CLAUDE_CODE_MESSAGING_SOCKET"))
+	door, err := live.FindClaude(ctx, agentrt.ClaudeConfig(os.Getenv), os.Getpid(), os.Getenv("CLAUDE_CODE_MESSAGING_TOKEN"), os.Getenv("CLAUDE_CODE_MESSAGING_SOCKET"))
 	cancel()
 	if err == nil {
 		if in.TranscriptPath != "" {
@@ -169,10 +171,10 @@ func (c *liveQwenCmd) Run(a *app) error {
 	if c.PID == 0 && os.Getenv("QWEN_CODE_MESSAGING_SOCKET") != "" {
 		deadline = deadline.Add(30 * time.Second)
 	}
-	door, err := live.FindQwen(live.QwenHome(os.Getenv), c.PID, os.Getpid(), os.Getenv("QWEN_CODE_MESSAGING_TOKEN"))
+	door, err := live.FindQwen(agentrt.QwenHome(os.Getenv), c.PID, os.Getpid(), os.Getenv("QWEN_CODE_MESSAGING_TOKEN"))
 	for errors.Is(err, live.ErrNoSession) && time.Now().Before(deadline) && a.ctx.Err() == nil {
 		time.Sleep(50 * time.Millisecond)
-		door, err = live.FindQwen(live.QwenHome(os.Getenv), c.PID, os.Getpid(), os.Getenv("QWEN_CODE_MESSAGING_TOKEN"))
+		door, err = live.FindQwen(agentrt.QwenHome(os.Getenv), c.PID, os.Getpid(), os.Getenv("QWEN_CODE_MESSAGING_TOKEN"))
 	}
 	if err == nil {
 		err = c.deliver(a, door)
@@ -200,7 +202,7 @@ deliverer ends. Run by hand it has no plugin to answer it: use it through
 the plugin.`
 }
 
-func (c *liveOpenCodeCmd) Run(a *app) error { return c.pipe(a, "opencode", c.Session) }
+func (c *liveOpenCodeCmd) Run(a *app) error { return c.pipe(a, string(agentrt.OpenCode), c.Session) }
 
 // pipe delivers to runtime's session id through the plugin that started
 // this process, over its standard input and output.
@@ -228,42 +230,12 @@ doorbell goes to the session as a user message (steered into a busy turn,
 after its running tool call), and the deliverer ends when pi does.`
 }
 
-func (c *livePiCmd) Run(a *app) error { return c.pipe(a, "pi", c.Session) }
+func (c *livePiCmd) Run(a *app) error { return c.pipe(a, string(agentrt.Pi), c.Session) }
 
-type liveSeenCmd struct {
-	Agent string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose doorbells."`
-}
+// liveSeenCmd is hookcmd.Seen, which mailfs-hook runs too.
+type liveSeenCmd struct{ hookcmd.Seen }
 
-func (c *liveSeenCmd) Help() string {
-	return `Reads text from standard input (at most 1 MiB), finds the agent's doorbells
-in it by their ring marks, and records them as taken in by the session: the
-evidence "delivered" is said on (see "mailfs live"). mailfs's pi extension
-runs it on what each model request carries; a prompt hook does the same on
-its own. Nothing is printed; the exit status is 0 whatever it finds.`
-}
-
-func (c *liveSeenCmd) Run(a *app) error {
-	agent, err := needAgent(c.Agent)
-	if err == nil {
-		agent, err = maildir.ParseAgent(agent)
-	}
-	if err != nil {
-		return err
-	}
-	data, err := io.ReadAll(io.LimitReader(a.in, 1<<20))
-	if err != nil {
-		return err
-	}
-	nonces := hook.RingNonces(agent, string(data))
-	if len(nonces) == 0 {
-		return nil
-	}
-	s, err := a.open()
-	if err != nil {
-		return err
-	}
-	return live.Confirm(s, agent, nonces)
-}
+func (c *liveSeenCmd) Run(a *app) error { return c.Seen.Run(a.hookEnv()) }
 
 type liveTmuxCmd struct {
 	liveFlags
@@ -340,8 +312,8 @@ func (c *liveListCmd) Run(a *app) error {
 			}
 			// The deliverer writes its session's status down every few
 			// seconds; Claude Code's registry says it now.
-			if r.Session.Runtime == "claude" {
-				if st := live.ClaudeStatus(live.ClaudeConfig(os.Getenv), r.Session.Process.PID); st != "" {
+			if r.Session.Runtime == string(agentrt.Claude) {
+				if st := live.ClaudeStatus(agentrt.ClaudeConfig(os.Getenv), r.Session.Process.PID); st != "" {
 					r.Session.Status = st
 				}
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/mailfs/mailfs/cmd/internal/hookcmd"
 	"github.com/mailfs/mailfs/cmd/internal/servecmd"
 )
 
@@ -24,7 +25,10 @@ func TestMain(m *testing.M) {
 	// Gas City provider mode.
 	// mailfs-serve is the web view's binary, which "mailfs serve" and the
 	// demo run.
-	testscript.Main(m, map[string]func(){"mailfs": main, "mailfs-gascity": main, "mailfs-serve": serveMain})
+	// mailfs-hook is the per-turn calls' slim binary, which setup writes
+	// into runtimes' hooks.
+	testscript.Main(m, map[string]func(){"mailfs": main, "mailfs-gascity": main, "mailfs-serve": serveMain,
+		"mailfs-hook": func() { os.Exit(hookcmd.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }})
 }
 
 func serveMain() {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/renameio/v2"
 
+	"github.com/mailfs/mailfs/agentrt"
 	"github.com/mailfs/mailfs/hook"
 	"github.com/mailfs/mailfs/internal/buildinfo"
 	"github.com/mailfs/mailfs/live"
@@ -20,11 +21,20 @@ import (
 	"github.com/mailfs/mailfs/setup"
 )
 
+// setupTargets is setup's enum: every runtime, plugin, and "" (all found).
+func setupTargets() string {
+	var targets []string
+	for _, rt := range agentrt.Installable() {
+		targets = append(targets, string(rt))
+	}
+	return strings.Join(append(targets, "plugin", ""), ",")
+}
+
 type setupCmd struct {
-	Runtime string `arg:"" optional:"" enum:"claude,gemini,codex,qwen,copilot,opencode,pi,plugin," default:"" help:"claude (Claude Code), gemini (Gemini CLI), codex (Codex), qwen (Qwen Code), copilot (GitHub Copilot CLI), opencode (OpenCode), pi, or plugin (a Claude Code plugin folder). Default: every one of claude, gemini, codex, qwen, copilot, opencode and pi found on $PATH."`
+	Runtime string `arg:"" optional:"" enum:"${setupTargets}" default:"" help:"claude (Claude Code), gemini (Gemini CLI), codex (Codex), qwen (Qwen Code), copilot (GitHub Copilot CLI), opencode (OpenCode), pi, or plugin (a Claude Code plugin folder). Default: every one of claude, gemini, codex, qwen, copilot, opencode and pi found on $PATH."`
 	Agent   string `env:"MAILFS_AGENT" placeholder:"NAME" help:"The agent that works in this worktree."`
 	Dir     string `default:"." type:"path" placeholder:"WORKTREE" help:"The agent's worktree, where the runtime's project settings live."`
-	Command string `default:"mailfs" placeholder:"PATH" help:"How the hooks run mailfs (a path, if it is not on the agent's PATH)."`
+	Command string `default:"mailfs" placeholder:"PATH" help:"How the hooks run mailfs (a path, if it is not on the agent's PATH); the per-turn hooks run mailfs-hook beside it."`
 	Out     string `default:"mailfs-plugin" type:"path" placeholder:"DIR" help:"plugin: the folder to write the plugin into."`
 	DryRun  bool   `name:"dry-run" help:"Print the change as a diff and write nothing."`
 	Shared  bool   `help:"Hooks for several agents in this worktree: they name no agent, and each session's $MAILFS_AGENT says which it is (MAILFS_AGENT=bob claude)."`
@@ -173,13 +183,13 @@ func (c *setupCmd) Run(a *app) error {
 
 // runtimes are the runtimes to set up: the one named, else every one on
 // $PATH (said on stderr), else a usage error.
-func (c *setupCmd) runtimes(a *app) ([]setup.Runtime, error) {
+func (c *setupCmd) runtimes(a *app) ([]agentrt.Runtime, error) {
 	if c.Runtime != "" {
-		return []setup.Runtime{setup.Runtime(c.Runtime)}, nil
+		return []agentrt.Runtime{agentrt.Runtime(c.Runtime)}, nil
 	}
-	var runtimes []setup.Runtime
+	var runtimes []agentrt.Runtime
 	var names []string
-	for _, rt := range setup.Runtimes {
+	for _, rt := range agentrt.Installable() {
 		if _, err := exec.LookPath(setup.Binary(rt)); err == nil {
 			runtimes = append(runtimes, rt)
 			names = append(names, string(rt))
@@ -215,7 +225,7 @@ func writeChange(a *app, ch setup.Change) error {
 
 // reportReady says on stderr that rt is set up for who in dir, and, when
 // it is not ready to run mailfs yet, what stands in the way.
-func reportReady(a *app, rt setup.Runtime, who, dir string, ready bool, findings []setup.Finding) {
+func reportReady(a *app, rt agentrt.Runtime, who, dir string, ready bool, findings []setup.Finding) {
 	if ready {
 		fmt.Fprintf(a.err, "mailfs: %s is set up for %s in %s\n", rt, who, dir)
 		return
@@ -322,10 +332,10 @@ for the agent, 1 when none will.`
 func liveState(s *maildir.Store, agent, dir string, warn func(error)) string {
 	held := ""
 	says := map[string]string{"hold": "held", "refuse": "refused"}
-	if v, f := setup.ClaudeInbound(live.ClaudeConfig(os.Getenv), dir); v == "hold" || v == "refuse" {
+	if v, f := agentrt.ClaudeInbound(agentrt.ClaudeConfig(os.Getenv), dir); v == "hold" || v == "refuse" {
 		held = fmt.Sprintf("; but Claude Code's crossSessionInbound is %q in %s, so no doorbell goes to its sessions here (receipts say %s; the hooks still show mail)", v, f, says[v])
 	}
-	if v, f := setup.QwenInbound(live.QwenHome(os.Getenv), dir); v == "hold" || v == "refuse" {
+	if v, f := agentrt.QwenInbound(agentrt.QwenHome(os.Getenv), dir); v == "hold" || v == "refuse" {
 		held += fmt.Sprintf("; but Qwen Code's agents.crossSessionInbound is %q in %s, so no doorbell goes to its sessions here (receipts say %s; the hooks still show mail)", v, f, says[v])
 	}
 	if liveOff() {
@@ -440,9 +450,9 @@ func printHelpers(a *app) (mcpErr error) {
 // cannot be found, if it cannot: Codex needs it.
 func (c *doctorCmd) printRuntimes(a *app, agent string, mcpErr error) (ready int) {
 	env := setup.Env{Getenv: os.Getenv, LookPath: exec.LookPath}
-	for _, rt := range setup.Runtimes {
+	for _, rt := range agentrt.Installable() {
 		ok, findings := setup.Check(rt, c.Dir, agent, env)
-		if rt == setup.Codex && mcpErr != nil && len(findings) > 0 && strings.Contains(findings[0].Text, "mcp_servers.mailfs") {
+		if rt == agentrt.Codex && mcpErr != nil && len(findings) > 0 && strings.Contains(findings[0].Text, "mcp_servers.mailfs") {
 			ok = false
 			findings = append(findings, setup.Finding{Text: "its MCP server, mailfs-mcp, is missing"})
 		}

@@ -18,45 +18,55 @@ import (
 // expressions; those are switches, or built on first use. The runtime
 // counts what each package's init allocates (GODEBUG=inittrace=1), so
 // this is a count, not a timing: a package-level map literal, a
-// regexp.MustCompile or an fmt.Errorf at package level fails it.
+// regexp.MustCompile or an fmt.Errorf at package level fails it. The
+// same holds for mailfs-hook, which a runtime starts every turn.
 func TestStartUpBuildsNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds mailfs")
 	}
-	bin := filepath.Join(t.TempDir(), "mailfs")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building mailfs: %v\n%s", err, out)
-	}
-	var stderr bytes.Buffer
-	cmd := exec.Command(bin, "version")
-	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("mailfs version: %v\n%s", err, stderr.String())
-	}
-	// init github.com/mailfs/mailfs/hook @0.95 ms, 0.004 ms clock, 72 bytes, 2 allocs
-	line := regexp.MustCompile(`^init (\S+) @\S+ ms, \S+ ms clock, (\d+) bytes, (\d+) allocs$`)
-	const most = 256 // bytes: a few errors.New, no table
-	seen := map[string]bool{}
-	for l := range strings.Lines(stderr.String()) {
-		m := line.FindStringSubmatch(strings.TrimSpace(l))
-		if m == nil {
-			continue
+	for _, bin := range []struct {
+		name, pkg string
+		args      []string
+		inits     []string // packages whose init line must show: the trace is read
+	}{
+		{"mailfs", ".", []string{"version"}, []string{"main", "github.com/mailfs/mailfs/hook", "github.com/mailfs/mailfs/setup"}},
+		{"mailfs-hook", "../mailfs-hook", []string{"--version"}, []string{"github.com/mailfs/mailfs/hook"}},
+	} {
+		path := filepath.Join(t.TempDir(), bin.name)
+		build := exec.Command("go", "build", "-o", path, bin.pkg)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("building %s: %v\n%s", bin.name, err, out)
 		}
-		pkg := m[1]
-		if pkg != "main" && !strings.HasPrefix(pkg, "github.com/mailfs/mailfs/") {
-			continue
+		var stderr bytes.Buffer
+		cmd := exec.Command(path, bin.args...)
+		cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s %v: %v\n%s", bin.name, bin.args, err, stderr.String())
 		}
-		seen[pkg] = true
-		if n, _ := strconv.Atoi(m[2]); n > most {
-			t.Errorf("package %s allocates %s bytes (%s allocations) at init; build it on first use instead", pkg, m[2], m[3])
+		// init github.com/mailfs/mailfs/hook @0.95 ms, 0.004 ms clock, 72 bytes, 2 allocs
+		line := regexp.MustCompile(`^init (\S+) @\S+ ms, \S+ ms clock, (\d+) bytes, (\d+) allocs$`)
+		const most = 256 // bytes: a few errors.New, no table
+		seen := map[string]bool{}
+		for l := range strings.Lines(stderr.String()) {
+			m := line.FindStringSubmatch(strings.TrimSpace(l))
+			if m == nil {
+				continue
+			}
+			pkg := m[1]
+			if pkg != "main" && !strings.HasPrefix(pkg, "github.com/mailfs/mailfs/") {
+				continue
+			}
+			seen[pkg] = true
+			if n, _ := strconv.Atoi(m[2]); n > most {
+				t.Errorf("%s: package %s allocates %s bytes (%s allocations) at init; build it on first use instead", bin.name, pkg, m[2], m[3])
+			}
 		}
-	}
-	for _, pkg := range []string{"main", "github.com/mailfs/mailfs/hook", "github.com/mailfs/mailfs/setup"} {
-		if !seen[pkg] {
-			t.Errorf("no init line for %s in:\n%s", pkg, stderr.String())
+		for _, pkg := range bin.inits {
+			if !seen[pkg] {
+				t.Errorf("%s: no init line for %s in:\n%s", bin.name, pkg, stderr.String())
+			}
 		}
 	}
 }
@@ -65,27 +75,37 @@ func TestStartUpBuildsNothing(t *testing.T) {
 // initialisation or size every command would pay for a few commands'
 // sake: the web view's and the MCP server's (net/http, html/template, the
 // MCP SDK) live in mailfs-serve and mailfs-mcp, which mailfs runs in its
-// place (helper.go), and the folder index computes its CRC-32 itself
-// rather than link hash/crc32 (internal/folderindex/crc.go). A package
-// that imports one of them into mailfs fails this, naming its importer.
+// place (helper.go). It holds mailfs-hook, which runtimes start every turn,
+// to less: none of mailfs's packages that only other commands use either
+// (the installer, sync, fsck, the archive sweep, escalations). A package
+// that imports one of them fails this, naming its importer.
 func TestLinksNothingHeavy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
-	importers := map[string][]string{} // package -> the packages that import it
-	for pkg, imports := range goListImports(t, "-deps", ".") {
-		for _, imp := range imports {
-			importers[imp] = append(importers[imp], pkg)
+	heavy := []string{"net/http", "html/template", "github.com/modelcontextprotocol/go-sdk/mcp", "github.com/chromedp/chromedp"}
+	const mod = "github.com/mailfs/mailfs/"
+	for _, bin := range []struct {
+		name, pkg string
+		heavy     []string
+	}{
+		{"mailfs", ".", heavy},
+		{"mailfs-hook", "../mailfs-hook", append(slices.Clip(heavy), mod+"setup", mod+"gitsync", mod+"fsck", mod+"archive", mod+"escalation", mod+"mcpserver", mod+"webview")},
+	} {
+		importers := map[string][]string{} // package -> the packages that import it
+		for pkg, imports := range goListImports(t, "-deps", bin.pkg) {
+			for _, imp := range imports {
+				importers[imp] = append(importers[imp], pkg)
+			}
 		}
-	}
-	heavy := []string{"net/http", "html/template", "hash/crc32", "github.com/modelcontextprotocol/go-sdk/mcp", "github.com/chromedp/chromedp"}
-	for _, pkg := range heavy {
-		if by, ok := importers[pkg]; ok {
-			slices.Sort(by)
-			t.Errorf("mailfs links %s (imported by %s): its cost lands on every command", pkg, strings.Join(by, ", "))
+		for _, pkg := range bin.heavy {
+			if by, ok := importers[pkg]; ok {
+				slices.Sort(by)
+				t.Errorf("%s links %s (imported by %s): its cost lands on every call", bin.name, pkg, strings.Join(by, ", "))
+			}
 		}
-	}
-	if len(importers["github.com/mailfs/mailfs/maildir"]) == 0 {
-		t.Fatal("go list named no importer of maildir: not the dependency list expected")
+		if len(importers[mod+"maildir"]) == 0 {
+			t.Fatalf("go list named no importer of maildir in %s: not the dependency list expected", bin.name)
+		}
 	}
 }

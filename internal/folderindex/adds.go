@@ -3,6 +3,7 @@ package folderindex
 import (
 	"bytes"
 	"fmt"
+	"hash/crc32"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,7 +77,7 @@ func encodeAdd(a Add) []byte {
 	body := fmt.Sprintf("%s %x %x %x %x %x %x %x %x %s", addMagic,
 		a.Before.Dev, a.Before.Ino, uint64(a.Before.Mtime), uint64(a.Before.Ctime),
 		a.After.Dev, a.After.Ino, uint64(a.After.Mtime), uint64(a.After.Ctime), a.Name)
-	return fmt.Appendf(nil, "%s %08x\n", body, checksum([]byte(body)))
+	return fmt.Appendf(nil, "%s %08x\n", body, crc32.ChecksumIEEE([]byte(body)))
 }
 
 // decodeAdds reads the notes of a log, stopping at the first line that
@@ -90,7 +91,7 @@ func decodeAdds(data []byte) []Add {
 			break
 		}
 		sum, err := strconv.ParseUint(string(line[i+1:]), 16, 32)
-		if err != nil || checksum(line[:i]) != uint32(sum) {
+		if err != nil || crc32.ChecksumIEEE(line[:i]) != uint32(sum) {
 			break
 		}
 		f := strings.SplitN(string(line[:i]), " ", 10)

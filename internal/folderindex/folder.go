@@ -18,6 +18,7 @@ package folderindex
 import (
 	"bytes"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"slices"
 	"strconv"
@@ -185,7 +186,7 @@ func parseFolderHeader(data []byte) (*folderHeader, bool) {
 func (h *folderHeader) decode(data []byte, full bool) *Folder {
 	f := h.f
 	head := data[h.start : h.start+h.headLen]
-	if checksum(head) != h.headCRC {
+	if crc32.ChecksumIEEE(head) != h.headCRC {
 		return nil
 	}
 	for rec := range bytes.SplitSeq(head, []byte{0}) {
@@ -214,7 +215,7 @@ func (h *folderHeader) decode(data []byte, full bool) *Folder {
 		return &f
 	}
 	tail := data[h.start+h.headLen : h.end(true)]
-	if checksum(tail) != h.tailCRC {
+	if crc32.ChecksumIEEE(tail) != h.tailCRC {
 		return nil
 	}
 	for rec := range bytes.SplitSeq(tail, []byte{0}) {
@@ -269,7 +270,7 @@ func (f *Folder) Encode() []byte {
 	var out bytes.Buffer
 	fmt.Fprintf(&out, "%s %x %x %x %x %x %x %x %x %x %x\n", folderMagic,
 		f.Stamp.Dev, f.Stamp.Ino, uint64(f.Stamp.Mtime), uint64(f.Stamp.Ctime), racy, f.Count,
-		head.Len(), tail.Len(), checksum(head.Bytes()), checksum(tail.Bytes()))
+		head.Len(), tail.Len(), crc32.ChecksumIEEE(head.Bytes()), crc32.ChecksumIEEE(tail.Bytes()))
 	out.Write(head.Bytes())
 	out.Write(tail.Bytes())
 	return out.Bytes()

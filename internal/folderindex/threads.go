@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"hash/fnv"
 	"slices"
 	"strings"
@@ -87,7 +88,7 @@ func EncodeThreads(stamp Stamp, racy bool, entries []ThreadEntry) []byte {
 	}
 	var out bytes.Buffer
 	fmt.Fprintf(&out, "%s %x %x %x %x %x %x %x %x\n", threadMagic, stamp.Dev, stamp.Ino, uint64(stamp.Mtime), uint64(stamp.Ctime),
-		r, len(entries), blob.Len(), checksum(tables))
+		r, len(entries), blob.Len(), crc32.ChecksumIEEE(tables))
 	out.Write(tables)
 	out.Write(blob.Bytes())
 	return out.Bytes()
@@ -107,7 +108,7 @@ func LookupThread(d *durable.Dir, rel string, st durable.Stat, hash uint64) ([]s
 		return nil, false
 	}
 	tables, err := d.ReadAt(name, int64(t.start), 12*t.n)
-	if err != nil || len(tables) != 12*t.n || checksum(tables) != t.crc {
+	if err != nil || len(tables) != 12*t.n || crc32.ChecksumIEEE(tables) != t.crc {
 		return nil, false
 	}
 	hashAt := func(i int) uint64 { return binary.LittleEndian.Uint64(tables[8*i:]) }
@@ -150,7 +151,7 @@ func ReadThreads(d *durable.Dir, rel string) map[string]ThreadEntry {
 	}
 	tables := data[t.start:t.blobStart()]
 	blob := data[t.blobStart():]
-	if checksum(tables) != t.crc {
+	if crc32.ChecksumIEEE(tables) != t.crc {
 		return out
 	}
 	for i := range t.n {

@@ -12,6 +12,7 @@
 import { spawn } from "node:child_process"
 
 const BIN = __BIN__
+const HOOK_BIN = __HOOKBIN__ // mailfs-hook: the per-turn calls, from a smaller binary
 const AGENT = __AGENT__ || process.env.MAILFS_AGENT || ""
 const LIMIT = 64 * 1024
 
@@ -21,7 +22,7 @@ function hook(event, payload) {
   return new Promise((resolve) => {
     if (!AGENT) return resolve("")
     let out = ""
-    const p = spawn(BIN, ["hook", event, AGENT, "--runtime", "plain"], { stdio: ["pipe", "pipe", "inherit"] })
+    const p = spawn(HOOK_BIN, ["hook", event, AGENT, "--runtime", "plain"], { stdio: ["pipe", "pipe", "inherit"] })
     const timer = setTimeout(() => p.kill(), 15000)
     p.stdout.on("data", (d) => {
       if (out.length < LIMIT) out += d

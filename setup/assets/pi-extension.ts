@@ -13,6 +13,7 @@
 import { spawn } from "node:child_process"
 
 const BIN: string = __BIN__
+const HOOK_BIN: string = __HOOKBIN__ // mailfs-hook: the per-turn calls, from a smaller binary
 const AGENT: string = __AGENT__ || process.env.MAILFS_AGENT || ""
 const LIMIT = 64 * 1024
 
@@ -22,7 +23,7 @@ function run(args: string[], input: string): Promise<string> {
   return new Promise((resolve) => {
     if (!AGENT) return resolve("")
     let out = ""
-    const p = spawn(BIN, args, { stdio: ["pipe", "pipe", "inherit"] })
+    const p = spawn(HOOK_BIN, args, { stdio: ["pipe", "pipe", "inherit"] })
     const timer = setTimeout(() => p.kill(), 15000)
     p.stdout.on("data", (d) => {
       if (out.length < LIMIT) out += d

@@ -1,0 +1,90 @@
+package hookcmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/mailfs/mailfs/cmd/internal/town"
+	"github.com/mailfs/mailfs/internal/buildinfo"
+	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/nudgeq"
+)
+
+// cli is mailfs-hook's grammar: the per-turn commands, spelt as mailfs
+// spells them.
+type cli struct {
+	Root    string           `help:"The mailfs root, the .chipset directory. Default: the nearest .chipset in the working directory or above it, else ./.chipset." env:"MAILFS_ROOT" placeholder:"DIR"`
+	Host    string           `help:"This host's name, in a town that spans machines. Default: the name in the root's runtime/host." env:"MAILFS_HOST" placeholder:"NAME"`
+	Version kong.VersionFlag `help:"Print the version (module version and VCS revision) and exit."`
+
+	Hook  Hook     `cmd:"" help:"Answer an agent runtime's hook event (session-start, prompt-submit, post-tool, stop)."`
+	Live  liveCmd  `cmd:"" help:"Live delivery's per-turn call: live seen."`
+	Check checkCmd `cmd:"" help:"Print unread mail and nudges as <system-reminder> blocks for a prompt hook (check --inject)."`
+}
+
+type liveCmd struct {
+	Seen Seen `cmd:"" help:"Record as delivered the doorbells whose ring marks standard input holds (what a runtime's plugin sent the model)."`
+}
+
+type checkCmd struct {
+	Agent  string        `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose mail and nudges."`
+	Inject bool          `required:"" help:"Print <system-reminder> blocks for an agent's prompt hook, draining the nudges; never fail (the summary is \"mailfs check\")."`
+	Budget time.Duration `default:"3s" placeholder:"D" help:"Stop after this long and say so."`
+}
+
+func (c *checkCmd) Run(e *Env) error {
+	Inject(e, c.Agent, c.Budget)
+	return nil
+}
+
+// Main is the mailfs-hook program: it parses args and answers the call.
+// The status is 0 for a hook and check --inject unless the command line is
+// wrong (80), and 2 when live seen fails.
+func Main(args []string, in io.Reader, out, errw io.Writer) int {
+	var c cli
+	parser, err := kong.New(&c, kong.Name("mailfs-hook"),
+		kong.Description("The per-turn calls of mailfs (hooks, check --inject), in a smaller binary."),
+		kong.Writers(out, errw), kong.Vars{"version": buildinfo.Version()}, Vars())
+	if err != nil {
+		panic(err) // the cli struct is wrong: a programming error
+	}
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		fmt.Fprintf(errw, "mailfs-hook: error: %v\n", err)
+		return 80 // kong's usage status, as mailfs's
+	}
+	warn := func(err error) { fmt.Fprintf(errw, "mailfs: warning: %v\n", err) }
+	var s *maildir.Store
+	var q *nudgeq.Queue
+	defer func() {
+		if s != nil {
+			q.Close()
+			s.Close()
+		}
+	}()
+	env := &Env{Ctx: context.Background(), In: in, Out: out, Err: errw, Warn: warn,
+		Open: func() (*maildir.Store, *nudgeq.Queue, error) {
+			var err error
+			s, q, err = town.Open(town.Config{Root: c.Root, Host: c.Host, Warn: warn})
+			return s, q, err
+		},
+		Report: func(err error) {
+			fmt.Fprintf(errw, "mailfs: error: %v\n", err)
+			if errors.Is(err, ErrNoAgent) {
+				fmt.Fprintf(errw, "mailfs: hint: %s\n", NoAgentHint)
+			}
+		}}
+	if err := kctx.Run(env); err != nil { // live seen's: the hooks report their own
+		env.Report(err)
+		if errors.Is(err, ErrNoAgent) {
+			return 80
+		}
+		return 2
+	}
+	return 0
+}
