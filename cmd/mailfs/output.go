@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"github.com/mailfs/mailfs/hook"
@@ -44,12 +45,14 @@ func printValue(w io.Writer, v any) error {
 }
 
 // table writes aligned columns, with a header, and nothing at all when
-// there are no rows.
+// there are no rows. It writes to w once: a tabwriter writes cell by cell,
+// and w may be unbuffered (wait's output, which a script may be reading).
 func table(w io.Writer, header []string, rows [][]string) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	for _, r := range rows {
 		for i := range r {
@@ -57,7 +60,9 @@ func table(w io.Writer, header []string, rows [][]string) error {
 		}
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
-	return tw.Flush()
+	tw.Flush() // into buf: cannot fail
+	_, err := w.Write(buf.Bytes())
+	return err
 }
 
 // printMessage writes one message for a human: headers, a blank line, the
