@@ -108,6 +108,8 @@ type Deliverer struct {
 	// started, for tests, is called with the session's start mark (see
 	// shownAtStart) before the mailbox is first scanned.
 	started func(mark time.Time)
+	// watching, for tests, is called once the mailbox's first scan is done.
+	watching func()
 }
 
 type pending struct {
@@ -177,6 +179,9 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	events, err := w.Watch(ctx)
 	if err != nil {
 		return err
+	}
+	if d.watching != nil {
+		d.watching()
 	}
 	nudgeEvents := d.watchNudges(ctx, agent)
 	ended, checkEvery, stop, gone := d.watchEnd(ctx, info)
