@@ -46,6 +46,8 @@ func decodeState(data []byte) (state, bool) {
 			st.StopBlocked, ok = jsonobj.Strings(m.Raw)
 		case "turn_shown":
 			st.TurnShown, ok = jsonobj.Strings(m.Raw)
+		case "reminded":
+			st.Reminded, ok = jsonobj.Strings(m.Raw)
 		case "last_mcp":
 			st.LastMCP, ok = timeValue(m.Raw)
 		case "last_mcp_tool":
@@ -90,6 +92,10 @@ func encodeState(st state) []byte {
 	if len(st.TurnShown) > 0 {
 		b = append(b, `,"turn_shown":`...)
 		b = appendStrings(b, st.TurnShown)
+	}
+	if len(st.Reminded) > 0 {
+		b = append(b, `,"reminded":`...)
+		b = appendStrings(b, st.Reminded)
 	}
 	if !st.LastMCP.IsZero() {
 		b = append(b, `,"last_mcp":`...)
