@@ -96,6 +96,30 @@ func printMessage(w io.Writer, m *maildir.Message) error {
 	return err
 }
 
+// printBrief writes one message as an agent acts on it: its id, sender,
+// priority when not normal, copies, subject, a blank line, the body.
+// The rest (path, recipient, type, time, thread, read, other keys) is
+// printMessage's, for --full and show: the time is in the id, and the
+// recipient is the reader.
+func printBrief(w io.Writer, m *maildir.Message) error {
+	var b strings.Builder
+	field := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(&b, "%s: %s\n", k, oneLine(v))
+		}
+	}
+	field("id", m.ID)
+	field("from", m.From)
+	if m.Priority != maildir.Normal {
+		field("priority", string(m.Priority))
+	}
+	field("cc", strings.Join(m.CC, ", "))
+	field("subject", m.Subject)
+	fmt.Fprintf(&b, "\n%s\n", strings.TrimRight(clean(m.Body, true), "\n"))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
 // messageRows renders messages as table rows.
 func messageRows(msgs []*maildir.Message, cols func(*maildir.Message) []string) [][]string {
 	rows := make([][]string, len(msgs))
