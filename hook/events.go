@@ -260,6 +260,7 @@ func (h *Handler) deliver(rt agentrt.Runtime, ev Event, agent string, in Input, 
 		turned := newTurn(st, ev)
 		was := *st
 		was.TurnShown = slices.Clone(st.TurnShown)
+		was.Reminded = slices.Clone(st.Reminded)
 		// A doorbell that became the prompt already lists its mail: the
 		// hook adds only what it did not name and was not shown in the
 		// turn before, so a burst of doorbells lists each message once.
@@ -277,8 +278,14 @@ func (h *Handler) deliver(rt agentrt.Runtime, ev Event, agent string, in Input, 
 			for _, m := range res.Reminder.Mail {
 				if strings.Contains(in.Prompt, m.ID) {
 					st.shown(m.ID)
+					st.reminded(m.ID)
 				}
 			}
+		}
+		if ev == SessionStart {
+			// A new context, or one resumed, cleared or compacted: it may
+			// hold none of what was named before, so all is named again.
+			st.Reminded = nil
 		}
 		newTurn := !bell && (ev == SessionStart || ev == PromptSubmit && st.LastEvent != SessionStart)
 		if !newTurn {
@@ -286,16 +293,31 @@ func (h *Handler) deliver(rt agentrt.Runtime, ev Event, agent string, in Input, 
 				return slices.Contains(st.TurnShown, m.ID)
 			})
 		}
+		if ev == PromptSubmit && !bell {
+			// Mail named earlier in the session is counted, not listed again.
+			res.Reminder.Earlier = map[string]bool{}
+			for _, id := range st.Reminded {
+				res.Reminder.Earlier[id] = true
+			}
+		}
 		a.Output = h.fit(rt, ev, res, prefix, &a.Errs)
 		shown := res.Reminder.Listed()
 		if newTurn {
 			st.TurnShown = nil
 		}
 		st.shown(shown...)
+		for _, m := range res.Reminder.Mail {
+			if res.Reminder.Earlier[m.ID] {
+				// Counted in this turn, with its instruction: the post-tool
+				// and stop hooks do not list it again.
+				st.shown(m.ID)
+			}
+		}
+		st.reminded(res.Reminder.Named()...)
 		// The record of the call is kept fresh to within seenEvery: a
 		// prompt hook with nothing new to record writes nothing.
 		now := h.now()
-		if !turned && slices.Equal(st.TurnShown, was.TurnShown) && st.LastEvent == ev && !st.LastSeen.After(now) && now.Sub(st.LastSeen) < seenEvery {
+		if !turned && slices.Equal(st.TurnShown, was.TurnShown) && slices.Equal(st.Reminded, was.Reminded) && st.LastEvent == ev && !st.LastSeen.After(now) && now.Sub(st.LastSeen) < seenEvery {
 			return false
 		}
 		st.LastSeen, st.LastEvent = now, ev

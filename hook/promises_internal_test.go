@@ -213,7 +213,8 @@ func TestHandoffOnlyFromSelf(t *testing.T) {
 }
 
 // One urgent message is injected once in a turn, across the session-start,
-// prompt, post-tool and stop hooks; the next turn reminds again.
+// prompt, post-tool and stop hooks; the next turn says it is still unread,
+// in one line, without listing it again.
 func TestOneInjectionPerTurn(t *testing.T) {
 	h, now := newHandler(t)
 	m := send(t, h, "MERGE_FAILED", maildir.Urgent, "")
@@ -231,9 +232,10 @@ func TestOneInjectionPerTurn(t *testing.T) {
 	if count != 1 {
 		t.Fatalf("message injected %d times in one turn, want 1", count)
 	}
-	if !strings.Contains(call(PromptSubmit), m.ID) {
-		t.Fatal("the next turn's prompt does not remind of the unread message")
+	if out := call(PromptSubmit); strings.Contains(out, m.ID) || !strings.Contains(out, "Still unread, named earlier: 1 message, 1 URGENT") {
+		t.Fatalf("the next turn's prompt should count the unread message, not list it again:\n%s", out)
 	}
+	count = 0
 	// Mail that arrives mid-turn is news to post-tool, once.
 	later := send(t, h, "DISK full", maildir.Urgent, "")
 	*now = now.Add(DefaultPostToolEvery)
@@ -325,7 +327,8 @@ func TestPromptHookWritesNothingNew(t *testing.T) {
 // A doorbell that became the prompt is not listed again by the prompt
 // hook: the hook adds only what the doorbell did not name and the turn
 // before did not show, so a burst of doorbells lists each message once; a
-// person's next prompt is a new turn and reminds of all of it.
+// person's next prompt is a new turn and counts all of it, still unread,
+// in one line.
 func TestADoorbellPromptIsNotListedAgain(t *testing.T) {
 	h, _ := newHandler(t)
 	old := send(t, h, "OLD status", maildir.Normal, "")
@@ -353,9 +356,12 @@ func TestADoorbellPromptIsNotListedAgain(t *testing.T) {
 	}
 	out = prompt("go on")
 	for _, m := range []*maildir.Message{old, a, b} {
-		if !strings.Contains(out, m.ID) {
-			t.Fatalf("a person's prompt, a new turn, does not remind of %s:\n%s", m.Subject, out)
+		if strings.Contains(out, m.ID) {
+			t.Fatalf("a person's prompt, a new turn, lists %s again:\n%s", m.Subject, out)
 		}
+	}
+	if !strings.Contains(out, "Still unread, named earlier: 3 messages, 2 URGENT") {
+		t.Fatalf("a person's prompt, a new turn, does not count the unread mail:\n%s", out)
 	}
 	// A doorbell for another agent in the prompt is no doorbell of toast's.
 	c := send(t, h, "REVIEW", maildir.Urgent, "")
@@ -443,5 +449,33 @@ func TestTheTurnsMemoryIsBounded(t *testing.T) {
 	}
 	if a := h.Handle(context.Background(), agentrt.Claude, PostTool, "toast", Input{}); len(a.Errs) > 0 {
 		t.Fatalf("a hook after the doorbells: %v", a.Errs)
+	}
+}
+
+// A reminder already seen in this session is not repeated in full: the
+// next prompt counts the mail in one line; mail new since is listed; a
+// session start (a new, resumed, cleared or compacted context) lists all
+// of it again.
+func TestARepeatedReminderIsOneLine(t *testing.T) {
+	h, _ := newHandler(t)
+	m := send(t, h, "WORK gt-1", maildir.Normal, "")
+	prompt := func() string {
+		return string(h.Handle(context.Background(), agentrt.Plain, PromptSubmit, "toast", Input{Prompt: "go on"}).Output)
+	}
+	first := prompt()
+	if !strings.Contains(first, m.ID) {
+		t.Fatalf("the first prompt does not list the message:\n%s", first)
+	}
+	again := prompt()
+	if strings.Contains(again, m.ID) || !strings.Contains(again, "Still unread, named earlier: 1 message (mailfs inbox toast).") || len(again) >= len(first) {
+		t.Fatalf("the next prompt repeats the reminder (%d bytes, the first %d):\n%s", len(again), len(first), again)
+	}
+	n := send(t, h, "WORK gt-2", maildir.Normal, "")
+	if out := prompt(); !strings.Contains(out, n.ID) || strings.Contains(out, m.ID) || !strings.Contains(out, "named earlier: 1 message") {
+		t.Fatalf("new mail is not listed beside the count of the old:\n%s", out)
+	}
+	out := string(h.Handle(context.Background(), agentrt.Plain, SessionStart, "toast", Input{Source: "compact"}).Output)
+	if !strings.Contains(out, m.ID) || !strings.Contains(out, n.ID) {
+		t.Fatalf("a session start does not list all unread mail again:\n%s", out)
 	}
 }

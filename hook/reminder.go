@@ -27,13 +27,19 @@ type Reminder struct {
 	Nudges  []*nudgeq.Nudge    // in any order; urgent ones are shown first
 	Refused *nudgeq.Refusals   // nudges refused while the queue was full
 
+	// Earlier holds the ids of mail the agent was shown earlier in its
+	// session (by a reminder or a doorbell). Such mail, still unread, is
+	// counted in one line rather than listed again.
+	Earlier map[string]bool
+
 	// Partial, if not empty, says why the reminder is incomplete (for
 	// instance a time budget ran out); it is shown last.
 	Partial string
 }
 
 // String returns the <system-reminder> blocks: one per tier of mail
-// (urgent, with the strongest instruction; high; the rest), one for the
+// (urgent, with the strongest instruction; high; the rest), one line
+// counting the unread mail named earlier (see Earlier), one for the
 // nudges, one saying the reminder is partial. It returns "" when there is
 // nothing to say. Text from messages is kept to one line, with control
 // characters replaced and "<" and ">" turned into "‹" and "›", so no
@@ -46,19 +52,18 @@ func (r *Reminder) String() string {
 		list  string // the inbox flags that list the whole tier
 	}{
 		{func(n int) string {
-			return fmt.Sprintf("URGENT: you have %s. Stop what you are doing and read %s now (%s):",
-				count(n, "urgent unread message"), them(n), read)
+			return fmt.Sprintf("URGENT: %s. Stop what you are doing and read %s now (%s):",
+				count(n, "unread message"), them(n), read)
 		}, " --priority urgent"},
 		{func(n int) string {
-			return fmt.Sprintf("You have %s. Read %s before you start your next task (%s):",
+			return fmt.Sprintf("%s. Read %s before your next task (%s):",
 				count(n, "high-priority unread message"), them(n), read)
 		}, " --priority high"},
 		{func(n int) string {
-			return fmt.Sprintf("You have %s (%s):", count(n, "unread message"), read)
+			return fmt.Sprintf("%s (%s):", count(n, "unread message"), read)
 		}, ""},
 	}
-	mail := slices.Clone(r.Mail)
-	slices.SortStableFunc(mail, func(a, b *maildir.Message) int { return a.Timestamp.Compare(b.Timestamp) })
+	mail, earlier := r.fresh()
 	for i, tier := range tiers {
 		var lines []string
 		n := 0
@@ -71,12 +76,24 @@ func (r *Reminder) String() string {
 			}
 		}
 		if n > MaxMailLines {
-			lines = append(lines, fmt.Sprintf("… and %d more, oldest first above (mailfs inbox %s%s lists them all).",
-				n-MaxMailLines, r.Agent, tier.list))
+			lines = append(lines, fmt.Sprintf("… and %d more: mailfs inbox %s%s", n-MaxMailLines, r.Agent, tier.list))
 		}
 		if n > 0 {
 			block(&b, tier.intro(n), lines)
 		}
+	}
+	if len(earlier) > 0 {
+		urgent := 0
+		for _, m := range earlier {
+			if m.Priority == maildir.Urgent {
+				urgent++
+			}
+		}
+		line := fmt.Sprintf("Still unread, named earlier: %s (mailfs inbox %s).", count(len(earlier), "message"), r.Agent)
+		if urgent > 0 {
+			line = fmt.Sprintf("Still unread, named earlier: %s, %d URGENT: read those now (mailfs inbox %s --priority urgent).", count(len(earlier), "message"), urgent, r.Agent)
+		}
+		block(&b, line, nil)
 	}
 	if len(r.Nudges) > 0 || r.Refused != nil {
 		nudges := slices.Clone(r.Nudges)
@@ -102,11 +119,24 @@ func (r *Reminder) String() string {
 	return b.String()
 }
 
+// fresh splits the mail into what String lists, oldest first, and what
+// was named earlier.
+func (r *Reminder) fresh() (mail, earlier []*maildir.Message) {
+	for _, m := range r.Mail {
+		if r.Earlier[m.ID] {
+			earlier = append(earlier, m)
+		} else {
+			mail = append(mail, m)
+		}
+	}
+	slices.SortStableFunc(mail, func(a, b *maildir.Message) int { return a.Timestamp.Compare(b.Timestamp) })
+	return mail, earlier
+}
+
 // Listed returns the ids of the messages String lists by line, tier by
 // tier: the messages the agent is shown (the rest of a tier is a count).
 func (r *Reminder) Listed() []string {
-	mail := slices.Clone(r.Mail)
-	slices.SortStableFunc(mail, func(a, b *maildir.Message) int { return a.Timestamp.Compare(b.Timestamp) })
+	mail, _ := r.fresh()
 	var ids []string
 	for tier := range 3 {
 		n := 0
@@ -116,6 +146,18 @@ func (r *Reminder) Listed() []string {
 				n++
 			}
 		}
+	}
+	return ids
+}
+
+// Named returns the ids of the messages String names, by line or in a
+// tier's count, apart from those named earlier: what a later reminder in
+// the session counts instead of listing.
+func (r *Reminder) Named() []string {
+	mail, _ := r.fresh()
+	ids := make([]string, len(mail))
+	for i, m := range mail {
+		ids[i] = m.ID
 	}
 	return ids
 }

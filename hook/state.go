@@ -31,6 +31,7 @@ type state struct {
 	StopBlocks   int       `json:"stop_blocks"`             // consecutive stops blocked
 	StopBlocked  []string  `json:"stop_blocked"`            // ids the last block named
 	TurnShown    []string  `json:"turn_shown,omitempty"`    // ids shown to the agent in this turn
+	Reminded     []string  `json:"reminded,omitempty"`      // ids a reminder or doorbell named in this session
 	LastMCP      time.Time `json:"last_mcp,omitzero"`       // the last MCP tool call
 	LastMCPTool  string    `json:"last_mcp_tool,omitempty"` // its tool
 }
@@ -186,9 +187,13 @@ func (h *Handler) peek(agent string) (state, error) {
 
 // Shown records that ids were shown to agent in this turn by another way
 // (a live doorbell), so the post-tool and stop hooks do not show them
-// again; the next prompt reminds of them as of all unread mail.
+// again, and the next prompt counts them among the mail named earlier in
+// the session (see [Reminder.Earlier]).
 func (h *Handler) Shown(agent string, ids []string) error {
-	return h.update(agent, func(st *state) bool { return st.shown(ids...) })
+	return h.update(agent, func(st *state) bool {
+		turn := st.shown(ids...)
+		return st.reminded(ids...) || turn
+	})
 }
 
 // maxTurnShown bounds the ids a turn remembers as shown. A session fed
@@ -216,9 +221,27 @@ func (st *state) shown(ids ...string) bool {
 	return changed
 }
 
-// forgetRead keeps, of the ids shown in this turn, those still unread:
-// mail read (or gone) is never shown again, so remembering it is only
-// weight.
+// reminded adds ids to those named in full in this session, the oldest
+// forgotten past maxTurnShown (at worst a message is listed in full
+// again), and reports whether anything changed.
+func (st *state) reminded(ids ...string) bool {
+	changed := false
+	for _, id := range ids {
+		if !slices.Contains(st.Reminded, id) {
+			st.Reminded = append(st.Reminded, id)
+			changed = true
+		}
+	}
+	if n := len(st.Reminded) - maxTurnShown; n > 0 {
+		st.Reminded = slices.Delete(st.Reminded, 0, n)
+	}
+	return changed
+}
+
+// forgetRead keeps, of the ids shown in this turn and named in this
+// session, those still unread: mail read (or gone) is never shown again,
+// so remembering it is only weight.
 func (st *state) forgetRead(unread map[string]bool) {
 	st.TurnShown = slices.DeleteFunc(st.TurnShown, func(id string) bool { return !unread[id] })
+	st.Reminded = slices.DeleteFunc(st.Reminded, func(id string) bool { return !unread[id] })
 }

@@ -113,6 +113,8 @@ type Deliverer struct {
 	mu     sync.Mutex
 	cancel context.CancelFunc // the running Run's, nil when none runs
 	done   chan struct{}      // closed when the running Run has returned
+	// watching, for tests, is called once the mailbox's first scan is done.
+	watching func()
 }
 
 type pending struct {
@@ -212,6 +214,9 @@ func (d *Deliverer) run(ctx context.Context) error {
 		return err
 	}
 	defer w.Close()
+	if d.watching != nil {
+		d.watching()
+	}
 	nudgeEvents := d.watchNudges(ctx, agent)
 	if nudgeEvents != nil {
 		defer func() {

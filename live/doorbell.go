@@ -45,9 +45,9 @@ func (b *Doorbell) Text() string {
 	case len(b.Mail) == 0:
 		s.WriteString("nudges from other agents.\n")
 	case urgent > 0:
-		fmt.Fprintf(&s, "%d new message(s), %d URGENT. Read the urgent ones now (mailfs read %s <id>), then go on:\n", len(b.Mail), urgent, b.Agent)
+		fmt.Fprintf(&s, "%d new message(s), %d URGENT: read those now (mailfs read %s <id>), then go on:\n", len(b.Mail), urgent, b.Agent)
 	default:
-		fmt.Fprintf(&s, "%d new message(s). Read them when you reach a good stopping point (mailfs read %s <id>):\n", len(b.Mail), b.Agent)
+		fmt.Fprintf(&s, "%d new message(s); read them at a good stopping point (mailfs read %s <id>):\n", len(b.Mail), b.Agent)
 	}
 	for _, m := range b.Mail {
 		tag := ""
@@ -63,7 +63,7 @@ func (b *Doorbell) Text() string {
 		}
 		fmt.Fprintf(&s, "- nudge %s[from %s] %s\n", flag, hook.Neutral(n.Sender, false), hook.Neutral(n.Message, false))
 	}
-	s.WriteString("The mail stays in your mailbox until you read it; this note is only a doorbell")
+	s.WriteString("The mail waits in your mailbox")
 	if b.Nonce != "" {
 		s.WriteString(" " + hook.RingMark(b.Nonce))
 	}

@@ -235,7 +235,7 @@ func (tw *town) bells() []string {
 				// Claude Code may join queued messages into one: each
 				// doorbell is cut at the next one's start and at its end.
 				for _, piece := range strings.Split(s, "mailfs doorbell for toast")[1:] {
-					piece, _, _ = strings.Cut(piece, "this note is only a doorbell")
+					piece, _, _ = strings.Cut(piece, "The mail waits in your mailbox")
 					if !seen[piece] {
 						seen[piece] = true
 						out = append(out, piece)

@@ -19,9 +19,9 @@ func OpenWith(dir string, opts ...durable.Option) (*Store, error) { return open(
 // check that the change is seen through the stamp, not the racy rule.
 func SetRacyWindow(s *Store, d time.Duration) { s.racy = d }
 
-// SetNotesFor sets how long an index is carried forward by senders' notes
-// (see [NotesFor]); negative means never.
-func SetNotesFor(s *Store, d time.Duration) { s.notes = d }
+// SetNotes says whether an index is carried forward by senders' notes
+// (on by default).
+func SetNotes(s *Store, on bool) { s.noNotes = !on }
 
 // SetNoteFrom sets the size of directory from which sends note their adds
 // (noteFromSize); 0 or less: every folder's.

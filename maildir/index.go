@@ -38,9 +38,10 @@ import (
 // in place under its own name (a shell's "> file" onto an existing
 // message, an editor that saves in place): it is seen when the folder next
 // changes, when the listing checks each file's ctime — but for a send,
-// whose note (see [NotesFor]) tells readers what it added without a
-// listing: while only sends come, it is seen at the first read more than
-// NotesFor after the last listing. SPEC §4 has writers
+// whose note (see "The adds log" in the folder index's documentation)
+// tells readers what it added without a listing, however long after the
+// last one: while only sends come, it is seen when their chain of notes
+// ends (at most 512 sends). SPEC §4 has writers
 // write a new file and rename it, and a reader can see such a write half
 // done anyway; to make mailfs look at once, delete runtime/index or run
 // with $MAILFS_INDEX=off.
@@ -72,13 +73,6 @@ func IndexSetting(v string) (off, known bool) {
 // a folder changed less than RacyWindow before it was listed is listed
 // again at the next call, as git treats a "racily clean" index entry.
 const RacyWindow = time.Second
-
-// NotesFor is how long after a folder was last listed its index is
-// carried forward by senders' notes of what they added (see "The adds log"
-// in the folder index's documentation): a send then costs its next reader
-// the new file, not a listing of the folder. It bounds how late a file
-// rewritten in place is seen while only sends come (see [IndexDir]).
-const NotesFor = time.Minute
 
 // indexOn reports whether s keeps folder indexes.
 func (s *Store) indexOn() bool { return !s.NoIndex }
@@ -215,15 +209,11 @@ func (s *Store) rules(archived bool) *folderindex.Rules {
 	if w == 0 {
 		w = RacyWindow
 	}
-	notes := NotesFor
-	if s.notes != 0 {
-		notes = max(s.notes, 0)
-	}
 	return &folderindex.Rules{
-		Open:     s.indexDir,
-		Window:   w,
-		Fine:     s.fineClock,
-		NotesFor: notes,
+		Open:   s.indexDir,
+		Window: w,
+		Fine:   s.fineClock,
+		Notes:  !s.noNotes,
 		Classify: func(name string, typ fs.FileMode) (bool, error) {
 			class, why := Classify(name, typ, archived)
 			if class == NotMessage {

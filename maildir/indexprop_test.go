@@ -143,8 +143,7 @@ func indexProperty(t *testing.T, seed uint64, window time.Duration) {
 		}},
 		{"rewrite in place, then a script's drop into its folder", func() string {
 			// (A send would not do: its note tells readers what it added
-			// without a listing, for NotesFor after the index was listed;
-			// TestIndexInPlaceRewrite covers that.)
+			// without a listing; TestIndexInPlaceRewrite covers that.)
 			box := pick(boxes)
 			ns := names(box)
 			if len(ns) == 0 {

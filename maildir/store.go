@@ -61,7 +61,7 @@ type Store struct {
 	root *chipset.Root
 
 	racy     time.Duration // RacyWindow when 0; none when negative (tests)
-	notes    time.Duration // NotesFor when 0; none when negative (tests)
+	noNotes  bool          // senders' notes not followed (tests)
 	noteFrom int64         // noteFromSize when 0; every folder when negative (tests)
 
 	clock  folderindex.Clock   // the file system's clock, see fineClock

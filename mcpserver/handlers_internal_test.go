@@ -27,7 +27,7 @@ func TestToolsAsMethods(t *testing.T) {
 	other := &Server{Store: s, Nudges: q, Agent: "mayor", StateDir: t.TempDir()}
 	ctx := context.Background()
 
-	if out, err := srv.check(ctx, struct{}{}); err != nil || !strings.Contains(out.Reminder, "Nothing waits") {
+	if out, err := srv.check(ctx, struct{}{}); err != nil || !strings.Contains(out, "Nothing waits") {
 		t.Fatalf("check with nothing: %+v %v", out, err)
 	}
 	// A 200 KB body: sent whole, read in bounded parts.
@@ -91,7 +91,7 @@ func TestToolsAsMethods(t *testing.T) {
 	if _, err := srv.claim(ctx, claimIn{Queue: "queue:none"}); err == nil {
 		t.Fatal("a claim of a queue that does not exist succeeded")
 	}
-	if out, err := srv.check(ctx, struct{}{}); err != nil || !strings.Contains(out.Reminder, "once") {
+	if out, err := srv.check(ctx, struct{}{}); err != nil || !strings.Contains(out, "once") {
 		t.Fatalf("check with mail: %+v %v", out, err)
 	}
 }

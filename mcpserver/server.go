@@ -1,13 +1,14 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"time"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,25 +40,26 @@ const DefaultInboxLimit = 50
 // out). Subjects are cut at 120 characters, as in the hooks.
 const MaxInboxBytes = 24000
 
-// Message is a message as the tools return it.
+// Message is a message as the tools return it: what an agent acts on.
+// The recipient is the agent itself, and left out but in a thread; the
+// priority is left out when normal, read when false; the time is in the
+// id. "mailfs show" prints every key.
 type Message struct {
-	ID        string   `json:"id"`
-	From      string   `json:"from"`
-	To        string   `json:"to"`
-	CC        []string `json:"cc,omitempty"`
-	Type      string   `json:"type"`
-	Priority  string   `json:"priority"`
-	Subject   string   `json:"subject"`
-	Body      string   `json:"body,omitempty"`
-	Timestamp string   `json:"timestamp"`
-	Read      bool     `json:"read"`
-	Thread    string   `json:"thread,omitempty"`
-	Mailbox   string   `json:"mailbox"`
+	ID       string   `json:"id"`
+	From     string   `json:"from"`
+	To       string   `json:"to,omitempty"`
+	CC       []string `json:"cc,omitempty"`
+	Priority string   `json:"priority,omitempty"`
+	Subject  string   `json:"subject"`
+	Body     string   `json:"body,omitempty"`
+	Read     bool     `json:"read,omitempty"`
 	// When the body is cut to keep the answer bounded: its whole size in
 	// bytes, where this part starts, and what to call for the rest.
 	BodyBytes int    `json:"body_bytes,omitempty"`
 	Offset    int    `json:"offset,omitempty"`
 	Note      string `json:"note,omitempty"`
+
+	box maildir.Address // for the note of a cut body
 }
 
 // MaxBodyBytes bounds the body one read (or one thread message) returns,
@@ -85,15 +87,17 @@ func cutBody(out *Message, offset, limit int) {
 	}
 	out.Body, out.BodyBytes, out.Offset = body[offset:end], len(body), offset
 	if end < len(body) {
-		out.Note = fmt.Sprintf("bytes %d to %d of a %d-byte body; the rest: read with offset %d (or mailfs show %s %s)", offset, end, len(body), end, out.Mailbox, out.ID)
+		out.Note = fmt.Sprintf("bytes %d to %d of a %d-byte body; the rest: read with offset %d (or mailfs show %s %s)", offset, end, len(body), end, out.box, out.ID)
 	} else {
 		out.Note = fmt.Sprintf("bytes %d to %d, the end of a %d-byte body", offset, end, len(body))
 	}
 }
 
 func toMessage(m *maildir.Message, withBody bool) Message {
-	out := Message{ID: m.ID, From: m.From, To: m.To, CC: m.CC, Type: m.Type, Priority: string(m.Priority),
-		Subject: m.Subject, Timestamp: m.Timestamp.UTC().Format(time.RFC3339Nano), Read: m.Read, Thread: m.Thread, Mailbox: m.Box.String()}
+	out := Message{ID: m.ID, From: m.From, CC: m.CC, Subject: m.Subject, Read: m.Read, box: m.Box}
+	if m.Priority != maildir.Normal {
+		out.Priority = string(m.Priority)
+	}
 	if withBody {
 		out.Body = m.Body
 	}
@@ -141,9 +145,6 @@ type (
 	claimIn struct {
 		Queue string `json:"queue" jsonschema:"the work queue, queue:NAME"`
 	}
-	checkOut struct {
-		Reminder string `json:"reminder"`
-	}
 )
 
 // MCP returns the MCP server with the tools registered: each a named
@@ -166,14 +167,35 @@ func (s *Server) MCP() *mcp.Server {
 }
 
 // handler adapts a tool's method to the SDK's handler: the call is
-// recorded, and the method's answer returned as the tool's structured
-// result.
-func handler[In, Out any](s *Server, name string, f func(*Server, context.Context, In) (Out, error)) mcp.ToolHandlerFor[In, Out] {
-	return func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+// recorded, and the method's answer returned once, as the result's text
+// (compact JSON; the check tool's reminder as it is). Neither structured
+// content nor an output schema is sent: a client puts one or the other
+// into the model's context (Claude Code the structured content when there
+// is one, Gemini CLI the text), so the text alone reaches every model, once.
+func handler[In, Out any](s *Server, name string, f func(*Server, context.Context, In) (Out, error)) mcp.ToolHandlerFor[In, any] {
+	return func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
 		s.used(name)
 		out, err := f(s, ctx, in)
-		return nil, out, err
+		if err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text(out)}}}, nil, nil
 	}
+}
+
+// text is a tool's answer as the model reads it: a string as it is,
+// anything else as one line of JSON without HTML escaping.
+func text(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprintf("mailfs: %v", err)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // me is the agent's own mailbox.
@@ -253,6 +275,7 @@ func (s *Server) read(ctx context.Context, in readIn) (Message, error) {
 		s.Nudges.MailSeen(s.Agent, nudgeq.MailRead, m)
 	}
 	out := toMessage(m, true)
+	out.Read = false // it is now: saying so is weight
 	cutBody(&out, in.Offset, MaxBodyBytes)
 	return out, nil
 }
@@ -297,11 +320,12 @@ func (s *Server) claim(ctx context.Context, in claimIn) (Message, error) {
 }
 
 // check is the check tool: What needs my attention: unread mail by priority and my nudges (which it consumes).
-func (s *Server) check(ctx context.Context, _ struct{}) (checkOut, error) {
+// Its answer is the reminder's text.
+func (s *Server) check(ctx context.Context, _ struct{}) (string, error) {
 	res := (&hook.Collector{Store: s.Store, Nudges: s.Nudges}).Collect(ctx, s.Agent)
-	out := checkOut{Reminder: res.Reminder.String()}
-	if out.Reminder == "" {
-		out.Reminder = "Nothing waits: no unread mail, no nudges."
+	out := res.Reminder.String()
+	if out == "" {
+		out = "Nothing waits: no unread mail, no nudges."
 	}
 	if err := res.Commit(); err != nil {
 		res.Errs = append(res.Errs, err)
@@ -325,6 +349,7 @@ func boundedThread(msgs []*maildir.Message) listOut {
 	size := 0
 	for i, m := range msgs {
 		msg := toMessage(m, true)
+		msg.To = m.To // a thread crosses mailboxes
 		share := max(1024, (MaxInboxBytes-size)/(len(msgs)-i))
 		cutBody(&msg, 0, share)
 		b, _ := json.Marshal(msg)
@@ -335,14 +360,6 @@ func boundedThread(msgs []*maildir.Message) listOut {
 		}
 		size += len(b) + 1
 		out.Messages = append(out.Messages, msg)
-	}
-	return out
-}
-
-func list(msgs []*maildir.Message, withBody bool) listOut {
-	out := listOut{Messages: []Message{}}
-	for _, m := range msgs {
-		out.Messages = append(out.Messages, toMessage(m, withBody))
 	}
 	return out
 }

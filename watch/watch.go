@@ -68,6 +68,8 @@ type Watcher struct {
 	// remembered, for tests, is told how many ids a box remembers after
 	// each file it looked at.
 	remembered func(n int)
+	// listed, for tests, is told of each listing of a box's folder.
+	listed func(maildir.Address)
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // the running watch's, nil when none runs
@@ -190,7 +192,7 @@ const forgetSlack = 1024
 // a file a git checkout removed and wrote again just as the folder was
 // listed) is reported again, as new: reported twice, never missed.
 func (st *state) forget(b *box) {
-	entries, _, err := st.w.Store.Entries(b.addr, false)
+	entries, _, err := st.entries(b)
 	if err == nil {
 		here := make(map[string]bool, len(entries))
 		for _, e := range entries {
@@ -433,7 +435,7 @@ func (st *state) scan(b *box, initial bool) {
 			b.seen[strings.TrimSuffix(name, ".json")] = true
 		}
 	}
-	entries, skipped, err := st.w.Store.Entries(b.addr, false)
+	entries, skipped, err := st.entries(b)
 	if err != nil {
 		st.warn(fmt.Errorf("watch: %w", err))
 		return
@@ -448,6 +450,20 @@ func (st *state) scan(b *box, initial bool) {
 	for _, e := range entries {
 		st.check(b, e.ID+".json", initial)
 	}
+	if initial {
+		// The first scan has seen what the folder holds, as a forget
+		// would have: counting it as kept is what stops the first new
+		// message from listing the whole folder again.
+		b.kept = len(b.seen)
+	}
+}
+
+// entries lists a box's folder.
+func (st *state) entries(b *box) ([]maildir.Entry, []*maildir.SkipError, error) {
+	if st.w.listed != nil {
+		st.w.listed(b.addr)
+	}
+	return st.w.Store.Entries(b.addr, false)
 }
 
 // check looks at one file name in a mailbox.
@@ -477,8 +493,8 @@ func (st *state) check(b *box, name string, initial bool) {
 		b.seen[id] = true
 		delete(b.pending, id)
 		delete(b.warned, id)
-		if len(b.seen) > 2*b.kept+forgetSlack {
-			st.forget(b)
+		if !initial && len(b.seen) > 2*b.kept+forgetSlack {
+			st.forget(b) // not in the first scan, which sets kept when done
 		}
 		if st.w.remembered != nil {
 			st.w.remembered(len(b.seen))

@@ -248,3 +248,87 @@ func BenchmarkHookCost(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkHookAfterQuietSpell times the prompt hook (check --inject, as
+// a process) after one new message sent two minutes after its mailbox
+// was last listed, in mailboxes of 10,000 and 100,000 read messages: the
+// sender's note is followed, not the folder listed, so the two should
+// cost about the same (send/). drop/ is the same with the message dropped
+// as a script drops one, which leaves no note: the hook lists the folder. The quiet spell is the index's mtime set two
+// minutes back (what the one-minute rule of before looked at), not a
+// sleep. Each iteration, untimed: list the folder (the index made
+// current), age the index, send; then the timed hook; then, untimed, the
+// message deleted. It reports the hook process's CPU time too.
+func BenchmarkHookAfterQuietSpell(b *testing.B) {
+	dir := b.TempDir()
+	mailfs := buildCLI(b, dir)["mailfs"]
+	root := filepath.Join(dir, ".chipset")
+	s, err := maildir.Open(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, n := range []int{10_000, 100_000} {
+		agent := fmt.Sprintf("read%dk", n/1000)
+		box := maildir.Address{Kind: maildir.KindAgent, Name: agent}
+		folder := filepath.Join(root, "state", "mail", agent)
+		if err := os.MkdirAll(folder, 0o700); err != nil {
+			b.Fatal(err)
+		}
+		for i := range n {
+			at := t0.Add(time.Duration(i) * time.Millisecond)
+			m := &maildir.Message{From: "mayor", To: agent, Subject: fmt.Sprintf("WORK gt-%d", i), Body: "do it", Timestamp: at, Read: true}
+			if err := os.WriteFile(filepath.Join(folder, maildir.NewID(at, "mayor")+".json"), m.Encode(), 0o600); err != nil {
+				b.Fatal(err)
+			}
+		}
+		index := filepath.Join(root, maildir.IndexDir, "state~mail~"+agent)
+		for _, how := range []string{"send", "drop"} {
+			b.Run(fmt.Sprintf("%s/read=%d", how, n), func(b *testing.B) {
+				var cpu time.Duration
+				for b.Loop() {
+					b.StopTimer()
+					if _, err := s.Count(box); err != nil { // lists the folder: the index is current
+						b.Fatal(err)
+					}
+					long := time.Now().Add(-2 * time.Minute)
+					if err := os.Chtimes(index, long, long); err != nil {
+						b.Fatal(err)
+					}
+					id := maildir.NewID(time.Now(), "script")
+					if how == "send" {
+						sent, err := s.Send(&maildir.Message{From: "mayor", To: agent, Subject: "WORK new", Body: "do it"})
+						if err != nil {
+							b.Fatal(err)
+						}
+						id = sent[0].ID
+					} else { // as a script drops a file: written beside, renamed in; no note
+						m := &maildir.Message{From: "script", To: agent, Subject: "WORK new", Body: "do it", Timestamp: time.Now()}
+						tmp := filepath.Join(folder, ".drop")
+						if err := os.WriteFile(tmp, m.Encode(), 0o600); err != nil {
+							b.Fatal(err)
+						}
+						if err := os.Rename(tmp, filepath.Join(folder, id+".json")); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.StartTimer()
+					cmd := exec.Command(mailfs, "check", agent, "--inject")
+					cmd.Env = append(os.Environ(), "MAILFS_ROOT="+root, "XDG_STATE_HOME="+dir)
+					if out, err := cmd.CombinedOutput(); err != nil || !bytes.Contains(out, []byte("WORK new")) {
+						b.Fatalf("%v: %v\n%s", cmd.Args, err, out)
+					}
+					b.StopTimer()
+					cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+					if err := s.Delete(box, id); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
+				// CPU time moves less than wall time on a shared machine.
+				b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
+			})
+		}
+	}
+}

@@ -78,11 +78,14 @@ func TestHookOutputBoundedForEveryRuntime(t *testing.T) {
 				mailfs("nudge", "toast", fmt.Sprint("n", i, " ", heavy), "--from", "witness")
 			}
 			// A session: its first turn, then a second whose stop finds
-			// pressing mail that turn has not shown.
+			// pressing mail that turn has not shown (sent during it).
 			for _, ev := range []string{"session-start", "prompt-submit", "post-tool", "prompt-submit", "stop"} {
 				payload, ok := events[ev]
 				if !ok {
 					continue
+				}
+				if ev == "stop" {
+					mailfs("send", "toast", "--from", "refinery", "--priority", "urgent", "-s", "MERGE_FAILED late "+heavy, "-m", "x")
 				}
 				out, _ := runHook(t, root, strings.NewReader(payload), ev, "toast", "--runtime", rt)
 				if len(out) > 9000 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"github.com/mailfs/mailfs/hook"
@@ -44,12 +45,14 @@ func printValue(w io.Writer, v any) error {
 }
 
 // table writes aligned columns, with a header, and nothing at all when
-// there are no rows.
+// there are no rows. It writes to w once: a tabwriter writes cell by cell,
+// and w may be unbuffered (wait's output, which a script may be reading).
 func table(w io.Writer, header []string, rows [][]string) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	for _, r := range rows {
 		for i := range r {
@@ -57,7 +60,9 @@ func table(w io.Writer, header []string, rows [][]string) error {
 		}
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
-	return tw.Flush()
+	tw.Flush() // into buf: cannot fail
+	_, err := w.Write(buf.Bytes())
+	return err
 }
 
 // printMessage writes one message for a human: headers, a blank line, the
@@ -88,6 +93,30 @@ func printMessage(w io.Writer, m *maildir.Message) error {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "\n%s\n", strings.TrimRight(clean(m.Body, true), "\n"))
+	return err
+}
+
+// printBrief writes one message as an agent acts on it: its id, sender,
+// priority when not normal, copies, subject, a blank line, the body.
+// The rest (path, recipient, type, time, thread, read, other keys) is
+// printMessage's, for --full and show: the time is in the id, and the
+// recipient is the reader.
+func printBrief(w io.Writer, m *maildir.Message) error {
+	var b strings.Builder
+	field := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(&b, "%s: %s\n", k, oneLine(v))
+		}
+	}
+	field("id", m.ID)
+	field("from", m.From)
+	if m.Priority != maildir.Normal {
+		field("priority", string(m.Priority))
+	}
+	field("cc", strings.Join(m.CC, ", "))
+	field("subject", m.Subject)
+	fmt.Fprintf(&b, "\n%s\n", strings.TrimRight(clean(m.Body, true), "\n"))
+	_, err := io.WriteString(w, b.String())
 	return err
 }
 

@@ -50,10 +50,14 @@ func printField(a *app, m *maildir.Message, key string) error {
 
 type readCmd struct {
 	showCmd
+	Full bool `help:"Print every key of the message, as show does, not only what an agent acts on."`
 }
 
 func (c *readCmd) Help() string {
-	return `Like show, then marks the message read (rewriting only its "read" key).`
+	return `Like show, then marks the message read (rewriting only its "read" key).
+It prints what an agent acts on: the id, sender, priority (when not
+normal), copies, subject and body; --full prints every key, as show does;
+--json is unchanged.`
 }
 
 func (c *readCmd) Run(a *app) error {
@@ -72,6 +76,9 @@ func (c *readCmd) Run(a *app) error {
 	mailSeen(a, nudgeq.MailRead, t.box, m)
 	if c.Field != "" {
 		return printField(a, m, c.Field)
+	}
+	if !c.JSON && !c.Full {
+		return printBrief(a.out, m)
 	}
 	return printOne(a, m, c.JSON)
 }

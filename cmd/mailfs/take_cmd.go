@@ -11,6 +11,7 @@ import (
 type takeCmd struct {
 	Agent string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose mailbox."`
 	Limit int    `placeholder:"N" help:"Take at most N messages, oldest first (0: all)."`
+	Full  bool   `help:"Print every key of each message, as show does, not only what an agent acts on."`
 	filterFlags
 	jsonFlag
 }
@@ -22,7 +23,10 @@ Printing comes first and marking after, so a take killed in between shows
 the messages again next time; it never loses one. The filters (--type,
 --from, --priority, --since, --subject, --body) take only the messages they
 match, as inbox lists them: "take --type work_assignment" leaves the rest
-unread. Exit status 1 when there was nothing to take.`
+unread. Each message is printed as an agent acts on it: the id, sender,
+priority (when not normal), copies, subject and body; --full prints every
+key, as show does; --json is unchanged. Exit status 1 when there was
+nothing to take.`
 }
 
 func (c *takeCmd) Run(a *app) error {
@@ -54,7 +58,11 @@ func (c *takeCmd) Run(a *app) error {
 			if i > 0 {
 				fmt.Fprintln(a.out)
 			}
-			err = printMessage(a.out, m)
+			if c.Full {
+				err = printMessage(a.out, m)
+			} else {
+				err = printBrief(a.out, m)
+			}
 		}
 		if err != nil {
 			return err // not shown, so not marked

@@ -36,13 +36,20 @@ import (
 // change breaks the chain, and the reader lists as before. The added files
 // go to the names to read: what the sender wrote is read, never assumed.
 //
+// The chain is followed however long ago the index was listed: what it
+// proves does not age, since each link is checked against the stamps the
+// folder had (a quiet spell between two sends changes no stamp, or the
+// chain breaks). So a reader after a quiet spell pays for the new file,
+// not for a listing.
+//
 // What it gives up: the index never sees a file rewritten in place under
-// its own name (its folder's stamp does not move), and a listing at the
-// folder's next change is what used to show it. A reader that follows
-// notes does not list, so it follows them only while its index was listed
-// less than Rules.NotesFor ago (a minute, for mailfs's stores): with only
-// sends coming, such a rewrite is seen at the first read past that time,
-// and with any other change, at once, as before.
+// its own name (its folder's stamp does not move, and a witness does not
+// watch what an entry holds), and a listing at the folder's next change
+// is what used to show it. A reader that follows notes does not list:
+// with only sends coming, such a rewrite is seen when the chain ends —
+// after maxAdds notes, when the next reader lists the folder and starts
+// the log again — and with any other change (a mark, a delete, a script's
+// drop), at once, as before.
 
 // AddsName is the adds log of folder rel, in the index folder.
 func AddsName(rel string) string { return FileName(rel) + ".adds" }
@@ -136,18 +143,15 @@ func chain(from, to Stamp, adds []Add) ([]string, bool) {
 // followAdds returns folder rel's index old as it stands at stamp st (the
 // folder's stamp, read at now), by the notes of its adds log: the names
 // they add joined to Load and Count. It reports false, and the caller
-// lists the folder, unless the index was not racy and was written less
-// than r.NotesFor ago, st is settled, and the notes lead from old's stamp
-// to st.
+// lists the folder, unless r follows notes, the index was not racy, st is
+// settled, and the notes lead from old's stamp to st. How long ago the
+// index was written does not matter (see the adds log).
 func followAdds(idx *durable.Dir, r *Rules, rel string, old *Folder, st durable.Stat, now time.Time) (*Folder, bool) {
 	// A racy index was listed at a stamp too fresh to trust, or holds files
 	// too fresh to vouch for (read again anyway: they are in Load). On a
 	// fine clock only the latter can be, and its listing stands.
-	if old == nil || old.Racy && !r.Fine(st.Dev) || r.NotesFor <= 0 || r.DirRacy(st, now) {
+	if old == nil || old.Racy && !r.Fine(st.Dev) || !r.Notes || r.DirRacy(st, now) {
 		return nil, false
-	}
-	if ist, err := idx.Lstat(FileName(rel)); err != nil || now.Sub(ist.ModTime) >= r.NotesFor {
-		return nil, false // the index is too old to be carried forward: list
 	}
 	data, err := idx.Head(AddsName(rel), maxAdds*200)
 	if err != nil {

@@ -22,11 +22,12 @@ type Rules struct {
 	// Classify says whether a folder entry is a candidate message file,
 	// and if not, why (nil: passed over in silence).
 	Classify func(name string, typ fs.FileMode) (candidate bool, why error)
-	// NotesFor is how long after its listing an index may be carried
-	// forward by senders' notes (see the adds log); past it the folder is
-	// listed again at its next change, which is when a file rewritten in
-	// place is seen. 0 means no notes are followed.
-	NotesFor time.Duration
+	// Notes says whether an index is carried forward by its senders'
+	// notes (see the adds log), however long ago it was listed: along an
+	// unbroken chain of at most maxAdds notes from its stamp to the
+	// folder's. Past the chain's end the folder is listed again, which is
+	// when a file rewritten in place is seen.
+	Notes bool
 }
 
 // DirRacy reports whether a folder's stat taken at now could fail to show
