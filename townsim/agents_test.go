@@ -219,9 +219,7 @@ func (a *agent) seeMine(ctx context.Context) {
 // nudges the polecat; it reads the refinery's answers.
 func (a *agent) witness(ctx context.Context) {
 	for ctx.Err() == nil {
-		a.do(ctx, "wait", false, func(r result) bool { return r.code == exitOK || r.code == exitTimeout },
-			"wait", a.name, "--timeout", "2s")
-		for _, m := range a.inbox(ctx) {
+		for _, m := range a.wait(ctx) {
 			if strings.HasPrefix(m.Subject, "POLECAT_DONE") {
 				item := m.field("Item")
 				a.send(ctx, "merge-ready", item, "send", "refinery", "--from", a.name, "-s", "MERGE_READY "+item,
@@ -234,6 +232,26 @@ func (a *agent) witness(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// wait blocks in "mailfs wait" (at most 2 s) and returns the agent's
+// unread mail. A wait that timed out while mail sent on this host before
+// it began was unread all along is a finding: wait must return at once.
+func (a *agent) wait(ctx context.Context) []msg {
+	began := time.Now()
+	r, ok := a.do(ctx, "wait", false, func(r result) bool { return r.code == exitOK || r.code == exitTimeout },
+		"wait", a.name, "--timeout", "2s")
+	ms := a.inbox(ctx)
+	if !ok || r.code != exitTimeout {
+		return ms
+	}
+	for _, m := range ms {
+		if at, ok := a.tw.led.ackedAt(m.ID, a.h); ok && at.Before(began) {
+			a.tw.led.refuse("wait timed out with mail waiting")
+			a.tw.led.add(entry{host: a.h.name, agent: a.name, op: "wait", id: m.ID, note: "timed out (2s) though this was sent here before the wait began, and is unread"})
+		}
+	}
+	return ms
 }
 
 // nudge nudges polecat; a nudge to a polecat homed on beta must be
@@ -265,9 +283,7 @@ func (a *agent) nudge(ctx context.Context, polecat, text string) {
 // the same way.
 func (a *agent) refinery(ctx context.Context) {
 	for ctx.Err() == nil {
-		a.do(ctx, "wait", false, func(r result) bool { return r.code == exitOK || r.code == exitTimeout },
-			"wait", a.name, "--timeout", "2s")
-		for _, m := range a.inbox(ctx) {
+		for _, m := range a.wait(ctx) {
 			if strings.HasPrefix(m.Subject, "MERGE_READY") {
 				item := m.field("Item")
 				attempt, _ := strconv.Atoi(m.field("Attempt"))

@@ -10,8 +10,9 @@
 // MERGE_READY and nudging, a refinery answering MERGED or MERGE_FAILED
 // (the rework goes back to the queue), ESCALATION and HANDOFF mail with
 // replies in threads, agents blocking in wait, the sweep and fsck --repair
-// on timers. Commands are killed (kill -9) at random points, syncs too, and
-// each agent retries as a careful agent does (keyed sends, a claim that
+// on timers. Commands are killed (kill -9) at random points, syncs too,
+// each host goes down once (every command running there killed at once),
+// and each agent retries as a careful agent does (keyed sends, a claim that
 // hands back what it held). Every acknowledged operation goes into a
 // ledger; after the hosts converge an oracle fails the test on any lost,
 // duplicated or resurrected message, any work item merged twice or never,

@@ -42,6 +42,7 @@ type ledger struct {
 	kills     int            // commands killed by a fault
 	syncs     int            // syncs run
 	syncKills int            // syncs killed
+	crashes   int            // hosts taken down
 	errs      map[string]int // op → exits with an error
 	errSample map[string]string
 
@@ -132,6 +133,15 @@ func (l *ledger) seen(h *host, id string) {
 	} else {
 		l.crossHost = append(l.crossHost, d)
 	}
+}
+
+// ackedAt returns when message id's send was acknowledged, if it was, on
+// host h.
+func (l *ledger) ackedAt(id string, h *host) (time.Time, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a, ok := l.acked[id]
+	return a.at, ok && a.host == h.name
 }
 
 func (l *ledger) post(item string) {

@@ -16,8 +16,8 @@ import (
 )
 
 // drainMax bounds how long the town works on after the mayor stops
-// posting, to merge what was posted: an item not merged by then is
-// stranded.
+// posting without merging any more of what was posted: the items still
+// not merged then are stranded.
 const drainMax = 30 * time.Second
 
 // TestSoak runs the town (see the package doc) and checks it.
@@ -41,10 +41,18 @@ func TestSoak(t *testing.T) {
 		wg.Go(func() { tw.agent(p, tw.hostOf(p)).polecat(ctx) })
 	}
 
+	if tw.faults {
+		wg.Go(func() { tw.crashes(post) })
+	}
 	<-post.Done()
-	deadline := time.Now().Add(drainMax)
-	for len(tw.led.unmerged()) > 0 && time.Now().Before(deadline) {
+	// The town works on while it makes progress: the stranded are what
+	// no merge reached for drainMax (a loaded machine is slow, not stuck).
+	left, progress := len(tw.led.unmerged()), time.Now()
+	for left > 0 && time.Since(progress) < drainMax {
 		time.Sleep(200 * time.Millisecond)
+		if n := len(tw.led.unmerged()); n < left {
+			left, progress = n, time.Now()
+		}
 	}
 	drained := time.Since(tw.start)
 	stranded := tw.led.unmerged()
@@ -59,6 +67,24 @@ func TestSoak(t *testing.T) {
 	o.check()
 	tw.figures(drained)
 	o.report()
+}
+
+// crashes takes each host down once while the mayor posts, beta at a
+// third of the time and alpha at two thirds: every command running there
+// is killed at once.
+func (tw *town) crashes(post context.Context) {
+	for i, h := range []*host{tw.beta, tw.alpha} {
+		select {
+		case <-post.Done():
+			return
+		case <-time.After(time.Until(tw.start.Add(*soakDuration * time.Duration(i+1) / 3))):
+		}
+		n := tw.crash(h)
+		tw.led.add(entry{host: h.name, agent: "town", op: "host-crash", note: fmt.Sprintf("killed the %d commands running on %s", n, h.name)})
+		tw.led.mu.Lock()
+		tw.led.crashes++
+		tw.led.mu.Unlock()
+	}
 }
 
 // converge runs the final syncs, without faults, until both hosts hold
@@ -175,6 +201,9 @@ func (o *oracle) check() {
 	}
 	if n := tw.led.refused["reply without --idempotency-key"]; n > 0 {
 		o.fail(fmt.Sprintf("reply has no --idempotency-key: %d replies had to read the thread before a retry", n))
+	}
+	if n := tw.led.refused["wait timed out with mail waiting"]; n > 0 {
+		o.fail(fmt.Sprintf("wait --timeout ran out %d times with mail unread that was there before it began", n), "timed out (2s)")
 	}
 	if kept > 0 {
 		o.fail(fmt.Sprintf("%d nudges to polecats homed on beta were queued on alpha (exit 0), where they never arrive", kept), "(homed on beta)")
@@ -312,7 +341,7 @@ func (tw *town) figures(drained time.Duration) {
 	git := du(filepath.Join(tw.alpha.root(), ".git"), "")
 	remote := du(tw.remote, "")
 	per := func(n int64) string { return fmt.Sprintf("%.1f KiB", float64(n)/1024/float64(max(l.ops, 1))*1000) }
-	tw.t.Logf(`town figures (seed %d): %v of town (%v posting), %d commands (%d killed), %d syncs (%d killed)
+	tw.t.Logf(`town figures (seed %d): %v of town (%v posting), %d commands (%d killed), %d syncs (%d killed), %d host crashes
   work items: %d posted, %d merged, %d reworks; %d claims (%d handed back a held item)
   acknowledged sends: %d; deletes: %d; remote nudges refused %d, kept %d
   claims by host: alpha %d, beta %d; wait for an item: alpha p50 %v max %v, beta p50 %v max %v (syncs every ~1s)
@@ -320,7 +349,7 @@ func (tw *town) figures(drained time.Duration) {
   growth per 1,000 commands: alpha's tree %s, its git %s, the remote %s
   exits with an error, by step:
 %s`,
-		tw.seed, drained.Round(time.Second), *soakDuration, l.ops, l.kills, l.syncs, l.syncKills,
+		tw.seed, drained.Round(time.Second), *soakDuration, l.ops, l.kills, l.syncs, l.syncKills, l.crashes,
 		len(l.posted), merged, reworks, l.claims, l.handed,
 		len(l.acked), len(l.deleted), l.refused["remote nudge refused"], l.refused["remote nudge kept"],
 		l.perHost["alpha"], l.perHost["beta"], a50.Round(time.Millisecond), amax.Round(time.Millisecond), b50.Round(time.Millisecond), bmax.Round(time.Millisecond),

@@ -58,7 +58,13 @@ type town struct {
 	led    *ledger
 
 	mu    sync.Mutex
-	procs map[*exec.Cmd]bool // running
+	procs map[*exec.Cmd]proc // running
+}
+
+// A proc is a running command: its host, and how to kill it as a fault.
+type proc struct {
+	h    *host
+	kill func()
 }
 
 // A result is what one run of the command did.
@@ -103,9 +109,6 @@ func (tw *town) run(ctx context.Context, h *host, kill time.Duration, args ...st
 	if err := cmd.Start(); err != nil {
 		return result{code: exitError, err: err.Error()}
 	}
-	tw.mu.Lock()
-	tw.procs[cmd] = true
-	tw.mu.Unlock()
 	var killed bool
 	var once sync.Once
 	stop := func(fault bool) {
@@ -114,6 +117,9 @@ func (tw *town) run(ctx context.Context, h *host, kill time.Duration, args ...st
 			cmd.Process.Kill()
 		})
 	}
+	tw.mu.Lock()
+	tw.procs[cmd] = proc{h: h, kill: func() { stop(true) }}
+	tw.mu.Unlock()
 	var timer *time.Timer
 	if kill > 0 {
 		timer = time.AfterFunc(kill, func() { stop(true) })
@@ -151,6 +157,22 @@ func (tw *town) run(ctx context.Context, h *host, kill time.Duration, args ...st
 	return r
 }
 
+// crash kills every command running on host h at once, as a host that
+// goes down (not a power cut: what they wrote stays), and returns how
+// many it killed; the agents retry as after any kill.
+func (tw *town) crash(h *host) int {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	n := 0
+	for _, p := range tw.procs {
+		if p.h == h {
+			p.kill()
+			n++
+		}
+	}
+	return n
+}
+
 // mustRun runs a setup step, failing the test if it fails.
 func (tw *town) mustRun(h *host, args ...string) string {
 	tw.t.Helper()
@@ -186,7 +208,7 @@ func newTown(t *testing.T) *town {
 		t.Skip("go is not on $PATH to build the command (or pass -soak.bin)")
 	}
 	dir := t.TempDir()
-	tw := &town{t: t, dir: dir, seed: *soakSeed, faults: *soakFaults, procs: map[*exec.Cmd]bool{}}
+	tw := &town{t: t, dir: dir, seed: *soakSeed, faults: *soakFaults, procs: map[*exec.Cmd]proc{}}
 	tw.bin = build(t, dir)
 	tw.remote = filepath.Join(dir, "remote.git")
 	if out, err := exec.Command("git", "init", "-q", "--bare", "-b", "main", tw.remote).CombinedOutput(); err != nil {
