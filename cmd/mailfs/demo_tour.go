@@ -89,21 +89,22 @@ func (d *demo) queues() {
 		fmt.Fprintf(d.a.out, "  %-5s claimed %s\n", c.who, c.subject)
 	}
 	fmt.Fprintf(d.a.out, "  %d items, %d claims: each went to exactly one polecat.\n", 4, len(got))
-	d.say("A claimed item records its claim; only such an item can be released back to its queue.")
+	d.say("A claimed item records its claim; only such an item can be released back to its queue, and finished (read) work is not put back by mistake: release refuses it without --force.")
 	// The first item in subject order, whichever polecat won it (one may
 	// win them all).
 	if len(got) > 0 {
 		c := got[0]
 		d.run("show", c.who, c.id, "--field", "Issue")
-		d.run("release", c.who, c.id)
+		d.runAt(d.root, "", 2, "release", c.who, c.id)
+		d.run("release", c.who, c.id, "--force")
 		d.run("queue", "list")
 	}
-	if len(got) > 1 {
-		c := got[1]
-		other := map[string]string{"toast": "nux", "nux": "toast"}[c.who]
-		d.say("A person hands a stuck claim to the other polecat (the web view's reassign does the same), and the town's audit log records who did it.")
-		d.run("reassign", c.who, c.id, "--to", other, "--by", "human", "--id")
-		d.run("audit")
+	if len(got) > 0 {
+		d.say("toast claims the item put back and stalls on it; a person hands the stuck claim to nux (the web view's reassign does the same), and the town's audit log records who did it.")
+		if id := d.run("claim", "queue:work", "--as", "toast", "--id"); id != "" {
+			d.run("reassign", "toast", id, "--to", "nux", "--by", "human", "--id")
+			d.run("audit")
+		}
 	}
 }
 
