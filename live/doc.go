@@ -3,7 +3,9 @@
 //
 // A [Deliverer] serves one session through its [Door] (Claude Code's
 // messaging socket, Qwen Code's cross-session protocol, a plugin's pipe,
-// a tmux pane); call its Run. Senders ask [WaitDelivered] what became of
+// a tmux pane); call its Run, which returns when the session ends (or its
+// context does, or [Deliverer.Close] is called) with nothing of it left
+// running. Senders ask [WaitDelivered] what became of
 // their copies; a session's prompt hook calls [Confirm] with the ring
 // marks it saw.
 //

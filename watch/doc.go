@@ -4,7 +4,8 @@
 // A [Watcher] reports one [Event] per message: every unread message already
 // in a watched mailbox when it starts, then every message that arrives,
 // each at most once (by id). It never reports a message before the whole
-// file parses.
+// file parses. [Watcher.Watch] starts it; [Watcher.Close] (or the end of
+// Watch's context) stops it, and Close returns once it has stopped.
 //
 // # How
 //
