@@ -441,6 +441,25 @@ func TestTheTurnsMemoryIsBounded(t *testing.T) {
 	if len(st.TurnShown) > maxTurnShown {
 		t.Errorf("the turn remembers %d ids", len(st.TurnShown))
 	}
+	if len(st.Reminded) > maxReminded || len(st.Reminded) < 100 {
+		t.Errorf("the session remembers %d ids as named (want up to %d, and the doorbells' unread ones)", len(st.Reminded), maxReminded)
+	}
+	for _, id := range st.Reminded {
+		if m, err := h.Store.Get(box, id); err != nil || m.Read {
+			t.Errorf("the session remembers %s as named, read or gone (%v)", id, err)
+			break
+		}
+	}
+	// The state file stays far under the 64 KiB a hook reads, however
+	// long the ids: both lists at their bounds, with 100-byte ids.
+	big := state{TurnShown: make([]string, maxTurnShown)}
+	for i := range big.TurnShown {
+		big.TurnShown[i] = fmt.Sprintf("%036d-%063d", i, i)
+	}
+	big.reminded(big.TurnShown...)
+	if n := len(encodeState(big)); n >= 1<<16 {
+		t.Errorf("a state at its bounds is %d bytes, past the 64 KiB a hook reads", n)
+	}
 	for _, id := range st.TurnShown {
 		if m, err := h.Store.Get(box, id); err != nil || m.Read {
 			t.Errorf("the turn remembers %s, read or gone (%v)", id, err)

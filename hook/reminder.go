@@ -152,14 +152,18 @@ func (r *Reminder) Listed() []string {
 
 // Named returns the ids of the messages String names, by line or in a
 // tier's count, apart from those named earlier: what a later reminder in
-// the session counts instead of listing.
+// the session counts instead of listing. Those listed by line come last,
+// so that a bounded memory of them (the oldest forgotten first) keeps them.
 func (r *Reminder) Named() []string {
 	mail, _ := r.fresh()
-	ids := make([]string, len(mail))
-	for i, m := range mail {
-		ids[i] = m.ID
+	listed := r.Listed()
+	ids := make([]string, 0, len(mail))
+	for _, m := range mail {
+		if !slices.Contains(listed, m.ID) {
+			ids = append(ids, m.ID)
+		}
 	}
-	return ids
+	return append(ids, listed...)
 }
 
 // tierOf is the block of a reminder that lists mail of priority p: 0

@@ -221,9 +221,18 @@ func (st *state) shown(ids ...string) bool {
 	return changed
 }
 
-// reminded adds ids to those named in full in this session, the oldest
-// forgotten past maxTurnShown (at worst a message is listed in full
-// again), and reports whether anything changed.
+// maxReminded and maxRemindedBytes bound the ids a session remembers as
+// named: the state file is read whole, up to 64 KiB, beside the turn's
+// ids. Past them the oldest are forgotten: a backlog of more unread mail
+// than that is listed (five a tier, the rest counted) at every prompt, as
+// before sessions remembered anything — a repeat, never a loss.
+const (
+	maxReminded      = 256
+	maxRemindedBytes = 12 << 10
+)
+
+// reminded adds ids to those named in this session, the oldest forgotten
+// past the bounds, and reports whether anything changed.
 func (st *state) reminded(ids ...string) bool {
 	changed := false
 	for _, id := range ids {
@@ -232,8 +241,13 @@ func (st *state) reminded(ids ...string) bool {
 			changed = true
 		}
 	}
-	if n := len(st.Reminded) - maxTurnShown; n > 0 {
-		st.Reminded = slices.Delete(st.Reminded, 0, n)
+	size := 0
+	for _, id := range st.Reminded {
+		size += len(id) + 3 // quotes and a comma
+	}
+	for len(st.Reminded) > maxReminded || size > maxRemindedBytes {
+		size -= len(st.Reminded[0]) + 3
+		st.Reminded = st.Reminded[1:]
 	}
 	return changed
 }

@@ -6,7 +6,9 @@
 //
 // The tools are few and their descriptions short, since every tool
 // definition costs the agent context on every turn: send, inbox, read,
-// reply, thread, claim, and check (what the prompt hook would say). They
+// reply, thread, claim, and check (what the prompt hook would say). Each
+// answers once, as text (one line of JSON), with no structured content and
+// no output schema: see docs/performance.md on what each costs. They
 // call the same package functions as the command line ([maildir.Store],
 // [hook.Collector]); bad input is a tool error with a clear message, never
 // a crash of the server.

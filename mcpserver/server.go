@@ -171,7 +171,8 @@ func (s *Server) MCP() *mcp.Server {
 // (compact JSON; the check tool's reminder as it is). Neither structured
 // content nor an output schema is sent: a client puts one or the other
 // into the model's context (Claude Code the structured content when there
-// is one, Gemini CLI the text), so the text alone reaches every model, once.
+// is one, Gemini CLI the text), so the text alone reaches every model,
+// once. docs/performance.md has the measurements.
 func handler[In, Out any](s *Server, name string, f func(*Server, context.Context, In) (Out, error)) mcp.ToolHandlerFor[In, any] {
 	return func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
 		s.used(name)

@@ -23,7 +23,9 @@ when there is nothing, so "if mailfs check me; then ...; fi" works.
 With --inject, meant for an agent's prompt-submit hook: prints the agent's
 unread mail grouped by priority (urgent first, with the strongest
 instruction) and then its nudges, which are drained, as <system-reminder>
-blocks; prints nothing at all when there is nothing to say. It never fails
+blocks; prints nothing at all when there is nothing to say. Mail a
+reminder already named in this session is counted in one line, not listed
+again, until the next session start. It never fails
 the hook: problems go to stderr and the exit status is 0. If the work takes
 longer than --budget it prints what it has, says it stopped early, and
 leaves unprinted nudges to come back later.`

@@ -86,8 +86,10 @@ turn: problems go to stderr and the exit status is 0.
 
 One message is shown once per turn: the post-tool and stop hooks say
 nothing of mail the agent was shown since the turn began (a session start,
-or a prompt). A handoff note shows as one only when the agent sent it to
-itself. Message text is neutralised ("<" and ">" cannot close a block) and
+or a prompt). And it is listed in full once a session: a later prompt
+counts mail named before, still unread, in one line; a session start
+(startup, resume, clear, compact) lists it all again. A handoff note shows
+as one only when the agent sent it to itself. Message text is neutralised ("<" and ">" cannot close a block) and
 the answer is at most --max-bytes as the runtime receives it, JSON escaping
 included; nudges that do not fit stay queued, and the answer says so.
 
