@@ -312,6 +312,9 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				q := r.URL.Query()
 				q.Del("token")
 				r.URL.RawQuery = q.Encode()
+				// Not kept: a cached redirect would keep its address, token
+				// and all, in the browser's cache.
+				w.Header().Set("Cache-Control", "no-store")
 				http.Redirect(w, r, r.URL.String(), http.StatusSeeOther)
 				return
 			}
