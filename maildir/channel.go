@@ -94,8 +94,9 @@ func (s *Store) CreateChannel(name string, ch ChannelChange) error {
 }
 
 // Channel returns the retention of channel name. A channel that does not
-// exist gives [ErrNoChannel]; a configuration that cannot be read gives an
-// error wrapping [ErrInvalidMessage] that names the file.
+// exist gives [ErrNoChannel], one whose folder is there without its
+// configuration [ErrMalformed]; a configuration that cannot be read gives
+// an error wrapping [ErrInvalidMessage] that names the file.
 func (s *Store) Channel(name string) (ChannelConfig, error) {
 	name, err := parseName(KindChannel, name)
 	if err != nil {

@@ -484,7 +484,7 @@ func (s *Store) ReleaseSeen(a Address, id string, seen Seen) (*Message, error) {
 // was, and returns why. Nothing to check (seen accepts anything) reads
 // nothing.
 func (s *Store) recheck(qd *durable.Dir, q Address, name string, seen Seen, home *durable.Dir) error {
-	if seen.any() {
+	if seen.acceptsAll() {
 		return nil
 	}
 	m, err := s.load(qd, q, false, name)

@@ -20,8 +20,8 @@ type Seen struct {
 	Done bool
 }
 
-// any reports whether seen accepts every claimed item.
-func (seen Seen) any() bool { return seen.Done && seen.At.IsZero() }
+// acceptsAll reports whether seen accepts every claimed item.
+func (seen Seen) acceptsAll() bool { return seen.Done && seen.At.IsZero() }
 
 // check returns a [*StaleError] when the claimed item m is not as seen.
 func (seen Seen) check(m *Message) error {

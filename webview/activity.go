@@ -92,10 +92,10 @@ func (s *Server) activity() (*Activity, error) {
 	if err != nil {
 		return nil, err
 	}
-	var recent []maildir.Entry
+	var recent []*maildir.Message
 	for _, b := range boxes {
 		for _, archived := range []bool{false, true} {
-			entries, _, err := s.Store.Entries(b, archived)
+			msgs, err := s.recentIn(b, archived, now)
 			if err != nil {
 				// A folder that cannot be read (a malformed channel) is
 				// named on the page; the rest of the town is shown.
@@ -104,14 +104,14 @@ func (s *Server) activity() (*Activity, error) {
 				}
 				break
 			}
-			for _, e := range entries {
-				if !e.Stamp.IsZero() && now.Sub(e.Stamp) <= threadWindow {
-					recent = append(recent, e)
+			for _, m := range msgs {
+				if now.Sub(m.Timestamp) <= threadWindow {
+					recent = append(recent, m)
 				}
 			}
 		}
 	}
-	slices.SortFunc(recent, func(a, b maildir.Entry) int { return b.Stamp.Compare(a.Stamp) })
+	slices.SortFunc(recent, func(a, b *maildir.Message) int { return b.Timestamp.Compare(a.Timestamp) })
 	if len(recent) > threadCap {
 		recent = recent[:threadCap]
 	}
@@ -119,11 +119,7 @@ func (s *Server) activity() (*Activity, error) {
 	// and when each agent last wrote in it.
 	latest := map[string][]*maildir.Message{}
 	answered := map[string]map[string]time.Time{}
-	for _, e := range recent {
-		m, err := s.Store.Get(e.Box, e.ID)
-		if err != nil {
-			continue // gone, or not a message: the folder pages say so
-		}
+	for _, m := range recent {
 		if !m.Timestamp.Before(act.Since) {
 			act.Recent = append(act.Recent, m)
 		}
@@ -155,6 +151,37 @@ func (s *Server) activity() (*Activity, error) {
 		return cmp.Or(a.Timestamp.Compare(b.Timestamp), strings.Compare(a.Box.Name, b.Box.Name))
 	})
 	return act, nil
+}
+
+// recentIn returns the messages of folder b (or its archive) whose file
+// names are stamped within the last day, newest first, at most threadCap
+// of them, their bodies left out: through the folder cache, so that a
+// render after a send reads one folder, not the town. The caller drops
+// what has aged out since the folder was read.
+func (s *Server) recentIn(b maildir.Address, archived bool, now time.Time) ([]*maildir.Message, error) {
+	v, err := s.cache.getKey(s.Store, folderKey{box: b, archived: archived, use: "activity"}, func() (any, error) {
+		entries, _, err := s.Store.Entries(b, archived)
+		if err != nil {
+			return nil, err
+		}
+		entries = slices.DeleteFunc(entries, func(e maildir.Entry) bool { return e.Stamp.IsZero() || now.Sub(e.Stamp) > threadWindow })
+		slices.SortFunc(entries, func(x, y maildir.Entry) int { return y.Stamp.Compare(x.Stamp) })
+		var out []*maildir.Message
+		for _, e := range entries[:min(len(entries), threadCap)] {
+			m, err := s.Store.Get(b, e.ID)
+			if err != nil {
+				continue // gone, or not a message: the folder pages say so
+			}
+			slim := *m
+			slim.Body = ""
+			out = append(out, &slim)
+		}
+		return out, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.([]*maildir.Message), nil
 }
 
 func (s *Server) activityPage(w http.ResponseWriter, r *http.Request) {

@@ -100,7 +100,7 @@ func newLiveTown(t testing.TB, serveArgs ...string) *liveTown {
 		chromedp.UserDataDir(profile), chromedp.WindowSize(1000, 760))
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(alloc)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute) // eight tabs on two busy cores take most of a minute
 	lt.profile = profile
 	var once sync.Once
 	lt.quit = func() {

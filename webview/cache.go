@@ -20,7 +20,15 @@ import (
 // changes, as in the index.
 type folderCache struct {
 	mu      sync.Mutex
-	entries map[maildir.Address]*cached
+	entries map[folderKey]*cached
+}
+
+// A folderKey names a folder and what was read of it: a box, or its
+// archive, for one page's use (the overview's, the activity page's).
+type folderKey struct {
+	box      maildir.Address
+	archived bool
+	use      string
 }
 
 type cached struct {
@@ -28,18 +36,23 @@ type cached struct {
 	value any
 }
 
-func newFolderCache() *folderCache { return &folderCache{entries: map[maildir.Address]*cached{}} }
+func newFolderCache() *folderCache { return &folderCache{entries: map[folderKey]*cached{}} }
 
 // get returns what read returns for box b's folder: from the cache when
 // the folder has not changed since it was read, else read again (and
 // kept, unless the folder's stamp is not settled).
 func (c *folderCache) get(st *maildir.Store, b maildir.Address, read func() (any, error)) (any, error) {
-	stamp, settled, err := st.Stamp(b, false)
+	return c.getKey(st, folderKey{box: b}, read)
+}
+
+// getKey is get of what use read of box k.box (or its archive).
+func (c *folderCache) getKey(st *maildir.Store, k folderKey, read func() (any, error)) (any, error) {
+	stamp, settled, err := st.Stamp(k.box, k.archived)
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
-	e := c.entries[b]
+	e := c.entries[k]
 	c.mu.Unlock()
 	if e != nil && e.stamp == stamp {
 		return e.value, nil
@@ -50,7 +63,7 @@ func (c *folderCache) get(st *maildir.Store, b maildir.Address, read func() (any
 	}
 	if settled {
 		c.mu.Lock()
-		c.entries[b] = &cached{stamp: stamp, value: v}
+		c.entries[k] = &cached{stamp: stamp, value: v}
 		c.mu.Unlock()
 	}
 	return v, nil

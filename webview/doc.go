@@ -7,7 +7,10 @@
 // when started as an identity, lets that identity send, reply, mark read
 // and archive its own mail, and release, reassign or nudge anyone's
 // claimed work, each asked first and recorded in the town's audit log
-// ([maildir.AuditDir]).
+// ([maildir.AuditDir]), done or refused. An action carries what its
+// question page showed (the claimant, the claim's time, not done) and is
+// refused when that changed ([maildir.Store.ReleaseSeen]), saying who
+// changed it.
 //
 // It reads and writes through [maildir.Store] and [nudgeq.Queue] only —
 // the same listing, parsing, search, claim and address rules as the
@@ -17,7 +20,8 @@
 // It learns of new mail from [watch.Watcher], and of other changes
 // (marks, archives, claims, drained nudges) from the town's print
 // ([maildir.Store.Print]), looked at once a second; both are pushed to
-// the page as server-sent events. What it read of a folder it keeps under
+// the page as server-sent events, one feed per browser: its tabs elect
+// the one that keeps it (static/live.js). What it read of a folder it keeps under
 // the folder's stamp ([maildir.Store.Stamp]) by the store's one rule, that
 // of its folder index. The page asks for nothing on a timer.
 //

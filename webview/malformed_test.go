@@ -1,10 +1,12 @@
 package webview_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mailfs/mailfs/maildir"
 )
@@ -58,5 +60,31 @@ func TestMalformedFoldersAreShownAsSuch(t *testing.T) {
 	status, body = tw.get("/box/channel:broken")
 	if status == 404 || !strings.Contains(body, "malformed channel channel:broken") {
 		t.Errorf("the malformed channel's page: %d\n%s", status, body)
+	}
+}
+
+// A channel's page shows a page of its posts, newest first, with links to
+// the others: a channel keeps every post by default, and a page of all of
+// them grew without bound.
+func TestChannelIsPaged(t *testing.T) {
+	tw := newTown(t, "", "")
+	if err := tw.store.CreateChannel("merges", maildir.ChannelChange{}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now().Add(-time.Hour)
+	for i := range 250 {
+		at := start.Add(time.Duration(i) * time.Second)
+		body := fmt.Sprintf(`{"from":"refinery","subject":"MERGED gt-%d","timestamp":%q}`, i, at.UTC().Format(time.RFC3339Nano))
+		dropFile(t, tw.dir, "../channel/merges", maildir.NewID(at, "refinery")+".json", body)
+	}
+	_, body := tw.get("/box/channel:merges")
+	rows := strings.Count(body, `<tr class="unread p-normal">`)
+	if rows != 100 || !strings.Contains(body, ">MERGED gt-249<") || strings.Contains(body, ">MERGED gt-149<") ||
+		!strings.Contains(body, "page 1 of 3 (250 messages)") || !strings.Contains(body, `href="/box/channel:merges?page=2" rel="next"`) {
+		t.Fatalf("the first page: %d rows\n%s", rows, body)
+	}
+	_, body = tw.get("/box/channel:merges?page=3")
+	if rows := strings.Count(body, `<tr class="unread p-normal">`); rows != 50 || !strings.Contains(body, ">MERGED gt-0<") {
+		t.Fatalf("the last page: %d rows", rows)
 	}
 }

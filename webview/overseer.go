@@ -188,8 +188,14 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) error {
 	if _, ok := actions[action]; !ok {
 		return fmt.Errorf("no action %q: release, reassign or nudge", action)
 	}
+	// What the page said it showed, until the item itself is found: one
+	// line, and no longer than a subject is worth.
+	subject := strings.Join(strings.Fields(r.PostFormValue("subject")), " ")
+	if len(subject) > 200 {
+		subject = strings.ToValidUTF8(subject[:200], "") + "…"
+	}
 	e := maildir.AuditEntry{Action: action, Actor: s.As, Addr: remoteHost(r), Agent: r.PathValue("box"), Item: r.PathValue("id"),
-		Subject: r.PostFormValue("subject")}
+		Subject: subject}
 	err := s.do(r, &e)
 	if err != nil {
 		e.Error = err.Error()

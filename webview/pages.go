@@ -269,6 +269,43 @@ type mailboxData struct {
 	SentTab  bool
 	Sent     []*maildir.Message
 	SentPage pager
+	Page     pager // of Messages
+}
+
+// boxPer is how many messages a mailbox, queue or channel page shows.
+const boxPer = 100
+
+// boxPage returns page n of box b's messages — its unread mail, or with
+// all every message, in its archive when archived — and its pager: a
+// channel's newest first, the rest oldest first. Only the page's messages
+// are read: which are on it is known from the folder's listing (the file
+// names' stamps), so a channel of thousands of posts costs a page of
+// them.
+func (s *Server) boxPage(b maildir.Address, all, archived bool, n int, base *url.URL) ([]*maildir.Message, pager, error) {
+	if !all {
+		unread, err := s.Store.List(b, maildir.ListOptions{})
+		if err != nil {
+			return nil, pager{}, err
+		}
+		page, p := paginate(unread, n, boxPer, base, "page")
+		return page, p, nil
+	}
+	entries, _, err := s.Store.Entries(b, archived)
+	if err != nil {
+		return nil, pager{}, err
+	}
+	slices.SortFunc(entries, func(x, y maildir.Entry) int { return cmp.Or(x.Stamp.Compare(y.Stamp), strings.Compare(x.ID, y.ID)) })
+	if b.Kind == maildir.KindChannel {
+		slices.Reverse(entries)
+	}
+	page, p := paginate(entries, n, boxPer, base, "page")
+	var msgs []*maildir.Message
+	for _, e := range page {
+		if m, err := s.Store.Get(b, e.ID); err == nil {
+			msgs = append(msgs, m) // else gone meanwhile, or too large (named below the list)
+		}
+	}
+	return msgs, p, nil
 }
 
 // Queue and Channel say what kind of folder the page shows.
@@ -296,8 +333,8 @@ func (s *Server) mailbox(w http.ResponseWriter, r *http.Request) {
 	d := mailboxData{Box: b, All: q.Get("all") != "", Archived: q.Get("archived") != "", Mine: s.As != "" && b == maildir.Address{Kind: maildir.KindAgent, Name: s.As},
 		ClaimedTab: b.Kind == maildir.KindQueue && q.Get("claimed") != "",
 		SentTab:    b.Kind == maildir.KindAgent && q.Get("sent") != ""}
-	d.Messages, err = s.Store.List(b, maildir.ListOptions{All: d.All || d.Archived || b.Kind != maildir.KindAgent, Archived: d.Archived})
-	if err != nil {
+	n, _ := strconv.Atoi(q.Get("page"))
+	if d.Messages, d.Page, err = s.boxPage(b, d.All || d.Archived || b.Kind != maildir.KindAgent, d.Archived, n, r.URL); err != nil {
 		s.fail(w, r, http.StatusBadRequest, err)
 		return
 	}
@@ -317,7 +354,6 @@ func (s *Server) mailbox(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			slices.Reverse(d.Sent)
-			n, _ := strconv.Atoi(q.Get("page"))
 			d.Sent, d.SentPage = paginate(d.Sent, n, sentPer, r.URL, "page")
 		}
 		d.Nudges = heldNudges(s.Nudges, b.Name)

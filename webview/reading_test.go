@@ -131,7 +131,9 @@ func TestComposeToAnUnknownAgentAsksFirst(t *testing.T) {
 
 // Each agent's session: busy or idle as its deliverer's record (or its
 // runtime) says, none without a live deliverer, and when it was last seen
-// (its hooks' last run, or its deliverer's last look).
+// (its hooks' last run, or its deliverer's last look); an agent whose hooks
+// ran but that has no live deliverer says so, not "none" beside "seen
+// 3s ago".
 func TestLivenessShowsSessions(t *testing.T) {
 	tw := newTown(t, "", "")
 	for _, a := range []string{"nux", "toast", "furiosa", "slit"} {
@@ -167,7 +169,7 @@ func TestLivenessShowsSessions(t *testing.T) {
 	for agent, want := range map[string]string{
 		"nux":     `<span class="session s-busy">busy <span class="dim">(codex)</span></span> <span class="dim">seen <time`,
 		"toast":   `<span class="session s-idle">idle <span class="dim">(codex)</span></span> <span class="dim">seen <time`,
-		"furiosa": `<span class="session s-none">none</span> <span class="dim">seen <time`,
+		"furiosa": `<span class="session s-none">no live delivery</span> <span class="dim">its hooks ran <time`,
 		"slit":    `<span class="session s-none">none</span>`,
 	} {
 		if got := cellOf(agent); !strings.HasPrefix(got, want) || agent == "slit" && got != want {

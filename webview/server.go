@@ -201,7 +201,11 @@ const (
 	DefaultReadTimeout  = 30 * time.Second // a whole request, body included
 	DefaultWriteTimeout = 30 * time.Second // a whole response, but the live feed's
 	DefaultIdleTimeout  = 60 * time.Second // a kept-alive connection with nothing asked
-	DefaultMaxStreams   = 32               // live feeds at once: a few per person
+	// DefaultMaxStreams is the live feeds open at once. The tabs of one
+	// browser share one feed (static/live.js), so it counts browsers —
+	// people, and the odd browser without Web Locks, whose every tab has
+	// its own — not tabs.
+	DefaultMaxStreams = 32
 )
 
 func or[T comparable](v, def T) T {
@@ -308,6 +312,9 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				q := r.URL.Query()
 				q.Del("token")
 				r.URL.RawQuery = q.Encode()
+				// Not kept: a cached redirect would keep its address, token
+				// and all, in the browser's cache.
+				w.Header().Set("Cache-Control", "no-store")
 				http.Redirect(w, r, r.URL.String(), http.StatusSeeOther)
 				return
 			}

@@ -204,17 +204,65 @@
   document.addEventListener("input", function () { setTimeout(retry, 0); });
   document.addEventListener("change", function () { setTimeout(retry, 0); });
   document.addEventListener("selectionchange", function () { if (waitingFor === "text is selected") setTimeout(retry, 0); });
-  var dropped = false;
-  var es = new EventSource("/events");
-  es.onopen = function () {
+  // One live feed per browser, shared by its tabs: a browser opens at
+  // most 6 connections to a host, and a feed holds one for as long as its
+  // tab is open, so a feed per tab left a 7th tab unable to load at all.
+  // The tabs of this origin elect a leader with a Web Lock: the tab that
+  // holds "mailfs-live" keeps the one EventSource and passes on each event
+  // and each change of its state over a BroadcastChannel; when it closes,
+  // the lock passes to another tab, which opens the feed again. A browser
+  // without Web Locks or BroadcastChannel gives each tab its own feed.
+  var dropped = false, everLive = false;
+  function onOpen() {
     state(true, "live");
     if (dropped) refresh(); // catch up on what landed while the feed was down
     dropped = false;
-  };
-  es.onerror = function () {
+    everLive = true;
+  }
+  function onDrop() {
     dropped = true;
     state(false, "live feed lost — reconnecting…");
-  };
+  }
+  function feed(handle) {
+    var es = new EventSource("/events");
+    es.onopen = function () { handle({ state: "open" }); };
+    es.onerror = function () { handle({ state: "lost" }); };
+    es.addEventListener("mail", function (e) { handle({ event: "mail", data: e.data }); });
+    es.addEventListener("change", function (e) { handle({ event: "change", data: e.data }); });
+    return es;
+  }
+  function hear(m) {
+    if (m.state === "open") onOpen();
+    else if (m.state === "lost") onDrop();
+    else if (m.event) onEvent({ data: m.data });
+  }
+  var shared = window.BroadcastChannel && navigator.locks && navigator.locks.request;
+  if (!shared) {
+    feed(hear);
+  } else {
+    var bc = new BroadcastChannel("mailfs-live"), leading = false, last = null;
+    bc.onmessage = function (e) {
+      var m = e.data || {};
+      if (m.ask) { if (leading && last) bc.postMessage(last); return; }
+      if (leading) return;
+      // A new leader's feed opening: what landed between the two
+      // leaders' feeds is fetched once.
+      if (m.state === "open" && m.leader && everLive) dropped = true;
+      hear(m);
+    };
+    navigator.locks.request("mailfs-live", function () {
+      leading = true;
+      document.body.dataset.feed = "leader";
+      if (everLive) dropped = true; // the last leader's feed is gone
+      feed(function (m) {
+        if (m.state) { m.leader = true; last = m; }
+        bc.postMessage(m);
+        hear(m);
+      });
+      return new Promise(function () {}); // held as long as this tab is open
+    });
+    bc.postMessage({ ask: true }); // the leader's feed may be open already
+  }
   // An event carries the folder print it stands for; the page carries the
   // print it was read at. Equal, the page shows it already: no refetch
   // (a send's mail event and the folder change it made are one).
@@ -229,6 +277,4 @@
     if (shown()) return;
     refresh();
   }
-  es.addEventListener("mail", onEvent);
-  es.addEventListener("change", onEvent);
 })();
