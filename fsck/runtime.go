@@ -1,6 +1,7 @@
 package fsck
 
 import (
+	"errors"
 	"io/fs"
 	"strings"
 
@@ -40,6 +41,9 @@ func (c *checker) onceFolder(d *durable.Dir, top bool) {
 			}
 			c.fileMode(d, name, st)
 			data, _, err := d.ReadFile(name, maildir.MaxOnceRecord)
+			if errors.Is(err, fs.ErrNotExist) {
+				return // pruned since it was listed
+			}
 			if err == nil {
 				err = maildir.CheckOnceRecord(data)
 			}
