@@ -1,8 +1,13 @@
 // Package fsck checks a mailfs root and repairs what is safe to repair.
 //
 // It walks every folder of messages (mailboxes, archives, work queues,
-// channels), the groups, and the nudge queues, through the same confined,
-// no-follow directory handles as the rest of mailfs, and reports:
+// channels), the groups, the nudge queues (a queue linked to Gas Town's
+// folder where it leads), and the side files mailfs writes — the format
+// record, the keyed sends' records (runtime/once), the readers' caches
+// (runtime/index), the audit log (state/audit), the homes' tombstones
+// (state/gone) — through the root's one guarded way in (internal/chipset)
+// and the same confined, no-follow directory handles as the rest of
+// mailfs, and reports:
 //
 //   - dot-temps older than an hour (a writer died, or a script's temp);
 //   - files set aside by an interrupted fallback rewrite (.mailfs-swap.*);
@@ -300,6 +305,9 @@ func (c *checker) walk() {
 	c.groups()
 	c.nudges()
 	c.once()
+	c.index()
+	c.audit()
+	c.gone()
 	c.tempsLinkedElsewhere()
 }
 
