@@ -1,8 +1,13 @@
 // Package fsck checks a mailfs root and repairs what is safe to repair.
 //
 // It walks every folder of messages (mailboxes, archives, work queues,
-// channels), the groups, and the nudge queues, through the same confined,
-// no-follow directory handles as the rest of mailfs, and reports:
+// channels), the groups, the nudge queues (a queue linked to Gas Town's
+// folder where it leads), and the side files mailfs writes — the format
+// record, the keyed sends' records (runtime/once), the readers' caches
+// (runtime/index), the audit log (state/audit), the homes' tombstones
+// (state/gone) — through the root's one guarded way in (internal/chipset)
+// and the same confined, no-follow directory handles as the rest of
+// mailfs, and reports:
 //
 //   - dot-temps older than an hour (a writer died, or a script's temp);
 //   - files set aside by an interrupted fallback rewrite (.mailfs-swap.*);
@@ -208,8 +213,10 @@ type checker struct {
 
 	newer bool // the root is in a newer format: nothing is repaired
 
-	places  map[string][]place // where each message id was seen
-	planned []repair           // the repairs the scan decided on
+	places      map[string][]place // where each message id was seen
+	linkedTemps []linkedTemp       // temps whose other name is in another folder
+	unfinished  []unfinishedItem   // queue items seen with a claim record or read
+	planned     []repair           // the repairs the scan decided on
 }
 
 // A place is one folder a message id was seen in.
@@ -296,10 +303,106 @@ func (c *checker) walk() {
 	if c.ctx.Err() != nil {
 		return // duplicates are judged on a whole scan, or not at all
 	}
+	c.confirmUnfinished()
 	c.duplicates()
 	c.groups()
 	c.nudges()
 	c.once()
+	c.index()
+	c.audit()
+	c.gone()
+	c.tempsLinkedElsewhere()
+}
+
+// An unfinishedItem is a queue item the scan saw with a claim record or
+// read set.
+type unfinishedItem struct {
+	q         maildir.Address
+	dir, name string
+	id        string
+	st        durable.Stat
+}
+
+// confirmUnfinished reports the queue items the scan saw carrying a claim
+// record, or read, only if they still do once the claimants' lock is
+// held: a release moves the item back into its queue, then drops the
+// record, under that lock, so a scan that passed between the two saw a
+// verb at work, not a cut-short one (Why 8: files that moved during a
+// scan beside live agents were findings).
+func (c *checker) confirmUnfinished() {
+	if len(c.unfinished) == 0 {
+		return
+	}
+	unlock, err := c.store.LockQueues()
+	if err != nil {
+		unlock = func() {}
+	}
+	var still []unfinishedItem
+	for _, u := range c.unfinished {
+		if d, err := c.reopen(u.dir); err == nil {
+			if stillSame(d, u.name, u.st) {
+				still = append(still, u)
+			}
+			d.Close()
+		}
+	}
+	unlock()
+	for _, u := range still {
+		f := c.report(Unfinished, u.dir+"/"+u.name, "an item waiting in a queue still has a claim record or read set: a claim or release was cut short")
+		c.fix(f, "dropped the claim record and set read false, under the claimants' lock", func() error {
+			return c.store.Settle(u.q, u.id)
+		})
+	}
+}
+
+// A linkedTemp is a dot-temp with more than one name, none of them in its
+// own folder.
+type linkedTemp struct {
+	dir, name string
+	st        durable.Stat
+}
+
+// tempsLinkedElsewhere judges the temps that are a second name of a file
+// whose other name is in another folder: a write cut between its link and
+// its unlink, the message moved on since (archived, claimed). When a
+// message the scan saw holds the file, the temp's name is removed, only
+// while it is still a second name of it (claims pass over a file with two
+// names, so a queue item would otherwise be passed over for ever); else
+// it is reported for a person.
+func (c *checker) tempsLinkedElsewhere() {
+	for _, t := range c.linkedTemps {
+		var holder *place
+		var id string
+		for _, pid := range slices.Sorted(maps.Keys(c.places)) {
+			for i, p := range c.places[pid] {
+				if durable.Same(p.st, t.st) {
+					holder, id = &c.places[pid][i], pid
+				}
+			}
+		}
+		path := t.dir + "/" + t.name
+		if t.dir == "" {
+			path = t.name
+		}
+		if holder == nil {
+			f := c.report(Temp, path, "a temp that is a second name of a file in no folder of messages fsck reads")
+			f.Action = "not repaired: find the file's other name (its inode) and remove the temp's once you know"
+			continue
+		}
+		keep := holder.dir + "/" + id + ".json"
+		f := c.report(Temp, path, "a temp that is also "+keep+": a write cut between its link and its unlink, the message moved on since (claims pass over a file with two names)")
+		t, held := t, *holder
+		c.fix(f, "removed the temp's name", func() error {
+			paths := append(queueLock([]place{held}), t.dir, held.dir)
+			return c.underLocks(paths, func(open map[string]*durable.Dir) error {
+				d, kd := open[t.dir], open[held.dir]
+				if err := d.RemoveSecond(t.name, kd, id+".json", t.st); err != nil {
+					return err
+				}
+				return d.Sync()
+			})
+		})
+	}
 }
 
 // open opens a folder, reporting its mode; nil if it does not exist.
@@ -383,6 +486,9 @@ func (c *checker) messages(b maildir.Address, d *durable.Dir, archived bool) {
 			}
 			c.fileMode(d, name, st)
 			m, data, why := c.validMessage(b, d, name)
+			if why == movedAway {
+				return // moved (or removed) since it was listed: not a finding
+			}
 			if why != "" {
 				c.invalid(d, name, st, why)
 				return
@@ -399,10 +505,7 @@ func (c *checker) messages(b maildir.Address, d *durable.Dir, archived bool) {
 			id := strings.TrimSuffix(name, ".json")
 			c.places[id] = append(c.places[id], p)
 			if b.Kind == maildir.KindQueue && !archived && (m.Claim != nil || m.Read) && c.now.Sub(st.ModTime) >= c.opt.Grace {
-				f := c.report(Unfinished, d.Join(name), "an item waiting in a queue still has a claim record or read set: a claim or release was cut short")
-				c.fix(f, "dropped the claim record and set read false, under the claimants' lock", func() error {
-					return c.store.Settle(b, id)
-				})
+				c.unfinished = append(c.unfinished, unfinishedItem{b, d.Path(), name, id, st})
 			}
 			if b.Kind == maildir.KindAgent && !archived && !m.Read {
 				t := m.Timestamp
@@ -510,6 +613,9 @@ func (c *checker) validMessage(b maildir.Address, d *durable.Dir, name string) (
 		return nil, nil, why.Error()
 	}
 	data, _, err := d.ReadFile(name, maildir.MaxSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, movedAway
+	}
 	if err != nil {
 		return nil, nil, maildir.Reason(err).Error()
 	}
@@ -525,6 +631,9 @@ func (c *checker) validMessage(b maildir.Address, d *durable.Dir, name string) (
 	}
 	return m, data, ""
 }
+
+// movedAway is validMessage's "why" for a file gone since it was listed.
+const movedAway = "moved away"
 
 // misdirected says how m's "to" contradicts box b, or "".
 func misdirected(b maildir.Address, m *maildir.Message) string {
@@ -634,6 +743,10 @@ func (c *checker) dotFile(d *durable.Dir, name string) {
 			c.fix(f, "removed the temp's name", func() error { return c.removeSecond(d, name, other, st) })
 			return
 		}
+		// Its other name is in another folder (the message moved on
+		// since the cut): judged once the scan has seen every message.
+		c.linkedTemps = append(c.linkedTemps, linkedTemp{dir: d.Path(), name: name, st: st})
+		return
 	}
 	if c.now.Sub(st.ModTime) < c.opt.TempAge || d.Path() == "" && name == ".gitignore" {
 		return
@@ -722,6 +835,9 @@ func (c *checker) nudgeFolder(d *durable.Dir, nudges bool) {
 				return // refusal notes: small JSON the drain reads leniently
 			}
 			data, _, err := d.ReadFile(name, 1<<20)
+			if errors.Is(err, fs.ErrNotExist) {
+				return // drained or claimed since it was listed
+			}
 			if err == nil {
 				_, err = nudgeq.Parse(data)
 			}

@@ -103,6 +103,11 @@ func still(d *durable.Dir, name string, judged durable.Stat) error {
 	return nil
 }
 
+// stillSame reports whether name in d is still the file judged (see still).
+func stillSame(d *durable.Dir, name string, judged durable.Stat) bool {
+	return still(d, name, judged) == nil
+}
+
 // dropSecondNames ends a move cut short between its link and its unlink:
 // every place of id but keep is removed, each only while it is at that
 // moment a second name of the file keep holds ([durable.Dir.RemoveSecond]).

@@ -1,9 +1,15 @@
 package fsck
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
+	"time"
+	"unicode/utf8"
 
+	"github.com/mailfs/mailfs/gitsync"
 	"github.com/mailfs/mailfs/internal/durable"
 	"github.com/mailfs/mailfs/maildir"
 )
@@ -40,6 +46,9 @@ func (c *checker) onceFolder(d *durable.Dir, top bool) {
 			}
 			c.fileMode(d, name, st)
 			data, _, err := d.ReadFile(name, maildir.MaxOnceRecord)
+			if errors.Is(err, fs.ErrNotExist) {
+				return // pruned since it was listed
+			}
 			if err == nil {
 				err = maildir.CheckOnceRecord(data)
 			}
@@ -56,4 +65,160 @@ func (c *checker) onceFolder(d *durable.Dir, top bool) {
 			sd.Close()
 		}
 	}
+}
+
+// index checks the readers' caches (runtime/index): anything there that
+// is not a regular file (a FIFO at a send's adds note, a link) is
+// reported and, being a cache, removed by --repair; what the files hold
+// is checked by their readers, who drop what does not check out.
+func (c *checker) index() {
+	d := c.open(maildir.IndexDir)
+	if d == nil {
+		return
+	}
+	defer d.Close()
+	d.Each(func(e fs.DirEntry) {
+		name := e.Name()
+		switch {
+		case strings.HasPrefix(name, "."):
+			c.dotFile(d, name)
+		case !e.Type().IsRegular():
+			st, err := d.Lstat(name)
+			if err != nil {
+				return
+			}
+			f := c.report(NotRegular, d.Join(name), "in place of a cache file: "+maildir.TypeName(e.Type())+"; readers and senders pass it by")
+			dir := d.Path()
+			c.fix(f, "removed (a cache: the next reader makes it again)", func() error {
+				return c.underLocks([]string{dir}, func(open map[string]*durable.Dir) error {
+					dd := open[dir]
+					if err := still(dd, name, st); err != nil {
+						return err
+					}
+					if err := dd.Remove(name); err != nil {
+						return err
+					}
+					return dd.Sync()
+				})
+			})
+		}
+	})
+}
+
+// audit checks the audit log (state/audit): each entry one JSON object.
+// One that does not parse is quarantined like a message (the log reads
+// past it); anything not a regular file is reported.
+func (c *checker) audit() {
+	d := c.open(maildir.AuditDir)
+	if d == nil {
+		return
+	}
+	defer d.Close()
+	d.Each(func(e fs.DirEntry) {
+		name := e.Name()
+		switch {
+		case strings.HasPrefix(name, "."):
+			c.dotFile(d, name)
+		case e.IsDir() && name == maildir.QuarantineDir:
+		case !e.Type().IsRegular():
+			c.report(NotRegular, d.Join(name), "never read as an audit entry: "+maildir.TypeName(e.Type())+"; mailfs audit fails until a person removes it")
+		default:
+			st, err := d.Lstat(name)
+			if err != nil {
+				return
+			}
+			c.fileMode(d, name, st)
+			data, _, err := d.ReadFile(name, 64<<10)
+			if errors.Is(err, fs.ErrNotExist) {
+				return
+			}
+			var entry maildir.AuditEntry
+			if err == nil && !strings.HasSuffix(name, ".json") {
+				err = errors.New("not an audit entry: entries are <id>.json")
+			}
+			if err == nil {
+				err = json.Unmarshal(data, &entry)
+			}
+			if err != nil {
+				c.invalid(d, name, st, "not an audit entry: "+maildir.Reason(err).Error())
+			}
+		}
+	})
+}
+
+// gone checks the homes' tombstones (state/gone/<host>/<day>.txt): each
+// line a path under state/. A damaged one is reported, never repaired:
+// only its host's sync writes it, and removing one could let a deleted
+// message come back.
+func (c *checker) gone() {
+	d := c.open(gitsync.GoneDir)
+	if d == nil {
+		return
+	}
+	defer d.Close()
+	var hosts []string
+	d.Each(func(e fs.DirEntry) {
+		switch name := e.Name(); {
+		case strings.HasPrefix(name, "."):
+			c.dotFile(d, name)
+		case e.IsDir():
+			hosts = append(hosts, name)
+		default:
+			c.report(NotRegular, d.Join(name), "not a host's folder of tombstones")
+		}
+	})
+	for _, host := range hosts {
+		h, err := d.Sub(host)
+		if err != nil {
+			continue
+		}
+		c.dirMode(h)
+		h.Each(func(e fs.DirEntry) {
+			name := e.Name()
+			if strings.HasPrefix(name, ".") {
+				c.dotFile(h, name)
+				return
+			}
+			if !e.Type().IsRegular() {
+				c.report(NotRegular, h.Join(name), "never read as tombstones: "+maildir.TypeName(e.Type()))
+				return
+			}
+			st, err := h.Lstat(name)
+			if err != nil {
+				return
+			}
+			c.fileMode(h, name, st)
+			data, _, err := h.ReadFile(name, 64<<20)
+			if errors.Is(err, fs.ErrNotExist) {
+				return
+			}
+			if why := tombstonesWhy(name, data, err); why != "" {
+				c.report(Invalid, h.Join(name), why+"; only its host's sync writes it: reported, not repaired (removing it could let a deleted message come back)")
+			}
+		})
+		h.Close()
+	}
+}
+
+// tombstonesWhy says why a day file of tombstones is not one, or "".
+func tombstonesWhy(name string, data []byte, err error) string {
+	if err != nil {
+		return maildir.Reason(err).Error()
+	}
+	day, ok := strings.CutSuffix(name, ".txt")
+	if _, perr := time.Parse(time.DateOnly, day); !ok || perr != nil {
+		return "not a day of tombstones: they are <YYYY-MM-DD>.txt"
+	}
+	if !utf8.Valid(data) {
+		return "not UTF-8"
+	}
+	if len(data) == 0 {
+		return ""
+	}
+	for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		if !strings.HasPrefix(line, "state/") || strings.Contains(line, "..") || !strings.HasSuffix(line, ".json") {
+			return fmt.Sprintf("line %d is not a message's path: %q", i+1, line)
+		}
+	}
+	return ""
 }

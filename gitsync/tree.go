@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mailfs/mailfs/internal/chipset"
 	"github.com/mailfs/mailfs/internal/durable"
 	"github.com/mailfs/mailfs/maildir"
 )
@@ -30,11 +31,13 @@ func duplicates(root string, pulled []string) ([]string, error) {
 		return nil, nil
 	}
 	places := map[string][]string{}
+	r, err := chipset.New(root) // the root's one guarded, no-follow way in
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
 	for _, top := range []string{maildir.MailDir, maildir.QueueDir, maildir.ChannelDir} {
-		boxes, err := os.ReadDir(filepath.Join(root, top))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
+		boxes, err := listDir(r, top)
 		if err != nil {
 			return nil, err
 		}
@@ -43,10 +46,7 @@ func duplicates(root string, pulled []string) ([]string, error) {
 				continue
 			}
 			for _, folder := range []string{top + "/" + b.Name(), top + "/" + b.Name() + "/" + maildir.ArchiveDir} {
-				names, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(folder)))
-				if errors.Is(err, fs.ErrNotExist) {
-					continue
-				}
+				names, err := listDir(r, folder)
 				if err != nil {
 					return nil, err
 				}
@@ -65,6 +65,19 @@ func duplicates(root string, pulled []string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// listDir lists the folder rel of root r (names and types only), none
+// when it does not exist.
+func listDir(r *chipset.Root, rel string) ([]fs.DirEntry, error) {
+	d, err := r.Dir(rel)
+	if d == nil {
+		return nil, err
+	}
+	defer d.Close()
+	var out []fs.DirEntry
+	err = d.Each(func(e fs.DirEntry) { out = append(out, e) })
+	return out, err
 }
 
 // prune deletes, from the working tree, archived mail of local homes

@@ -177,7 +177,7 @@ func (d *Deliverer) run(ctx context.Context) error {
 	defer dir.Close()
 	rec := &Record{Agent: agent, Deliverer: Self(), Session: info, Started: time.Now().UTC(),
 		Rung: map[string]time.Time{}, Held: map[string]string{}, Confirmed: map[string]time.Time{}, Unconfirmed: map[string]time.Time{}}
-	unlock, err := lock(root, dir, rec.name())
+	unlock, err := lock(dir, rec.name())
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ func TestSessionLockIsExclusiveAndLeavesNothing(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 4000 {
-				unlock, err := lock(root, dir, "claude-1.json")
+				unlock, err := lock(dir, "claude-1.json")
 				if errors.Is(err, ErrRunning) {
 					continue
 				}

@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/mailfs/mailfs/internal/chipset"
@@ -117,34 +114,12 @@ func (r *Record) save(d *durable.Dir) error {
 // the file just before it was removed locks a name no longer there, sees
 // so (the name no longer leads to the file it locked), and tries again
 // with a new file: two takers never both hold the lock.
-func lock(root *chipset.Root, d *durable.Dir, name string) (unlock func(), err error) {
-	path := filepath.Join(root.Path(), filepath.FromSlash(d.Join("."+strings.TrimSuffix(name, ".json")+".lock")))
-	for {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
-		if err != nil {
-			return nil, err
-		}
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-			f.Close()
-			if errors.Is(err, syscall.EWOULDBLOCK) {
-				return nil, ErrRunning
-			}
-			return nil, err
-		}
-		var held, named syscall.Stat_t
-		if err := syscall.Fstat(int(f.Fd()), &held); err != nil {
-			f.Close()
-			return nil, err
-		}
-		if err := syscall.Lstat(path, &named); err != nil || named.Dev != held.Dev || named.Ino != held.Ino {
-			f.Close() // removed by the holder that left: try the name again
-			continue
-		}
-		return func() {
-			os.Remove(path) // while still held: see above
-			f.Close()
-		}, nil
+func lock(d *durable.Dir, name string) (unlock func(), err error) {
+	unlock, err = d.TryLockFile("." + strings.TrimSuffix(name, ".json") + ".lock")
+	if errors.Is(err, durable.ErrLocked) {
+		return nil, ErrRunning
 	}
+	return unlock, err
 }
 
 // ErrRunning is returned by [Deliverer.Run] when another deliverer already

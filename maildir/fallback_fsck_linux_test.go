@@ -217,3 +217,83 @@ func first(errs []error, err error) error {
 	}
 	return err
 }
+
+// A release paused between moving the item back into its queue and
+// dropping its claim record there: a scan passing then sees an item
+// waiting with a claim record, which looks like a release cut short. fsck
+// confirms it under the claimants' lock, which the release holds, and so
+// reports nothing once the release is done (Why 8: files that moved during
+// a scan beside live agents were findings, exit 1).
+func TestFsckBesideAReleaseInProgressFindsNothing(t *testing.T) {
+	if _, err := os.Stat("/proc/locks"); err != nil {
+		t.Skip("needs /proc/locks to see fsck wait for the lock")
+	}
+	ts := newStore(t)
+	if err := ts.CreateQueue("work"); err != nil {
+		t.Fatal(err)
+	}
+	sent, err := ts.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "the item"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := sent[0].ID
+	toast := maildir.Address{Kind: maildir.KindAgent, Name: "toast"}
+	if _, err := ts.Claim(maildir.Address{Kind: maildir.KindQueue, Name: "work"}, toast); err != nil {
+		t.Fatal(err)
+	}
+	// Claimed long ago: past fsck's grace for a queue item with a record.
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(ts.path("state/mail/toast/"+id+".json"), old, old)
+	inQueue, goOn := make(chan struct{}), make(chan struct{})
+	releaser := ts.reopen(t, durable.WithFault(func(st durable.Step, path string) error {
+		if st == durable.StepCreateTemp && path == "state/queue/work/"+id+".json" {
+			close(inQueue) // moved back, its record not yet dropped
+			<-goOn
+		}
+		return nil
+	}))
+	released := make(chan error, 1)
+	go func() { _, err := releaser.Release(toast, id); released <- err }()
+	<-inQueue
+	queues, err := os.Stat(ts.path("state/queue"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ino := queues.Sys().(*syscall.Stat_t).Ino
+	type result struct {
+		found []*fsck.Finding
+		err   error
+	}
+	checked := make(chan result, 1)
+	go func() {
+		found, err := fsck.Check(context.Background(), ts.dir, fsck.Options{})
+		checked <- result{found, err}
+	}()
+	var res result
+	done := false
+	deadline := time.Now().Add(time.Minute)
+	for !done && !waitsForLock(t, ino) {
+		select {
+		case res = <-checked:
+			done = true
+		case <-time.After(time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			close(goOn)
+			t.Fatal("fsck neither finished nor waited for the claimants' lock within a minute")
+		}
+	}
+	close(goOn)
+	if err := <-released; err != nil {
+		t.Fatal(err)
+	}
+	if !done {
+		res = <-checked
+	}
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	for _, f := range res.found {
+		t.Errorf("a finding beside a release in progress: %v", f)
+	}
+}

@@ -1,9 +1,12 @@
 package maildir_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mailfs/mailfs/maildir"
 )
@@ -48,5 +51,45 @@ func TestReadersWriteNoRecord(t *testing.T) {
 	s2.Count(toast)
 	if _, err := os.Lstat(gone); err == nil {
 		t.Error("a reader created the root")
+	}
+}
+
+// A FIFO at a mailbox's adds note (the sender's note for readers) never
+// hangs a send into that mailbox: the note is opened without blocking and
+// only as a regular file, so the send goes on without it (Why 7: the send
+// hung after the message was written, before its id was printed, and a
+// caller that timed out and retried sent it twice).
+func TestAFIFOAtTheAddsNoteNeverHangsASend(t *testing.T) {
+	ts := newStore(t)
+	ts.send(t, "mayor", "toast", "first")
+	note := ts.path("runtime/index/state~mail~toast.adds")
+	os.Remove(note)
+	if err := syscall.Mkfifo(note, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		for i := range 3 {
+			if _, err := ts.Send(&maildir.Message{From: "mayor", To: "toast", Subject: fmt.Sprint("after the fifo ", i)}); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		if f, err := os.OpenFile(note, os.O_RDWR, 0); err == nil { // let the send go, so the test ends
+			defer f.Close()
+		}
+		<-done
+		t.Fatal("a send into the mailbox hung on the FIFO at its adds note")
+	}
+	if n, err := ts.Count(maildir.Address{Kind: maildir.KindAgent, Name: "toast"}); err != nil || n.Total != 4 {
+		t.Fatalf("count: %+v, %v", n, err)
 	}
 }

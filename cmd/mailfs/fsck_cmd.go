@@ -17,7 +17,8 @@ type fsckCmd struct {
 
 func (c *fsckCmd) Help() string {
 	return `Checks the whole root (mailboxes, archives, queues, channels, groups, nudge
-queues) and prints one line per finding:
+queues, and the side files: the format record, keyed sends' records,
+caches, the audit log, tombstones) and prints one line per finding:
 
   temp          a dot-temp older than an hour          repair: removes it
   swap          a file set aside by a rewrite that     repair: a second name of

@@ -939,3 +939,53 @@ func (d *Dir) listed() {
 		d.root.onList(d.path)
 	}
 }
+
+// ErrLocked is returned by [Dir.TryLockFile] when another open file
+// description (another process, most often) holds the lock.
+var ErrLocked = errors.New("locked by another holder")
+
+// TryLockFile takes, without waiting, an exclusive lock (flock) on the
+// file name in d, made if missing (mode [Perm]), through the one open
+// that never blocks and takes only a regular file. It returns the
+// function that lets it go, which removes the name while still holding the
+// lock, so that a lock leaves nothing behind; a taker that opened the file
+// just before it was removed sees that the name no longer leads to the
+// file it locked, and tries again with a new file: two takers never both
+// hold it. A lock held elsewhere is [ErrLocked]. The kernel lets the lock
+// go if the process dies (the file stays, and the next taker takes it).
+func (d *Dir) TryLockFile(name string) (unlock func(), err error) {
+	if err := d.root.writable(); err != nil {
+		return nil, err
+	}
+	if !ValidName(name) {
+		return nil, d.err("lock", name, ErrBadName)
+	}
+	for {
+		fd, held, err := d.openRegular(name, unix.O_RDWR|unix.O_CREAT, uint32(Perm))
+		if err != nil {
+			return nil, err
+		}
+		for {
+			err = unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+			if err != unix.EINTR {
+				break
+			}
+		}
+		if err != nil {
+			unix.Close(fd)
+			if err == unix.EWOULDBLOCK {
+				return nil, d.err("lock", name, ErrLocked)
+			}
+			return nil, d.err("lock", name, err)
+		}
+		named, err := d.lstatRaw(name)
+		if err != nil || !Same(named, held) {
+			unix.Close(fd) // removed by the holder that left: try the name again
+			continue
+		}
+		return func() {
+			unix.Unlinkat(d.fd, name, 0) // while still held: see above
+			unix.Close(fd)
+		}, nil
+	}
+}

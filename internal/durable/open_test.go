@@ -12,7 +12,8 @@ import (
 )
 
 // Every way mailfs opens a file it did not just create — a read, a head,
-// a read at an offset, an append to a log (a send's adds note), a chmod —
+// a read at an offset, an append to a log (a send's adds note), a chmod,
+// a lock file (live's deliverer lock) —
 // goes through one open that never blocks and takes only a regular file:
 // a FIFO in the place of a note, with or without a reader, is refused at
 // once (Why 7: a FIFO at a mailbox's adds note hung every send into it).
@@ -29,6 +30,7 @@ func TestOpensNeverBlockOnAFIFO(t *testing.T) {
 		"ReadAt":          func() error { _, err := d.ReadAt("state~mail~toast.adds", 5, 10); return err },
 		"AppendEphemeral": func() error { return d.AppendEphemeral("state~mail~toast.adds", []byte("note\n")) },
 		"Chmod":           func() error { return d.Chmod("state~mail~toast.adds", 0o600) },
+		"TryLockFile":     func() error { _, err := d.TryLockFile("state~mail~toast.adds"); return err },
 	}
 	for _, reader := range []bool{false, true} {
 		if reader { // a process holding the FIFO open for reading
