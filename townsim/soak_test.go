@@ -87,15 +87,32 @@ func (tw *town) crashes(post context.Context) {
 	}
 }
 
-// converge runs the final syncs, without faults, until both hosts hold
-// what the other pushed.
+// converge runs the final syncs, without faults, until a round of both
+// hosts commits and pushes nothing (at most five rounds), then the last
+// fsck --repair of each host, as its cron would run it.
 func (tw *town) converge(o *oracle) {
-	for _, h := range []*host{tw.alpha, tw.beta, tw.alpha, tw.beta} {
-		r := tw.run(context.Background(), h, 0, "sync")
-		tw.led.ran("sync", r)
-		if r.code != exitOK {
-			o.fail(fmt.Sprintf("final sync on %s: %v", h.name, r), h.name)
+	for round := 0; round < 5; round++ {
+		quiet := true
+		for _, h := range []*host{tw.alpha, tw.beta} {
+			r := tw.run(context.Background(), h, 0, "sync", "--json")
+			tw.led.ran("sync", r)
+			var rep struct {
+				Committed int  `json:"committed"`
+				Pushed    bool `json:"pushed"`
+			}
+			if r.code != exitOK || json.Unmarshal([]byte(firstLine(r.out)), &rep) != nil {
+				o.fail(fmt.Sprintf("final sync on %s: %v %s", h.name, r, r.out))
+				return
+			}
+			quiet = quiet && rep.Committed == 0 && !rep.Pushed
 		}
+		if quiet && round > 0 {
+			break
+		}
+	}
+	for _, h := range []*host{tw.alpha, tw.beta} {
+		r := tw.run(context.Background(), h, 0, "fsck", "--repair")
+		tw.led.ran("fsck-repair", r)
 	}
 }
 
