@@ -22,6 +22,9 @@ const drainMax = 30 * time.Second
 
 // TestSoak runs the town (see the package doc) and checks it.
 func TestSoak(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the town soak takes about a minute; -short skips it")
+	}
 	tw := newTown(t)
 	t.Logf("town soak: seed %d, posting for %v, faults %v", tw.seed, *soakDuration, tw.faults)
 	ctx, stop := context.WithCancel(context.Background())
