@@ -223,7 +223,7 @@ func (o *oracle) check() {
 		o.fail(fmt.Sprintf("reply has no --idempotency-key: %d replies had to read the thread before a retry", n))
 	}
 	if n := tw.led.refused["wait timed out with mail waiting"]; n > 0 {
-		o.fail(fmt.Sprintf("wait --timeout ran out %d times with mail unread that was there before it began", n), "timed out (2s)")
+		o.fail(fmt.Sprintf("wait --timeout ran out %d times with mail unread that had landed on its host well before the end", n), "timed out (3s)")
 	}
 	if kept > 0 {
 		o.fail(fmt.Sprintf("%d nudges to polecats homed on beta were queued on alpha (exit 0), where they never arrive", kept), "(homed on beta)")
