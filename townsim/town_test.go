@@ -21,7 +21,7 @@ import (
 
 var (
 	soakSeed     = flag.Uint64("soak.seed", 1, "the seed of the town's schedule of choices")
-	soakDuration = flag.Duration("soak.duration", 40*time.Second, "how long the mayor posts work (the town then drains)")
+	soakDuration = flag.Duration("soak.duration", 30*time.Second, "how long the mayor posts work (the town then drains)")
 	soakBin      = flag.String("soak.bin", "", "a mailfs binary to run instead of building this checkout's (to soak another version)")
 	soakFaults   = flag.Bool("soak.faults", true, "kill commands and syncs at random points")
 )
