@@ -156,7 +156,7 @@ func (s *Store) AllRequests() ([]*Request, error) {
 
 // ErrServed is returned by [Store.Withdraw] for a request a claim already
 // served: the item is in the agent's mailbox (release it to put it back).
-// The request's file is removed all the same.
+// The request's file, if still there, is removed all the same.
 var ErrServed = errors.New("maildir: the request was served already")
 
 // Withdraw removes claim request r, so the queue's home serves it no item:
@@ -185,7 +185,7 @@ func (s *Store) Withdraw(r *Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.removeRequest(r, false); err != nil {
+	if err := s.removeRequest(r, served); err != nil {
 		return err
 	}
 	if served {

@@ -234,21 +234,29 @@ func (a *agent) witness(ctx context.Context) {
 	}
 }
 
-// wait blocks in "mailfs wait" (at most 2 s) and returns the agent's
-// unread mail. A wait that timed out while mail sent on this host before
-// it began was unread all along is a finding: wait must return at once.
+// waitMiss is how long before a wait's timeout mail sent on its host must
+// have landed for the timeout to be a miss: far more than a watcher takes
+// to hear of a file, so only a wait that never looked counts.
+const waitMiss = 1500 * time.Millisecond
+
+// wait blocks in "mailfs wait" (at most 3 s) and returns the agent's
+// unread mail. A wait that timed out though mail sent on this host was
+// unread more than waitMiss before the end is a finding: it had been
+// there before the wait began (its first look must see it), or it landed
+// while the wait watched.
 func (a *agent) wait(ctx context.Context) []msg {
-	began := time.Now()
 	r, ok := a.do(ctx, "wait", false, func(r result) bool { return r.code == exitOK || r.code == exitTimeout },
-		"wait", a.name, "--timeout", "2s")
+		"wait", a.name, "--timeout", "3s")
+	ended := time.Now()
 	ms := a.inbox(ctx)
 	if !ok || r.code != exitTimeout {
 		return ms
 	}
 	for _, m := range ms {
-		if at, ok := a.tw.led.ackedAt(m.ID, a.h); ok && at.Before(began) {
+		if at, ok := a.tw.led.ackedAt(m.ID, a.h); ok && at.Before(ended.Add(-waitMiss)) {
 			a.tw.led.refuse("wait timed out with mail waiting")
-			a.tw.led.add(entry{host: a.h.name, agent: a.name, op: "wait", id: m.ID, note: "timed out (2s) though this was sent here before the wait began, and is unread"})
+			a.tw.led.add(entry{host: a.h.name, agent: a.name, op: "wait", id: m.ID,
+				note: fmt.Sprintf("timed out (3s) though this was sent here %v before it ended, and is unread", ended.Sub(at).Round(time.Millisecond))})
 		}
 	}
 	return ms

@@ -3,7 +3,8 @@
 // faults, and checked end to end. It has no API; it is its tests.
 //
 // TestSoak builds the mailfs command, makes two hosts (separate roots,
-// named alpha and beta) that sync through a bare git remote on a timer,
+// named alpha and beta, beta without the indexes) that sync through a bare
+// git remote on a timer,
 // and runs the town's agents as goroutines that run the command: a mayor
 // posting WORK to a queue homed on alpha, polecats on both hosts claiming,
 // reporting POLECAT_DONE and marking their items done, a witness sending

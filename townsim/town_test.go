@@ -21,7 +21,7 @@ import (
 
 var (
 	soakSeed     = flag.Uint64("soak.seed", 1, "the seed of the town's schedule of choices")
-	soakDuration = flag.Duration("soak.duration", 40*time.Second, "how long the mayor posts work (the town then drains)")
+	soakDuration = flag.Duration("soak.duration", 30*time.Second, "how long the mayor posts work (the town then drains)")
 	soakBin      = flag.String("soak.bin", "", "a mailfs binary to run instead of building this checkout's (to soak another version)")
 	soakFaults   = flag.Bool("soak.faults", true, "kill commands and syncs at random points")
 )
@@ -38,7 +38,8 @@ const (
 // A host is one machine of the town: its own root, its own name.
 type host struct {
 	name string
-	dir  string // holds .chipset
+	dir  string   // holds .chipset
+	env  []string // the host's own settings
 }
 
 func (h *host) root() string { return filepath.Join(h.dir, ".chipset") }
@@ -102,7 +103,7 @@ func (tw *town) chance(key string) int {
 // ctx ending kills it too (a wait the town no longer needs).
 func (tw *town) run(ctx context.Context, h *host, kill time.Duration, args ...string) result {
 	cmd := exec.Command(tw.bin, args...)
-	cmd.Env = append(os.Environ(), "MAILFS_ROOT="+h.root(), "MAILFS_HOST="+h.name, "MAILFS_AGENT=")
+	cmd.Env = append(append(os.Environ(), "MAILFS_ROOT="+h.root(), "MAILFS_HOST="+h.name, "MAILFS_AGENT="), h.env...)
 	cmd.Dir = h.dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -215,7 +216,9 @@ func newTown(t *testing.T) *town {
 		t.Fatalf("git init: %v\n%s", err, out)
 	}
 	tw.alpha = &host{name: "alpha", dir: filepath.Join(dir, "alpha")}
-	tw.beta = &host{name: "beta", dir: filepath.Join(dir, "beta")}
+	// beta reads without the indexes (runtime/index/), the other way
+	// every listing and claim can go.
+	tw.beta = &host{name: "beta", dir: filepath.Join(dir, "beta"), env: []string{"MAILFS_INDEX=off"}}
 	for _, h := range []*host{tw.alpha, tw.beta} {
 		if err := os.MkdirAll(h.dir, 0o700); err != nil {
 			t.Fatal(err)

@@ -23,7 +23,8 @@ mailbox and an escalation is raised and acknowledged; a watcher wakes the
 moment mail lands; the archive sweep moves old read mail and keeps unread
 work; the overseer's web page serves the town and its live feed hears of
 new mail; a second machine joins the town through a git remote, and may send
-but not change the first machine's mailboxes. (That last part needs the
+but not change the first machine's mailboxes; a polecat there takes a job
+through the town, killed twice on the way, with no item or report doubled. (That last part needs the
 git command, and is skipped without it.) Nothing outside the scratch root is touched, and it is removed
 afterwards unless --keep is given.`
 }

@@ -344,6 +344,33 @@ func (d *demo) hosts(scratch string) {
 	d.run("home")
 	d.runAt(beta, on, 0, "sync")
 	d.runAt(beta, on, 0, "claim", "queue:work", "--as", "furiosa")
+	d.townAct(beta, on)
+}
+
+// townAct takes that item through the town, with a crash and a recovery:
+// furiosa's next claim hands the same item back, its keyed report is
+// retried without a second copy, and the witness and refinery close it
+// on alpha.
+func (d *demo) townAct(beta, on string) {
+	d.say("furiosa's session is killed right after that claim, before it read the id. Started again, it claims again: claim hands back the item it holds, not marked done, instead of taking a second one and stranding the first.")
+	id := d.runAt(beta, on, 0, "claim", "queue:work", "--as", "furiosa", "--id")
+	d.say("It reports to the witness with an idempotency key, is killed before it sees the answer, and sends again: the retry delivers nothing new and prints the first id. Then it marks the item done.")
+	report := []string{"send", "witness", "--from", "furiosa", "--type", "completion_report", "-s", "POLECAT_DONE furiosa",
+		"--field", "Claimed=" + id, "-m", "done", "--idempotency-key", "done-" + id}
+	done := d.runAt(beta, on, 0, report...)
+	if again := d.runAt(beta, on, 0, report...); d.err == nil && again != done {
+		d.err = fmt.Errorf("demo: the retried report delivered %s, not %s again", again, done)
+	}
+	d.runAt(beta, on, 0, "mark-read", "furiosa", id)
+	d.runAt(beta, on, 0, "sync")
+	d.say("On alpha the report arrives with the sync; the witness passes it on, and the refinery answers in the thread, keyed as well.")
+	d.run("sync")
+	ready := d.run("send", "refinery", "--from", "witness", "--type", "merge_notification", "-s", "MERGE_READY furiosa",
+		"--field", "Done="+done, "-m", "ready", "--idempotency-key", "mr-"+done)
+	d.run("reply", "refinery", ready, "-s", "MERGED furiosa", "-m", "merged", "--idempotency-key", "merged-"+ready)
+	d.say("A nudge stays on the host that queues it, so alpha refuses one for furiosa, homed on beta, and says so; mail is the way to reach her.")
+	d.runAt(d.root, "", exitError, "nudge", "furiosa", "merged", "--from", "witness")
+	d.run("thread", ready)
 }
 
 // web shows the overseer's page: the server starts, the overview answers,
