@@ -51,17 +51,31 @@
 //     last synced them, and drops from the rewrite a message its homes
 //     hold elsewhere (archived since) or buried.
 //
+// And a last check, apart from all of the above: the no-loss gate
+// compares the commit a sync is about to land and push with the tree it
+// snapshotted and its outbox, and refuses ([ErrWouldLose]) a change that
+// drops a message file no home removed (its id elsewhere in the result,
+// its home's tombstone, or its home's sync the author of the removal).
+// A remote with no branch (new, deleted, re-created) is never a
+// deletion: this host pushes its whole tree with its history. A push the
+// remote refuses ends the sync ([ErrPushRefused]); only a race is
+// retried. A host name is held by one machine ([ErrHostTaken]).
+//
 // A first sync of a root that already holds mail, with no commit in
 // common with the remote (a backup, an rsync, a copied disk; two copies
 // that both claimed every home), trusts each object's home as the remote
 // has it: a message of another host's object (or one whose home record
 // this host loses to one pushed first) that its home buried, moved
 // (its id elsewhere on the remote) or changed is left as the remote has
-// it and never pushed; sends the copy made itself go out.
+// it and never pushed; sends the copy made itself go out; a message of
+// another host's object that no one can vouch for is set aside under
+// [HeldDir].
 //
-// What it cannot see: a tombstone lives [GoneFor] (90 days); a host
-// offline longer than that which still holds a message deleted since can
-// bring it back. An outbox entry whose home never syncs again stays until
+// What it cannot see: a tombstone lives [GoneFor] (90 days, counted by
+// the later and the earlier of this host's clock and the town's); a host
+// offline longer than that which still holds a message deleted since is
+// stopped by the gate, naming the files, unless its home's sync is
+// still seen to have removed them. An outbox entry whose home never syncs again stays until
 // it does (the message is safe; the entry is a few bytes). A person who
 // edits the tree by hand (adding a file under another host's object)
 // is stopped by the sync, not guessed at. The refusal's `git push --force`
