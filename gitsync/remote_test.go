@@ -414,3 +414,49 @@ func TestAnAdoptKeepsOtherHomesMailItHolds(t *testing.T) {
 	b.syncOK(t)
 	l.check(t, a, b)
 }
+
+// Each sync that buries writes a tombstone file of its own, beside the
+// day's others, never rewriting them (git would keep the whole day again
+// at each); a day's file in the older form (<day>.txt) still buries
+// (issue 59, item 7).
+func TestABurialWritesAFileOfItsOwn(t *testing.T) {
+	t.Parallel()
+	_, a, b := twoHosts(t)
+	ids := sendBefore(t, a, "witness", 2)
+	a.syncOK(t)
+	b.syncOK(t)
+	tombs := func() map[string]string {
+		out := map[string]string{}
+		for p, content := range stateFiles(t, b.store) {
+			if strings.HasPrefix(p, gitsync.GoneDir+"/beta/") {
+				out[p] = content
+			}
+		}
+		return out
+	}
+	must(t, b.store.Delete(agent("witness"), ids[0]))
+	b.syncOK(t)
+	first := tombs()
+	must(t, b.store.Delete(agent("witness"), ids[1]))
+	b.syncOK(t)
+	second := tombs()
+	if len(first) != 1 || len(second) != 2 {
+		t.Fatalf("tombstone files %v, then %v; want one per burying sync", slices.Sorted(maps.Keys(first)), slices.Sorted(maps.Keys(second)))
+	}
+	for p, content := range first {
+		if second[p] != content {
+			t.Errorf("%s was rewritten by the second burial", p)
+		}
+	}
+	// The older form: a whole day's file, as an older mailfs wrote it.
+	old := "state/mail/witness/2026-01-01T00-00-00Z-ci.json" // buried only there
+	write(t, b, gitsync.GoneDir+"/beta/"+time.Now().UTC().Format(time.DateOnly)+".txt", old+"\n")
+	b.syncOK(t)
+	a.syncOK(t)
+	write(t, a, old, `{"from":"mayor","subject":"a stale copy"}`+"\n") // put back by hand, say
+	a.syncOK(t)
+	rep := b.syncOK(t)
+	if !slices.Contains(rep.Reverted, old) {
+		t.Errorf("reverted %v; want the stale copy of a message buried in the older form undone", rep.Reverted)
+	}
+}
