@@ -274,6 +274,7 @@ func TestJudgeRewrite(t *testing.T) {
 		{"the remote moved on", rewriteSeen{ahead: true}, false, keepTheirs},
 		{"wound back", rewriteSeen{back: true, fork: "f"}, false, woundBack},
 		{"squashed", rewriteSeen{squashed: true}, true, squashed},
+		{"compacted", rewriteSeen{compacted: true}, false, compacted},
 		{"wound back and built on", rewriteSeen{fork: "f"}, true, forked},
 		{"another history, adopted", rewriteSeen{}, true, adopted},
 		{"another history", rewriteSeen{}, false, refused},
@@ -288,5 +289,13 @@ func TestJudgeRewrite(t *testing.T) {
 	}
 	if _, rewrite := treesOf("t2 mailfs sync from beta\nt1 mailfs sync from alpha\n"); rewrite != "t1" {
 		t.Errorf("only syncs: the person's tree %q, want the oldest", rewrite)
+	}
+}
+
+// Which compactions replaced a commit: the commits each names, one a line.
+func TestCompactedFrom(t *testing.T) {
+	bodies := "mailfs compact from alpha: 3 commits replaced by one\n\nc3\nc2\nc1\n\n"
+	if !compactedFrom(bodies, "c2") || compactedFrom(bodies, "c0") || compactedFrom("", "c1") {
+		t.Error("compactedFrom")
 	}
 }

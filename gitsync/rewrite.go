@@ -65,6 +65,10 @@ func (s *Syncer) lineage(ctx context.Context, g *git, rep *Report, known, upstre
 		case woundBack:
 			s.recovered(rep, fmt.Sprintf("the remote's branch %s was wound back to %.12s; this host's copy of what it lost (up to %.12s) goes back with this sync", rep.Branch, upstream, known))
 			theirs = known
+		case compacted:
+			s.recovered(rep, fmt.Sprintf("the remote's branch %s was compacted (%.12s, a squash of a history that holds %.12s); this host takes the new history", rep.Branch, upstream, known))
+			base, err := s.landedBase(ctx, g, head, known, r.knownTree, empty)
+			return upstream, base, true, err
 		case squashed:
 			s.recovered(rep, fmt.Sprintf("the remote's branch %s was rewritten (%.12s, the same files as %.12s); this host takes the new history", rep.Branch, upstream, known))
 			base, err := s.landedBase(ctx, g, head, known, r.knownTree, empty)
@@ -129,6 +133,7 @@ type rewriteSeen struct {
 	back      bool   // known holds the remote: it was wound back
 	knownTree string // the files of known
 	squashed  bool   // a commit of the new history has known's files
+	compacted bool   // a compaction (see compact) of a history that held known is in the new history
 	rewrite   string // the tree a person made: the newest commit of the new history no sync made (else its oldest)
 	fork      string // the commit the two histories share, when they do (not looked for when back or squashed)
 	forkTree  string
@@ -141,6 +146,7 @@ const (
 	keepTheirs rewriteAnswer = iota // nothing was rewritten: build on the remote
 	woundBack                       // build on this host's copy, and push it back
 	squashed                        // take the new history
+	compacted                       // take the new history: a squash of one that held known
 	forked                          // put what the remote lost back on top of what it has now
 	adopted                         // a person said the rewrite is meant: take it
 	refused                         // change nothing, and say what a person can do
@@ -157,6 +163,8 @@ func judgeRewrite(r rewriteSeen, adopt bool) rewriteAnswer {
 		return woundBack
 	case r.squashed:
 		return squashed
+	case r.compacted:
+		return compacted
 	case r.fork != "":
 		return forked
 	case adopt:
@@ -188,6 +196,14 @@ func (s *Syncer) lookAtRewrite(ctx context.Context, g *git, known, upstream stri
 	var trees []string
 	trees, r.rewrite = treesOf(log)
 	r.squashed = slices.Contains(trees, r.knownTree)
+	if !r.back && !r.squashed && strings.Contains(log, " "+compactSubject) {
+		// The compaction's message lists the commits it replaced.
+		bodies, err := g.run(ctx, "log", "--first-parent", "-n", "1000", "--grep=^"+compactSubject, "--format=%B", upstream)
+		if err != nil {
+			return r, err
+		}
+		r.compacted = compactedFrom(bodies, known)
+	}
 	if !r.back && !r.squashed {
 		r.forkTree, r.fork, err = g.base(ctx, known, upstream)
 	}
