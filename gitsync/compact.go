@@ -83,13 +83,18 @@ func (s *Syncer) compact(ctx context.Context, g *git, rep *Report) error {
 }
 
 // compactedFrom reads the messages of a history's compactions (git log
-// --format=%B) and reports whether one of them replaced commit known:
-// then the new history holds everything known held. It is pure.
-func compactedFrom(bodies, known string) bool {
+// --format=%B) and returns the newest of line (a first-parent line,
+// newest first) that one of them replaced, or "": the new history holds
+// everything that commit held. It is pure.
+func compactedFrom(bodies string, line []string) string {
+	replaced := map[string]bool{}
 	for l := range strings.Lines(bodies) {
-		if strings.TrimSpace(l) == known {
-			return true
+		replaced[strings.TrimSpace(l)] = true
+	}
+	for _, c := range line {
+		if replaced[c] {
+			return c
 		}
 	}
-	return false
+	return ""
 }

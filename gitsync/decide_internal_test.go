@@ -295,7 +295,20 @@ func TestJudgeRewrite(t *testing.T) {
 // Which compactions replaced a commit: the commits each names, one a line.
 func TestCompactedFrom(t *testing.T) {
 	bodies := "mailfs compact from alpha: 3 commits replaced by one\n\nc3\nc2\nc1\n\n"
-	if !compactedFrom(bodies, "c2") || compactedFrom(bodies, "c0") || compactedFrom("", "c1") {
-		t.Error("compactedFrom")
+	for _, c := range []struct {
+		line []string
+		want string
+	}{
+		{[]string{"c2", "c1"}, "c2"},      // known itself
+		{[]string{"p", "c3", "c2"}, "c3"}, // a put-back never pushed, above c3
+		{[]string{"c0"}, ""},              // older than the compaction names
+		{nil, ""},
+	} {
+		if got := compactedFrom(bodies, c.line); got != c.want {
+			t.Errorf("%v: %q, want %q", c.line, got, c.want)
+		}
+	}
+	if got := compactedFrom("", []string{"c1"}); got != "" {
+		t.Errorf("no compaction: %q", got)
 	}
 }

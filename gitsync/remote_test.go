@@ -534,3 +534,38 @@ func TestCompactionIsTakenByEveryHost(t *testing.T) {
 		t.Logf("the remote's pack: %d KiB before, %d KiB after", before, after)
 	}
 }
+
+// After a compaction, the branch deleted and pushed again by a host that
+// had not taken the compaction: the remote holds the history the
+// compaction replaced, built on. A host that took the compaction puts
+// back its side on top (the newest replaced commit the remote holds is
+// where the two fork), never refuses, and nothing is lost.
+func TestAReplacedHistoryPushedAgainIsPutBack(t *testing.T) {
+	t.Parallel()
+	tw, a, b := twoHosts(t)
+	l := newLedger()
+	for range 3 {
+		l.work(t, a, "mayor", "witness", 1)
+		l.work(t, b, "witness", "mayor", 1)
+		a.syncOK(t)
+		b.syncOK(t)
+	}
+	a.syncOK(t)
+	l.work(t, a, "mayor", "witness", 1)
+	a.sync.Compact = true
+	a.syncOK(t)
+	a.sync.Compact = false
+	gitRun(t, tw.remote, "update-ref", "-d", "refs/heads/main")
+	l.work(t, b, "witness", "mayor", 1)
+	b.syncOK(t) // pushes its whole tree with the old history
+	l.work(t, a, "mayor", "witness", 1)
+	rep := a.syncOK(t)
+	if !strings.Contains(strings.Join(rep.Recovered, " "), "built on since") {
+		t.Errorf("recovered %q; want alpha to put back its side", rep.Recovered)
+	}
+	for range 2 {
+		b.syncOK(t)
+		a.syncOK(t)
+	}
+	l.check(t, a, b)
+}
