@@ -274,6 +274,7 @@ func TestJudgeRewrite(t *testing.T) {
 		{"the remote moved on", rewriteSeen{ahead: true}, false, keepTheirs},
 		{"wound back", rewriteSeen{back: true, fork: "f"}, false, woundBack},
 		{"squashed", rewriteSeen{squashed: true}, true, squashed},
+		{"compacted", rewriteSeen{compacted: true}, false, compacted},
 		{"wound back and built on", rewriteSeen{fork: "f"}, true, forked},
 		{"another history, adopted", rewriteSeen{}, true, adopted},
 		{"another history", rewriteSeen{}, false, refused},
@@ -288,5 +289,26 @@ func TestJudgeRewrite(t *testing.T) {
 	}
 	if _, rewrite := treesOf("t2 mailfs sync from beta\nt1 mailfs sync from alpha\n"); rewrite != "t1" {
 		t.Errorf("only syncs: the person's tree %q, want the oldest", rewrite)
+	}
+}
+
+// Which compactions replaced a commit: the commits each names, one a line.
+func TestCompactedFrom(t *testing.T) {
+	bodies := "mailfs compact from alpha: 3 commits replaced by one\n\nc3\nc2\nc1\n\n"
+	for _, c := range []struct {
+		line []string
+		want string
+	}{
+		{[]string{"c2", "c1"}, "c2"},      // known itself
+		{[]string{"p", "c3", "c2"}, "c3"}, // a put-back never pushed, above c3
+		{[]string{"c0"}, ""},              // older than the compaction names
+		{nil, ""},
+	} {
+		if got := compactedFrom(bodies, c.line); got != c.want {
+			t.Errorf("%v: %q, want %q", c.line, got, c.want)
+		}
+	}
+	if got := compactedFrom("", []string{"c1"}); got != "" {
+		t.Errorf("no compaction: %q", got)
 	}
 }

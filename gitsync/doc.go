@@ -10,6 +10,10 @@
 // deletes its files, so hosts never conflict; what still could meet stops
 // the sync with a [*ConflictError], nothing changed.
 //
+// Before it lands or pushes anything, a no-loss gate that does not trust
+// the merge refuses ([ErrWouldLose]) a change dropping a message file no
+// home removed; a push the remote refuses ends the sync ([ErrPushRefused]).
+//
 // # Caveats
 //
 // The repository is the root itself (the .chipset directory), created by

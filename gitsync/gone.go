@@ -16,13 +16,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailfs/mailfs/internal/durable"
 	"github.com/mailfs/mailfs/maildir"
 )
 
-// GoneDir holds the homes' tombstones: state/gone/<host>/<day>.txt, one
-// path a line, sorted, each a message file that left an object homed on
-// <host> on that UTC day (deleted, or moved out of it: a queue item
-// claimed) and has not come back. Only <host>'s syncs write its folder.
+// GoneDir holds the homes' tombstones: state/gone/<host>/<day>/<batch>.txt
+// (one file per sync that buried; an older mailfs wrote <day>.txt, still
+// read), one path a line, sorted, each a message file that left an object
+// homed on <host> on that UTC day (deleted, or moved out of it: a queue
+// item claimed) and has not come back. Only <host>'s syncs write its
+// folder.
 const GoneDir = "state/gone"
 
 // GoneFor is how long a home's tombstone stands. Within it no merge, no
@@ -77,8 +80,9 @@ func (g *git) readTombstones(ctx context.Context, tree string) (tombstones, erro
 	var ids []string
 	var hosts []string
 	for _, e := range parseLsTree(list) {
+		// <host>/<day>.txt (an older mailfs), or <host>/<day>/<batch>.txt
 		parts := strings.Split(e.path, "/")
-		if len(parts) != 4 || !strings.HasSuffix(parts[3], ".txt") {
+		if len(parts) != 4 && len(parts) != 5 || !strings.HasSuffix(parts[len(parts)-1], ".txt") {
 			continue
 		}
 		ids = append(ids, e.blob)
@@ -160,32 +164,58 @@ func (s *Syncer) holds(p string) bool {
 // It asks clock only when a burial or a forgetting is at stake.
 func (s *Syncer) writeTombstones(ctx context.Context, g *git, host string, bury, raise []string, clock func() (day, now time.Time, err error)) ([]change, error) {
 	dir := GoneDir + "/" + host
-	d, done, err := s.folder(dir, len(bury) > 0)
+	f, err := s.openFolders()
+	if err != nil {
+		return nil, err
+	}
+	defer f.close()
+	d, err := f.dir(dir, len(bury) > 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil // nothing buried here yet: nothing to raise
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer done()
-	days := map[string][]string{}
-	err = d.Each(func(e fs.DirEntry) {
-		day, ok := strings.CutSuffix(e.Name(), ".txt")
-		if !ok || !e.Type().IsRegular() {
-			return
-		}
-		data, _, err := d.ReadFile(e.Name(), 64<<20)
+	// Every tombstone file, by its name below dir: a day's batch
+	// ("<day>/<batch>.txt"), or a whole day's file of an older mailfs
+	// ("<day>.txt"); with the day of each.
+	files, dayOf := map[string][]string{}, map[string]string{}
+	read := func(in *durable.Dir, name, rel, day string) {
+		data, _, err := in.ReadFile(name, 64<<20)
 		if err != nil {
 			return
 		}
+		dayOf[rel] = day
 		for l := range strings.Lines(string(data)) {
 			if p := strings.TrimSpace(l); p != "" {
-				days[day] = append(days[day], p)
+				files[rel] = append(files[rel], p)
 			}
+		}
+	}
+	var dayDirs []string
+	err = d.Each(func(e fs.DirEntry) {
+		if day, ok := strings.CutSuffix(e.Name(), ".txt"); ok && e.Type().IsRegular() {
+			read(d, e.Name(), e.Name(), day)
+		} else if _, err := time.Parse(time.DateOnly, e.Name()); err == nil && e.IsDir() {
+			dayDirs = append(dayDirs, e.Name())
 		}
 	})
 	if err != nil {
 		return nil, err
+	}
+	for _, day := range dayDirs {
+		sub, err := f.dir(dir+"/"+day, false)
+		if err != nil {
+			return nil, err
+		}
+		err = sub.Each(func(e fs.DirEntry) {
+			if strings.HasSuffix(e.Name(), ".txt") && !strings.HasPrefix(e.Name(), ".") && e.Type().IsRegular() {
+				read(sub, e.Name(), day+"/"+e.Name(), day)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	changed := map[string]bool{}
 	if len(raise) > 0 {
@@ -193,15 +223,15 @@ func (s *Syncer) writeTombstones(ctx context.Context, g *git, host string, bury,
 		for _, p := range raise {
 			up[graveOf(p)] = true
 		}
-		for day, ps := range days {
+		for rel, ps := range files {
 			kept := slices.DeleteFunc(slices.Clone(ps), func(p string) bool { return up[graveOf(p)] })
 			if len(kept) != len(ps) {
-				days[day] = kept
-				changed[day] = true
+				files[rel] = kept
+				changed[rel] = true
 			}
 		}
 	}
-	for day := range days {
+	for rel, day := range dayOf {
 		t, err := time.Parse(time.DateOnly, day)
 		if err != nil || s.now().Sub(t) <= GoneFor+24*time.Hour {
 			continue // (by this host's clock, first: most syncs ask no more)
@@ -211,33 +241,42 @@ func (s *Syncer) writeTombstones(ctx context.Context, g *git, host string, bury,
 			return nil, err
 		}
 		if now.Sub(t) > GoneFor+24*time.Hour {
-			days[day] = nil
-			changed[day] = true
+			files[rel] = nil
+			changed[rel] = true
 		}
 	}
 	if len(bury) > 0 {
-		d, _, err := clock()
+		// A file of this sync's own: no burial rewrites a day's tombstones
+		// (git would store the whole day again at every sync that buries).
+		day, _, err := clock()
 		if err != nil {
 			return nil, err
 		}
-		today := d.UTC().Format(time.DateOnly)
-		days[today] = append(days[today], bury...)
-		changed[today] = true
+		rel := day.UTC().Format(time.DateOnly) + "/" + s.now().UTC().Format("15-04-05.000000000") + ".txt"
+		files[rel] = append(files[rel], bury...)
+		changed[rel] = true
 	}
 	var out []change
-	for _, day := range slices.Sorted(maps.Keys(changed)) {
-		name := day + ".txt"
-		p := path.Join(dir, name)
-		ps := slices.Compact(slices.Sorted(slices.Values(days[day])))
+	for _, rel := range slices.Sorted(maps.Keys(changed)) {
+		in := d
+		if sub, ok := strings.CutSuffix(rel, "/"+path.Base(rel)); ok && sub != rel {
+			if in, err = f.dir(dir+"/"+sub, len(files[rel]) > 0); errors.Is(err, fs.ErrNotExist) {
+				continue
+			} else if err != nil {
+				return nil, err
+			}
+		}
+		p := path.Join(dir, rel)
+		ps := slices.Compact(slices.Sorted(slices.Values(files[rel])))
 		if len(ps) == 0 {
-			if err := d.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := in.Remove(path.Base(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return nil, err
 			}
 			out = append(out, change{path: p, status: 'D', mode: "000000", blob: zeroID})
 			continue
 		}
 		data := strings.Join(ps, "\n") + "\n"
-		if err := d.Replace(name, []byte(data)); err != nil {
+		if err := in.Replace(path.Base(rel), []byte(data)); err != nil {
 			return nil, err
 		}
 		blob, err := g.blobID(ctx, data)
@@ -247,7 +286,7 @@ func (s *Syncer) writeTombstones(ctx context.Context, g *git, host string, bury,
 		out = append(out, change{path: p, status: 'M', mode: "100644", blob: blob})
 	}
 	if len(out) > 0 {
-		if err := d.Sync(); err != nil {
+		if err := f.sync(); err != nil {
 			return nil, err
 		}
 	}

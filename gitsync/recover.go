@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -55,29 +56,28 @@ func (s *Syncer) recoverLeftovers(ctx context.Context, g *git, rep *Report) erro
 		}
 	}
 	// Only this host's syncs write its tombstones, under the lock this
-	// one holds: a temp there is a stopped sync's.
-	if d, done, err := s.folder(GoneDir+"/"+rep.Host, false); err == nil {
-		var stale []string
-		err = d.Each(func(e fs.DirEntry) {
-			if strings.HasPrefix(e.Name(), durable.TempPrefix) && strings.HasSuffix(e.Name(), durable.TempSuffix) {
-				stale = append(stale, e.Name())
-			}
-		})
-		for _, name := range stale {
-			if err == nil {
-				if err = d.Remove(name); errors.Is(err, fs.ErrNotExist) {
-					err = nil
-				} else if err == nil {
-					note("removed %s/%s/%s, left by a sync that was stopped", GoneDir, rep.Host, name)
-				}
-			}
+	// one holds: a temp there (or in a day's folder) is a stopped sync's.
+	host := GoneDir + "/" + rep.Host
+	var stale []string
+	_ = filepath.WalkDir(filepath.Join(g.dir, filepath.FromSlash(host)), func(p string, e fs.DirEntry, err error) error {
+		if err == nil && !e.IsDir() && strings.HasPrefix(e.Name(), durable.TempPrefix) && strings.HasSuffix(e.Name(), durable.TempSuffix) {
+			rel, _ := filepath.Rel(g.dir, p)
+			stale = append(stale, filepath.ToSlash(rel))
 		}
-		done()
-		if err != nil {
+		return nil
+	})
+	for _, rel := range stale {
+		d, done, err := s.folder(path.Dir(rel), false)
+		if err == nil {
+			err = d.Remove(path.Base(rel))
+			done()
+		}
+		switch {
+		case err == nil:
+			note("removed %s, left by a sync that was stopped", rel)
+		case !errors.Is(err, fs.ErrNotExist):
 			return err
 		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return err
 	}
 	j, err := readJournal(g)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -412,5 +413,159 @@ func TestAnAdoptKeepsOtherHomesMailItHolds(t *testing.T) {
 	syncOrAdopt(t, b)
 	a.syncOK(t)
 	b.syncOK(t)
+	l.check(t, a, b)
+}
+
+// Each sync that buries writes a tombstone file of its own, beside the
+// day's others, never rewriting them (git would keep the whole day again
+// at each); a day's file in the older form (<day>.txt) still buries
+// (issue 59, item 7).
+func TestABurialWritesAFileOfItsOwn(t *testing.T) {
+	t.Parallel()
+	_, a, b := twoHosts(t)
+	ids := sendBefore(t, a, "witness", 2)
+	a.syncOK(t)
+	b.syncOK(t)
+	tombs := func() map[string]string {
+		out := map[string]string{}
+		for p, content := range stateFiles(t, b.store) {
+			if strings.HasPrefix(p, gitsync.GoneDir+"/beta/") {
+				out[p] = content
+			}
+		}
+		return out
+	}
+	must(t, b.store.Delete(agent("witness"), ids[0]))
+	b.syncOK(t)
+	first := tombs()
+	must(t, b.store.Delete(agent("witness"), ids[1]))
+	b.syncOK(t)
+	second := tombs()
+	if len(first) != 1 || len(second) != 2 {
+		t.Fatalf("tombstone files %v, then %v; want one per burying sync", slices.Sorted(maps.Keys(first)), slices.Sorted(maps.Keys(second)))
+	}
+	for p, content := range first {
+		if second[p] != content {
+			t.Errorf("%s was rewritten by the second burial", p)
+		}
+	}
+	// The older form: a whole day's file, as an older mailfs wrote it.
+	old := "state/mail/witness/2026-01-01T00-00-00Z-ci.json" // buried only there
+	write(t, b, gitsync.GoneDir+"/beta/"+time.Now().UTC().Format(time.DateOnly)+".txt", old+"\n")
+	b.syncOK(t)
+	a.syncOK(t)
+	write(t, a, old, `{"from":"mayor","subject":"a stale copy"}`+"\n") // put back by hand, say
+	a.syncOK(t)
+	rep := b.syncOK(t)
+	if !slices.Contains(rep.Reverted, old) {
+		t.Errorf("reverted %v; want the stale copy of a message buried in the older form undone", rep.Reverted)
+	}
+}
+
+// packSize is the remote's packed size in KiB once it has freed what no
+// ref reaches (its own housekeeping, as a server's gc would).
+func packSize(t *testing.T, remote string) int {
+	t.Helper()
+	gitRun(t, remote, "reflog", "expire", "--expire=now", "--all")
+	gitRun(t, remote, "gc", "-q", "--prune=now")
+	for l := range strings.Lines(gitRun(t, remote, "count-objects", "-v")) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "size-pack: "); ok {
+			n, err := strconv.Atoi(v)
+			must(t, err)
+			return n
+		}
+	}
+	t.Fatal("no size-pack")
+	return 0
+}
+
+// mailfs sync --compact replaces the remote's history by one commit of
+// its tree; every host takes it without a refusal — one that saw it all,
+// one a push behind, one far behind with work of its own — and nothing
+// is lost or comes back; the remote's packed size falls (issue 59, item 7).
+func TestCompactionIsTakenByEveryHost(t *testing.T) {
+	t.Parallel()
+	tw := newTown(t, "alpha", "beta", "gamma")
+	a, b, c := tw.hosts["alpha"], tw.hosts["beta"], tw.hosts["gamma"]
+	for h, who := range map[*host]string{a: "mayor", b: "witness", c: "furiosa"} {
+		must(t, h.store.ClaimHome(agent(who)))
+		h.syncOK(t)
+	}
+	l := newLedger()
+	for range 4 {
+		l.work(t, a, "mayor", "witness", 2)
+		l.work(t, b, "witness", "furiosa", 2)
+		l.work(t, c, "furiosa", "mayor", 2)
+		a.syncOK(t)
+		b.syncOK(t)
+		c.syncOK(t)
+	}
+	l.work(t, c, "furiosa", "witness", 2) // gamma goes quiet with work of its own
+	for range 3 {
+		l.work(t, a, "mayor", "furiosa", 2)
+		l.work(t, b, "witness", "mayor", 2)
+		b.syncOK(t)
+		a.syncOK(t)
+	}
+	l.work(t, b, "witness", "mayor", 1)
+	b.syncOK(t) // alpha is a push behind
+	before := packSize(t, tw.remote)
+	l.work(t, a, "mayor", "witness", 1)
+	a.sync.Compact = true
+	rep := a.syncOK(t)
+	a.sync.Compact = false
+	if rep.Compacted < 10 {
+		t.Errorf("compacted %d commits", rep.Compacted)
+	}
+	if n := strings.TrimSpace(gitRun(t, tw.remote, "rev-list", "--count", "main")); n != "1" {
+		t.Errorf("the remote holds %s commits", n)
+	}
+	for _, h := range []*host{b, c, a, b, c} {
+		if rep, err := h.sync.Sync(context.Background()); err != nil {
+			t.Fatalf("%s after the compaction: %v", h.name, err)
+		} else if len(rep.Renamed)+len(rep.Duplicates) > 0 {
+			t.Errorf("%s: renamed %v, duplicates %v", h.name, rep.Renamed, rep.Duplicates)
+		}
+	}
+	l.check(t, a, b, c)
+	if after := packSize(t, tw.remote); after >= before {
+		t.Errorf("the remote's pack: %d KiB before, %d KiB after", before, after)
+	} else {
+		t.Logf("the remote's pack: %d KiB before, %d KiB after", before, after)
+	}
+}
+
+// After a compaction, the branch deleted and pushed again by a host that
+// had not taken the compaction: the remote holds the history the
+// compaction replaced, built on. A host that took the compaction puts
+// back its side on top (the newest replaced commit the remote holds is
+// where the two fork), never refuses, and nothing is lost.
+func TestAReplacedHistoryPushedAgainIsPutBack(t *testing.T) {
+	t.Parallel()
+	tw, a, b := twoHosts(t)
+	l := newLedger()
+	for range 3 {
+		l.work(t, a, "mayor", "witness", 1)
+		l.work(t, b, "witness", "mayor", 1)
+		a.syncOK(t)
+		b.syncOK(t)
+	}
+	a.syncOK(t)
+	l.work(t, a, "mayor", "witness", 1)
+	a.sync.Compact = true
+	a.syncOK(t)
+	a.sync.Compact = false
+	gitRun(t, tw.remote, "update-ref", "-d", "refs/heads/main")
+	l.work(t, b, "witness", "mayor", 1)
+	b.syncOK(t) // pushes its whole tree with the old history
+	l.work(t, a, "mayor", "witness", 1)
+	rep := a.syncOK(t)
+	if !strings.Contains(strings.Join(rep.Recovered, " "), "built on since") {
+		t.Errorf("recovered %q; want alpha to put back its side", rep.Recovered)
+	}
+	for range 2 {
+		b.syncOK(t)
+		a.syncOK(t)
+	}
 	l.check(t, a, b)
 }

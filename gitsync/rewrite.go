@@ -65,6 +65,16 @@ func (s *Syncer) lineage(ctx context.Context, g *git, rep *Report, known, upstre
 		case woundBack:
 			s.recovered(rep, fmt.Sprintf("the remote's branch %s was wound back to %.12s; this host's copy of what it lost (up to %.12s) goes back with this sync", rep.Branch, upstream, known))
 			theirs = known
+		case compacted:
+			s.recovered(rep, fmt.Sprintf("the remote's branch %s was compacted (%.12s, a squash of a history that holds %.12s); this host takes the new history", rep.Branch, upstream, r.compactedAt))
+			// What this host holds above the commit the compaction
+			// replaced (a put-back it never pushed) is its own, on top.
+			atTree, err := g.tree(ctx, r.compactedAt)
+			if err != nil {
+				return "", "", false, err
+			}
+			base, err := s.landedBase(ctx, g, head, r.compactedAt, atTree, empty)
+			return upstream, base, true, err
 		case squashed:
 			s.recovered(rep, fmt.Sprintf("the remote's branch %s was rewritten (%.12s, the same files as %.12s); this host takes the new history", rep.Branch, upstream, known))
 			base, err := s.landedBase(ctx, g, head, known, r.knownTree, empty)
@@ -125,13 +135,15 @@ func (s *Syncer) landedBase(ctx context.Context, g *git, head, known, knownTree,
 // A rewriteSeen is what a sync found of the remote's history against the
 // commit it last synced (known), when the two differ.
 type rewriteSeen struct {
-	ahead     bool   // the remote holds known: it moved on, nothing was rewritten
-	back      bool   // known holds the remote: it was wound back
-	knownTree string // the files of known
-	squashed  bool   // a commit of the new history has known's files
-	rewrite   string // the tree a person made: the newest commit of the new history no sync made (else its oldest)
-	fork      string // the commit the two histories share, when they do (not looked for when back or squashed)
-	forkTree  string
+	ahead       bool   // the remote holds known: it moved on, nothing was rewritten
+	back        bool   // known holds the remote: it was wound back
+	knownTree   string // the files of known
+	squashed    bool   // a commit of the new history has known's files
+	compacted   bool   // a compaction (see compact) of a history that held known is in the new history
+	compactedAt string // the newest commit of known's first-parent line that the compaction replaced
+	rewrite     string // the tree a person made: the newest commit of the new history no sync made (else its oldest)
+	fork        string // the commit the two histories share, when they do (not looked for when back or squashed)
+	forkTree    string
 }
 
 // What a sync does with a remote rewritten under it.
@@ -141,6 +153,7 @@ const (
 	keepTheirs rewriteAnswer = iota // nothing was rewritten: build on the remote
 	woundBack                       // build on this host's copy, and push it back
 	squashed                        // take the new history
+	compacted                       // take the new history: a squash of one that held known
 	forked                          // put what the remote lost back on top of what it has now
 	adopted                         // a person said the rewrite is meant: take it
 	refused                         // change nothing, and say what a person can do
@@ -157,6 +170,8 @@ func judgeRewrite(r rewriteSeen, adopt bool) rewriteAnswer {
 		return woundBack
 	case r.squashed:
 		return squashed
+	case r.compacted:
+		return compacted
 	case r.fork != "":
 		return forked
 	case adopt:
@@ -188,8 +203,42 @@ func (s *Syncer) lookAtRewrite(ctx context.Context, g *git, known, upstream stri
 	var trees []string
 	trees, r.rewrite = treesOf(log)
 	r.squashed = slices.Contains(trees, r.knownTree)
+	if !r.back && !r.squashed && strings.Contains(log, " "+compactSubject) {
+		// The compaction's message lists the commits it replaced.
+		bodies, err := g.run(ctx, "log", "--first-parent", "-n", "1000", "--grep=^"+compactSubject, "--format=%B", upstream)
+		if err != nil {
+			return r, err
+		}
+		// known itself, or (a put-back or an adopt this host made and
+		// never pushed) its newest first-parent ancestor the remote had.
+		line, err := g.run(ctx, "rev-list", "--first-parent", "-n", "1000", known)
+		if err != nil {
+			return r, err
+		}
+		r.compactedAt = compactedFrom(bodies, strings.Fields(line))
+		r.compacted = r.compactedAt != ""
+	}
 	if !r.back && !r.squashed {
 		r.forkTree, r.fork, err = g.base(ctx, known, upstream)
+	}
+	if err == nil && !r.back && !r.squashed && !r.compacted && r.fork == "" {
+		// The other way round: this host took a compaction, and the
+		// remote now holds the history it replaced, built on (a branch
+		// deleted or re-created, then pushed by a host that had not
+		// taken it). The newest replaced commit the remote holds is
+		// where the two fork.
+		bodies, err := g.run(ctx, "log", "--first-parent", "-n", "1000", "--grep=^"+compactSubject, "--format=%B", known)
+		if err != nil || !strings.Contains(bodies, "\n") {
+			return r, err
+		}
+		line, err := g.run(ctx, "rev-list", "--first-parent", "-n", "1000", upstream)
+		if err != nil {
+			return r, err
+		}
+		if at := compactedFrom(bodies, strings.Fields(line)); at != "" {
+			r.fork = at
+			r.forkTree, err = g.tree(ctx, at)
+		}
 	}
 	return r, err
 }

@@ -84,6 +84,10 @@ type Syncer struct {
 	Git string
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// Compact, after a sync that left this host and the remote alike,
+	// replaces the remote's history by one commit of its tree (see
+	// compact). Set it for the one sync a person asked for.
+	Compact bool
 	// TakeOver makes this machine the holder of its host name where the
 	// remote records another machine under it (see [ErrHostTaken]): only
 	// when that machine is gone for good. Set it for the one sync a person
@@ -118,6 +122,7 @@ type Report struct {
 	Reverted   []string    // changes made under a home another host claimed first, undone
 	Served     []string    // claim requests this host served, as "request id: item path"
 	Recovered  []string    // what a stopped sync had left, put right before this one
+	Compacted  int         // the commits a compaction replaced by one (see Syncer.Compact)
 	Held       []string    // an older copy's mail no one vouches for, set aside under HeldDir (see unknownCopies)
 	Pushed     bool        // the remote has this host's commit
 	Tries      int         // fetch-rebase-push rounds it took
@@ -197,6 +202,9 @@ func (s *Syncer) Sync(ctx context.Context) (*Report, error) {
 			// now, so the items go back with this sync, not the next.
 			served = true
 			continue
+		}
+		if done && s.Compact {
+			return rep, s.compact(ctx, g, rep)
 		}
 		if done {
 			return rep, nil

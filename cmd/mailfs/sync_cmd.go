@@ -15,6 +15,7 @@ type syncCmd struct {
 	Every      time.Duration `placeholder:"D" help:"Sync again every D until interrupted, a line per sync (a failed sync is reported and the next one tries again). A claim request made on this host syncs within a second, and while this host's requests wait it syncs every D/4."`
 	PruneAfter time.Duration `name:"prune-after" default:"720h" placeholder:"AGE" help:"Archived mail of this host's homes older than AGE leaves the working tree (git history keeps it; \"mailfs recall\" brings it back). 0: never."`
 	Adopt      bool          `help:"Take a rewritten remote branch as meant, where a sync refuses it: build on the new history, with this host's changes since its last sync on top, and what the rewrite lost of what this host saw (a remote wound back, then squashed) and its homes' files as this host has them put back. Only when a person knows the rewrite was meant (a squash made while this host was behind)."`
+	Compact    bool          `help:"After the sync, replace the remote's history by one commit of its tree (every host takes it at its next sync, as a push; git history before it is gone from the remote once it frees it). Not with --every."`
 	Held       bool          `help:"List the mail a first sync set aside under runtime/held (an older copy's mail of other hosts' objects that no host can vouch for), and do nothing else. To send one, move it back to the path listed; to drop it, remove it."`
 	TakeOver   bool          `name:"take-over" help:"Make this machine the holder of its host name where another machine holds it (the sync refuses, naming it): only when that machine is gone for good."`
 	JSON       bool          `help:"Print each sync's report as one JSON object."`
@@ -71,6 +72,7 @@ type syncJSON struct {
 	Reverted   []string    `json:"reverted"`
 	Recovered  []string    `json:"recovered"`
 	Held       []string    `json:"held"`
+	Compacted  int         `json:"compacted,omitempty"`
 	Pushed     bool        `json:"pushed"`
 	Tries      int         `json:"tries"`
 	Seconds    float64     `json:"seconds"`
@@ -81,6 +83,9 @@ type syncJSON struct {
 func (c *syncCmd) Run(a *app) error {
 	if c.Adopt && c.Every != 0 {
 		return usage("run mailfs sync --adopt once, then sync --every as before", "--adopt is for one sync a person asked for, not for --every")
+	}
+	if c.Compact && c.Every != 0 {
+		return usage("run mailfs sync --compact once, then sync --every as before", "--compact is for one sync a person asked for, not for --every")
 	}
 	if c.TakeOver && c.Every != 0 {
 		return usage("run mailfs sync --take-over once, then sync --every as before", "--take-over is for one sync a person asked for, not for --every")
@@ -106,7 +111,7 @@ func (c *syncCmd) Run(a *app) error {
 		return nil
 	}
 	sy := &gitsync.Syncer{Store: s, Remote: c.Remote, Branch: c.Branch, PruneAfter: c.PruneAfter,
-		Adopt: c.Adopt, TakeOver: c.TakeOver, Warn: func(msg string) { a.warn(errors.New(msg)) }}
+		Adopt: c.Adopt, TakeOver: c.TakeOver, Compact: c.Compact, Warn: func(msg string) { a.warn(errors.New(msg)) }}
 	if c.PruneAfter == 0 {
 		sy.PruneAfter = -1
 	}
@@ -157,7 +162,7 @@ func (c *syncCmd) print(a *app, rep *gitsync.Report, err error) {
 	if c.JSON {
 		out := syncJSON{Host: rep.Host, Remote: rep.Remote, Branch: rep.Branch, Committed: len(rep.Committed),
 			Pulled: len(rep.Pulled), Pruned: nonNil(rep.Pruned), Renamed: rep.Renamed, Yielded: nonNil(rep.Yielded),
-			Duplicates: nonNil(rep.Duplicates), Reverted: nonNil(rep.Reverted), Served: nonNil(rep.Served), Recovered: nonNil(rep.Recovered), Held: nonNil(rep.Held), Pushed: rep.Pushed, Tries: rep.Tries, Seconds: rep.Took.Seconds()}
+			Duplicates: nonNil(rep.Duplicates), Reverted: nonNil(rep.Reverted), Served: nonNil(rep.Served), Recovered: nonNil(rep.Recovered), Held: nonNil(rep.Held), Compacted: rep.Compacted, Pushed: rep.Pushed, Tries: rep.Tries, Seconds: rep.Took.Seconds()}
 		if out.Renamed == nil {
 			out.Renamed = [][2]string{}
 		}
@@ -195,6 +200,9 @@ func (c *syncCmd) print(a *app, rep *gitsync.Report, err error) {
 		if len(rep.Served) > 1 {
 			extra += "s"
 		}
+	}
+	if rep.Compacted > 0 {
+		extra += fmt.Sprintf(", compacted %d commits into one", rep.Compacted)
 	}
 	state := "pushed"
 	if len(rep.Committed) == 0 {

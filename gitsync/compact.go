@@ -1,0 +1,100 @@
+package gitsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// compactSubject begins the subject of a compaction's commit.
+const compactSubject = "mailfs compact from "
+
+// maxCompactList bounds how many of the replaced commits a compaction
+// names: a host whose last sync is older than that meets the compaction
+// as any other rewrite (refused, until --adopt).
+const maxCompactList = 1000
+
+// ErrCompactRaced is returned by a compaction that another host's push
+// beat: nothing was replaced; run it again.
+var ErrCompactRaced = errors.New("gitsync: another host pushed while this one compacted")
+
+// compact replaces the remote's history by one commit holding its tree,
+// after a sync that left this host and the remote alike: git keeps a
+// history that grows with every send, archive and delete, and the state
+// tree is all a town needs of it (tombstones and outboxes are not
+// history: see GoneDir, outbox). The commit names the commits it
+// replaced (the newest maxCompactList of the first-parent line), so that
+// every host whose last sync is among them takes it as it takes a push
+// (see lookAtRewrite) — no refusal, nothing lost or brought back — and the
+// push is made only if the remote is still what this host synced
+// (--force-with-lease): a host that pushed meanwhile makes it fail, with
+// nothing replaced. What the remote then frees is its own business (a
+// bare repository's git gc; a forge's housekeeping).
+func (s *Syncer) compact(ctx context.Context, g *git, rep *Report) error {
+	tracking := "refs/remotes/" + rep.Remote + "/" + rep.Branch
+	tip, head := g.rev(ctx, tracking), g.rev(ctx, "HEAD")
+	if tip == "" || tip != head {
+		return fmt.Errorf("gitsync: not compacted: this host (%.12s) and the remote (%.12s) are not alike after the sync; sync again, then compact", head, tip)
+	}
+	tree, err := g.tree(ctx, tip)
+	if err != nil {
+		return err
+	}
+	line, err := g.run(ctx, "rev-list", "--first-parent", "-n", strconv.Itoa(maxCompactList), tip)
+	if err != nil {
+		return err
+	}
+	commits := strings.Fields(line)
+	if len(commits) < 2 {
+		return nil // one commit already
+	}
+	msg := fmt.Sprintf(compactSubject+"%s: %d commits replaced by one\n\n%s", rep.Host, len(commits), strings.Join(commits, "\n"))
+	c, err := g.commitTree(ctx, tree, msg)
+	if err != nil {
+		return err
+	}
+	s.step("compacting %s %s: %d commits", rep.Remote, rep.Branch, len(commits))
+	if _, err := g.run(ctx, "push", "-q", "--force-with-lease=refs/heads/"+rep.Branch+":"+tip, rep.Remote, c+":refs/heads/"+rep.Branch); err != nil {
+		var ge *GitError
+		if errors.As(err, &ge) && pushFailed(ge.Stderr) == pushRaced {
+			return fmt.Errorf("%w: nothing was replaced; run the compaction again", ErrCompactRaced)
+		}
+		return err
+	}
+	// The tree is the index's and the working tree's already: refs only.
+	if _, err := g.run(ctx, "update-ref", g.headRef(), c, tip); err != nil {
+		return err
+	}
+	if _, err := g.run(ctx, "update-ref", tracking, c); err != nil {
+		return err
+	}
+	g.head = c
+	if len(g.outbox.Entries) > 0 {
+		// What was pending is in the compacted tree: held by c now.
+		g.outbox.Commit = c
+		if err := writeOutbox(g, g.outbox); err != nil {
+			return err
+		}
+	}
+	rep.Compacted = len(commits)
+	return nil
+}
+
+// compactedFrom reads the messages of a history's compactions (git log
+// --format=%B) and returns the newest of line (a first-parent line,
+// newest first) that one of them replaced, or "": the new history holds
+// everything that commit held. It is pure.
+func compactedFrom(bodies string, line []string) string {
+	replaced := map[string]bool{}
+	for l := range strings.Lines(bodies) {
+		replaced[strings.TrimSpace(l)] = true
+	}
+	for _, c := range line {
+		if replaced[c] {
+			return c
+		}
+	}
+	return ""
+}
