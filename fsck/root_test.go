@@ -246,11 +246,16 @@ func TestSideFilesAreChecked(t *testing.T) {
 	tr.put(maildir.AuditDir+"/1780000000000000001-web.json", `{"action":`, 0o600, time.Hour)
 	tr.put("state/gone/alpha/2026-05-01.txt", "state/mail/toast/2026-05-01T00-00-00Z-mayor.json\n", 0o600, time.Hour)
 	tr.put("state/gone/alpha/2026-05-02.txt", "../../etc/passwd\n", 0o600, time.Hour)
+	// The batch form, one file per burying sync: a good batch is no
+	// finding, a damaged one is reported like a day file.
+	tr.put("state/gone/alpha/2026-05-03/10-00-00.000000000.txt", "state/queue/work/2026-05-03T00-00-00Z-mayor.json\n", 0o600, time.Hour)
+	tr.put("state/gone/alpha/2026-05-03/10-00-01.000000000.txt", "state/mail/toast/x\n", 0o600, time.Hour)
 	found := tr.check(true)
 	for k, repaired := range map[string]bool{
 		"not-regular " + adds: true,
 		"invalid " + maildir.AuditDir + "/1780000000000000001-web.json": true,
 		"invalid state/gone/alpha/2026-05-02.txt":                       false,
+		"invalid state/gone/alpha/2026-05-03/10-00-01.000000000.txt":    false,
 	} {
 		f := found[k]
 		if f == nil || f.Repaired != repaired {
@@ -264,7 +269,7 @@ func TestSideFilesAreChecked(t *testing.T) {
 	if tr.exists(adds) || !tr.exists(maildir.AuditDir+"/quarantine/1780000000000000001-web.json") || !tr.exists("state/gone/alpha/2026-05-02.txt") {
 		t.Error("the repairs did not do what they said")
 	}
-	if again := tr.check(true); len(again) != 1 || again["invalid state/gone/alpha/2026-05-02.txt"] == nil {
+	if again := tr.check(true); len(again) != 2 || again["invalid state/gone/alpha/2026-05-02.txt"] == nil {
 		t.Errorf("a second run: %v", keys(again))
 	}
 }

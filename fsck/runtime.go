@@ -146,7 +146,8 @@ func (c *checker) audit() {
 	})
 }
 
-// gone checks the homes' tombstones (state/gone/<host>/<day>.txt): each
+// gone checks the homes' tombstones (state/gone/<host>/<day>/<time>.txt,
+// or <day>.txt from an older mailfs): each
 // line a path under state/. A damaged one is reported, never repaired:
 // only its host's sync writes it, and removing one could let a deleted
 // message come back.
@@ -173,41 +174,69 @@ func (c *checker) gone() {
 			continue
 		}
 		c.dirMode(h)
+		var days []string
 		h.Each(func(e fs.DirEntry) {
 			name := e.Name()
-			if strings.HasPrefix(name, ".") {
-				c.dotFile(h, name)
-				return
+			if e.IsDir() && !strings.HasPrefix(name, ".") {
+				if _, err := time.Parse(time.DateOnly, name); err == nil {
+					days = append(days, name) // a day's batches, one a burying sync
+					return
+				}
 			}
-			if !e.Type().IsRegular() {
-				c.report(NotRegular, h.Join(name), "never read as tombstones: "+maildir.TypeName(e.Type()))
-				return
-			}
-			st, err := h.Lstat(name)
-			if err != nil {
-				return
-			}
-			c.fileMode(h, name, st)
-			data, _, err := h.ReadFile(name, 64<<20)
-			if errors.Is(err, fs.ErrNotExist) {
-				return
-			}
-			if why := tombstonesWhy(name, data, err); why != "" {
-				c.report(Invalid, h.Join(name), why+"; only its host's sync writes it: reported, not repaired (removing it could let a deleted message come back)")
-			}
+			c.tombstoneFile(h, name, e, "")
 		})
+		for _, day := range days {
+			b, err := h.Sub(day)
+			if err != nil {
+				continue
+			}
+			c.dirMode(b)
+			b.Each(func(e fs.DirEntry) { c.tombstoneFile(b, e.Name(), e, day) })
+			b.Close()
+		}
 		h.Close()
 	}
 }
 
-// tombstonesWhy says why a day file of tombstones is not one, or "".
-func tombstonesWhy(name string, data []byte, err error) string {
+// tombstoneFile checks one file of tombstones in d: a whole day's
+// (<day>.txt, an older mailfs's form) where day is "", else one batch of
+// that day (<day>/<time>.txt).
+func (c *checker) tombstoneFile(d *durable.Dir, name string, e fs.DirEntry, day string) {
+	if strings.HasPrefix(name, ".") {
+		c.dotFile(d, name)
+		return
+	}
+	if !e.Type().IsRegular() {
+		c.report(NotRegular, d.Join(name), "never read as tombstones: "+maildir.TypeName(e.Type()))
+		return
+	}
+	st, err := d.Lstat(name)
+	if err != nil {
+		return
+	}
+	c.fileMode(d, name, st)
+	data, _, err := d.ReadFile(name, 64<<20)
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	if why := tombstonesWhy(name, day, data, err); why != "" {
+		c.report(Invalid, d.Join(name), why+"; only its host's sync writes it: reported, not repaired (removing it could let a deleted message come back)")
+	}
+}
+
+// tombstonesWhy says why a file of tombstones is not one, or "": a day's
+// file (day "") or one of a day's batches.
+func tombstonesWhy(name, day string, data []byte, err error) string {
 	if err != nil {
 		return maildir.Reason(err).Error()
 	}
-	day, ok := strings.CutSuffix(name, ".txt")
-	if _, perr := time.Parse(time.DateOnly, day); !ok || perr != nil {
-		return "not a day of tombstones: they are <YYYY-MM-DD>.txt"
+	base, ok := strings.CutSuffix(name, ".txt")
+	if day == "" {
+		if _, perr := time.Parse(time.DateOnly, base); !ok || perr != nil {
+			return "not a day of tombstones: they are <YYYY-MM-DD>/<time>.txt, or <YYYY-MM-DD>.txt from an older mailfs"
+		}
+	} else if !ok || base == "" {
+		return "not a batch of tombstones: they are <YYYY-MM-DD>/<time>.txt"
 	}
 	if !utf8.Valid(data) {
 		return "not UTF-8"
