@@ -171,7 +171,7 @@ func (s *Store) SendOnce(m *Message, key string) (sent []*Message, again bool, e
 		found, rec = false, onceRecord{} // past the window: a new send
 	}
 	if found && rec.Digest != "" && rec.Digest != digest {
-		return nil, false, fmt.Errorf("%w: %q was first used at %s for another message; use a new key for a new message", ErrKeyConflict, key, rec.Stamp.UTC().Format(time.RFC3339))
+		return nil, false, fmt.Errorf("%w: %q was first used at %s for another message", ErrKeyConflict, key, rec.Stamp.UTC().Format(time.RFC3339))
 	}
 	if found && rec.Done {
 		return s.sentBefore(rec), true, nil
