@@ -2,6 +2,7 @@ package maildir_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -295,5 +296,37 @@ func TestFsckBesideAReleaseInProgressFindsNothing(t *testing.T) {
 	}
 	for _, f := range res.found {
 		t.Errorf("a finding beside a release in progress: %v", f)
+	}
+}
+
+// A claim cut between its link and its unlink leaves the item in the
+// queue and the claimant's mailbox under one file. A mark of it then is
+// refused until fsck --repair finishes the move: rewriting one name would
+// leave the queue's as an older copy with the same id, which the next
+// claim would hand out again (a second name undoing what the claim did).
+func TestAMarkNeverSplitsACutClaim(t *testing.T) {
+	ts := newStore(t)
+	if err := ts.CreateQueue("work"); err != nil {
+		t.Fatal(err)
+	}
+	sent, err := ts.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "the item"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := sent[0].ID
+	queue := maildir.Address{Kind: maildir.KindQueue, Name: "work"}
+	toast := maildir.Address{Kind: maildir.KindAgent, Name: "toast"}
+	if _, err := cutStore(t, ts, durable.StepLinked, "state/mail/toast/"+id).Claim(queue, toast); err == nil {
+		t.Fatal("the cut claim succeeded")
+	}
+	if _, err := ts.MarkRead(toast, id); !errors.Is(err, maildir.ErrUnfinishedMove) {
+		t.Fatalf("a mark of an item under two names: %v, want ErrUnfinishedMove", err)
+	}
+	repair(t, ts)
+	if _, err := ts.MarkRead(toast, id); err != nil {
+		t.Fatalf("a mark after fsck --repair: %v", err)
+	}
+	if m, err := ts.Claim(queue, maildir.Address{Kind: maildir.KindAgent, Name: "nux"}); !errors.Is(err, maildir.ErrQueueEmpty) {
+		t.Fatalf("the item was claimed a second time: %+v, %v", m, err)
 	}
 }

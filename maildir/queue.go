@@ -27,7 +27,11 @@ var (
 	// ErrUnfinishedMove is reported (to [Store.Warn]) for a queue item that
 	// has a second name elsewhere: a move by link and unlink, on a file
 	// system without renameat2's flags, that a crash cut short. Claim does
-	// not hand it out; "mailfs fsck --repair" finishes the move.
+	// not hand it out; "mailfs fsck --repair" finishes the move. It is
+	// also returned by a mark (and every rewrite) of a claimed item still
+	// under two names: rewriting one would leave the other as an older
+	// copy with the same id waiting in its queue again, so nothing is
+	// written until the move is finished.
 	ErrUnfinishedMove = errors.New("maildir: an interrupted move left this file under two names")
 
 	// ErrUnclaimable is reported (to [Store.Warn] by a claim that passes
@@ -718,11 +722,35 @@ func (s *Store) rewrite(d *durable.Dir, b Address, archived bool, name string, e
 	if bytes.Equal(updated, data) {
 		return m, nil
 	}
+	if err := cutClaim(d, name, m); err != nil {
+		return nil, err
+	}
 	same := func(old []byte) bool { return bytes.Equal(old, data) }
 	if err := d.Exchange(name, updated, same); err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// cutClaim refuses the rewrite of a claimed item that is still under two
+// names (a claim cut between its link and its unlink, on the rename
+// fallback): rewriting one would leave the other, in the queue, an older
+// copy the next claim hands out again. A move in progress out of d (the
+// fallback holds d's lock from its link to its unlink) is waited for
+// first, and is then no cut: the rewrite looks again (ErrChanged).
+func cutClaim(d *durable.Dir, name string, m *Message) error {
+	st, err := d.Lstat(name)
+	if err != nil || st.Nlink < 2 || m.Claim == nil {
+		return nil
+	}
+	if unlock, err := d.Lock(); err == nil {
+		unlock()
+	}
+	now, err := d.Lstat(name)
+	if err != nil || !durable.Same(now, st) || now.Nlink < 2 {
+		return &fs.PathError{Op: "rewrite", Path: d.Join(name), Err: durable.ErrChanged}
+	}
+	return &fs.PathError{Op: "rewrite", Path: d.Join(name), Err: fmt.Errorf("%w (mailfs fsck --repair finishes the move)", ErrUnfinishedMove)}
 }
 
 // Queues returns the names of the work queues, sorted.
