@@ -590,8 +590,22 @@ func jsonNum(n int) string { b, _ := json.Marshal(n); return string(b) }
 func (f *fixture) promptHook(t *testing.T) {
 	h := &hook.Handler{Collector: hook.Collector{Store: f.s, Nudges: f.q}, StateDir: t.TempDir(),
 		Doorbells: func(agent string, nonces []string) error { return live.Confirm(f.s, agent, nonces) }}
+	// A ring's hook may still be listing the mailbox when the test
+	// ends (its receipt is written part-way through): the test's
+	// clean-up waits for it before the root is removed, and later rings
+	// find the hook closed.
+	var (
+		mu     sync.RWMutex
+		closed bool
+	)
+	t.Cleanup(func() { mu.Lock(); closed = true; mu.Unlock() })
 	f.door.set(func(d *fakeDoor) {
 		d.onRing = func(text string) {
+			mu.RLock()
+			defer mu.RUnlock()
+			if closed {
+				return
+			}
 			if a := h.Handle(context.Background(), agentrt.Claude, hook.PromptSubmit, "toast", hook.Input{Prompt: text}); len(a.Errs) > 0 {
 				t.Errorf("the prompt hook: %v", a.Errs)
 			}
