@@ -135,6 +135,7 @@ func TestComposeToAnUnknownAgentAsksFirst(t *testing.T) {
 // ran but that has no live deliverer says so, not "none" beside "seen
 // 3s ago".
 func TestLivenessShowsSessions(t *testing.T) {
+	t.Setenv(hook.StateEnv, t.TempDir()) // the hooks' state, the test's own: never the user's
 	tw := newTown(t, "", "")
 	for _, a := range []string{"nux", "toast", "furiosa", "slit"} {
 		tw.send(&maildir.Message{From: "mayor", To: a, Subject: "hi"})
