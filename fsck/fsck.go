@@ -809,41 +809,28 @@ func (c *checker) nudges() {
 }
 
 func (c *checker) nudgeFolder(d *durable.Dir, nudges bool) {
-	d.Each(func(e fs.DirEntry) {
-		name := e.Name()
-		switch {
-		case strings.HasPrefix(name, "."):
-			c.dotFile(d, name)
-		case e.IsDir() && (name == "refused" || name == maildir.QuarantineDir):
-		case !e.Type().IsRegular():
-			c.report(NotRegular, d.Join(name), "never read as a nudge: "+maildir.TypeName(e.Type()))
-		default:
-			st, err := d.Lstat(name)
-			if err != nil {
-				return
+	sub := func(name string) bool { return name == "refused" || name == maildir.QuarantineDir }
+	c.sideFiles(d, "a nudge", "", sub, func(name string, st durable.Stat) {
+		if orig, _, ok := nudgeq.ParseClaim(name); ok {
+			at, _ := nudgeq.ClaimedAt(name, st)
+			if c.now.Sub(at) >= c.opt.OrphanAfter {
+				f := c.report(Orphan, d.Join(name), fmt.Sprintf("claimed %v ago by a drainer that did not finish", c.now.Sub(at).Round(time.Second)))
+				c.fix(f, "returned to the queue as "+d.Join(orig), func() error { return c.moveBack(d, name, orig, st) })
 			}
-			c.fileMode(d, name, st)
-			if orig, _, ok := nudgeq.ParseClaim(name); ok {
-				at, _ := nudgeq.ClaimedAt(name, st)
-				if c.now.Sub(at) >= c.opt.OrphanAfter {
-					f := c.report(Orphan, d.Join(name), fmt.Sprintf("claimed %v ago by a drainer that did not finish", c.now.Sub(at).Round(time.Second)))
-					c.fix(f, "returned to the queue as "+d.Join(orig), func() error { return c.moveBack(d, name, orig, st) })
-				}
-				return
-			}
-			if !nudges {
-				return // refusal notes: small JSON the drain reads leniently
-			}
-			data, _, err := d.ReadFile(name, 1<<20)
-			if errors.Is(err, fs.ErrNotExist) {
-				return // drained or claimed since it was listed
-			}
-			if err == nil {
-				_, err = nudgeq.Parse(data)
-			}
-			if err != nil {
-				c.invalid(d, name, st, maildir.Reason(err).Error())
-			}
+			return
+		}
+		if !nudges {
+			return // refusal notes: small JSON the drain reads leniently
+		}
+		data, _, err := d.ReadFile(name, 1<<20)
+		if errors.Is(err, fs.ErrNotExist) {
+			return // drained or claimed since it was listed
+		}
+		if err == nil {
+			_, err = nudgeq.Parse(data)
+		}
+		if err != nil {
+			c.invalid(d, name, st, maildir.Reason(err).Error())
 		}
 	})
 }
@@ -855,24 +842,11 @@ func (c *checker) groups() {
 		return
 	}
 	defer d.Close()
-	d.Each(func(e fs.DirEntry) {
-		name := e.Name()
-		switch {
-		case strings.HasPrefix(name, "."):
-			c.dotFile(d, name)
-		case !e.Type().IsRegular():
-			c.report(NotRegular, d.Join(name), "never read as a group: "+maildir.TypeName(e.Type()))
-		default:
-			st, err := d.Lstat(name)
-			if err != nil {
-				return
-			}
-			c.fileMode(d, name, st)
-			if group, ok := strings.CutSuffix(name, ".json"); !ok || !maildir.ValidAgent(group) {
-				c.report(Invalid, d.Join(name), "not a group: groups are <name>.json")
-			} else if _, err := c.store.Group(group); err != nil {
-				c.report(Invalid, d.Join(name), err.Error())
-			}
+	c.sideFiles(d, "a group", "", nil, func(name string, st durable.Stat) {
+		if group, ok := strings.CutSuffix(name, ".json"); !ok || !maildir.ValidAgent(group) {
+			c.report(Invalid, d.Join(name), "not a group: groups are <name>.json")
+		} else if _, err := c.store.Group(group); err != nil {
+			c.report(Invalid, d.Join(name), err.Error())
 		}
 	})
 	dangling, err := c.store.Dangling()

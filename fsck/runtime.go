@@ -30,32 +30,24 @@ func (c *checker) once() {
 
 func (c *checker) onceFolder(d *durable.Dir, top bool) {
 	var subs []string
-	d.Each(func(e fs.DirEntry) {
-		name := e.Name()
-		switch {
-		case strings.HasPrefix(name, "."):
-			c.dotFile(d, name)
-		case top && e.IsDir() && maildir.ValidAgent(name):
+	sub := func(name string) bool {
+		if top && maildir.ValidAgent(name) {
 			subs = append(subs, name) // a sender's records, from before records were per root
-		case !e.Type().IsRegular():
-			c.report(NotRegular, d.Join(name), "in place of a keyed send's record: "+maildir.TypeName(e.Type())+"; a send with its key is refused until a person removes it")
-		default:
-			st, err := d.Lstat(name)
-			if err != nil {
-				return
-			}
-			c.fileMode(d, name, st)
-			data, _, err := d.ReadFile(name, maildir.MaxOnceRecord)
-			if errors.Is(err, fs.ErrNotExist) {
-				return // pruned since it was listed
-			}
-			if err == nil {
-				err = maildir.CheckOnceRecord(data)
-			}
-			if err != nil && c.now.Sub(st.ModTime) >= c.opt.Grace {
-				f := c.report(Invalid, d.Join(name), "a keyed send's record that cannot be read ("+maildir.Reason(err).Error()+"): whether its send was delivered is unknown, and a retry of its key is refused")
-				f.Action = "not repaired: look for the send's copies (mailfs search); if none arrived, remove the record"
-			}
+			return true
+		}
+		return false
+	}
+	c.sideFiles(d, "a keyed send's record", "; a send with its key is refused until a person removes it", sub, func(name string, st durable.Stat) {
+		data, _, err := d.ReadFile(name, maildir.MaxOnceRecord)
+		if errors.Is(err, fs.ErrNotExist) {
+			return // pruned since it was listed
+		}
+		if err == nil {
+			err = maildir.CheckOnceRecord(data)
+		}
+		if err != nil && c.now.Sub(st.ModTime) >= c.opt.Grace {
+			f := c.report(Invalid, d.Join(name), "a keyed send's record that cannot be read ("+maildir.Reason(err).Error()+"): whether its send was delivered is unknown, and a retry of its key is refused")
+			f.Action = "not repaired: look for the send's copies (mailfs search); if none arrived, remove the record"
 		}
 	})
 	for _, sub := range subs {
@@ -114,34 +106,21 @@ func (c *checker) audit() {
 		return
 	}
 	defer d.Close()
-	d.Each(func(e fs.DirEntry) {
-		name := e.Name()
-		switch {
-		case strings.HasPrefix(name, "."):
-			c.dotFile(d, name)
-		case e.IsDir() && name == maildir.QuarantineDir:
-		case !e.Type().IsRegular():
-			c.report(NotRegular, d.Join(name), "never read as an audit entry: "+maildir.TypeName(e.Type())+"; mailfs audit fails until a person removes it")
-		default:
-			st, err := d.Lstat(name)
-			if err != nil {
-				return
-			}
-			c.fileMode(d, name, st)
-			data, _, err := d.ReadFile(name, 64<<10)
-			if errors.Is(err, fs.ErrNotExist) {
-				return
-			}
-			var entry maildir.AuditEntry
-			if err == nil && !strings.HasSuffix(name, ".json") {
-				err = errors.New("not an audit entry: entries are <id>.json")
-			}
-			if err == nil {
-				err = json.Unmarshal(data, &entry)
-			}
-			if err != nil {
-				c.invalid(d, name, st, "not an audit entry: "+maildir.Reason(err).Error())
-			}
+	quarantine := func(name string) bool { return name == maildir.QuarantineDir }
+	c.sideFiles(d, "an audit entry", "; mailfs audit fails until a person removes it", quarantine, func(name string, st durable.Stat) {
+		data, _, err := d.ReadFile(name, 64<<10)
+		if errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+		var entry maildir.AuditEntry
+		if err == nil && !strings.HasSuffix(name, ".json") {
+			err = errors.New("not an audit entry: entries are <id>.json")
+		}
+		if err == nil {
+			err = json.Unmarshal(data, &entry)
+		}
+		if err != nil {
+			c.invalid(d, name, st, "not an audit entry: "+maildir.Reason(err).Error())
 		}
 	})
 }
@@ -250,4 +229,30 @@ func tombstonesWhy(name, day string, data []byte, err error) string {
 		}
 	}
 	return ""
+}
+
+// sideFiles walks the side files of one folder, d: dot-files go to
+// dotFile; a folder dir keeps (nil: none) is passed over; anything else
+// that is not a regular file is reported as never read as what (with
+// after, if any, added); each regular file's mode is checked and then
+// it is handed to check with its stat. A file gone between the listing and
+// its stat is skipped: it moved, which is no finding.
+func (c *checker) sideFiles(d *durable.Dir, what, after string, dir func(name string) bool, check func(name string, st durable.Stat)) {
+	d.Each(func(e fs.DirEntry) {
+		name := e.Name()
+		switch {
+		case strings.HasPrefix(name, "."):
+			c.dotFile(d, name)
+		case e.IsDir() && dir != nil && dir(name):
+		case !e.Type().IsRegular():
+			c.report(NotRegular, d.Join(name), "never read as "+what+": "+maildir.TypeName(e.Type())+after)
+		default:
+			st, err := d.Lstat(name)
+			if err != nil {
+				return
+			}
+			c.fileMode(d, name, st)
+			check(name, st)
+		}
+	})
 }
