@@ -109,23 +109,14 @@ func (s *Store) OwnRequests() ([]*Request, error) {
 	if err != nil || host == "" {
 		return nil, err
 	}
-	queues, err := s.dirNames(RequestDir)
+	all, err := s.AllRequests()
 	if err != nil {
 		return nil, err
 	}
 	var out []*Request
-	for _, q := range queues {
-		if !ValidAgent(q) {
-			continue
-		}
-		rs, err := s.Requests(Address{Kind: KindQueue, Name: q})
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range rs {
-			if r.Host == host {
-				out = append(out, r)
-			}
+	for _, r := range all {
+		if r.Host == host {
+			out = append(out, r)
 		}
 	}
 	return out, nil
