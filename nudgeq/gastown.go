@@ -32,11 +32,7 @@ const ReplyReminder = "reply-reminder"
 // subject (nudge.RemoveKindByOriginal). Claimed files are left to the
 // drainer that holds them. It returns how many it removed.
 func (q *Queue) ClearReplyReminders(agent string, reply *maildir.Message) (int, error) {
-	agent, err := maildir.ParseAgent(agent)
-	if err != nil {
-		return 0, err
-	}
-	d, err := q.root.Linked(queueDir(agent))
+	agent, d, err := q.openQueue(agent)
 	if d == nil {
 		return 0, err
 	}

@@ -306,14 +306,22 @@ func queued(d *durable.Dir) (int, error) {
 	return len(l.nudges), nil
 }
 
+// openQueue parses agent and opens its queue folder, or the Gas Town
+// folder it links to; the folder is nil, with no error, when it does not
+// exist yet.
+func (q *Queue) openQueue(agent string) (string, *durable.Dir, error) {
+	agent, err := maildir.ParseAgent(agent)
+	if err != nil {
+		return "", nil, err
+	}
+	d, err := q.root.Linked(queueDir(agent))
+	return agent, d, err
+}
+
 // Len returns how many nudges wait in agent's queue (claimed ones not
 // counted). It opens no file.
 func (q *Queue) Len(agent string) (int, error) {
-	agent, err := maildir.ParseAgent(agent)
-	if err != nil {
-		return 0, err
-	}
-	d, err := q.root.Linked(queueDir(agent))
+	agent, d, err := q.openQueue(agent)
 	if d == nil {
 		return 0, err
 	}
@@ -324,11 +332,7 @@ func (q *Queue) Len(agent string) (int, error) {
 // Peek returns the nudges waiting in agent's queue, oldest first, without
 // claiming them. Expired nudges are left out.
 func (q *Queue) Peek(agent string) ([]*Nudge, error) {
-	agent, err := maildir.ParseAgent(agent)
-	if err != nil {
-		return nil, err
-	}
-	d, err := q.root.Linked(queueDir(agent))
+	agent, d, err := q.openQueue(agent)
 	if d == nil {
 		return nil, err
 	}

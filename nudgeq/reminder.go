@@ -96,11 +96,10 @@ func answeredSince(thread []*maildir.Message, agent string, armedAt time.Time) b
 // does. Claimed nudges are their drainer's. It returns how many nudges it
 // removed or deferred.
 func (q *Queue) MailSeen(agent string, ev MailEvent, msgs ...*maildir.Message) (int, error) {
-	agent, err := maildir.ParseAgent(agent)
-	if err != nil || len(msgs) == 0 {
-		return 0, err
+	if len(msgs) == 0 {
+		return 0, nil
 	}
-	d, err := q.root.Linked(queueDir(agent))
+	agent, d, err := q.openQueue(agent)
 	if d == nil {
 		return 0, err
 	}
