@@ -176,12 +176,21 @@ func (d *Deliverer) run(ctx context.Context) error {
 	}
 	defer dir.Close()
 	rec := &Record{Agent: agent, Deliverer: Self(), Session: info, Started: time.Now().UTC(),
-		Rung: map[string]time.Time{}, Held: map[string]string{}, Confirmed: map[string]time.Time{}, Unconfirmed: map[string]time.Time{}}
+		Rung: map[string]time.Time{}, Held: map[string]string{}, Confirmed: map[string]time.Time{},
+		Submitted: map[string]time.Time{}, Unconfirmed: map[string]time.Time{}}
+	if info.ID != "" {
+		rec.SessionIDs = []string{info.ID}
+	}
 	unlock, err := lock(dir, rec.name())
 	if err != nil {
 		return err
 	}
 	defer unlock()
+	// A deliverer of this session before this one (killed; or ended at
+	// /clear) left its record: this one goes on from it, never over it.
+	if was, err := readRecord(dir, rec.name()); err == nil {
+		rec = takeOver(was, rec)
+	}
 	if err := Prune(d.Store, agent); err != nil {
 		d.warn(err)
 	}
@@ -204,6 +213,12 @@ func (d *Deliverer) run(ctx context.Context) error {
 	}
 	if d.started != nil {
 		d.started(mark.Ctime)
+	}
+	if rec.Mark.IsZero() {
+		rec.Mark = mark.Ctime.UTC()
+	}
+	if h, ok := d.Door.(sessionHistory); ok {
+		h.earlierSessions(rec.SessionIDs)
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -236,6 +251,15 @@ func (d *Deliverer) run(ctx context.Context) error {
 		spacing: cmp.Or(d.Spacing, DefaultSpacing), perMinute: cmp.Or(d.PerMinute, DefaultPerMinute),
 		confirmWait: cmp.Or(d.ConfirmWait, DefaultConfirmWait), maxRings: cmp.Or(d.MaxRings, DefaultMaxRings),
 		tries: map[string]int{}, last: map[string]string{}}
+	for id := range rec.Rung {
+		st.tries[id] = 1
+	}
+	for _, b := range rec.Bells { // a record taken over: its bells are awaited again
+		for _, id := range b.IDs {
+			st.tries[id] = max(st.tries[id], 1)
+			st.last[id] = b.Nonce
+		}
+	}
 	keep, err = st.serve(ctx, signals{mail: events, nudges: nudgeEvents, ended: ended, checkEvery: checkEvery, start: mark.Ctime})
 	return err
 }
@@ -303,12 +327,15 @@ func (st *run) serve(ctx context.Context, sig signals) (keep bool, err error) {
 		case <-check.C:
 			info, err := d.Door.Session(ctx)
 			if errors.Is(err, ErrGone) {
-				return st.end(ctx), nil
+				return st.end(ctx, true), nil
 			}
 			if err == nil && info != rec.Session {
 				// The session's status (busy, idle) or id moved on: the
 				// record says what it is now, for live list.
 				rec.Session, rec.Updated = info, time.Now().UTC()
+				if info.ID != "" && !slices.Contains(rec.SessionIDs, info.ID) {
+					rec.SessionIDs = append(rec.SessionIDs, info.ID)
+				}
 				if err := rec.save(st.dir); err != nil {
 					d.warn(err)
 				}
@@ -317,12 +344,12 @@ func (st *run) serve(ctx context.Context, sig signals) (keep bool, err error) {
 		case <-due.C:
 		case <-poll.C:
 		case <-sig.ended:
-			return st.end(ctx), nil
+			return st.end(ctx, true), nil
 		}
 		st.confirm(ctx, false)
 		next, gone := st.step(ctx)
 		if gone {
-			return st.end(ctx), nil
+			return st.end(ctx, true), nil
 		}
 		due.Stop()
 		if !next.IsZero() {
@@ -343,7 +370,11 @@ func (st *run) serve(ctx context.Context, sig signals) (keep bool, err error) {
 func (st *run) stopped(ctx context.Context) (keep bool, err error) {
 	end, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
-	return st.end(end), ctx.Err()
+	// Stopped as its session ends, or while it runs on (a /clear that
+	// ends the hooks of the start before): the record says ended only in
+	// the first case, so that the session's next deliverer takes it over.
+	_, serr := st.d.Door.Session(end)
+	return st.end(end, errors.Is(serr, ErrGone)), ctx.Err()
 }
 
 // shownAtStart says m was in the mailbox, unread, when the session
@@ -505,7 +536,7 @@ func (st *run) failed(err error, now time.Time, bell Doorbell, held map[string]s
 	case errors.Is(err, ErrHeld):
 		why = "held by the session"
 	case errors.Is(err, ErrRefused):
-		why = "refused by the session"
+		why = refusedWhy
 	case errors.Is(err, ErrBusy):
 		why = "a person is typing"
 	}
