@@ -1039,3 +1039,81 @@ func TestAKilledDeliverersEvidenceStands(t *testing.T) {
 		t.Fatalf("a record past keptFor: %+v %v", rs, err)
 	}
 }
+
+// A session's deliverer stopped while the session runs (killed; a /clear
+// that ends the hooks of the start before) leaves its record for the
+// session's next deliverer, which goes on from it: every earlier receipt
+// stands (delivered stays delivered, rung stays rung, never "held, not
+// yet rung"), and the evidence of a doorbell the first one rang, arriving
+// after the second took over, still confirms it.
+func TestANewDelivererOfTheSessionKeepsEveryReceipt(t *testing.T) {
+	f := start(t, time.Hour, nil)
+	f.promptHook(t, true)
+	delivered := send(t, f.s, "answered before the kill", maildir.Urgent)
+	if rs, err := waitReceipts(t, f.s, []*maildir.Message{delivered}, 10*time.Second); err != nil || rs[0].Live != live.Delivered {
+		t.Fatalf("%+v %v", rs, err)
+	}
+	f.door.set(func(d *fakeDoor) { d.onRing = nil })
+	rung := send(t, f.s, "rung before the kill", maildir.Urgent)
+	bell := f.next(t, "the second doorbell")
+	for !strings.Contains(bell, rung.ID) {
+		bell = f.next(t, "the second doorbell")
+	}
+	until(t, "the record to name the second doorbell", 10*time.Second, func() bool {
+		r := liveRecord(f.s, "")
+		return r != nil && !r.Rung[rung.ID].IsZero()
+	})
+	f.d.Close()
+	<-f.done
+	f.done <- nil // for the cleanup
+	rs, _ := waitReceipts(t, f.s, []*maildir.Message{delivered, rung}, 0)
+	if rs[0].Live != live.Delivered || rs[1].Live != live.Rung || rs[1].Final {
+		t.Fatalf("the receipts with no deliverer, the session running: %+v", rs)
+	}
+	// The session's next deliverer, on the same session.
+	second := &live.Deliverer{Store: f.s, Nudges: f.q, Agent: "toast", Door: f.door, Every: time.Hour, Check: 20 * time.Millisecond,
+		Hooks: &hook.Handler{Collector: hook.Collector{Store: f.s, Nudges: f.q}, StateDir: t.TempDir()}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- second.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	until(t, "the second deliverer to take the record over", 10*time.Second, func() bool {
+		r := liveRecord(f.s, "")
+		return r != nil && r.Deliverer.PID == live.Self().PID && r.Updated.After(r.Started) && !r.Rung[rung.ID].IsZero()
+	})
+	rs, _ = waitReceipts(t, f.s, []*maildir.Message{delivered, rung}, 0)
+	if rs[0].Live != live.Delivered || !rs[0].Final || rs[1].Live != live.Rung {
+		t.Fatalf("the receipts after the take-over: %+v", rs)
+	}
+	recs, _ := live.Records(f.s, "toast")
+	if len(recs) != 1 {
+		t.Fatalf("%d records of one session, want 1", len(recs))
+	}
+	// The model answers the doorbell the first deliverer rang.
+	if err := live.Answered(f.s, "toast", hook.RingNonces("toast", bell)); err != nil {
+		t.Fatal(err)
+	}
+	if rs, err := waitReceipts(t, f.s, []*maildir.Message{rung}, 10*time.Second); err != nil || rs[0].Live != live.Delivered {
+		t.Fatalf("the first deliverer's doorbell answered after the take-over: %+v %v", rs, err)
+	}
+}
+
+// A message sent while no session runs answers "none"; once a session
+// starts, its deliverer names it in no doorbell (the session-start hook
+// shows it), and the answer is final: it never turns into one that waits
+// for a doorbell that will not ring.
+func TestMailFromBeforeTheSessionAnswersOneFinalState(t *testing.T) {
+	var early *maildir.Message
+	f := start(t, time.Hour, func(s *maildir.Store) {
+		early = send(t, s, "before any session", maildir.Normal)
+		if rs, _ := waitReceipts(t, s, []*maildir.Message{early}, 0); rs[0].Live != live.NoSession || !rs[0].Final {
+			t.Fatalf("with no session: %+v", rs)
+		}
+	})
+	late := send(t, f.s, "after the start", maildir.Urgent)
+	f.firstRingNames(t, late.ID, early.ID)
+	rs, _ := waitReceipts(t, f.s, []*maildir.Message{early}, 0)
+	if !rs[0].Final || rs[0].Live == live.Delivered {
+		t.Fatalf("mail from before the session, with the session running: %+v, want a final answer", rs)
+	}
+}
