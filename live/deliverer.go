@@ -214,9 +214,7 @@ func (d *Deliverer) run(ctx context.Context) error {
 	if d.started != nil {
 		d.started(mark.Ctime)
 	}
-	if rec.Mark.IsZero() {
-		rec.Mark = mark.Ctime.UTC()
-	}
+	rec.Mark = mark.Ctime.UTC()
 	if h, ok := d.Door.(sessionHistory); ok {
 		h.earlierSessions(rec.SessionIDs)
 	}

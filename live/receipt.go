@@ -116,17 +116,17 @@ func WaitDelivered(ctx context.Context, s *maildir.Store, sent []*maildir.Messag
 // receipt is one copy's answer from its agent's records (see answer and
 // best), Read where the copy was read and no record says delivered.
 func receipt(s *maildir.Store, agent, id string, recs []*Record) Receipt {
-	var arrived time.Time
+	var arrived, stamp time.Time
 	m, err := s.Get(maildir.Address{Kind: maildir.KindAgent, Name: agent}, id)
 	if err == nil {
 		if at, err := s.Arrived(m); err == nil {
-			arrived = at
+			arrived, stamp = at, m.Timestamp
 		}
 	}
 	now := time.Now()
 	var answers []Receipt
 	for _, rec := range recs {
-		if r, ok := answer(seen{rec: rec, session: rec.SessionLive(), deliverer: rec.Live(), arrived: arrived, now: now}, id); ok {
+		if r, ok := answer(seen{rec: rec, session: rec.SessionLive(), deliverer: rec.Live(), arrived: arrived, stamp: stamp, now: now}, id); ok {
 			answers = append(answers, r)
 		}
 	}
@@ -139,13 +139,23 @@ func receipt(s *maildir.Store, agent, id string, recs []*Record) Receipt {
 
 // seen is what answer is given of one record: the record, whether its
 // session and its deliverer still run, when the copy arrived (zero:
-// unknown), and now. No file or clock is read while answering.
+// unknown) and its sender's stamp, and now. No file or clock is read
+// while answering.
 type seen struct {
 	rec       *Record
 	session   bool
 	deliverer bool
 	arrived   time.Time
+	stamp     time.Time
 	now       time.Time
+}
+
+// before reports whether the copy was in the mailbox before the record's
+// deliverer began: as Deliverer.shownAtStart judges, by arrival, and
+// within the clock's tick by the sender's stamp.
+func (v seen) before() bool {
+	m := v.rec.Mark
+	return !v.arrived.IsZero() && !m.IsZero() && (v.arrived.Before(m) || v.arrived.Equal(m) && v.stamp.Before(v.rec.Started))
 }
 
 // answer is what one record says of copy id, and whether it says
@@ -201,7 +211,7 @@ func answer(v seen, id string) (Receipt, bool) {
 		r.Live, r.Why, r.Session = Refused, refusedWhy+" (tried again while the session runs)", ""
 	case rec.Held[id] != "":
 		r.Live, r.Why, r.Session = Held, rec.Held[id], ""
-	case !v.arrived.IsZero() && !rec.Mark.IsZero() && v.arrived.Before(rec.Mark):
+	case v.before():
 		r.Live, r.Final, r.Session = Held, true, ""
 		r.Why = "in the mailbox when the session's deliverer began: the session-start hook showed it; no doorbell names it"
 	case v.deliverer:

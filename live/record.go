@@ -55,10 +55,10 @@ type Record struct {
 	// keptFor): what its doorbells became stays there for senders still
 	// waiting on a receipt.
 	Ended time.Time `json:"ended,omitzero"`
-	// Mark is when the session's first deliverer began, on the clock
-	// that stamps a file's arrival (see Deliverer.shownAtStart): mail
-	// that arrived before it was shown by the session-start hook and is
-	// named by no doorbell.
+	// Mark is when the session's deliverer (the last to take it over)
+	// began, on the clock that stamps a file's arrival, as Started is on
+	// the sender's (see Deliverer.shownAtStart): mail that arrived before
+	// it was shown by the session-start hook and is named by no doorbell.
 	Mark time.Time `json:"mark,omitzero"`
 	// SessionIDs are the ids the session has had while served, oldest
 	// first (they change at /clear and /resume): where its evidence is.
@@ -124,7 +124,6 @@ func takeOver(was, now *Record) *Record {
 		return now
 	}
 	out := *now
-	out.Started, out.Mark = was.Started, was.Mark
 	out.Rings, out.LastRing = was.Rings, was.LastRing
 	out.Rung = mergeTimes(was.Rung, now.Rung, false)
 	out.Confirmed = mergeTimes(was.Confirmed, now.Confirmed, true)
