@@ -261,9 +261,12 @@ func (h *Handler) deliver(rt agentrt.Runtime, ev Event, agent string, in Input, 
 		was := *st
 		was.TurnShown = slices.Clone(st.TurnShown)
 		was.Reminded = slices.Clone(st.Reminded)
-		// A doorbell that became the prompt already lists its mail: the
-		// hook adds only what it did not name and was not shown in the
-		// turn before, so a burst of doorbells lists each message once.
+		// A doorbell that became the prompt already lists its mail, and
+		// the deliverer that rang it names the rest in doorbells of its
+		// own: the hook lists no mail beside it. A busy session joins
+		// queued doorbells into one request, each with its hook's note;
+		// a note listing mail a later doorbell names would name it twice
+		// in one request.
 		bell := ev == PromptSubmit && strings.Contains(in.Prompt, DoorbellMark(agent))
 		if res.Reminder.Partial == "" && len(res.Errs) == 0 {
 			// The whole of the unread mail is at hand: what is no longer
@@ -288,6 +291,9 @@ func (h *Handler) deliver(rt agentrt.Runtime, ev Event, agent string, in Input, 
 			st.Reminded = nil
 		}
 		newTurn := !bell && (ev == SessionStart || ev == PromptSubmit && st.LastEvent != SessionStart)
+		if bell {
+			res.Reminder.Mail = nil
+		}
 		if !newTurn {
 			res.Reminder.Mail = slices.DeleteFunc(res.Reminder.Mail, func(m *maildir.Message) bool {
 				return slices.Contains(st.TurnShown, m.ID)
