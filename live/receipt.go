@@ -70,6 +70,19 @@ const receiptPoll = 50 * time.Millisecond
 // ended; Held when no doorbell will name the copy. An answer, once final,
 // stays final: later answers only advance it (to Read, or Delivered).
 func WaitDelivered(ctx context.Context, s *maildir.Store, sent []*maildir.Message) ([]Receipt, error) {
+	return wait(ctx, s, sent, func(r Receipt) bool { return r.Final })
+}
+
+// WaitSubmitted is WaitDelivered for runtimes whose strongest answer is
+// Submitted (docs/agents.md says which): it waits until every answer is
+// Submitted, Delivered or Read, or final.
+func WaitSubmitted(ctx context.Context, s *maildir.Store, sent []*maildir.Message) ([]Receipt, error) {
+	return wait(ctx, s, sent, func(r Receipt) bool { return r.Final || r.Live == Submitted })
+}
+
+// wait reports the copies' receipts once done says each is enough, or
+// ctx ends (then the error is ctx.Err()).
+func wait(ctx context.Context, s *maildir.Store, sent []*maildir.Message, done func(Receipt) bool) ([]Receipt, error) {
 	var out []Receipt
 	var idx []int
 	for _, m := range sent {
@@ -87,7 +100,7 @@ func WaitDelivered(ctx context.Context, s *maildir.Store, sent []*maildir.Messag
 		for _, i := range idx {
 			r := &out[i]
 			if r.Final {
-				continue
+				continue // a final answer is never looked at again: it stays final
 			}
 			recs, ok := records[r.Agent]
 			if !ok {
@@ -98,7 +111,7 @@ func WaitDelivered(ctx context.Context, s *maildir.Store, sent []*maildir.Messag
 				records[r.Agent] = recs
 			}
 			*r = receipt(s, r.Agent, r.ID, recs)
-			if !r.Final {
+			if !done(*r) {
 				waiting++
 			}
 		}
