@@ -1,10 +1,16 @@
 package live
 
 import (
+	"encoding/json"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/mailfs/mailfs/internal/chipset"
+	"github.com/mailfs/mailfs/maildir"
 )
 
 // The confirmation, by table: what the evidence means for each doorbell
@@ -211,5 +217,71 @@ func TestTakeOver(t *testing.T) {
 	ended.Ended = t0
 	if got := takeOver(&ended, now); got != now {
 		t.Fatalf("an ended session's record was taken over: %+v", got)
+	}
+}
+
+// Evidence files go with their record: a record no receipt needs any more
+// (its session gone, ended over keptFor ago) is pruned, and with it the
+// evidence no remaining record awaits; the evidence a record still awaits
+// stays, as does a file of the last moment (its bell may not be saved
+// yet). An earlier release's <nonce>.seen is read as submitted.
+func TestEvidenceIsPrunedWithItsRecord(t *testing.T) {
+	root := filepath.Join(t.TempDir(), ".chipset")
+	s, err := maildir.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, Dir, "toast")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	const gone, kept, awaited, fresh = "1111111111111111", "2222222222222222", "3333333333333333", "4444444444444444"
+	old := time.Now().Add(-2 * keptFor)
+	write := func(name string, data []byte, at time.Time) {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, at, at)
+	}
+	rec := func(pid int, ended time.Time, nonce string) []byte {
+		r := Record{Agent: "toast", Ended: ended, Updated: ended, Bells: []Bell{{Nonce: nonce, At: ended}}}
+		r.Session.Runtime, r.Session.Process.PID = "claude", pid
+		data, _ := json.Marshal(r)
+		return data
+	}
+	write("claude-1.json", rec(1, old, gone), old)                             // ended long ago
+	write("claude-2.json", rec(2, time.Now().Add(-time.Minute), awaited), old) // ended a minute ago: kept
+	stamp := func(at time.Time) []byte { return []byte(at.UTC().Format(time.RFC3339Nano) + "\n") }
+	write(gone+submittedSuffix, stamp(old), old)
+	write(gone+answeredSuffix, stamp(old), old)
+	write(kept+seenSuffix, stamp(old), old) // no record awaits it
+	write(awaited+seenSuffix, stamp(old), old)
+	write(fresh+submittedSuffix, stamp(time.Now()), time.Now())
+	if err := Prune(s, "toast"); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	want := []string{awaited + seenSuffix, fresh + submittedSuffix, "claude-2.json"}
+	if !slices.Equal(left, want) {
+		t.Fatalf("after the prune: %v, want %v", left, want)
+	}
+	c, err := chipset.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	d, err := recordDir(c, "toast", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	answered, submitted := evidenceFiles(d)
+	if len(answered) != 0 || submitted[awaited].IsZero() || submitted[fresh].IsZero() {
+		t.Fatalf("evidence read: answered %v, submitted %v", answered, submitted)
 	}
 }
