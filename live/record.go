@@ -85,8 +85,11 @@ type Bell struct {
 func (r *Record) Live() bool { return r.Ended.IsZero() && r.Deliverer.Alive() }
 
 // SessionLive reports whether the record's session still runs, whether or
-// not a deliverer serves it now.
-func (r *Record) SessionLive() bool { return r.Ended.IsZero() && r.Session.Process.Alive() }
+// not a deliverer serves it now: its deliverer runs (it ends with its
+// session, marking the record ended), or the session's process does.
+func (r *Record) SessionLive() bool {
+	return r.Ended.IsZero() && (r.Deliverer.Alive() || r.Session.Process.Alive())
+}
 
 // NotConfirmed counts the messages rung and not delivered: submitted, no
 // evidence yet, or given up on.
