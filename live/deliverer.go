@@ -198,7 +198,9 @@ func (d *Deliverer) run(ctx context.Context) error {
 	// it holds receipts senders may still ask for (see end).
 	keep := false
 	defer func() {
-		if !keep {
+		// A record with receipts stays, whatever ended the run: the
+		// session's next deliverer takes it over, senders still ask.
+		if !keep && len(rec.Confirmed) == 0 && len(rec.Rung) == 0 {
 			dir.Remove(rec.name())
 		}
 	}()
