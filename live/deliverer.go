@@ -41,8 +41,8 @@ const (
 	coalesce = 20 * time.Millisecond
 	// maxBackoff bounds the wait between retries of a failed push.
 	maxBackoff = 30 * time.Second
-	// DefaultConfirmWait is how long a doorbell the session took waits for
-	// evidence that it reached the model before its messages ring again;
+	// DefaultConfirmWait is how long a doorbell written waits for any
+	// evidence (submitted or delivered) before its messages ring again;
 	// DefaultMaxRings is how many doorbells name one message at most.
 	DefaultConfirmWait = 15 * time.Second
 	DefaultMaxRings    = 3
@@ -63,7 +63,7 @@ const (
 // and normal nudges ring at most once per Every. While do not disturb is
 // on only urgent mail and urgent nudges ring. A doorbell names a message
 // once per session — again only when the session gave no evidence that
-// the model was given it (see ConfirmWait), never one already read; a push
+// it took the doorbell in (see ConfirmWait), never one already read; a push
 // that fails is retried (with backoff) until it succeeds, the mail is
 // read, or the session ends. The mail itself never moves: the doorbell is
 // only a pointer to it, so a lost push loses nothing. The package doc says
@@ -88,13 +88,14 @@ type Deliverer struct {
 	// handful of doorbells, each message named once.
 	Spacing   time.Duration
 	PerMinute int
-	// A doorbell written is only "rung" until the session gives evidence
-	// that it became the model's input (see Confirmer, Confirm); then its
-	// messages are "delivered". One with no evidence after ConfirmWait,
-	// while the runtime shows it neither queued nor the session busy, is
-	// rung again with a fresh nonce (it names the same messages, so a
-	// repeat is safe), up to MaxRings doorbells per message; then the
-	// message is recorded unconfirmed. 0 means DefaultConfirmWait,
+	// A doorbell written is only "rung" until the session shows it took
+	// it in ("submitted": see Confirm, Evidence.Queued), and "delivered"
+	// only once the runtime's own record shows the model answered a turn
+	// that held it (see Confirmer, Answered). One with no evidence at all
+	// after ConfirmWait, in a session that is not busy, is rung again
+	// with a fresh nonce (it names the same messages, so a repeat is
+	// safe), up to MaxRings doorbells per message; then the message is
+	// recorded unconfirmed (given up on). 0 means DefaultConfirmWait,
 	// DefaultMaxRings.
 	ConfirmWait time.Duration
 	MaxRings    int
@@ -642,7 +643,8 @@ func (st *run) publishHeld(held map[string]string) {
 	}
 }
 
-// forget bounds the record: past maxRung ids, those no longer unread go.
+// forget bounds the record: past maxRung ids, those no longer unread go
+// (a receipt of a read copy says read, whatever the record held).
 func (st *run) forget() {
 	if len(st.rec.Rung) <= maxRung {
 		return
@@ -652,6 +654,7 @@ func (st *run) forget() {
 		if m, err := st.d.Store.Get(box, id); err != nil || m.Read {
 			delete(st.rec.Rung, id)
 			delete(st.rec.Confirmed, id)
+			delete(st.rec.Submitted, id)
 			delete(st.rec.Unconfirmed, id)
 			delete(st.tries, id)
 			delete(st.last, id)
