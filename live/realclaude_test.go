@@ -861,7 +861,9 @@ func TestRealClaudeKilledDelivererThenClearKeepsEveryReceipt(t *testing.T) {
 		t.Fatalf("mail to a running session whose deliverer died: %+v, want an answer that waits, never none", rs[0])
 	}
 	tmux("send-keys", "-l", "/clear")
-	time.Sleep(300 * time.Millisecond) // the slash-command menu opens under the typed text
+	until(t, "the typed /clear on the pane", 30*time.Second, func() bool {
+		return strings.Contains(tmux("capture-pane", "-p"), "/clear")
+	})
 	tmux("send-keys", "Enter")
 	var second *live.Record
 	until(t, "the session's next deliverer (started by /clear's SessionStart)", 60*time.Second, func() bool {
