@@ -53,8 +53,8 @@ type Input struct {
 func DoorbellMark(agent string) string { return "mailfs doorbell for " + agent + ": " }
 
 // RingMark is how a doorbell names its ring: a nonce, fresh for each ring,
-// that lets the session's own hooks say which doorbell reached the model
-// (see Handler.Doorbells and package live).
+// that lets the session's hooks and records say what became of which
+// doorbell (see Handler.Doorbells and package live).
 func RingMark(nonce string) string { return "(ring " + nonce + ")" }
 
 // ringNonce finds the RingMarks in a prompt.
@@ -115,8 +115,9 @@ type Handler struct {
 	Now func() time.Time
 	// Doorbells, if set, is told the nonces of the doorbells a prompt
 	// carries (see RingNonces): the evidence, from inside the session,
-	// that the runtime made them the model's input, by which live
-	// delivery says "delivered" (package live's Confirm).
+	// that the runtime took them in as input, by which live delivery
+	// says "submitted" (package live's Confirm) — not "delivered": the
+	// model may never be called.
 	Doorbells func(agent string, nonces []string) error
 
 	dirOnce sync.Once // stateDir, worked out once
