@@ -262,3 +262,35 @@ func procRSS(pid int) float64 {
 	}
 	return 0
 }
+
+// BenchmarkRealQwenDelivered measures, against a real interactive Qwen
+// Code session woken from idle, the time from a send beginning to the
+// doorbell written (the record's rung time) and to its delivery (the
+// model's answer in Qwen Code's chat record, as the deliverer read it).
+// Run with -benchtime 5x.
+func BenchmarkRealQwenDelivered(b *testing.B) {
+	tw := newQwenTown(b)
+	tw.deliverer()
+	var written, delivered []time.Duration
+	for b.Loop() {
+		if r := tw.record(); r != nil && !r.LastRing.IsZero() {
+			time.Sleep(time.Until(r.LastRing.Add(live.DefaultSpacing + 100*time.Millisecond)))
+		}
+		// The turn before is over: every doorbell so far is answered.
+		until(b, "the session to be idle", 90*time.Second, func() bool {
+			r := tw.record()
+			return r != nil && len(r.Bells) == 0
+		})
+		start := time.Now()
+		m := tw.send("MERGE_FAILED", maildir.Urgent)
+		var r *live.Record
+		until(b, "the doorbell to be delivered", 90*time.Second, func() bool {
+			r = tw.record()
+			return r != nil && !r.Confirmed[m.ID].IsZero()
+		})
+		written = append(written, r.Rung[m.ID].Sub(start))
+		delivered = append(delivered, r.Confirmed[m.ID].Sub(start))
+	}
+	reportAs(b, "written", written)
+	reportAs(b, "delivered", delivered)
+}
