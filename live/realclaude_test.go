@@ -104,8 +104,11 @@ func newTown(t testing.TB, liveArgs string) *town {
 			return stubmodel.Reply{Tool: "Bash", Input: map[string]any{"command": "sleep 0.2", "description": "work"}}
 		}
 		if strings.Contains(last, "START-LONG-TOOL") && !strings.Contains(last, "tool_result") {
+			// It ends too when the test's folder goes: a release written
+			// just before the folder is removed may be missed, and the
+			// loop would outlive the test.
 			return stubmodel.Reply{Tool: "Bash", Input: map[string]any{
-				"command":     "while [ ! -e " + tw.release + " ]; do sleep 0.05; done",
+				"command":     "while [ ! -e " + tw.release + " ] && [ -d " + filepath.Dir(tw.release) + " ]; do sleep 0.05; done",
 				"description": "wait for the test",
 			}}
 		}
