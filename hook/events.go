@@ -53,8 +53,8 @@ type Input struct {
 func DoorbellMark(agent string) string { return "mailfs doorbell for " + agent + ": " }
 
 // RingMark is how a doorbell names its ring: a nonce, fresh for each ring,
-// that lets the session's own hooks say which doorbell reached the model
-// (see Handler.Doorbells and package live).
+// that lets the session's hooks and records say what became of which
+// doorbell (see Handler.Doorbells and package live).
 func RingMark(nonce string) string { return "(ring " + nonce + ")" }
 
 // ringNonce finds the RingMarks in a prompt.
@@ -115,8 +115,9 @@ type Handler struct {
 	Now func() time.Time
 	// Doorbells, if set, is told the nonces of the doorbells a prompt
 	// carries (see RingNonces): the evidence, from inside the session,
-	// that the runtime made them the model's input, by which live
-	// delivery says "delivered" (package live's Confirm).
+	// that the runtime took them in as input, by which live delivery
+	// says "submitted" (package live's Confirm) — not "delivered": the
+	// model may never be called.
 	Doorbells func(agent string, nonces []string) error
 
 	dirOnce sync.Once // stateDir, worked out once
@@ -261,9 +262,12 @@ func (h *Handler) deliver(rt agentrt.Runtime, ev Event, agent string, in Input, 
 		was := *st
 		was.TurnShown = slices.Clone(st.TurnShown)
 		was.Reminded = slices.Clone(st.Reminded)
-		// A doorbell that became the prompt already lists its mail: the
-		// hook adds only what it did not name and was not shown in the
-		// turn before, so a burst of doorbells lists each message once.
+		// A doorbell that became the prompt already lists its mail, and
+		// the deliverer that rang it names the rest in doorbells of its
+		// own: the hook lists no mail beside it. A busy session joins
+		// queued doorbells into one request, each with its hook's note;
+		// a note listing mail a later doorbell names would name it twice
+		// in one request.
 		bell := ev == PromptSubmit && strings.Contains(in.Prompt, DoorbellMark(agent))
 		if res.Reminder.Partial == "" && len(res.Errs) == 0 {
 			// The whole of the unread mail is at hand: what is no longer
@@ -288,6 +292,9 @@ func (h *Handler) deliver(rt agentrt.Runtime, ev Event, agent string, in Input, 
 			st.Reminded = nil
 		}
 		newTurn := !bell && (ev == SessionStart || ev == PromptSubmit && st.LastEvent != SessionStart)
+		if bell {
+			res.Reminder.Mail = nil
+		}
 		if !newTurn {
 			res.Reminder.Mail = slices.DeleteFunc(res.Reminder.Mail, func(m *maildir.Message) bool {
 				return slices.Contains(st.TurnShown, m.ID)

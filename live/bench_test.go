@@ -94,8 +94,9 @@ func reportAs(b *testing.B, prefix string, lat []time.Duration) {
 
 // BenchmarkRealClaudeDelivered measures, against a real interactive Claude
 // Code session, the time from a send beginning to the doorbell written into
-// the session (the record's rung time) and to its confirmation from inside
-// the session (the evidence's time: the prompt hook, or the transcript).
+// the session (the record's rung time), to its taking it in (submitted:
+// the prompt hook, the transcript's queue), and to its delivery (the
+// model's answer in the transcript, as the deliverer read it).
 // "idle": the doorbell wakes the session into a new turn. "busy": the
 // session runs one 200 ms tool call after another, and Claude Code takes
 // the doorbell in at the next call's end. Each iteration waits, untimed,
@@ -116,7 +117,7 @@ func BenchmarkRealClaudeDelivered(b *testing.B) {
 				})
 				defer os.WriteFile(tw.release, nil, 0o644)
 			}
-			var written, confirmed []time.Duration
+			var written, submitted, confirmed []time.Duration
 			for b.Loop() {
 				if r := tw.record(); r != nil && !r.LastRing.IsZero() {
 					time.Sleep(time.Until(r.LastRing.Add(live.DefaultSpacing + 100*time.Millisecond)))
@@ -132,10 +133,16 @@ func BenchmarkRealClaudeDelivered(b *testing.B) {
 					return r != nil && !r.Confirmed[m.ID].IsZero()
 				})
 				written = append(written, r.Rung[m.ID].Sub(start))
+				if at := r.Submitted[m.ID]; !at.IsZero() {
+					submitted = append(submitted, at.Sub(start))
+				}
 				confirmed = append(confirmed, r.Confirmed[m.ID].Sub(start))
 			}
 			reportAs(b, "written", written)
-			reportAs(b, "confirmed", confirmed)
+			if len(submitted) > 0 {
+				reportAs(b, "submitted", submitted)
+			}
+			reportAs(b, "delivered", confirmed)
 		})
 	}
 }
@@ -254,4 +261,36 @@ func procRSS(pid int) float64 {
 		}
 	}
 	return 0
+}
+
+// BenchmarkRealQwenDelivered measures, against a real interactive Qwen
+// Code session woken from idle, the time from a send beginning to the
+// doorbell written (the record's rung time) and to its delivery (the
+// model's answer in Qwen Code's chat record, as the deliverer read it).
+// Run with -benchtime 5x.
+func BenchmarkRealQwenDelivered(b *testing.B) {
+	tw := newQwenTown(b)
+	tw.deliverer()
+	var written, delivered []time.Duration
+	for b.Loop() {
+		if r := tw.record(); r != nil && !r.LastRing.IsZero() {
+			time.Sleep(time.Until(r.LastRing.Add(live.DefaultSpacing + 100*time.Millisecond)))
+		}
+		// The turn before is over: every doorbell so far is answered.
+		until(b, "the session to be idle", 90*time.Second, func() bool {
+			r := tw.record()
+			return r != nil && len(r.Bells) == 0
+		})
+		start := time.Now()
+		m := tw.send("MERGE_FAILED", maildir.Urgent)
+		var r *live.Record
+		until(b, "the doorbell to be delivered", 90*time.Second, func() bool {
+			r = tw.record()
+			return r != nil && !r.Confirmed[m.ID].IsZero()
+		})
+		written = append(written, r.Rung[m.ID].Sub(start))
+		delivered = append(delivered, r.Confirmed[m.ID].Sub(start))
+	}
+	reportAs(b, "written", written)
+	reportAs(b, "delivered", delivered)
 }

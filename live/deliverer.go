@@ -41,8 +41,8 @@ const (
 	coalesce = 20 * time.Millisecond
 	// maxBackoff bounds the wait between retries of a failed push.
 	maxBackoff = 30 * time.Second
-	// DefaultConfirmWait is how long a doorbell the session took waits for
-	// evidence that it reached the model before its messages ring again;
+	// DefaultConfirmWait is how long a doorbell written waits for any
+	// evidence (submitted or delivered) before its messages ring again;
 	// DefaultMaxRings is how many doorbells name one message at most.
 	DefaultConfirmWait = 15 * time.Second
 	DefaultMaxRings    = 3
@@ -63,7 +63,7 @@ const (
 // and normal nudges ring at most once per Every. While do not disturb is
 // on only urgent mail and urgent nudges ring. A doorbell names a message
 // once per session — again only when the session gave no evidence that
-// the model was given it (see ConfirmWait), never one already read; a push
+// it took the doorbell in (see ConfirmWait), never one already read; a push
 // that fails is retried (with backoff) until it succeeds, the mail is
 // read, or the session ends. The mail itself never moves: the doorbell is
 // only a pointer to it, so a lost push loses nothing. The package doc says
@@ -88,13 +88,14 @@ type Deliverer struct {
 	// handful of doorbells, each message named once.
 	Spacing   time.Duration
 	PerMinute int
-	// A doorbell written is only "rung" until the session gives evidence
-	// that it became the model's input (see Confirmer, Confirm); then its
-	// messages are "delivered". One with no evidence after ConfirmWait,
-	// while the runtime shows it neither queued nor the session busy, is
-	// rung again with a fresh nonce (it names the same messages, so a
-	// repeat is safe), up to MaxRings doorbells per message; then the
-	// message is recorded unconfirmed. 0 means DefaultConfirmWait,
+	// A doorbell written is only "rung" until the session shows it took
+	// it in ("submitted": see Confirm, Evidence.Queued), and "delivered"
+	// only once the runtime's own record shows the model answered a turn
+	// that held it (see Confirmer, Answered). One with no evidence at all
+	// after ConfirmWait, in a session that is not busy, is rung again
+	// with a fresh nonce (it names the same messages, so a repeat is
+	// safe), up to MaxRings doorbells per message; then the message is
+	// recorded unconfirmed (given up on). 0 means DefaultConfirmWait,
 	// DefaultMaxRings.
 	ConfirmWait time.Duration
 	MaxRings    int
@@ -176,12 +177,21 @@ func (d *Deliverer) run(ctx context.Context) error {
 	}
 	defer dir.Close()
 	rec := &Record{Agent: agent, Deliverer: Self(), Session: info, Started: time.Now().UTC(),
-		Rung: map[string]time.Time{}, Held: map[string]string{}, Confirmed: map[string]time.Time{}, Unconfirmed: map[string]time.Time{}}
+		Rung: map[string]time.Time{}, Held: map[string]string{}, Confirmed: map[string]time.Time{},
+		Submitted: map[string]time.Time{}, Unconfirmed: map[string]time.Time{}}
+	if info.ID != "" {
+		rec.SessionIDs = []string{info.ID}
+	}
 	unlock, err := lock(dir, rec.name())
 	if err != nil {
 		return err
 	}
 	defer unlock()
+	// A deliverer of this session before this one (killed; or ended at
+	// /clear) left its record: this one goes on from it, never over it.
+	if was, err := readRecord(dir, rec.name()); err == nil {
+		rec = takeOver(was, rec)
+	}
 	if err := Prune(d.Store, agent); err != nil {
 		d.warn(err)
 	}
@@ -189,7 +199,9 @@ func (d *Deliverer) run(ctx context.Context) error {
 	// it holds receipts senders may still ask for (see end).
 	keep := false
 	defer func() {
-		if !keep {
+		// A record with receipts stays, whatever ended the run: the
+		// session's next deliverer takes it over, senders still ask.
+		if !keep && len(rec.Confirmed) == 0 && len(rec.Rung) == 0 {
 			dir.Remove(rec.name())
 		}
 	}()
@@ -204,6 +216,10 @@ func (d *Deliverer) run(ctx context.Context) error {
 	}
 	if d.started != nil {
 		d.started(mark.Ctime)
+	}
+	rec.Mark = mark.Ctime.UTC()
+	if h, ok := d.Door.(sessionHistory); ok {
+		h.earlierSessions(rec.SessionIDs)
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -236,6 +252,15 @@ func (d *Deliverer) run(ctx context.Context) error {
 		spacing: cmp.Or(d.Spacing, DefaultSpacing), perMinute: cmp.Or(d.PerMinute, DefaultPerMinute),
 		confirmWait: cmp.Or(d.ConfirmWait, DefaultConfirmWait), maxRings: cmp.Or(d.MaxRings, DefaultMaxRings),
 		tries: map[string]int{}, last: map[string]string{}}
+	for id := range rec.Rung {
+		st.tries[id] = 1
+	}
+	for _, b := range rec.Bells { // a record taken over: its bells are awaited again
+		for _, id := range b.IDs {
+			st.tries[id] = max(st.tries[id], 1)
+			st.last[id] = b.Nonce
+		}
+	}
 	keep, err = st.serve(ctx, signals{mail: events, nudges: nudgeEvents, ended: ended, checkEvery: checkEvery, start: mark.Ctime})
 	return err
 }
@@ -303,12 +328,15 @@ func (st *run) serve(ctx context.Context, sig signals) (keep bool, err error) {
 		case <-check.C:
 			info, err := d.Door.Session(ctx)
 			if errors.Is(err, ErrGone) {
-				return st.end(ctx), nil
+				return st.end(ctx, true), nil
 			}
 			if err == nil && info != rec.Session {
 				// The session's status (busy, idle) or id moved on: the
 				// record says what it is now, for live list.
 				rec.Session, rec.Updated = info, time.Now().UTC()
+				if info.ID != "" && !slices.Contains(rec.SessionIDs, info.ID) {
+					rec.SessionIDs = append(rec.SessionIDs, info.ID)
+				}
 				if err := rec.save(st.dir); err != nil {
 					d.warn(err)
 				}
@@ -317,12 +345,12 @@ func (st *run) serve(ctx context.Context, sig signals) (keep bool, err error) {
 		case <-due.C:
 		case <-poll.C:
 		case <-sig.ended:
-			return st.end(ctx), nil
+			return st.end(ctx, true), nil
 		}
 		st.confirm(ctx, false)
 		next, gone := st.step(ctx)
 		if gone {
-			return st.end(ctx), nil
+			return st.end(ctx, true), nil
 		}
 		due.Stop()
 		if !next.IsZero() {
@@ -343,7 +371,11 @@ func (st *run) serve(ctx context.Context, sig signals) (keep bool, err error) {
 func (st *run) stopped(ctx context.Context) (keep bool, err error) {
 	end, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
-	return st.end(end), ctx.Err()
+	// Stopped as its session ends, or while it runs on (a /clear that
+	// ends the hooks of the start before): the record says ended only in
+	// the first case, so that the session's next deliverer takes it over.
+	_, serr := st.d.Door.Session(end)
+	return st.end(end, errors.Is(serr, ErrGone)), ctx.Err()
 }
 
 // shownAtStart says m was in the mailbox, unread, when the session
@@ -505,7 +537,7 @@ func (st *run) failed(err error, now time.Time, bell Doorbell, held map[string]s
 	case errors.Is(err, ErrHeld):
 		why = "held by the session"
 	case errors.Is(err, ErrRefused):
-		why = "refused by the session"
+		why = refusedWhy
 	case errors.Is(err, ErrBusy):
 		why = "a person is typing"
 	}
@@ -611,7 +643,8 @@ func (st *run) publishHeld(held map[string]string) {
 	}
 }
 
-// forget bounds the record: past maxRung ids, those no longer unread go.
+// forget bounds the record: past maxRung ids, those no longer unread go
+// (a receipt of a read copy says read, whatever the record held).
 func (st *run) forget() {
 	if len(st.rec.Rung) <= maxRung {
 		return
@@ -621,6 +654,7 @@ func (st *run) forget() {
 		if m, err := st.d.Store.Get(box, id); err != nil || m.Read {
 			delete(st.rec.Rung, id)
 			delete(st.rec.Confirmed, id)
+			delete(st.rec.Submitted, id)
 			delete(st.rec.Unconfirmed, id)
 			delete(st.tries, id)
 			delete(st.last, id)

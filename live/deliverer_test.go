@@ -587,7 +587,11 @@ func jsonNum(n int) string { b, _ := json.Marshal(n); return string(b) }
 // promptHook makes f's session a hooked one: each doorbell it takes
 // becomes a prompt that its prompt hook (the real hook.Handler, as "mailfs
 // hook prompt-submit" runs it) sees.
-func (f *fixture) promptHook(t *testing.T) {
+// promptHook makes the fake session run its prompt hook on each doorbell
+// (evidence it took the doorbell in: submitted) and, with answer, its
+// model answer the turn (reported as a runtime's plugin reports it, see
+// live.Answered: delivered).
+func (f *fixture) promptHook(t *testing.T, answer ...bool) {
 	h := &hook.Handler{Collector: hook.Collector{Store: f.s, Nudges: f.q}, StateDir: t.TempDir(),
 		Doorbells: func(agent string, nonces []string) error { return live.Confirm(f.s, agent, nonces) }}
 	// A ring's hook may still be listing the mailbox when the test
@@ -609,6 +613,11 @@ func (f *fixture) promptHook(t *testing.T) {
 			if a := h.Handle(context.Background(), agentrt.Claude, hook.PromptSubmit, "toast", hook.Input{Prompt: text}); len(a.Errs) > 0 {
 				t.Errorf("the prompt hook: %v", a.Errs)
 			}
+			if len(answer) > 0 && answer[0] {
+				if err := live.Answered(f.s, "toast", hook.RingNonces("toast", text)); err != nil {
+					t.Errorf("the model's answer: %v", err)
+				}
+			}
 		}
 	})
 }
@@ -620,13 +629,14 @@ func waitReceipts(t *testing.T, s *maildir.Store, sent []*maildir.Message, d tim
 	return live.WaitDelivered(ctx, s, sent)
 }
 
-// A sender's receipt says delivered only on evidence from inside the
-// session: the session's prompt hook saw the doorbell's nonce. A doorbell
-// written and never confirmed is "rung", not delivered; an agent with no
-// session is "none".
+// A sender's receipt says delivered only on the evidence rule: the model
+// answered a turn whose input held the doorbell. The session's prompt
+// hook seeing the doorbell alone is submitted, never delivered (the model
+// may never be called). A doorbell written and never taken in is "rung";
+// an agent with no session is "none".
 func TestWaitDelivered(t *testing.T) {
 	f := start(t, time.Hour, nil)
-	f.promptHook(t)
+	f.promptHook(t, true)
 	sent, err := f.s.Send(&maildir.Message{From: "mayor", To: "toast", CC: []string{"nobody"}, Subject: "urgent", Body: "b", Priority: maildir.Urgent})
 	if err != nil {
 		t.Fatal(err)
@@ -641,13 +651,21 @@ func TestWaitDelivered(t *testing.T) {
 	if r := liveRecord(f.s, ""); r == nil || len(r.Bells) != 0 || r.Confirmed[sent[0].ID].IsZero() {
 		t.Fatalf("the record after the evidence: %+v", r)
 	}
-	if left, _ := filepath.Glob(filepath.Join(f.s.Dir(), "runtime/live/toast/*.seen")); len(left) != 0 {
+	if left, _ := filepath.Glob(filepath.Join(f.s.Dir(), "runtime/live/toast/*.*ed")); len(left) != 0 {
 		t.Fatalf("the evidence files were not taken in: %v", left)
+	}
+	// The prompt hook sees the doorbell; the model never answers (its
+	// endpoint is down): submitted, not final, never delivered.
+	f.promptHook(t)
+	m := send(t, f.s, "submitted only", maildir.Urgent)
+	rs, err = waitReceipts(t, f.s, []*maildir.Message{m}, time.Second)
+	if !errors.Is(err, context.DeadlineExceeded) || rs[0].Live != live.Submitted || rs[0].Final {
+		t.Fatalf("a doorbell the hook saw and the model never answered: %+v %v", rs, err)
 	}
 	// The session takes the doorbell and its hook never sees it (a
 	// runtime that drops it): rung, never delivered.
 	f.door.set(func(d *fakeDoor) { d.onRing = nil })
-	m := send(t, f.s, "dropped", maildir.Urgent)
+	m = send(t, f.s, "dropped", maildir.Urgent)
 	rs, err = waitReceipts(t, f.s, []*maildir.Message{m}, 500*time.Millisecond)
 	if !errors.Is(err, context.DeadlineExceeded) || rs[0].Live != live.Rung || rs[0].Final {
 		t.Fatalf("an unconfirmed doorbell: %+v %v", rs, err)
@@ -692,7 +710,7 @@ func TestAnUnconfirmedDoorbellRingsAgainABoundedNumberOfTimes(t *testing.T) {
 	case <-time.After(300 * time.Millisecond): // three ConfirmWaits: a fourth would have rung
 	}
 	// The first doorbell's evidence, late: delivered after all.
-	if err := live.Confirm(f.s, "toast", nonces[:1]); err != nil {
+	if err := live.Answered(f.s, "toast", nonces[:1]); err != nil {
 		t.Fatal(err)
 	}
 	until(t, "the late evidence to confirm the message", 10*time.Second, func() bool {
@@ -723,8 +741,8 @@ func TestAQueuedDoorbellOrABusySessionIsNotRungAgain(t *testing.T) {
 			case <-time.After(500 * time.Millisecond): // ten ConfirmWaits
 			}
 			rs, _ := waitReceipts(t, f.s, []*maildir.Message{m}, 0)
-			if rs[0].Live != live.Rung {
-				t.Fatalf("while %s: %+v", tc.name, rs)
+			if want := map[bool]string{true: live.Submitted, false: live.Rung}[tc.queued]; rs[0].Live != want || rs[0].Final {
+				t.Fatalf("while %s: %+v, want %s, not final", tc.name, rs, want)
 			}
 			// The runtime's own record shows it went to the model.
 			door.see(hook.RingNonces("toast", got)[0])
@@ -768,14 +786,41 @@ func (d *confirmingDoor) Evidence(_ context.Context, nonces []string) (live.Evid
 }
 
 // A session that refuses messages from other processes gets no doorbell,
-// and the receipt says refused, final.
+// and the receipt says refused — not final while the session runs: its
+// setting is looked at again at each try, and once it allows, the
+// doorbell rings and the copy is delivered. Once the session ends,
+// refused is final.
 func TestARefusingSessionIsReportedRefused(t *testing.T) {
 	f := start(t, time.Hour, nil)
 	f.door.set(func(d *fakeDoor) { d.fail = fmt.Errorf("%w: crossSessionInbound is \"refuse\"", live.ErrRefused) })
 	m := send(t, f.s, "refused", maildir.Urgent)
+	var rs []live.Receipt
+	until(t, "the receipt to say refused", 10*time.Second, func() bool {
+		rs, _ = waitReceipts(t, f.s, []*maildir.Message{m}, 0)
+		return rs[0].Live == live.Refused
+	})
+	if rs[0].Final {
+		t.Fatalf("refused is final while the session runs: %+v", rs)
+	}
+	f.promptHook(t, true)
+	f.door.set(func(d *fakeDoor) { d.fail = nil })
 	rs, err := waitReceipts(t, f.s, []*maildir.Message{m}, 10*time.Second)
-	if err != nil || rs[0].Live != live.Refused || !rs[0].Final {
-		t.Fatalf("receipt: %+v %v", rs, err)
+	if err != nil || rs[0].Live != live.Delivered || !rs[0].Final {
+		t.Fatalf("after the session allowed it: %+v %v", rs, err)
+	}
+	f.door.set(func(d *fakeDoor) { d.fail = fmt.Errorf("%w: crossSessionInbound is \"refuse\"", live.ErrRefused) })
+	m = send(t, f.s, "refused to the end", maildir.Urgent)
+	until(t, "the receipt to say refused", 10*time.Second, func() bool {
+		rs, _ = waitReceipts(t, f.s, []*maildir.Message{m}, 0)
+		return rs[0].Live == live.Refused
+	})
+	f.door.set(func(d *fakeDoor) { d.gone = true })
+	if err := <-f.done; err != nil {
+		t.Fatal(err)
+	}
+	f.done <- nil // for the cleanup
+	if rs, err := waitReceipts(t, f.s, []*maildir.Message{m}, 10*time.Second); err != nil || rs[0].Live != live.Refused || !rs[0].Final {
+		t.Fatalf("refused once the session ended: %+v %v", rs, err)
 	}
 }
 
@@ -808,7 +853,7 @@ func TestASecondDelivererOfOneSessionLeaves(t *testing.T) {
 // list no longer shows the deliverer.
 func TestAnEndedSessionKeepsItsReceipts(t *testing.T) {
 	f := start(t, time.Hour, nil)
-	f.promptHook(t)
+	f.promptHook(t, true)
 	seen := send(t, f.s, "seen", maildir.Urgent)
 	if rs, err := waitReceipts(t, f.s, []*maildir.Message{seen}, 10*time.Second); err != nil || rs[0].Live != live.Delivered {
 		t.Fatalf("%+v %v", rs, err)
@@ -986,11 +1031,90 @@ func TestAKilledDeliverersEvidenceStands(t *testing.T) {
 	write("toast", now.Add(-time.Minute), live.Record{Confirmed: map[string]time.Time{toast.ID: now.Add(-90 * time.Second)}, Rung: map[string]time.Time{toast.ID: now.Add(-2 * time.Minute)}})
 	write("nux", now.Add(-time.Minute), live.Record{Rung: map[string]time.Time{nux.ID: now.Add(-2 * time.Minute)}})
 	rs, err := waitReceipts(t, s, sent, 5*time.Second)
-	if err != nil || rs[0].Live != live.Delivered || !rs[0].Final || rs[1].Live != live.Rung || !rs[1].Final || !strings.Contains(rs[1].Why, "died") {
+	if err != nil || rs[0].Live != live.Delivered || !rs[0].Final || rs[1].Live != live.Rung || !rs[1].Final || !strings.Contains(rs[1].Why, "ended") {
 		t.Fatalf("a killed deliverer's receipts: %+v %v", rs, err)
 	}
 	write("toast", now.Add(-2*time.Hour), live.Record{Confirmed: map[string]time.Time{toast.ID: now.Add(-2 * time.Hour)}})
 	if rs, err := waitReceipts(t, s, sent[:1], 5*time.Second); err != nil || rs[0].Live != live.NoSession {
 		t.Fatalf("a record past keptFor: %+v %v", rs, err)
+	}
+}
+
+// A session's deliverer stopped while the session runs (killed; a /clear
+// that ends the hooks of the start before) leaves its record for the
+// session's next deliverer, which goes on from it: every earlier receipt
+// stands (delivered stays delivered, rung stays rung, never "held, not
+// yet rung"), and the evidence of a doorbell the first one rang, arriving
+// after the second took over, still confirms it.
+func TestANewDelivererOfTheSessionKeepsEveryReceipt(t *testing.T) {
+	f := start(t, time.Hour, nil)
+	f.promptHook(t, true)
+	delivered := send(t, f.s, "answered before the kill", maildir.Urgent)
+	if rs, err := waitReceipts(t, f.s, []*maildir.Message{delivered}, 10*time.Second); err != nil || rs[0].Live != live.Delivered {
+		t.Fatalf("%+v %v", rs, err)
+	}
+	f.door.set(func(d *fakeDoor) { d.onRing = nil })
+	rung := send(t, f.s, "rung before the kill", maildir.Urgent)
+	bell := f.next(t, "the second doorbell")
+	for !strings.Contains(bell, rung.ID) {
+		bell = f.next(t, "the second doorbell")
+	}
+	until(t, "the record to name the second doorbell", 10*time.Second, func() bool {
+		r := liveRecord(f.s, "")
+		return r != nil && !r.Rung[rung.ID].IsZero()
+	})
+	first := liveRecord(f.s, "").Started
+	f.d.Close()
+	<-f.done
+	f.done <- nil // for the cleanup
+	rs, _ := waitReceipts(t, f.s, []*maildir.Message{delivered, rung}, 0)
+	if rs[0].Live != live.Delivered || rs[1].Live != live.Rung || rs[1].Final {
+		t.Fatalf("the receipts with no deliverer, the session running: %+v", rs)
+	}
+	// The session's next deliverer, on the same session.
+	second := &live.Deliverer{Store: f.s, Nudges: f.q, Agent: "toast", Door: f.door, Every: time.Hour, Check: 20 * time.Millisecond,
+		Hooks: &hook.Handler{Collector: hook.Collector{Store: f.s, Nudges: f.q}, StateDir: t.TempDir()}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- second.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	until(t, "the second deliverer to take the record over", 10*time.Second, func() bool {
+		r := liveRecord(f.s, "")
+		return r != nil && r.Started.After(first) && !r.Rung[rung.ID].IsZero()
+	})
+	rs, _ = waitReceipts(t, f.s, []*maildir.Message{delivered, rung}, 0)
+	if rs[0].Live != live.Delivered || !rs[0].Final || rs[1].Live != live.Rung {
+		t.Fatalf("the receipts after the take-over: %+v", rs)
+	}
+	recs, _ := live.Records(f.s, "toast")
+	if len(recs) != 1 {
+		t.Fatalf("%d records of one session, want 1", len(recs))
+	}
+	// The model answers the doorbell the first deliverer rang.
+	if err := live.Answered(f.s, "toast", hook.RingNonces("toast", bell)); err != nil {
+		t.Fatal(err)
+	}
+	if rs, err := waitReceipts(t, f.s, []*maildir.Message{rung}, 10*time.Second); err != nil || rs[0].Live != live.Delivered {
+		t.Fatalf("the first deliverer's doorbell answered after the take-over: %+v %v", rs, err)
+	}
+}
+
+// A message sent while no session runs answers "none"; once a session
+// starts, its deliverer names it in no doorbell (the session-start hook
+// shows it), and the answer is final: it never turns into one that waits
+// for a doorbell that will not ring.
+func TestMailFromBeforeTheSessionAnswersOneFinalState(t *testing.T) {
+	var early *maildir.Message
+	f := start(t, time.Hour, func(s *maildir.Store) {
+		early = send(t, s, "before any session", maildir.Normal)
+		if rs, _ := waitReceipts(t, s, []*maildir.Message{early}, 0); rs[0].Live != live.NoSession || !rs[0].Final {
+			t.Fatalf("with no session: %+v", rs)
+		}
+	})
+	late := send(t, f.s, "after the start", maildir.Urgent)
+	f.firstRingNames(t, late.ID, early.ID)
+	rs, _ := waitReceipts(t, f.s, []*maildir.Message{early}, 0)
+	if !rs[0].Final || rs[0].Live == live.Delivered {
+		t.Fatalf("mail from before the session, with the session running: %+v, want a final answer", rs)
 	}
 }

@@ -15,13 +15,17 @@
 // doorbell loses nothing. A deliverer never floods a session (spacing, a
 // cap a minute, bounded doorbells), never types over a person, never
 // writes to a session whose inbound setting holds or refuses other
-// processes' messages, and ends with its session leaving no lock. A copy
-// is Delivered only on evidence from inside the session that the runtime
-// made the doorbell the model's input; without it, Rung.
+// processes' messages, and ends with its session leaving no lock. One
+// evidence rule for every door: a copy is [Delivered] only when the
+// runtime's own record shows the model produced output for a turn whose
+// input held the doorbell's ring mark; the session taking it in (a hook
+// saw the mark, a queued or pasted prompt) is [Submitted], never
+// Delivered. The confirmation is a pure function the deliverer acts on;
+// receipts only move forward, across the session's deliverers.
 //
 // # Caveats
 //
-// Evidence says the doorbell went to the model, not that the model acted
-// on it. What each runtime's evidence is, the receipts, and what live
-// cannot see: docs/live-delivery.md.
+// An answer says the model was given the turn, not that it acted on the
+// mail. Each runtime's evidence, the receipts, why the rule cannot lie and
+// what it cannot see: docs/live-delivery.md.
 package live

@@ -9,13 +9,34 @@ import (
 
 // A Door is the way into one running agent session: its socket, its
 // protocol, its terminal. Each runtime has one (see [ClaudeDoor],
-// [QwenDoor], [TmuxDoor]).
+// [QwenDoor], [TmuxDoor], [PipeDoor]).
+//
+// The errors a door returns are the whole of what the deliverer acts on,
+// each its own way (matched with errors.Is, so a door wraps them with
+// what it saw):
+//
+//   - [ErrGone] (Ring or Session): the session has ended. The deliverer
+//     takes in the evidence left, marks its record ended (its receipts
+//     final) and returns.
+//   - [ErrHeld] (Ring): the session would hold the doorbell for a
+//     person's review. Nothing was written; the doorbell's mail is held,
+//     "held by the session", and tried again after a backoff.
+//   - [ErrRefused] (Ring): the session refuses other processes'
+//     messages. Nothing was written; the mail is "refused by the
+//     session", tried again after a backoff (the setting may change), so
+//     the receipt is refused, final only once the session ends.
+//   - [ErrBusy] (Ring): a person is typing where the doorbell would go.
+//     Nothing was written; the mail is held, "a person is typing", and
+//     tried again after a backoff.
+//   - any other error (Ring): the push failed, and may be tried again:
+//     held, "retrying", after a backoff (1 s doubling to 30 s). Session:
+//     the deliverer warns and looks again at the next check.
+//
+// A nil error from Ring means the session took the bytes: the doorbell is
+// "rung", and only the evidence (see [Confirmer], [Confirm]) advances it.
 type Door interface {
-	// Ring pushes text into the session as its next input. It returns an
-	// error wrapping [ErrGone] when the session has ended, [ErrHeld]
-	// when the session took the text but will not show it to the agent
-	// yet, and any other error when the push failed and may be tried
-	// again.
+	// Ring pushes text into the session as its next input, or returns
+	// one of the errors above.
 	Ring(ctx context.Context, text string) error
 
 	// Session says whether the session still runs, and what it is now
@@ -45,21 +66,31 @@ var (
 )
 
 // A Confirmer is a door that can read, in the runtime's own records of
-// the session, which doorbells became the model's input: the evidence
-// "delivered" is said on. Claude Code's transcript is one (see
-// [ClaudeDoor]). Doors that have none rely on the session's prompt hook
+// the session, what became of its doorbells. The evidence rule, one for
+// every door (docs/live-delivery.md): a doorbell is delivered only when
+// the runtime's own record shows the model produced output (an
+// assistant/model event) for a turn whose input held the ring mark; the
+// mark seen in the session's input (a prompt hook, a user line, a queued
+// prompt, a paste) is submitted, never delivered. Claude Code's
+// transcript is one such record (see [ClaudeDoor]). A door with none has
+// "submitted" as its strongest answer, through the session's prompt hook
 // (see [Confirm]).
 type Confirmer interface {
-	// Evidence reports, of nonces (see hook.RingMark), those the runtime
-	// made the model's input, with when they were seen, and those it
-	// shows only queued (taken, waiting for the model's next request).
+	// Evidence reports, of nonces (see hook.RingMark), those the model
+	// answered (Seen) and those the session took in that it has not
+	// answered yet (Queued).
 	Evidence(ctx context.Context, nonces []string) (Evidence, error)
 }
 
-// Evidence is what a Confirmer found.
+// Evidence is what a Confirmer found. A nonce is in one map at most.
 type Evidence struct {
-	Seen   map[string]time.Time // nonce -> when evidence of it was found
-	Queued map[string]bool      // nonce -> the runtime holds it queued
+	// Seen: nonce -> when the runtime's record showed the model produced
+	// output for a turn whose input held it: "delivered".
+	Seen map[string]time.Time
+	// Queued: nonce -> the session took it in (queued it, or made it a
+	// turn's input) and the model has not answered it yet: "submitted",
+	// not rung again.
+	Queued map[string]bool
 }
 
 // dialTimeout bounds connecting and writing to a session's socket.

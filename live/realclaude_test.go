@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,6 +52,9 @@ type town struct {
 	model   *stubmodel.Server
 	release string // the file the long tool call waits for
 	env     []string
+	// hold, when set, runs before the stand-in answers a request, on its
+	// goroutine: a model that takes its time until the test says.
+	hold atomic.Pointer[func(stubmodel.Request)]
 }
 
 // tools is what the model stand-in does: the first prompt asks for a
@@ -90,6 +94,9 @@ func newTown(t testing.TB, liveArgs string) *town {
 		}
 	}
 	tw.model, err = stubmodel.Start(func(r stubmodel.Request) stubmodel.Reply {
+		if h := tw.hold.Load(); h != nil {
+			(*h)(r)
+		}
 		last := r.LastUser()
 		if _, err := os.Stat(tw.release); strings.Contains(r.Raw, "START-BUSY-LOOP") && err != nil {
 			// A busy session: one short tool call after another, until
@@ -97,8 +104,11 @@ func newTown(t testing.TB, liveArgs string) *town {
 			return stubmodel.Reply{Tool: "Bash", Input: map[string]any{"command": "sleep 0.2", "description": "work"}}
 		}
 		if strings.Contains(last, "START-LONG-TOOL") && !strings.Contains(last, "tool_result") {
+			// It ends too when the test's folder goes: a release written
+			// just before the folder is removed may be missed, and the
+			// loop would outlive the test.
 			return stubmodel.Reply{Tool: "Bash", Input: map[string]any{
-				"command":     "while [ ! -e " + tw.release + " ]; do sleep 0.05; done",
+				"command":     "while [ ! -e " + tw.release + " ] && [ -d " + filepath.Dir(tw.release) + " ]; do sleep 0.05; done",
 				"description": "wait for the test",
 			}}
 		}
@@ -260,13 +270,13 @@ func TestRealClaudeUrgentMailMidTurn(t *testing.T) {
 		return r != nil && !r.Rung[m.ID].IsZero()
 	})
 	// Written, and queued by Claude Code until the tool call ends: the
-	// model has not seen it, and the receipt says so.
+	// model has not seen it, and the receipt says so: submitted.
 	until(t, "the transcript to show the doorbell queued", 30*time.Second, func() bool {
 		r := tw.record()
 		return r != nil && len(r.Bells) == 1 && r.Bells[0].Queued
 	})
-	if rs := receipts(t, tw, 0, m); rs[0].Live != live.Rung {
-		t.Fatalf("the receipt while the doorbell waits in Claude Code's queue: %+v, want rung", rs[0])
+	if rs := receipts(t, tw, 0, m); rs[0].Live != live.Submitted || rs[0].Final {
+		t.Fatalf("the receipt while the doorbell waits in Claude Code's queue: %+v, want submitted, not final", rs[0])
 	}
 	os.WriteFile(tw.release, nil, 0o644)
 	// Confirmed from the session's own transcript once it went to the
@@ -320,8 +330,10 @@ func TestRealClaudeHoldIsNotDelivered(t *testing.T) {
 	}
 }
 
-// 100 messages in a burst ring a bounded number of doorbells, and every
-// message is named exactly once across them.
+// 100 messages in a burst to a busy session ring a bounded number of
+// doorbells; every message is named exactly once across them, and each
+// request names each message once (the doorbells queued during the tool
+// call, each with its prompt hook's note, go in one request).
 func TestRealClaudeBurstIsBatched(t *testing.T) {
 	tw := newTown(t, "--every 1s")
 	_, done, _ := tw.busy()
@@ -360,13 +372,7 @@ func TestRealClaudeBurstIsBatched(t *testing.T) {
 	if max := (100+live.MaxLines-1)/live.MaxLines + 1; rings > max {
 		t.Errorf("%d doorbells for 100 messages; want at most %d", rings, max)
 	}
-	bells := strings.Join(tw.bells(), "\n")
-	for _, id := range ids {
-		if n := strings.Count(bells, id); n != 1 {
-			t.Errorf("%s is named %d times across the doorbells the model saw; want 1", id, n)
-			break
-		}
-	}
+	tw.namedOnce(ids)
 }
 
 // Killing the deliverer loses no mail: urgent mail sent after it died
@@ -646,12 +652,252 @@ func (tw *town) namedOnce(ids []string) {
 		}
 	}
 	for _, r := range tw.model.Requests() {
-		last := r.LastUser()
+		in := newInput(r)
 		for _, id := range ids {
-			if n := strings.Count(last, id); n > 1 {
-				tw.t.Errorf("one prompt names %s %d times:\n%.3000s", id, n, last)
+			if n := strings.Count(in, id); n > 1 {
+				tw.t.Errorf("request %d's new input names %s %d times:\n%.3000s", r.N, id, n, in)
 				return
 			}
 		}
 	}
+}
+
+// newInput is what a request adds after the model's last answer: every
+// message after the last assistant message (the doorbells queued during a
+// tool call, each with its prompt hook's note, and the tool's result), as
+// JSON. Claude Code's "system" messages are left out: it echoes a
+// blocking stop hook's one output there a second time, beside the
+// reminder it makes of it.
+func newInput(r stubmodel.Request) string {
+	msgs, _ := r.Body["messages"].([]any)
+	var in []any
+	for _, m := range msgs {
+		switch mm, _ := m.(map[string]any); mm["role"] {
+		case "assistant":
+			in = nil
+		case "system":
+		default:
+			in = append(in, m)
+		}
+	}
+	b, _ := json.Marshal(in)
+	return string(b)
+}
+
+// transcriptHas reports whether a line of the session's transcripts holds
+// every one of parts.
+func (tw *town) transcriptHas(parts ...string) bool {
+	files, _ := filepath.Glob(filepath.Join(tw.home, ".claude", "projects", "*", "*.jsonl"))
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		for _, line := range strings.Split(string(data), "\n") {
+			if !slices.ContainsFunc(parts, func(p string) bool { return !strings.Contains(line, p) }) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nonceOf is the ring nonce of the last doorbell the record shows naming id.
+func (tw *town) nonceOf(id string) string {
+	tw.t.Helper()
+	var nonce string
+	until(tw.t, "the doorbell's bell in the record", 30*time.Second, func() bool {
+		r := tw.record()
+		if r == nil {
+			return false
+		}
+		for _, b := range r.Bells {
+			if slices.Contains(b.IDs, id) {
+				nonce = b.Nonce
+			}
+		}
+		return nonce != ""
+	})
+	return nonce
+}
+
+// reachedModel counts the stand-in's requests, from the n-th on, that
+// carry s.
+func (tw *town) reachedModel(n int, s string) int {
+	c := 0
+	for _, r := range tw.model.Requests()[n:] {
+		if strings.Contains(r.Raw, s) {
+			c++
+		}
+	}
+	return c
+}
+
+// The model endpoint is down when the doorbell goes on: Claude Code
+// takes it in (the queued command, the request built and sent into a
+// dead endpoint) and never gets an answer. The receipt says submitted,
+// never delivered — not while Claude Code retries, not once the session
+// is gone — and the stand-in's log agrees: no request reached the model.
+func TestRealClaudeEndpointDownIsNotDelivered(t *testing.T) {
+	tw := newTown(t, "")
+	cmd, done, rec := tw.busy()
+	n := len(tw.model.Requests())
+	tw.model.Close() // the endpoint is down from here on
+	m := tw.send("MERGE_FAILED with the model down", maildir.Urgent)
+	nonce := tw.nonceOf(m.ID)
+	os.WriteFile(tw.release, nil, 0o644)
+	// The tool call ends: Claude Code attaches the doorbell to the next
+	// request, written to its transcript before the call.
+	until(t, "the doorbell to go into a request", 30*time.Second, func() bool {
+		return tw.transcriptHas(`"queued_command"`, nonce)
+	})
+	// Claude Code retries the dead endpoint; whatever it writes meanwhile
+	// is no answer.
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if rs := receipts(t, tw, 0, m); rs[0].Live == live.Delivered {
+			t.Fatalf("delivered with the model endpoint down: %+v", rs[0])
+		}
+	}
+	if rs := receipts(t, tw, 0, m); rs[0].Live != live.Submitted || rs[0].Final {
+		t.Fatalf("the receipt while Claude Code retries: %+v, want submitted, not final", rs[0])
+	}
+	cmd.Process.Kill()
+	<-done
+	until(t, "the deliverer to end with the session", 30*time.Second, func() bool { return !rec.Deliverer.Alive() })
+	if rs := receipts(t, tw, 10*time.Second, m); rs[0].Live != live.Submitted || !rs[0].Final {
+		t.Fatalf("the receipt once the session ended: %+v, want submitted, final", rs[0])
+	}
+	if got := tw.reachedModel(n, m.ID); got != 0 || len(tw.model.Requests()) != n {
+		t.Fatalf("the stand-in's log: %d requests after it went down, %d carrying the doorbell", len(tw.model.Requests())-n, got)
+	}
+}
+
+// The session is killed while the request carrying the doorbell waits for
+// the model (the stand-in holds its answer), and, in a second session,
+// the moment the doorbell is rung: in neither did the model produce
+// output for it, and neither receipt says delivered. The stand-in's log
+// agrees: the first request reached it and was never answered; in the
+// second none carried the doorbell.
+func TestRealClaudeKilledSessionIsNotDelivered(t *testing.T) {
+	t.Run("request in flight", func(t *testing.T) {
+		tw := newTown(t, "")
+		reached := make(chan struct{})
+		never := make(chan struct{})
+		t.Cleanup(func() { close(never) })
+		var once sync.Once
+		hold := func(r stubmodel.Request) {
+			if strings.Contains(r.Raw, "mailfs doorbell for toast") {
+				once.Do(func() { close(reached) })
+				<-never
+			}
+		}
+		tw.hold.Store(&hold)
+		cmd, done, rec := tw.busy()
+		n := len(tw.model.Requests())
+		m := tw.send("MERGE_FAILED, then the session dies", maildir.Urgent)
+		nonce := tw.nonceOf(m.ID)
+		os.WriteFile(tw.release, nil, 0o644)
+		select {
+		case <-reached:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the request carrying the doorbell never reached the stand-in")
+		}
+		// Claude Code's transcript holds the doorbell as the request's
+		// input (what the prompt hook and the transcript's user lines
+		// said "delivered" on before): then the session dies.
+		until(t, "the transcript to hold the doorbell as input", 30*time.Second, func() bool {
+			return tw.transcriptHas(`"queued_command"`, nonce)
+		})
+		cmd.Process.Kill()
+		<-done
+		until(t, "the deliverer to end with the session", 30*time.Second, func() bool { return !rec.Deliverer.Alive() })
+		rs := receipts(t, tw, 10*time.Second, m)
+		if rs[0].Live == live.Delivered || !rs[0].Final {
+			t.Fatalf("killed with the request in flight: %+v, want final, not delivered", rs[0])
+		}
+		if tw.reachedModel(n, m.ID) == 0 {
+			t.Fatalf("the stand-in never saw the request: the case did not happen")
+		}
+	})
+	t.Run("right after the ring", func(t *testing.T) {
+		tw := newTown(t, "")
+		cmd, done, rec := tw.busy()
+		n := len(tw.model.Requests())
+		m := tw.send("MERGE_FAILED, the session dies at once", maildir.Urgent)
+		until(t, "the doorbell to ring", 30*time.Second, func() bool {
+			r := tw.record()
+			return r != nil && !r.Rung[m.ID].IsZero()
+		})
+		cmd.Process.Kill()
+		<-done
+		until(t, "the deliverer to end with the session", 30*time.Second, func() bool { return !rec.Deliverer.Alive() })
+		rs := receipts(t, tw, 10*time.Second, m)
+		if rs[0].Live == live.Delivered || !rs[0].Final {
+			t.Fatalf("killed right after the ring: %+v, want final, not delivered", rs[0])
+		}
+		if got := tw.reachedModel(n, m.ID); got != 0 {
+			t.Fatalf("%d requests carried the doorbell to the model; the receipt's truth is in doubt", got)
+		}
+		stillUnread(t, tw.store, m.ID)
+	})
+}
+
+// The deliverer is killed (-9) while its session runs, then the session
+// is /cleared, which starts the session's next deliverer: every receipt
+// the first gave stands (delivered stays delivered, one record for the
+// session), mail sent while no deliverer served the session is never
+// "none", and the new deliverer delivers what comes next. Checked against
+// the stand-in's log: each delivered doorbell reached the model.
+func TestRealClaudeKilledDelivererThenClearKeepsEveryReceipt(t *testing.T) {
+	tw := newTown(t, "")
+	rec, tmux := tw.interactive()
+	first := tw.send("FIRST: MERGE_FAILED", maildir.Urgent)
+	if rs := receipts(t, tw, 60*time.Second, first); rs[0].Live != live.Delivered {
+		t.Fatalf("the first message: %+v, want delivered", rs[0])
+	}
+	if p, err := os.FindProcess(rec.Deliverer.PID); err == nil {
+		p.Kill()
+	}
+	until(t, "the deliverer to die", 10*time.Second, func() bool { return !rec.Deliverer.Alive() })
+	if rs := receipts(t, tw, 0, first); rs[0].Live != live.Delivered || !rs[0].Final {
+		t.Fatalf("the first message after its deliverer was killed: %+v", rs[0])
+	}
+	between := tw.send("SECOND: sent with no deliverer", maildir.Urgent)
+	if rs := receipts(t, tw, 0, between); rs[0].Live == live.NoSession || rs[0].Final {
+		t.Fatalf("mail to a running session whose deliverer died: %+v, want an answer that waits, never none", rs[0])
+	}
+	tmux("send-keys", "-l", "/clear")
+	until(t, "the typed /clear on the pane", 30*time.Second, func() bool {
+		return strings.Contains(tmux("capture-pane", "-p"), "/clear")
+	})
+	tmux("send-keys", "Enter")
+	var second *live.Record
+	until(t, "the session's next deliverer (started by /clear's SessionStart)", 60*time.Second, func() bool {
+		r := tw.record()
+		if r != nil && r.Live() && r.Deliverer.PID != rec.Deliverer.PID {
+			second = r
+			return true
+		}
+		return false
+	})
+	recs, _ := live.Records(tw.store, "toast")
+	if len(recs) != 1 || recs[0].Confirmed[first.ID].IsZero() {
+		t.Fatalf("the records after /clear: %d, want the session's one, keeping the first delivery: %+v", len(recs), recs)
+	}
+	rs := receipts(t, tw, 10*time.Second, first, between)
+	if rs[0].Live != live.Delivered || !rs[0].Final {
+		t.Fatalf("the first message after /clear: %+v, want delivered still", rs[0])
+	}
+	if rs[1].Live == live.NoSession || !rs[1].Final {
+		t.Fatalf("mail the /clear session-start showed: %+v, want final, never none", rs[1])
+	}
+	n := len(tw.model.Requests())
+	third := tw.send("THIRD: after /clear", maildir.Urgent)
+	if rs := receipts(t, tw, 60*time.Second, third); rs[0].Live != live.Delivered {
+		t.Fatalf("the third message, rung by the new deliverer: %+v, want delivered", rs[0])
+	}
+	if tw.reachedModel(n, third.ID) == 0 {
+		t.Fatalf("delivered, yet no request after /clear carried %s", third.ID)
+	}
+	if tw.reachedModel(0, first.ID) == 0 {
+		t.Fatalf("delivered, yet no request carried %s", first.ID)
+	}
+	_ = second
 }

@@ -8,28 +8,40 @@ import (
 	"github.com/mailfs/mailfs/maildir"
 )
 
-// What became of a copy's doorbell, as [WaitDelivered] reports it.
+// What became of a copy's doorbell, as [WaitDelivered] reports it. The
+// evidence rule (docs/live-delivery.md): only the runtime's own record of
+// the model's output for a turn whose input held the doorbell is
+// Delivered; the session taking the doorbell in is Submitted.
 const (
-	// Delivered: the session gave evidence, from inside it, that a
-	// doorbell naming the copy became the model's input (its prompt hook
-	// saw the doorbell's nonce, or the runtime's transcript shows it sent
-	// to the model).
+	// Delivered: the runtime's own record shows the model produced
+	// output (an assistant event) for a turn whose input held a doorbell
+	// naming the copy: Claude Code's transcript, Qwen Code's chat record,
+	// or a runtime plugin's report of the answer (see Answered).
 	Delivered = "delivered"
+	// Submitted: the session took a doorbell naming the copy in as
+	// input — its prompt hook saw the ring mark, the runtime queued it
+	// or wrote it as a user line — and the model has not answered it
+	// (yet): the model may never be called (an endpoint down, a session
+	// killed first). For a runtime that keeps no record of the model's
+	// output, the strongest answer there is.
+	Submitted = "submitted"
 	// Read: the copy was read before any doorbell naming it was
-	// confirmed: the agent has it, whatever became of the doorbell.
+	// delivered: the agent has it, whatever became of the doorbell.
 	Read = "read"
 	// Rung: a doorbell naming the copy was written into the session, with
-	// no evidence yet that the model saw it. Final when Why says the
-	// deliverer gave up after its re-rings.
+	// no evidence yet that the session took it in.
 	Rung = "rung"
 	// Held: the deliverer holds the doorbell: do not disturb, batching,
 	// spacing, a retry, or the session holds messages from other
-	// processes for review.
+	// processes for review; or no doorbell will name the copy (it was in
+	// the mailbox when the session started: the session-start hook
+	// showed it), then final.
 	Held = "held"
-	// Refused: the session refuses messages from other processes.
+	// Refused: the session refuses messages from other processes (its
+	// settings, looked at again before each try).
 	Refused = "refused"
-	// NoSession: no live session of the agent: the hooks or a poll will
-	// show the mail.
+	// NoSession: no session of the agent runs, nor ran with a deliverer
+	// in the last hour: the hooks or a poll will show the mail.
 	NoSession = "none"
 )
 
@@ -39,10 +51,10 @@ const (
 type Receipt struct {
 	Agent   string    `json:"agent"`
 	ID      string    `json:"id"`
-	Live    string    `json:"live"`             // Delivered, Read, Rung, Held, Refused or NoSession
-	Why     string    `json:"why,omitempty"`    // for Held and Refused: why; for Rung: how long it waited, or that it was given up on
-	At      time.Time `json:"at,omitzero"`      // for Delivered: when the evidence was seen; for Rung: when it was last rung
-	Session string    `json:"session,omitzero"` // for Delivered and Rung: the runtime and pid, e.g. claude-4242
+	Live    string    `json:"live"`             // Delivered, Submitted, Read, Rung, Held, Refused or NoSession
+	Why     string    `json:"why,omitempty"`    // for Held and Refused: why; for Submitted and Rung: what it waits for, or that it was given up on
+	At      time.Time `json:"at,omitzero"`      // for Delivered: when the answer was seen; for Submitted: when it was taken in; for Rung: when it was last rung
+	Session string    `json:"session,omitzero"` // for Delivered, Submitted and Rung: the runtime and pid, e.g. claude-4242
 	// Final says waiting longer cannot change the answer.
 	Final bool `json:"final"`
 }
@@ -53,9 +65,24 @@ const receiptPoll = 50 * time.Millisecond
 // WaitDelivered reports, for each copy in sent that sits in an agent's
 // mailbox, what became of its doorbell, waiting until every answer is
 // final or ctx ends (then the error is ctx.Err()). Final answers:
-// Delivered, Read, Refused, NoSession, and Rung once the deliverer gave up
-// on evidence.
+// Delivered, Read and NoSession; Submitted and Rung once the deliverer
+// gave up on evidence or the session ended; Refused once the session
+// ended; Held when no doorbell will name the copy. An answer, once final,
+// stays final: later answers only advance it (to Read, or Delivered).
 func WaitDelivered(ctx context.Context, s *maildir.Store, sent []*maildir.Message) ([]Receipt, error) {
+	return wait(ctx, s, sent, func(r Receipt) bool { return r.Final })
+}
+
+// WaitSubmitted is WaitDelivered for runtimes whose strongest answer is
+// Submitted (docs/agents.md says which): it waits until every answer is
+// Submitted, Delivered or Read, or final.
+func WaitSubmitted(ctx context.Context, s *maildir.Store, sent []*maildir.Message) ([]Receipt, error) {
+	return wait(ctx, s, sent, func(r Receipt) bool { return r.Final || r.Live == Submitted })
+}
+
+// wait reports the copies' receipts once done says each is enough, or
+// ctx ends (then the error is ctx.Err()).
+func wait(ctx context.Context, s *maildir.Store, sent []*maildir.Message, done func(Receipt) bool) ([]Receipt, error) {
 	var out []Receipt
 	var idx []int
 	for _, m := range sent {
@@ -73,7 +100,7 @@ func WaitDelivered(ctx context.Context, s *maildir.Store, sent []*maildir.Messag
 		for _, i := range idx {
 			r := &out[i]
 			if r.Final {
-				continue
+				continue // a final answer is never looked at again: it stays final
 			}
 			recs, ok := records[r.Agent]
 			if !ok {
@@ -84,7 +111,7 @@ func WaitDelivered(ctx context.Context, s *maildir.Store, sent []*maildir.Messag
 				records[r.Agent] = recs
 			}
 			*r = receipt(s, r.Agent, r.ID, recs)
-			if !r.Final {
+			if !done(*r) {
 				waiting++
 			}
 		}
@@ -99,71 +126,136 @@ func WaitDelivered(ctx context.Context, s *maildir.Store, sent []*maildir.Messag
 	}
 }
 
-// receipt is one copy's answer from its agent's records, the best answer
-// any live deliverer of the agent gives.
+// receipt is one copy's answer from its agent's records (see answer and
+// best), Read where the copy was read and no record says delivered.
 func receipt(s *maildir.Store, agent, id string, recs []*Record) Receipt {
-	best := Receipt{Agent: agent, ID: id, Live: NoSession, Final: true}
-	rank := map[string]int{NoSession: 0, Held: 1, Refused: 2, Rung: 3, Read: 4, Delivered: 5}
-	better := func(r Receipt) {
-		if rank[r.Live] > rank[best.Live] || best.Live == NoSession {
-			best = r
+	var arrived, stamp time.Time
+	m, err := s.Get(maildir.Address{Kind: maildir.KindAgent, Name: agent}, id)
+	if err == nil {
+		if at, err := s.Arrived(m); err == nil {
+			arrived, stamp = at, m.Timestamp
 		}
 	}
+	now := time.Now()
+	var answers []Receipt
 	for _, rec := range recs {
-		session := rec.Session.Runtime + "-" + itoa(rec.Session.Process.PID)
-		r := Receipt{Agent: agent, ID: id}
-		if !rec.Live() {
-			// A session that ended keeps the answers it had (see
-			// Record.Ended), for keptFor. So does one whose deliverer died
-			// without marking its end (killed: a runtime that ends its
-			// children so, a machine under load), from its last update:
-			// the evidence it recorded was evidence when it was recorded.
-			end := rec.Ended
-			if end.IsZero() {
-				end = rec.Updated
-			}
-			switch {
-			case end.IsZero() || time.Since(end) > keptFor:
-				continue
-			case !rec.Confirmed[id].IsZero():
-				r.Live, r.At, r.Session, r.Final = Delivered, rec.Confirmed[id], session, true
-			case !rec.Rung[id].IsZero():
-				r.Live, r.At, r.Session, r.Final = Rung, rec.Rung[id], session, true
-				r.Why = "its deliverer ended with no evidence the model saw it (the mail waits in the mailbox)"
-				if rec.Ended.IsZero() {
-					r.Why = "its deliverer died with no evidence the model saw it (the mail waits in the mailbox)"
-				}
-			default:
-				continue
-			}
-			better(r)
-			continue
+		if r, ok := answer(seen{rec: rec, session: rec.SessionLive(), deliverer: rec.Live(), arrived: arrived, stamp: stamp, now: now}, id); ok {
+			answers = append(answers, r)
 		}
+	}
+	r := best(agent, id, answers)
+	if r.Live != Delivered && err == nil && m.Read {
+		return Receipt{Agent: agent, ID: id, Live: Read, Final: true}
+	}
+	return r
+}
+
+// seen is what answer is given of one record: the record, whether its
+// session and its deliverer still run, when the copy arrived (zero:
+// unknown) and its sender's stamp, and now. No file or clock is read
+// while answering.
+type seen struct {
+	rec       *Record
+	session   bool
+	deliverer bool
+	arrived   time.Time
+	stamp     time.Time
+	now       time.Time
+}
+
+// before reports whether the copy was in the mailbox before the record's
+// deliverer began: as Deliverer.shownAtStart judges, by arrival, and
+// within the clock's tick by the sender's stamp.
+func (v seen) before() bool {
+	m := v.rec.Mark
+	return !v.arrived.IsZero() && !m.IsZero() && (v.arrived.Before(m) || v.arrived.Equal(m) && v.stamp.Before(v.rec.Started))
+}
+
+// answer is what one record says of copy id, and whether it says
+// anything. While the session runs an answer is final only when nothing
+// can change it but the copy being read: delivered; given up on; in the
+// mailbox before the session's deliverer began (named by no doorbell).
+// Once the session ended (or its deliverer was killed and the session is
+// gone too) its answers are final, for keptFor.
+func answer(v seen, id string) (Receipt, bool) {
+	rec := v.rec
+	r := Receipt{Agent: rec.Agent, ID: id, Session: rec.Session.Runtime + "-" + itoa(rec.Session.Process.PID)}
+	if !v.session {
+		end := rec.Ended
+		if end.IsZero() {
+			end = rec.Updated
+		}
+		if end.IsZero() || v.now.Sub(end) > keptFor {
+			return Receipt{}, false
+		}
+		r.Final = true
 		switch {
 		case !rec.Confirmed[id].IsZero():
-			r.Live, r.At, r.Session, r.Final = Delivered, rec.Confirmed[id], session, true
-		case !rec.Unconfirmed[id].IsZero():
-			r.Live, r.At, r.Session, r.Final = Rung, rec.Rung[id], session, true
-			r.Why = "no evidence the model saw it; given up after the re-rings (the mail waits in the mailbox)"
+			r.Live, r.At = Delivered, rec.Confirmed[id]
+		case !rec.Submitted[id].IsZero():
+			r.Live, r.At = Submitted, rec.Submitted[id]
+			r.Why = "the session ended before the model answered (the mail waits in the mailbox)"
 		case !rec.Rung[id].IsZero():
-			r.Live, r.At, r.Session = Rung, rec.Rung[id], session
-			r.Why = "written into the session, not yet confirmed"
-		case rec.Held[id] == "refused by the session":
-			r.Live, r.Why, r.Final = Refused, rec.Held[id], true
+			r.Live, r.At = Rung, rec.Rung[id]
+			r.Why = "the session ended with no evidence it took the doorbell in (the mail waits in the mailbox)"
+		case rec.Held[id] == refusedWhy:
+			r.Live, r.Why = Refused, refusedWhy
 		default:
-			r.Live, r.Why = Held, rec.Held[id]
-			if r.Why == "" {
-				r.Why = "not yet rung"
-			}
+			return Receipt{}, false
 		}
-		better(r)
+		return r, true
 	}
-	if best.Live != Delivered && best.Live != NoSession {
-		if m, err := s.Get(maildir.Address{Kind: maildir.KindAgent, Name: agent}, id); err == nil && m.Read {
-			return Receipt{Agent: agent, ID: id, Live: Read, Final: true}
+	switch {
+	case !rec.Confirmed[id].IsZero():
+		r.Live, r.At, r.Final = Delivered, rec.Confirmed[id], true
+	case !rec.Unconfirmed[id].IsZero() && !rec.Submitted[id].IsZero():
+		r.Live, r.At, r.Final = Submitted, rec.Submitted[id], true
+		r.Why = "taken in by the session, no answer from the model; given up (the mail waits in the mailbox)"
+	case !rec.Unconfirmed[id].IsZero():
+		r.Live, r.At, r.Final = Rung, rec.Rung[id], true
+		r.Why = "no evidence the session took it in; given up after the re-rings (the mail waits in the mailbox)"
+	case !rec.Submitted[id].IsZero():
+		r.Live, r.At = Submitted, rec.Submitted[id]
+		r.Why = "taken in by the session; the model has not answered yet"
+	case !rec.Rung[id].IsZero():
+		r.Live, r.At = Rung, rec.Rung[id]
+		r.Why = "written into the session, not yet taken in"
+	case rec.Held[id] == refusedWhy:
+		r.Live, r.Why, r.Session = Refused, refusedWhy+" (tried again while the session runs)", ""
+	case rec.Held[id] != "":
+		r.Live, r.Why, r.Session = Held, rec.Held[id], ""
+	case v.before():
+		r.Live, r.Final, r.Session = Held, true, ""
+		r.Why = "in the mailbox when the session's deliverer began: the session-start hook showed it; no doorbell names it"
+	case v.deliverer:
+		r.Live, r.Why, r.Session = Held, "not yet rung", ""
+	default:
+		r.Live, r.Session = Held, ""
+		r.Why = "no deliverer serves the session now (it was killed): the session's hooks show the mail"
+	}
+	return r, true
+}
+
+// refusedWhy is why a copy waits when the session refuses other
+// processes' messages.
+const refusedWhy = "refused by the session"
+
+// best merges the records' answers for one copy: the most advanced
+// answer (delivered, submitted, rung, refused, held), final only when
+// every answer is (a session still running may yet advance it), unless it
+// is delivered; with no answer, NoSession.
+func best(agent, id string, answers []Receipt) Receipt {
+	out := Receipt{Agent: agent, ID: id, Live: NoSession, Final: true}
+	rank := map[string]int{NoSession: 0, Held: 1, Refused: 2, Rung: 3, Submitted: 4, Delivered: 5}
+	final := true
+	for i, r := range answers {
+		final = final && r.Final
+		if i == 0 || rank[r.Live] > rank[out.Live] || rank[r.Live] == rank[out.Live] && !r.Final {
+			out = r
 		}
 	}
-	return best
+	out.Final = out.Live == Delivered || final
+	return out
 }
 
 // Summary counts receipts by their Live state, in a fixed order, for a
@@ -174,7 +266,7 @@ func Summary(rs []Receipt) string {
 		n[r.Live]++
 	}
 	out := ""
-	for _, k := range []string{Delivered, Read, Rung, Held, Refused, NoSession} {
+	for _, k := range []string{Delivered, Submitted, Read, Rung, Held, Refused, NoSession} {
 		if n[k] > 0 {
 			if out != "" {
 				out += ", "

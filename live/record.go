@@ -18,9 +18,13 @@ import (
 // runtime/live/<agent>/<runtime>-<pid>.json, never committed.
 const Dir = "runtime/live"
 
-// A Record is what a running deliverer publishes of itself and of what it
-// rang, for "mailfs live list" and for senders' receipts
-// ("send --wait-for delivered"). It is rewritten after every ring.
+// A Record is what a session's deliverers publish of themselves and of
+// what they rang, for "mailfs live list" and for senders' receipts
+// ("send --wait-for delivered"). It is one file per session, rewritten
+// after every ring, and per message it only moves forward: a deliverer
+// that takes a session over (after a kill, at /clear) starts from the
+// record it finds (see takeOver), so no later deliverer forgets what an
+// earlier one rang, saw submitted or saw delivered.
 type Record struct {
 	Agent     string               `json:"agent"`
 	Deliverer Process              `json:"deliverer"`
@@ -31,11 +35,15 @@ type Record struct {
 	LastRing  time.Time            `json:"last_ring,omitzero"`
 	Rung      map[string]time.Time `json:"rung"`           // message id -> when a doorbell naming it was last written into the session
 	Held      map[string]string    `json:"held,omitempty"` // message id -> why it waits: "dnd", "batched", "spacing", "retrying", "held by the session", "refused by the session"
-	// Confirmed: message id -> when the session gave evidence that a
-	// doorbell naming it became the model's input (its prompt hook saw
-	// the doorbell's nonce, or the runtime's own transcript shows it sent
-	// to the model). Only this is "delivered".
+	// Confirmed: message id -> when the runtime's own record showed the
+	// model produced output for a turn whose input held a doorbell naming
+	// it. Only this is "delivered".
 	Confirmed map[string]time.Time `json:"confirmed,omitempty"`
+	// Submitted: message id -> when the session showed it took a doorbell
+	// naming it in as input (its prompt hook saw the ring mark, the
+	// runtime queued it or wrote it as a user line), with no answer from
+	// the model yet: "submitted", never "delivered".
+	Submitted map[string]time.Time `json:"submitted,omitempty"`
 	// Bells are the doorbells written and not yet confirmed, newest last.
 	Bells []Bell `json:"bells,omitempty"`
 	// Unconfirmed: message id -> when the deliverer gave up on evidence
@@ -47,6 +55,14 @@ type Record struct {
 	// keptFor): what its doorbells became stays there for senders still
 	// waiting on a receipt.
 	Ended time.Time `json:"ended,omitzero"`
+	// Mark is when the session's deliverer (the last to take it over)
+	// began, on the clock that stamps a file's arrival, as Started is on
+	// the sender's (see Deliverer.shownAtStart): mail that arrived before
+	// it was shown by the session-start hook and is named by no doorbell.
+	Mark time.Time `json:"mark,omitzero"`
+	// SessionIDs are the ids the session has had while served, oldest
+	// first (they change at /clear and /resume): where its evidence is.
+	SessionIDs []string `json:"session_ids,omitempty"`
 }
 
 // keptFor is how long the record of a session that ended is kept when it
@@ -58,15 +74,25 @@ type Bell struct {
 	Nonce  string    `json:"nonce"`            // its RingMark: fresh for each ring
 	At     time.Time `json:"at"`               // when it was written
 	IDs    []string  `json:"ids"`              // the messages it names
-	Queued bool      `json:"queued,omitempty"` // the runtime shows it queued for the model (Claude Code's transcript)
+	Queued bool      `json:"queued,omitempty"` // the session took it in (see Submitted): not rung again
 	Again  bool      `json:"again,omitempty"`  // its messages were handed to a later doorbell
+	// Submitted is when the session showed it took the doorbell in, with
+	// no answer yet (zero: no such evidence).
+	Submitted time.Time `json:"submitted,omitzero"`
 }
 
 // Live reports whether the record's deliverer still runs its session.
 func (r *Record) Live() bool { return r.Ended.IsZero() && r.Deliverer.Alive() }
 
-// NotConfirmed counts the messages rung with no evidence yet, or given up
-// on: "rung", not "delivered".
+// SessionLive reports whether the record's session still runs, whether or
+// not a deliverer serves it now: its deliverer runs (it ends with its
+// session, marking the record ended), or the session's process does.
+func (r *Record) SessionLive() bool {
+	return r.Ended.IsZero() && (r.Deliverer.Alive() || r.Session.Process.Alive())
+}
+
+// NotConfirmed counts the messages rung and not delivered: submitted, no
+// evidence yet, or given up on.
 func (r *Record) NotConfirmed() int {
 	n := 0
 	for id := range r.Rung {
@@ -75,6 +101,60 @@ func (r *Record) NotConfirmed() int {
 		}
 	}
 	return n
+}
+
+// NotAnswered counts the messages submitted (the session took a doorbell
+// naming them in) and not yet delivered.
+func (r *Record) NotAnswered() int {
+	n := 0
+	for id := range r.Submitted {
+		if r.Confirmed[id].IsZero() {
+			n++
+		}
+	}
+	return n
+}
+
+// takeOver is the record a new deliverer of the same session starts
+// from: what the last one recorded (was), with the new deliverer's own
+// facts (now). Per message nothing goes back: rung, submitted, delivered
+// and given up stay (the earliest evidence wins); the bells still
+// awaiting an answer are awaited again; what waits is the new
+// deliverer's to say. A record of another session (another process, or
+// one that ended) is not taken over.
+func takeOver(was, now *Record) *Record {
+	if was == nil || !was.Ended.IsZero() || was.Session.Process != now.Session.Process {
+		return now
+	}
+	out := *now
+	out.Rings, out.LastRing = was.Rings, was.LastRing
+	out.Rung = mergeTimes(was.Rung, now.Rung, false)
+	out.Confirmed = mergeTimes(was.Confirmed, now.Confirmed, true)
+	out.Submitted = mergeTimes(was.Submitted, now.Submitted, true)
+	out.Unconfirmed = mergeTimes(was.Unconfirmed, now.Unconfirmed, true)
+	out.Bells = append(slices.Clone(was.Bells), now.Bells...)
+	out.SessionIDs = slices.Clone(was.SessionIDs)
+	for _, id := range now.SessionIDs {
+		if !slices.Contains(out.SessionIDs, id) {
+			out.SessionIDs = append(out.SessionIDs, id)
+		}
+	}
+	return &out
+}
+
+// mergeTimes is the union of a and b; where both hold an id, the earlier
+// time when earliest, else the later.
+func mergeTimes(a, b map[string]time.Time, earliest bool) map[string]time.Time {
+	out := make(map[string]time.Time, len(a)+len(b))
+	for _, m := range []map[string]time.Time{a, b} {
+		for id, at := range m {
+			was, ok := out[id]
+			if !ok || earliest && at.Before(was) || !earliest && at.After(was) {
+				out[id] = at
+			}
+		}
+	}
+	return out
 }
 
 // name is the record's file name.
@@ -154,18 +234,25 @@ func Records(s *maildir.Store, agent string) ([]*Record, error) {
 	}
 	var recs []*Record
 	for _, name := range names {
-		data, _, err := d.ReadFile(name, 1<<20)
-		if err != nil {
-			continue
+		if r, err := readRecord(d, name); err == nil {
+			recs = append(recs, r)
 		}
-		var r Record
-		if json.Unmarshal(data, &r) != nil {
-			continue
-		}
-		recs = append(recs, &r)
 	}
 	slices.SortFunc(recs, func(a, b *Record) int { return a.Started.Compare(b.Started) })
 	return recs, nil
+}
+
+// readRecord reads the record called name in d.
+func readRecord(d *durable.Dir, name string) (*Record, error) {
+	data, _, err := d.ReadFile(name, 1<<20)
+	if err != nil {
+		return nil, err
+	}
+	var r Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
 }
 
 // Agents returns the agents that have deliverer records.
@@ -190,11 +277,14 @@ func Agents(s *maildir.Store) ([]string, error) {
 	return agents, err
 }
 
-// Prune removes the records of deliverers that no longer run, but for
-// those of sessions that ended in the last keptFor with receipts to give.
+// Prune removes the records of sessions that no longer run, but for
+// those that ended in the last keptFor with receipts to give, and with
+// them the evidence files no record awaits any more. A record whose
+// deliverer died while its session runs stays: the session's next
+// deliverer takes it over (see takeOver), and its receipts stand.
 func Prune(s *maildir.Store, agent string) error {
 	recs, err := Records(s, agent)
-	if err != nil || len(recs) == 0 {
+	if err != nil {
 		return err
 	}
 	root, err := chipset.New(s.Dir())
@@ -204,16 +294,52 @@ func Prune(s *maildir.Store, agent string) error {
 	defer root.Close()
 	d, err := recordDir(root, agent, false)
 	if d == nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 		return err
 	}
 	defer d.Close()
+	awaited := map[string]bool{}
 	for _, r := range recs {
-		if !r.Live() && (r.Ended.IsZero() || time.Since(r.Ended) > keptFor) {
+		if stale(r, time.Now()) {
 			if err := d.Remove(r.name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("live: pruning %s: %w", r.name(), err)
 			}
 			d.Remove("." + strings.TrimSuffix(r.name(), ".json") + ".lock")
+			continue
+		}
+		for _, b := range r.Bells {
+			awaited[b.Nonce] = true
 		}
 	}
+	// Evidence no record awaits: of pruned records, or left after its
+	// bell was done. A file of the last moment may be of a bell not yet
+	// saved: it stays for the next prune.
+	var orphans []string
+	d.Each(func(e fs.DirEntry) {
+		if n, _, ok := evidenceName(e.Name()); ok && !awaited[n] {
+			if st, err := d.Lstat(e.Name()); err == nil && time.Since(st.ModTime) > time.Minute {
+				orphans = append(orphans, e.Name())
+			}
+		}
+	})
+	for _, name := range orphans {
+		d.Remove(name)
+	}
 	return nil
+}
+
+// stale reports whether r is a record no receipt needs any more: its
+// session no longer runs, and it ended (or, its deliverer killed, was
+// last updated) more than keptFor before now.
+func stale(r *Record, now time.Time) bool {
+	if r.SessionLive() {
+		return false
+	}
+	end := r.Ended
+	if end.IsZero() {
+		end = r.Updated
+	}
+	return now.Sub(end) > keptFor
 }

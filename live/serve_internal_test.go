@@ -32,7 +32,7 @@ func TestAStoppedLoopKeepsItsReceiptsWhicheverSignalItTakes(t *testing.T) {
 		rec := &Record{Agent: "toast", Deliverer: Self(), Started: time.Now().UTC(),
 			Rung: map[string]time.Time{"m": time.Now()}, Held: map[string]string{},
 			Confirmed: map[string]time.Time{"m": time.Now()}, Unconfirmed: map[string]time.Time{}}
-		st := &run{d: &Deliverer{}, agent: "toast", rec: rec, dir: dir, waiting: map[string]pending{},
+		st := &run{d: &Deliverer{Door: endedDoor{}}, agent: "toast", rec: rec, dir: dir, waiting: map[string]pending{},
 			tries: map[string]int{}, last: map[string]string{}}
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
@@ -48,3 +48,9 @@ func TestAStoppedLoopKeepsItsReceiptsWhicheverSignalItTakes(t *testing.T) {
 		}
 	}
 }
+
+// endedDoor is the door of a session that has ended.
+type endedDoor struct{}
+
+func (endedDoor) Ring(context.Context, string) error    { return ErrGone }
+func (endedDoor) Session(context.Context) (Info, error) { return Info{}, ErrGone }

@@ -564,8 +564,11 @@ func (d *demo) liveDoorbell() {
 	}
 	// The stand-in takes the doorbell as its next prompt, as an idle
 	// Claude Code does, and runs its prompt hook on it, as "mailfs setup
-	// claude" installs the hook: the hook sees the doorbell's ring mark,
-	// the evidence from inside the session that "delivered" is said on.
+	// claude" installs the hook: the hook sees the doorbell's ring mark
+	// (submitted). Then its model answers, and it writes the turn to its
+	// transcript as Claude Code does: the doorbell as the user line, the
+	// answer as an assistant line after it — the evidence "delivered" is
+	// said on.
 	type wake struct {
 		text string
 		at   time.Time
@@ -587,6 +590,10 @@ func (d *demo) liveDoorbell() {
 				at := time.Now()
 				in, _ := json.Marshal(map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": line.Message.Content})
 				run(d.a.ctx, []string{"--root", d.root, "hook", "prompt-submit", "capable"}, stdio{in: bytes.NewReader(in), out: io.Discard, err: io.Discard})
+				user, _ := json.Marshal(map[string]any{"type": "user", "uuid": "u1", "message": map[string]any{"role": "user", "content": line.Message.Content}})
+				answer, _ := json.Marshal(map[string]any{"type": "assistant", "uuid": "a1", "parentUuid": "u1", "message": map[string]any{"role": "assistant", "model": "demo", "content": "On it."}})
+				os.MkdirAll(filepath.Join(config, "projects", "demo"), 0o700)
+				os.WriteFile(filepath.Join(config, "projects", "demo", "demo.jsonl"), append(append(append(user, '\n'), answer...), '\n'), 0o600)
 				woken <- wake{line.Message.Content, at}
 				return
 			}
@@ -616,7 +623,7 @@ func (d *demo) liveDoorbell() {
 		lines := strings.Split(w.text, "\n")
 		fmt.Fprintf(d.a.out, "  the session was woken into a new turn %v after the send began, with the doorbell as its prompt:\n    %s\n    %s\n    …%s\n",
 			w.at.Sub(start).Round(100*time.Microsecond), lines[0], lines[1], lines[len(lines)-1][max(0, len(lines[len(lines)-1])-40):])
-		fmt.Fprintf(d.a.out, "  its own prompt hook saw that ring mark, and only that made the receipt say delivered (%v after the send began)\n", confirmed.Round(100*time.Microsecond))
+		fmt.Fprintf(d.a.out, "  its prompt hook saw that ring mark (submitted); only the model's answer to that turn, in the session's transcript, made the receipt say delivered (%v after the send began)\n", confirmed.Round(100*time.Microsecond))
 	case <-ctx.Done():
 		d.err = fmt.Errorf("demo: the session was not rung within 10s")
 	}

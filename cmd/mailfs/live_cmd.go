@@ -38,11 +38,12 @@ them; the mail stays in the mailbox, the only copy, so a push that is lost
 loses nothing: the next doorbell or hook shows it.
 
 Each doorbell ends with a ring mark, fresh for each ring; a message is
-"delivered" only when the session shows the doorbell became the model's
-input (its prompt hook saw the mark, or the runtime's own transcript shows
-it sent), else it is "rung", and rung again (at most 3 doorbells) when no
-evidence comes; "mailfs send --wait-for delivered" and "mailfs live list"
-say which.
+"delivered" only when the runtime's own record shows the model answered a
+turn whose input held the mark (Claude Code's transcript); "submitted" when
+the session took it in (its prompt hook saw the mark, the runtime queued
+it) and the model has not answered; else it is "rung", and rung again (at
+most 3 doorbells) when no evidence comes; "mailfs send --wait-for
+delivered" and "mailfs live list" say which.
 
 A deliverer ends when its session ends. "mailfs setup claude" and "mailfs
 setup qwen" install it as the runtime's async SessionStart hook; OpenCode's
@@ -274,13 +275,16 @@ func (c *liveListCmd) Help() string {
 	return `One line per running deliverer: its agent, runtime and session pid, the
 session's status as the runtime says it now (busy, idle; - where the
 runtime does not say), how many doorbells it rang, and of the messages they
-named how many are DELIVERED (the session showed evidence the model was
-given the doorbell: its prompt hook saw the doorbell's nonce, or Claude
-Code's transcript shows it sent) and how many are only RUNG (written, no
-evidence yet, or given up on after the re-rings), how many are HELD (dnd,
-batched, spacing, retrying, held or refused by the session), and when it
-last rang. --json prints each record whole: confirmed, bells (doorbells
-awaiting evidence), unconfirmed and held by message id.`
+named how many are DELIVERED (the runtime's own record shows the model
+answered a turn whose input held the doorbell: Claude Code's transcript, a
+runtime plugin's report), how many are SUBMITTED and no more (the session
+took the doorbell in: its prompt hook saw the ring mark, the runtime queued
+it; the model has not answered), how many are only RUNG (written, not yet
+taken in, or given up on after the re-rings; submitted ones included), how
+many are HELD (dnd, batched, spacing, retrying, held or refused by the
+session), and when it last rang. --json prints each record whole:
+confirmed, submitted, bells (doorbells awaiting an answer), unconfirmed
+and held by message id. Exit status 0.`
 }
 
 func (c *liveListCmd) Run(a *app) error {
@@ -299,7 +303,7 @@ func (c *liveListCmd) Run(a *app) error {
 		return err
 	}
 	if !c.JSON {
-		fmt.Fprintf(a.out, "%-20s %-7s %-8s %-6s %-5s %-9s %-5s %-5s %s\n", "AGENT", "RUNTIME", "SESSION", "STATUS", "RINGS", "DELIVERED", "RUNG", "HELD", "LAST RING")
+		fmt.Fprintf(a.out, "%-20s %-7s %-8s %-6s %-5s %-9s %-9s %-5s %-5s %s\n", "AGENT", "RUNTIME", "SESSION", "STATUS", "RINGS", "DELIVERED", "SUBMITTED", "RUNG", "HELD", "LAST RING")
 	}
 	for _, agent := range agents {
 		recs, err := live.Records(s, agent)
@@ -327,7 +331,7 @@ func (c *liveListCmd) Run(a *app) error {
 			if !r.LastRing.IsZero() {
 				last = r.LastRing.Format(time.RFC3339)
 			}
-			fmt.Fprintf(a.out, "%-20s %-7s %-8d %-6s %-5d %-9d %-5d %-5d %s\n", r.Agent, r.Session.Runtime, r.Session.Process.PID, orDash(r.Session.Status), r.Rings, len(r.Confirmed), r.NotConfirmed(), len(r.Held), last)
+			fmt.Fprintf(a.out, "%-20s %-7s %-8d %-6s %-5d %-9d %-9d %-5d %-5d %s\n", r.Agent, r.Session.Runtime, r.Session.Process.PID, orDash(r.Session.Status), r.Rings, len(r.Confirmed), r.NotAnswered(), r.NotConfirmed(), len(r.Held), last)
 		}
 	}
 	return nil

@@ -30,7 +30,7 @@ type sendCmd struct {
 	Field    []string       `sep:"none" placeholder:"KEY=VALUE" help:"Put a \"Key: value\" line at the top of the body (repeatable), as protocol messages do. The value is the rest of the argument, commas and all."`
 	Nudge    bool           `help:"Also nudge each recipient about the message; the nudge is dropped unseen once the message is read, archived or deleted."`
 	JSON     bool           `help:"Print each delivered copy as a JSON line instead of its id."`
-	WaitFor  string         `name:"wait-for" enum:",read,delivered" default:"" placeholder:"read|delivered" help:"After sending, block until every copy has been read, or until a live session was rung about it (receipts as JSON lines with --json)."`
+	WaitFor  string         `name:"wait-for" enum:",read,delivered,submitted" default:"" placeholder:"read|delivered|submitted" help:"After sending, block until every copy has been read, or until a live session's model answered its doorbell (delivered), or took it in (submitted); receipts as JSON lines with --json."`
 	Timeout  *time.Duration `placeholder:"D" help:"With --wait-for, give up after D: exit status 124; 0 looks once and does not wait. Default: wait until done."`
 	Key      *string        `name:"idempotency-key" placeholder:"KEY" help:"Deliver once: another send of the same message with this key within 30 days delivers nothing, exits 0 and prints the first send's ids (also after a crash or a power cut between the two); the key used for a different message exits 3 and sends nothing. Keys are per root, at most 128 bytes."`
 	sendKeys
@@ -61,20 +61,31 @@ receipt line per copy: agent, id, read_at.
 With --wait-for delivered, send blocks until the doorbell of each copy
 (see "mailfs live") has a final answer, and prints one receipt line per
 copy: agent, id, and one of
-  delivered  the session showed the doorbell became the model's input: its
-             prompt hook saw the doorbell's nonce, or the runtime's own
-             transcript shows it sent to the model (with when, which session)
-  read       the copy was read before its doorbell was confirmed
-  rung       written into the session, no evidence yet that the model saw
-             it; final once the deliverer gave up after its re-rings
-  held       the deliverer holds it: dnd, batched, spacing, retrying, or
-             the session holds messages from other processes for review
-  refused    the session refuses messages from other processes
-  none       no live session: the agent's hooks or its next poll show it
-Exit status 0 when every copy is delivered or read; 1 when a copy's
-answer is final and not that (rung and given up, refused, none); 124 when
---timeout ends the wait first (0 looks once). The mail is in the
-mailboxes in every case: a receipt is about the doorbell, not the mail.
+  delivered  the runtime's own record shows the model answered a turn whose
+             input held the doorbell (with when, which session)
+  submitted  the session took the doorbell in (its prompt hook saw it, the
+             runtime queued it or wrote it as the turn's input) and the
+             model has not answered it: final once given up on or once the
+             session ended; the strongest answer where the runtime keeps
+             no record of the model's output (docs/agents.md, per runtime)
+  read       the copy was read before its doorbell was delivered
+  rung       written into the session, not yet taken in; final once the
+             deliverer gave up after its re-rings, or the session ended
+  held       the deliverer holds it: dnd, batched, spacing, retrying, the
+             session holds messages from other processes for review, or
+             its deliverer died; final when no doorbell will name it (it
+             was in the mailbox when the session's deliverer began)
+  refused    the session refuses messages from other processes: final once
+             the session ended (the setting is looked at again until then)
+  none       no session of the agent runs: the hooks or its next poll show it
+A final answer never turns non-final; later looks only advance it.
+--wait-for submitted waits the same way until every copy is submitted,
+delivered or read (or final).
+Exit status 0 when every copy is delivered or read (with --wait-for
+submitted: or submitted); 1 when a copy's answer is final and not that
+(submitted or rung given up, refused, held for good, none); 124 when
+--timeout ends the wait first (0 looks once). The mail is in the mailboxes
+in every case: a receipt is about the doorbell, not the mail.
 
 With --nudge, each recipient also gets a nudge announcing the message. A
 nudge that cannot be queued (the recipient's queue is full) is reported as a
@@ -149,7 +160,7 @@ func (c *sendCmd) Run(a *app) error {
 	if c.WaitFor == "read" && err == nil {
 		return c.waitRead(a, s, sent)
 	}
-	if c.WaitFor == "delivered" && err == nil {
+	if (c.WaitFor == "delivered" || c.WaitFor == "submitted") && err == nil {
 		return c.waitDelivered(a, s, sent)
 	}
 	return err
@@ -192,14 +203,21 @@ func (c *sendCmd) waitRead(a *app, s *maildir.Store, sent []*maildir.Message) er
 }
 
 // waitDelivered blocks until every copy's doorbell has a final answer
-// (see live.WaitDelivered), or the timeout, and prints the receipts.
+// (see live.WaitDelivered), or with --wait-for submitted is at least
+// submitted (live.WaitSubmitted), or the timeout, and prints the receipts.
 func (c *sendCmd) waitDelivered(a *app, s *maildir.Store, sent []*maildir.Message) error {
 	ctx, cancel := c.waitContext(a)
 	defer cancel()
-	receipts, err := live.WaitDelivered(ctx, s, sent)
+	wait, enough := live.WaitDelivered, func(r live.Receipt) bool { return r.Live == live.Delivered || r.Live == live.Read }
+	if c.WaitFor == "submitted" {
+		wait, enough = live.WaitSubmitted, func(r live.Receipt) bool {
+			return r.Live == live.Delivered || r.Live == live.Read || r.Live == live.Submitted && !r.Final
+		}
+	}
+	receipts, err := wait(ctx, s, sent)
 	notDelivered := 0
 	for _, r := range receipts {
-		if r.Live != live.Delivered && r.Live != live.Read {
+		if !enough(r) {
 			notDelivered++
 		}
 		var perr error
@@ -210,7 +228,7 @@ func (c *sendCmd) waitDelivered(a *app, s *maildir.Store, sent []*maildir.Messag
 			switch r.Live {
 			case live.Delivered:
 				detail = r.Session + " at " + r.At.Format(time.RFC3339Nano)
-			case live.Rung:
+			case live.Rung, live.Submitted:
 				detail = r.Session + ": " + r.Why
 			}
 			_, perr = fmt.Fprintln(a.out, strings.TrimSpace(r.Agent+" "+r.ID+" "+r.Live+" "+detail))
@@ -221,13 +239,13 @@ func (c *sendCmd) waitDelivered(a *app, s *maildir.Store, sent []*maildir.Messag
 	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		return &exitStatus{code: exitTimeout, msg: fmt.Sprintf("timeout: %d of %d copies not confirmed delivered after %v (%s)", notDelivered, len(receipts), *c.Timeout, live.Summary(receipts))}
+		return &exitStatus{code: exitTimeout, msg: fmt.Sprintf("timeout: %d of %d copies not %s after %v (%s)", notDelivered, len(receipts), c.WaitFor, *c.Timeout, live.Summary(receipts))}
 	case a.ctx.Err() != nil:
 		return &exitStatus{code: exitError, msg: "error: interrupted before every copy was delivered"}
 	case err != nil:
 		return err
 	case notDelivered > 0:
-		return &exitStatus{code: exitNothing, msg: fmt.Sprintf("not delivered: %d of %d copies (%s): the mail waits in the mailboxes", notDelivered, len(receipts), live.Summary(receipts))}
+		return &exitStatus{code: exitNothing, msg: fmt.Sprintf("not %s: %d of %d copies (%s): the mail waits in the mailboxes", c.WaitFor, notDelivered, len(receipts), live.Summary(receipts))}
 	}
 	return nil
 }
