@@ -61,7 +61,7 @@ func placeOf(v reflect.Value) place { return place{v.Addr().Pointer(), v.Type()}
 func For(full any, args []string) *Call {
 	c := &Call{full: reflect.ValueOf(full), small: reflect.ValueOf(full), fields: map[reflect.Type][]int{}}
 	t := c.full.Type().Elem()
-	name := commandOf(t, args)
+	name := Command(full, args)
 	if name == "" {
 		return c
 	}
@@ -230,10 +230,12 @@ func asksHelp(args []string) bool {
 	return false
 }
 
-// commandOf returns the command args name: their first word that is no
-// flag, after only global flags of t by their long names (and the value
-// of each that takes one); "" when another flag, or none, comes first.
-func commandOf(t reflect.Type, args []string) string {
+// Command returns the command args name, given full, a pointer to the
+// program's grammar (nil will do): their first word that is no flag, after
+// only global flags by their long names (and the value of each that takes
+// one); "" when another flag, or none, comes first.
+func Command(full any, args []string) string {
+	t := reflect.TypeOf(full).Elem()
 	global := map[string]bool{} // --name: whether it takes a value
 	for i := range t.NumField() {
 		if f := t.Field(i); !hasTag(f, "cmd") {
