@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/alecthomas/kong"
 
@@ -21,52 +19,10 @@ import (
 // worst, which fsck removes). A command that can wait (send --wait-for)
 // or loops is not brief.
 func isBrief(args []string) bool {
-	if f, ok := commandField(grammar.Command((*cli)(nil), args)); !ok || !hasTag(f, "brief") {
+	if f, ok := grammar.Field(reflect.TypeFor[cli](), grammar.Command((*cli)(nil), args)); !ok || !hasTag(f, "brief") {
 		return false
 	}
 	return !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--wait") })
-}
-
-// commandField is cli's field for the command name. The field whose name
-// in kebab case is name is found without reading any tags (they are long:
-// help text); only when that is not the command (a name tag, as host's) are
-// all fields' tags read.
-func commandField(name string) (reflect.StructField, bool) {
-	if name == "" {
-		return reflect.StructField{}, false
-	}
-	t := reflect.TypeFor[cli]()
-	if f, ok := t.FieldByNameFunc(func(field string) bool { return kebabIs(field, name) }); ok && hasTag(f, "cmd") && grammar.CommandName(f) == name {
-		return f, true
-	}
-	for i := range t.NumField() {
-		if f := t.Field(i); hasTag(f, "cmd") && grammar.CommandName(f) == name {
-			return f, true
-		}
-	}
-	return reflect.StructField{}, false
-}
-
-// kebabIs reports whether name is field in kebab case as commandName
-// spells it (MarkRead: mark-read), without building it.
-func kebabIs(field, name string) bool {
-	j := 0
-	for i, r := range field {
-		if unicode.IsUpper(r) {
-			if i > 0 {
-				if j >= len(name) || name[j] != '-' {
-					return false
-				}
-				j++
-			}
-			r = unicode.ToLower(r)
-		}
-		if j+utf8.RuneLen(r) > len(name) || !strings.HasPrefix(name[j:], string(r)) {
-			return false
-		}
-		j += utf8.RuneLen(r)
-	}
-	return j == len(name)
 }
 
 func hasTag(f reflect.StructField, key string) bool {
@@ -88,14 +44,14 @@ func parse(c *cli, args []string, trap *exitTrap, io stdio) (call *grammar.Call,
 		call = grammar.For(c, args)
 	}
 	trap.do(func() {
-		parser := newParser(call.Grammar(), args, trap, io)
+		parser := newParser(call, args, trap, io)
 		if os.Getenv("COMP_LINE") != "" { // a shell asking for completions
 			completeFromModel(parser)
 		}
 		kctx, err = parser.Parse(args)
 		if err != nil && !call.Full() { // said as the whole grammar says it
 			call = grammar.Whole(c)
-			kctx, err = newParser(call.Grammar(), args, trap, io).Parse(args)
+			kctx, err = newParser(call, args, trap, io).Parse(args)
 		}
 	})
 	return call, kctx, err
@@ -109,9 +65,13 @@ func grammarVars() kong.Vars {
 	return vars
 }
 
-// newParser is kong, set up for grammar (cli, or onlyCommand's copy).
-func newParser(grammar any, args []string, trap *exitTrap, io stdio) *kong.Kong {
-	parser, err := kong.New(grammar,
+// newParser is kong, set up for the call's grammar.
+func newParser(call *grammar.Call, args []string, trap *exitTrap, io stdio) *kong.Kong {
+	vars := call.Vars(grammarVars()) // only those it uses: kong interpolates each into every flag
+	if v := version(args); v != "" {
+		vars["version"] = v
+	}
+	parser, err := kong.New(call.Grammar(),
 		kong.Name("mailfs"),
 		kong.Description("Filesystem mail for coding agents: one JSON file per message, no database, no server."),
 		kong.Writers(io.out, io.err),
@@ -119,8 +79,7 @@ func newParser(grammar any, args []string, trap *exitTrap, io stdio) *kong.Kong 
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.Help(printHelp),
 		kong.TypeMapper(reflect.TypeFor[time.Duration](), durationMapper()),
-		kong.Vars{"version": version(args)},
-		grammarVars(),
+		vars,
 	)
 	if err != nil {
 		panic(err) // the cli struct is wrong: a programming error

@@ -24,8 +24,10 @@ package grammar
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/alecthomas/kong"
 )
@@ -38,6 +40,8 @@ type Call struct {
 	// fields maps each struct type made here to the index, in the type it
 	// was made from, of each of its fields.
 	fields map[reflect.Type][]int
+	// tags are the tags of the bare grammar's fields, all but help.
+	tags []string
 	// counterparts maps each struct kong filled in small to the same
 	// struct in full, once Run has copied it.
 	counterparts map[place]reflect.Value
@@ -65,17 +69,17 @@ func For(full any, args []string) *Call {
 	if name == "" {
 		return c
 	}
+	command, found := Field(t, name)
+	if !found {
+		return c
+	}
 	c.bare = !asksHelp(args)
 	var fields []reflect.StructField
 	var index []int
-	found := false
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if hasTag(f, "cmd") {
-			if CommandName(f) != name {
-				continue
-			}
-			found = true
+		if hasTag(f, "cmd") && f.Name != command.Name {
+			continue
 		}
 		if c.bare {
 			f = c.bareField(f)
@@ -83,12 +87,50 @@ func For(full any, args []string) *Call {
 		fields = append(fields, reflect.StructField{Name: f.Name, PkgPath: f.PkgPath, Type: f.Type, Tag: f.Tag, Anonymous: f.Anonymous})
 		index = append(index, i)
 	}
-	if found {
-		small := reflect.StructOf(fields)
-		c.fields[small] = index
-		c.small = reflect.New(small)
-	}
+	small := reflect.StructOf(fields)
+	c.fields[small] = index
+	c.small = reflect.New(small)
 	return c
+}
+
+// Field returns the field of t, a grammar's struct type, that is the
+// command kong calls name. The field whose name in kebab case is name is
+// found without reading other fields' tags (they are long: help text).
+func Field(t reflect.Type, name string) (reflect.StructField, bool) {
+	if name == "" {
+		return reflect.StructField{}, false
+	}
+	if f, ok := t.FieldByNameFunc(func(field string) bool { return kebabIs(field, name) }); ok && hasTag(f, "cmd") && CommandName(f) == name {
+		return f, true
+	}
+	for i := range t.NumField() {
+		if f := t.Field(i); hasTag(f, "cmd") && CommandName(f) == name {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// kebabIs reports whether name is field in kebab case, as CommandName
+// spells it (MarkRead: mark-read), without building it.
+func kebabIs(field, name string) bool {
+	j := 0
+	for i, r := range field {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				if j >= len(name) || name[j] != '-' {
+					return false
+				}
+				j++
+			}
+			r = unicode.ToLower(r)
+		}
+		if j+utf8.RuneLen(r) > len(name) || !strings.HasPrefix(name[j:], string(r)) {
+			return false
+		}
+		j += utf8.RuneLen(r)
+	}
+	return j == len(name)
 }
 
 // Whole returns the call for full itself: what a call's error is best
@@ -100,6 +142,23 @@ func (c *Call) Grammar() any { return c.small.Interface() }
 
 // Full reports whether the call is parsed with the whole grammar.
 func (c *Call) Full() bool { return c.small == c.full }
+
+// Vars returns the variables of vars the call's grammar uses: for a bare
+// grammar, those its tags name (${name}), since kong interpolates every
+// variable it is given into each flag and argument, used or not; else
+// vars itself.
+func (c *Call) Vars(vars kong.Vars) kong.Vars {
+	if !c.bare {
+		return vars
+	}
+	used := kong.Vars{}
+	for name, value := range vars {
+		if slices.ContainsFunc(c.tags, func(tag string) bool { return strings.Contains(tag, "${"+name) }) {
+			used[name] = value
+		}
+	}
+	return used
+}
 
 // Run runs the command kctx (from kong parsing c.Grammar()) selected, as
 // kctx.Run(arg) does: the Run(A) error method of the selected command and
@@ -150,6 +209,7 @@ func (c *Call) copy(dst, src reflect.Value) {
 // its struct (a command, an embedded struct), its type a bare copy.
 func (c *Call) bareField(f reflect.StructField) reflect.StructField {
 	f.Tag = withoutHelp(f.Tag)
+	c.tags = append(c.tags, string(f.Tag))
 	walks := hasTag(f, "cmd") || hasTag(f, "embed") || f.Anonymous
 	if !walks || f.Type.Kind() != reflect.Struct {
 		return f

@@ -84,7 +84,7 @@ func (c *checkCmd) Run(e *env) error {
 	return nil
 }
 
-var vars = kong.Vars{"tiers": "low,high"}
+var vars = kong.Vars{"tiers": "low,high", "unused": "x"}
 
 // parse parses args with the grammar For chose and runs the command, and
 // returns what the full grammar's value holds after and what ran.
@@ -95,7 +95,7 @@ func parse(t *testing.T, full bool, args ...string) (program, []string) {
 	if full {
 		call = grammar.For(&p, nil)
 	}
-	k, err := kong.New(call.Grammar(), vars, kong.Exit(func(int) { t.Fatalf("%q: kong exited", args) }))
+	k, err := kong.New(call.Grammar(), call.Vars(vars), kong.Exit(func(int) { t.Fatalf("%q: kong exited", args) }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,6 +162,15 @@ func TestGrammarHoldsWhatTheCallNeeds(t *testing.T) {
 		if texts := helpsOf(n); len(texts) != 0 {
 			t.Errorf("%q: help text in the model: %q", args, texts)
 		}
+	}
+	if got := grammar.For(&program{}, []string{"group", "add", "x"}).Vars(vars); len(got) != 1 || got["tiers"] != "low,high" {
+		t.Errorf("group add's variables: %v, want tiers only", got)
+	}
+	if got := grammar.For(&program{}, []string{"check-it"}).Vars(vars); len(got) != 0 {
+		t.Errorf("check-it's variables: %v, want none", got)
+	}
+	if got := grammar.For(&program{}, []string{"check-it", "--help"}).Vars(vars); len(got) != len(vars) {
+		t.Errorf("check-it --help's variables: %v, want all", got)
 	}
 	for _, args := range [][]string{{"send", "--help"}, {"send", "-h"}, {"--root=/r", "send", "-vh"}} {
 		n, full := model(args...)

@@ -100,9 +100,13 @@ func parse(call *grammar.Call, args []string, out, errw io.Writer) (*kong.Contex
 	if slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--version") }) {
 		version = buildinfo.Version() // read from the binary: only when asked
 	}
+	vars := call.Vars(Vars()) // only those the grammar uses: kong interpolates each into every flag
+	if version != "" {
+		vars["version"] = version
+	}
 	parser, err := kong.New(call.Grammar(), kong.Name("mailfs-hook"),
 		kong.Description("The per-turn calls of mailfs (hooks, check --inject), in a smaller binary."),
-		kong.Writers(out, errw), kong.Vars{"version": version}, Vars())
+		kong.Writers(out, errw), vars)
 	if err != nil {
 		panic(err) // the cli struct is wrong: a programming error
 	}
