@@ -27,7 +27,6 @@ import (
 	"slices"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/alecthomas/kong"
 )
@@ -94,43 +93,14 @@ func For(full any, args []string) *Call {
 }
 
 // Field returns the field of t, a grammar's struct type, that is the
-// command kong calls name. The field whose name in kebab case is name is
-// found without reading other fields' tags (they are long: help text).
+// command kong calls name.
 func Field(t reflect.Type, name string) (reflect.StructField, bool) {
-	if name == "" {
-		return reflect.StructField{}, false
-	}
-	if f, ok := t.FieldByNameFunc(func(field string) bool { return kebabIs(field, name) }); ok && hasTag(f, "cmd") && CommandName(f) == name {
-		return f, true
-	}
 	for i := range t.NumField() {
-		if f := t.Field(i); hasTag(f, "cmd") && CommandName(f) == name {
+		if f := t.Field(i); name != "" && hasTag(f, "cmd") && CommandName(f) == name {
 			return f, true
 		}
 	}
 	return reflect.StructField{}, false
-}
-
-// kebabIs reports whether name is field in kebab case, as CommandName
-// spells it (MarkRead: mark-read), without building it.
-func kebabIs(field, name string) bool {
-	j := 0
-	for i, r := range field {
-		if unicode.IsUpper(r) {
-			if i > 0 {
-				if j >= len(name) || name[j] != '-' {
-					return false
-				}
-				j++
-			}
-			r = unicode.ToLower(r)
-		}
-		if j+utf8.RuneLen(r) > len(name) || !strings.HasPrefix(name[j:], string(r)) {
-			return false
-		}
-		j += utf8.RuneLen(r)
-	}
-	return j == len(name)
 }
 
 // Whole returns the call for full itself: what a call's error is best
