@@ -116,7 +116,8 @@ type Handler struct {
 	// Doorbells, if set, is told the nonces of the doorbells a prompt
 	// carries (see RingNonces): the evidence, from inside the session,
 	// that the runtime made them the model's input, by which live
-	// delivery says "delivered" (package live's Confirm).
+	// delivery says "delivered". The programs that answer hooks set it to
+	// [Confirm], which records it.
 	Doorbells func(agent string, nonces []string) error
 
 	dirOnce sync.Once // stateDir, worked out once
