@@ -78,7 +78,7 @@ var errGone = errors.New("gc-mail-error:not-found")
 // working directory.
 //
 // open opens the town's store, with the city's root (the program that
-// serves Gas City gives it: cmd/mailfs's town.Open with City set, which
+// serves Gas City gives it: cmd/internal/citytown.Open, which
 // resolves the root with CityRoot).
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, open func(warn func(error)) (*maildir.Store, error)) (code int) {
 	defer func() {

@@ -19,7 +19,7 @@ func touch(t *testing.T, path string) {
 }
 
 // openTown opens the store as the mailfs programs do for Gas City
-// (cmd/internal/town.GasCity): $MAILFS_ROOT, else the city's root, else
+// (cmd/internal/citytown.Open): $MAILFS_ROOT, else the city's root, else
 // the nearest .chipset above the working directory.
 func openTown(func(error)) (*maildir.Store, error) {
 	root := os.Getenv("MAILFS_ROOT")

@@ -116,8 +116,8 @@ type Handler struct {
 	// Doorbells, if set, is told the nonces of the doorbells a prompt
 	// carries (see RingNonces): the evidence, from inside the session,
 	// that the runtime took them in as input, by which live delivery
-	// says "submitted" (package live's Confirm) — not "delivered": the
-	// model may never be called.
+	// says "submitted" — not "delivered": the model may never be called.
+	// The programs that answer hooks set it to [Confirm], which records it.
 	Doorbells func(agent string, nonces []string) error
 
 	dirOnce sync.Once // stateDir, worked out once

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailfs/mailfs/internal/leakcheck"
 	"github.com/mailfs/mailfs/maildir"
 )
 
@@ -18,6 +19,7 @@ import (
 // read messages than forgetSlack, which is what made the first message
 // list it, whatever its size.
 func TestFirstNewMessageListsNothing(t *testing.T) {
+	leakcheck.Check(t)
 	s, err := maildir.Open(filepath.Join(t.TempDir(), ".chipset"))
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +57,7 @@ func TestFirstNewMessageListsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer w.Close() // cancels the watch and waits for it to end
 	next := func() Event {
 		t.Helper()
 		select {

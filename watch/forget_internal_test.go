@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailfs/mailfs/internal/leakcheck"
 	"github.com/mailfs/mailfs/maildir"
 )
 
@@ -16,6 +17,7 @@ import (
 // each reported exactly once, and the ids it remembers stay under the
 // bound (twice the folder plus forgetSlack) instead of reaching 4,000.
 func TestWatcherForgetsWhatLeft(t *testing.T) {
+	leakcheck.Check(t)
 	s, err := maildir.Open(filepath.Join(t.TempDir(), ".chipset"))
 	if err != nil {
 		t.Fatal(err)
@@ -39,6 +41,7 @@ func TestWatcherForgetsWhatLeft(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer w.Close() // cancels the watch and waits for it to end
 	const rounds, batch = 400, 10
 	reported := map[string]int{}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

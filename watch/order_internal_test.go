@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailfs/mailfs/internal/leakcheck"
 	"github.com/mailfs/mailfs/maildir"
 )
 
@@ -16,6 +17,7 @@ import (
 // scan before the watches in Watch makes this test fail (the hook runs at
 // the end of the first scan, wherever the scan is).
 func TestMailBetweenWatchesAndScanIsReported(t *testing.T) {
+	leakcheck.Check(t)
 	s, err := maildir.Open(filepath.Join(t.TempDir(), ".chipset"))
 	if err != nil {
 		t.Fatal(err)
@@ -40,6 +42,7 @@ func TestMailBetweenWatchesAndScanIsReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer w.Close() // cancels the watch and waits for it to end
 	seen := map[string]int{}
 	deadline := time.After(10 * time.Second) // a failure's deadline, not a sleep
 	for seen["in between"] == 0 {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailfs/mailfs/internal/leakcheck"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/watch"
 )
@@ -14,6 +15,7 @@ import (
 // there: marked read, archived after being read, deleted. A queue's copy
 // is not waited for.
 func TestWaitReadSeesEveryEnding(t *testing.T) {
+	leakcheck.Check(t)
 	s, err := maildir.Open(filepath.Join(t.TempDir(), ".chipset"))
 	if err != nil {
 		t.Fatal(err)

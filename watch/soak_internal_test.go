@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailfs/mailfs/internal/leakcheck"
 	"github.com/mailfs/mailfs/maildir"
 )
 
@@ -18,6 +19,7 @@ import (
 // 10,000 events; MAILFS_SOAK_EVENTS=1000000 feeds a million (docs/
 // performance.md has that run).
 func TestWatcherMemoryIsFlat(t *testing.T) {
+	leakcheck.Check(t)
 	events := 10000
 	if n, err := strconv.Atoi(os.Getenv("MAILFS_SOAK_EVENTS")); err == nil && n > 0 {
 		events = n
@@ -39,6 +41,7 @@ func TestWatcherMemoryIsFlat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer w.Close() // cancels the watch and waits for it to end
 	heap := func() uint64 {
 		runtime.GC()
 		var m runtime.MemStats

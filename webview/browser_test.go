@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/mailfs/mailfs/internal/leakcheck"
 )
 
 // These tests drive headless Chromium against the real server (a
@@ -82,6 +84,7 @@ type liveTown struct {
 func newLiveTown(t testing.TB, serveArgs ...string) *liveTown {
 	t.Helper()
 	browser := chromium(t)
+	leakcheck.Check(t) // chromedp's goroutines end with the browser; a server's wait with it
 	lt := &liveTown{t: t, root: filepath.Join(t.TempDir(), ".chipset"), bin: mailfsBin(t)}
 	lt.mailfs("init")
 

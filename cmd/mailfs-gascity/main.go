@@ -7,8 +7,8 @@ package main
 import (
 	"os"
 
-	"github.com/mailfs/mailfs/cmd/internal/town"
+	"github.com/mailfs/mailfs/cmd/internal/citytown"
 	"github.com/mailfs/mailfs/gascity"
 )
 
-func main() { os.Exit(gascity.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, town.GasCity)) }
+func main() { os.Exit(gascity.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, citytown.Open)) }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/mailfs/mailfs/cmd/internal/grammar"
 	"github.com/mailfs/mailfs/cmd/internal/hookcmd"
 	"github.com/mailfs/mailfs/cmd/internal/town"
 	"github.com/mailfs/mailfs/gitsync"
@@ -97,7 +98,7 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 	var c cli
 	var trap exitTrap
 	a := &app{ctx: ctx, stdio: io}
-	grammar, kctx, err := parse(&c, args, &trap, io)
+	call, kctx, err := parse(&c, args, &trap, io)
 	if trap.exited {
 		return trap.code
 	}
@@ -107,7 +108,7 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 	if err := repeatedFlag(kctx, args); err != nil {
 		return a.usageIn(err, kctx)
 	}
-	globals := reflect.ValueOf(grammar).Elem()
+	globals := reflect.ValueOf(call.Grammar()).Elem()
 	a.rootFlag, a.hostFlag = globals.FieldByName("Root").String(), globals.FieldByName("Host").String()
 	// kong reads an empty path as the working directory, which would put
 	// state/ straight into it: an empty --root is refused, and an empty
@@ -126,7 +127,7 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 		}
 	}
 	defer a.close()
-	if trap.do(func() { err = kctx.Run(a) }) { // a command of kong's own (completion) ends with its Exit too
+	if trap.do(func() { err = grammar.Run(call, kctx, a) }) { // a command of kong's own (completion) ends with its Exit too
 		return trap.code
 	}
 	return a.exit(err)

@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/mailfs/mailfs/cmd/internal/town"
+	"github.com/mailfs/mailfs/cmd/internal/citytown"
 	"github.com/mailfs/mailfs/gascity"
 )
 
@@ -48,5 +48,5 @@ func (c *gascityCmd) Run(a *app) error {
 
 // runGasCity serves one provider call.
 func runGasCity(args []string, io stdio) int {
-	return gascity.Run(args, io.in, io.out, io.err, town.GasCity)
+	return gascity.Run(args, io.in, io.out, io.err, citytown.Open)
 }

@@ -7,17 +7,20 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/mailfs/mailfs/cmd/internal/grammar"
 )
 
-// Every command kong knows is one onlyCommand can select by the name kong
-// gives it, and the grammar it selects holds exactly that command.
-func TestOnlyCommandNamesEveryCommand(t *testing.T) {
+// Every command kong knows is one the smaller grammar (package grammar)
+// can be made of, by the name kong gives it: with its help when the call
+// asks for help, without when not, and holding exactly that command and
+// every global flag.
+func TestEveryCommandHasASmallerGrammar(t *testing.T) {
 	parser, err := kong.New(&cli{}, grammarVars())
 	if err != nil {
 		t.Fatal(err)
@@ -26,24 +29,33 @@ func TestOnlyCommandNamesEveryCommand(t *testing.T) {
 		t.Fatalf("only %d commands", len(parser.Model.Children))
 	}
 	for _, cmd := range parser.Model.Children {
-		one, ok := onlyCommand([]string{"--root", "/x", cmd.Name, "--help"})
-		if !ok {
-			t.Errorf("%s: not selected", cmd.Name)
-			continue
-		}
-		small, err := kong.New(one.Interface(), grammarVars())
-		if err != nil {
-			t.Fatalf("%s: %v", cmd.Name, err)
-		}
-		if len(small.Model.Children) != 1 || small.Model.Children[0].Name != cmd.Name {
-			t.Errorf("%s: the grammar holds %d commands", cmd.Name, len(small.Model.Children))
-		}
-		if got, want := len(small.Model.Flags), len(parser.Model.Flags); got != want {
-			t.Errorf("%s: %d global flags, want %d", cmd.Name, got, want)
+		for _, help := range []bool{true, false} {
+			args := []string{"--root", "/x", cmd.Name}
+			if help {
+				args = append(args, "--help")
+			}
+			call := grammar.For(&cli{}, args)
+			if call.Full() {
+				t.Errorf("%q: the whole grammar", args)
+				continue
+			}
+			small, err := kong.New(call.Grammar(), grammarVars())
+			if err != nil {
+				t.Fatalf("%q: %v", args, err)
+			}
+			if len(small.Model.Children) != 1 || small.Model.Children[0].Name != cmd.Name {
+				t.Errorf("%q: the grammar holds %d commands", args, len(small.Model.Children))
+			}
+			if got, want := len(small.Model.Flags), len(parser.Model.Flags); got != want {
+				t.Errorf("%q: %d global flags, want %d", args, got, want)
+			}
+			if got := small.Model.Children[0].Help != ""; got != help {
+				t.Errorf("%q: help text %v, want %v", args, got, help)
+			}
 		}
 	}
-	for _, args := range [][]string{nil, {"--help"}, {"--version"}, {"sned"}, {"--root", "/x"}, {"-h", "send"}, {"send", "--man"}} {
-		if _, ok := onlyCommand(args); ok {
+	for _, args := range [][]string{nil, {"--help"}, {"--version"}, {"sned"}, {"--root", "/x"}, {"-h", "send"}} {
+		if call := grammar.For(&cli{}, args); !call.Full() {
 			t.Errorf("%q: selected one command, want the full grammar", args)
 		}
 	}
@@ -70,8 +82,10 @@ func TestOneCommandGrammarBehavesAsTheFull(t *testing.T) {
 	if code, out, _ := call("send", "--help"); code != 0 || !strings.Contains(out, "Usage: mailfs send") || !strings.Contains(out, "takes --root DIR and --host NAME") || strings.Contains(out, "--root=DIR") {
 		t.Fatalf("send --help: %d %q", code, out)
 	}
-	one, _ := onlyCommand([]string{"inbox"})
-	if reflect.TypeOf(one.Interface()) == reflect.TypeOf(&cli{}) {
+	if code, _, errs := call("--root", root, "send", "--from", "mayor", "-m", "x"); code != exitUsage || !strings.Contains(errs, "missing flags: --subject=TEXT\n") {
+		t.Fatalf("a missing flag: %d %q", code, errs)
+	}
+	if grammar.For(&cli{}, []string{"inbox"}).Full() {
 		t.Fatal("the full grammar was selected")
 	}
 }

@@ -1,8 +1,8 @@
 package durable
 
 import (
-	"crypto/rand"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"unsafe"
@@ -46,9 +46,9 @@ func (d *Dir) ProbeWitness() (int, error) {
 	if err := d.root.writable(); err != nil {
 		return 0, err
 	}
-	var raw [8]byte
-	rand.Read(raw[:])
-	name := fmt.Sprintf(".witness-probe-%d-%x", os.Getpid(), raw)
+	// Unique beside other probes (the pid, and a random number: math/rand,
+	// not crypto/rand, whose initialisation every process would pay).
+	name := fmt.Sprintf(".witness-probe-%d-%016x", os.Getpid(), rand.Uint64())
 	if err := unix.Mkdirat(d.fd, name, 0o700); err != nil {
 		return 0, d.err("probe", name, err)
 	}

@@ -19,7 +19,6 @@ import (
 
 	"github.com/mailfs/mailfs/agentrt"
 	"github.com/mailfs/mailfs/hook"
-	"github.com/mailfs/mailfs/live"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/nudgeq"
 )
@@ -138,7 +137,7 @@ func (c *Hook) Run(e *Env) error {
 		budget = time.Millisecond // what is at hand, at once
 	}
 	h := &hook.Handler{Collector: hook.Collector{Store: s, Nudges: q, Budget: budget}, PostToolEvery: c.Every, MaxBytes: c.MaxBytes,
-		Doorbells: func(agent string, nonces []string) error { return live.Confirm(s, agent, nonces) }}
+		Doorbells: func(agent string, nonces []string) error { return hook.Confirm(s, agent, nonces) }}
 	answer(e, h.Handle(e.Ctx, agentrt.Runtime(c.Runtime), hook.Event(c.Event), c.Agent, in))
 	return nil
 }
@@ -201,7 +200,7 @@ func (c *Seen) Run(e *Env) error {
 	if err != nil {
 		return err
 	}
-	return live.Confirm(s, agent, nonces)
+	return hook.Confirm(s, agent, nonces)
 }
 
 func answer(e *Env, ans hook.Answer) {

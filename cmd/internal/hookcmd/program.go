@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/alecthomas/kong"
 
+	"github.com/mailfs/mailfs/cmd/internal/grammar"
 	"github.com/mailfs/mailfs/cmd/internal/town"
 	"github.com/mailfs/mailfs/internal/buildinfo"
 	"github.com/mailfs/mailfs/maildir"
@@ -47,13 +50,15 @@ func (c *checkCmd) Run(e *Env) error {
 // wrong (80), and 2 when live seen fails.
 func Main(args []string, in io.Reader, out, errw io.Writer) int {
 	var c cli
-	parser, err := kong.New(&c, kong.Name("mailfs-hook"),
-		kong.Description("The per-turn calls of mailfs (hooks, check --inject), in a smaller binary."),
-		kong.Writers(out, errw), kong.Vars{"version": buildinfo.Version()}, Vars())
-	if err != nil {
-		panic(err) // the cli struct is wrong: a programming error
+	// Kong is given the one command called, without help text unless
+	// asked for (package grammar): building the model of the whole is
+	// most of what a hook's start costs.
+	call := grammar.For(&c, args)
+	kctx, err := parse(call, args, out, errw)
+	if err != nil && !call.Full() { // said as the whole grammar says it
+		call = grammar.Whole(&c)
+		kctx, err = parse(call, args, out, errw)
 	}
-	kctx, err := parser.Parse(args)
 	if err != nil {
 		fmt.Fprintf(errw, "mailfs-hook: error: %v\n", err)
 		return 80 // kong's usage status, as mailfs's
@@ -79,7 +84,7 @@ func Main(args []string, in io.Reader, out, errw io.Writer) int {
 				fmt.Fprintf(errw, "mailfs: hint: %s\n", NoAgentHint)
 			}
 		}}
-	if err := kctx.Run(env); err != nil { // live seen's: the hooks report their own
+	if err := grammar.Run(call, kctx, env); err != nil { // live seen's: the hooks report their own
 		env.Report(err)
 		if errors.Is(err, ErrNoAgent) {
 			return 80
@@ -87,4 +92,23 @@ func Main(args []string, in io.Reader, out, errw io.Writer) int {
 		return 2
 	}
 	return 0
+}
+
+// parse parses args with call's grammar.
+func parse(call *grammar.Call, args []string, out, errw io.Writer) (*kong.Context, error) {
+	version := ""
+	if slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--version") }) {
+		version = buildinfo.Version() // read from the binary: only when asked
+	}
+	vars := call.Vars(Vars()) // only those the grammar uses: kong interpolates each into every flag
+	if version != "" {
+		vars["version"] = version
+	}
+	parser, err := kong.New(call.Grammar(), kong.Name("mailfs-hook"),
+		kong.Description("The per-turn calls of mailfs (hooks, check --inject), in a smaller binary."),
+		kong.Writers(out, errw), vars)
+	if err != nil {
+		panic(err) // the cli struct is wrong: a programming error
+	}
+	return parser.Parse(args)
 }

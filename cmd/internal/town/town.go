@@ -1,7 +1,8 @@
 // Package town opens a town's mail the one way every mailfs program does —
-// the command line, the MCP server, the web view and the Gas City provider
-// — so that they agree on where the root is, this host's name, whether the
-// indexes are used, and where warnings go.
+// the command line, the per-turn hooks, the MCP server, the web view and
+// the Gas City provider (through package citytown) — so that they agree
+// on where the root is, this host's name, whether the indexes are used,
+// and where warnings go.
 package town
 
 import (
@@ -9,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/mailfs/mailfs/gascity"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/nudgeq"
 )
@@ -22,9 +22,11 @@ type Config struct {
 	// Host is this host's name given on the command line (--host); ""
 	// means $MAILFS_HOST, else the root's runtime/host.
 	Host string
-	// City finds the root as Gas City finds its city (see CityRoot) before
-	// looking up from the working directory: the Gas City provider.
-	City bool
+	// Near, if set, finds the root from the working directory before the
+	// nearest .chipset is looked for ("" when it finds none): the Gas City
+	// provider's finds the city's (package citytown). It is a function,
+	// not a switch, so that the programs that need none link none.
+	Near func(getenv func(string) string, wd string) string
 	// Getenv reads the environment; nil means os.Getenv.
 	Getenv func(string) string
 	// Warn receives what readers skip and settings that are ignored; nil
@@ -44,7 +46,7 @@ func Open(c Config) (*maildir.Store, *nudgeq.Queue, error) {
 	if warn == nil {
 		warn = func(error) {}
 	}
-	root, err := Root(c.Root, c.City, getenv)
+	root, err := Root(c.Root, c.Near, getenv)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -78,10 +80,10 @@ func Open(c Config) (*maildir.Store, *nudgeq.Queue, error) {
 }
 
 // Root is the root a program uses: flag, else $MAILFS_ROOT (empty counts
-// as unset, as shells mean it), else — with city — the Gas City city's,
-// else the nearest .chipset in the working directory or above it, else
+// as unset, as shells mean it), else the one near finds (if set), else
+// the nearest .chipset in the working directory or above it, else
 // ./.chipset.
-func Root(flag string, city bool, getenv func(string) string) (string, error) {
+func Root(flag string, near func(getenv func(string) string, wd string) string, getenv func(string) string) (string, error) {
 	if flag != "" {
 		return holder(flag), nil
 	}
@@ -92,8 +94,8 @@ func Root(flag string, city bool, getenv func(string) string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if city {
-		if root := gascity.CityRoot(getenv, wd, gascity.ParentGC()); root != "" {
+	if near != nil {
+		if root := near(getenv, wd); root != "" {
 			return root, nil
 		}
 	}
@@ -117,11 +119,4 @@ func holder(dir string) string {
 		return inner
 	}
 	return dir
-}
-
-// GasCity opens the town of the Gas City city the process runs in, for
-// the Gas City provider (gascity.Run).
-func GasCity(warn func(error)) (*maildir.Store, error) {
-	s, _, err := Open(Config{City: true, Warn: warn})
-	return s, err
 }

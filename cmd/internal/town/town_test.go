@@ -31,9 +31,21 @@ func TestOpenIsTheOnePath(t *testing.T) {
 	t.Chdir(wd)
 	env := map[string]string{}
 	getenv := func(k string) string { return env[k] }
-	root := func(flag string, city bool) string {
+	// A finder of the root near the working directory, as the Gas City
+	// provider's finds the city's (package citytown).
+	nearCity := func(_ func(string) string, wd string) string {
+		if filepath.Dir(filepath.Dir(wd)) == city {
+			return filepath.Join(city, ".chipset")
+		}
+		return ""
+	}
+	root := func(flag string, near bool) string {
 		t.Helper()
-		r, err := Root(flag, city, getenv)
+		var find func(func(string) string, string) string
+		if near {
+			find = nearCity
+		}
+		r, err := Root(flag, find, getenv)
 		if err != nil {
 			t.Fatal(err)
 		}
