@@ -13,9 +13,12 @@ import (
 	"github.com/mailfs/mailfs/maildir"
 )
 
-// The evidence the slim per-turn binary leaves (hook.Confirm, which does
-// not link live) is the evidence live's own Confirm leaves, file for
-// file, where the deliverer reads it: the two must not drift apart.
+// The evidence the hooks and plugins leave (hook.Confirm and
+// hook.Answered, the one writer of it, which the slim per-turn binary
+// calls without linking live) is one file per valid nonce, named for
+// what it proves, in the record folder the deliverer reads (live.Dir),
+// and nothing where no deliverer ever ran. live reads the suffixes from
+// here (TestEvidenceIsPrunedWithItsRecord and the deliverer's tests).
 func TestConfirmLeavesWhatLiveReads(t *testing.T) {
 	nonces := []string{"0123456789abcdef", "fedcba9876543210", "../../escape0000", "short", "0123456789ABCDEF"}
 	leave := func(confirm func(*maildir.Store, string, []string) error, record bool) map[string]string {
@@ -46,23 +49,28 @@ func TestConfirmLeavesWhatLiveReads(t *testing.T) {
 		})
 		return files
 	}
-	for _, record := range []bool{true, false} {
-		ours, lives := leave(hook.Confirm, record), leave(live.Confirm, record)
-		names := func(m map[string]string) (out []string) {
-			for k := range m {
-				out = append(out, k)
-			}
-			slices.Sort(out)
-			return out
+	names := func(m map[string]string) (out []string) {
+		for k := range m {
+			out = append(out, k)
 		}
-		if !slices.Equal(names(ours), names(lives)) {
-			t.Fatalf("record folder %v: hook.Confirm left %q, live.Confirm %q", record, names(ours), names(lives))
+		slices.Sort(out)
+		return out
+	}
+	for _, c := range []struct {
+		write  func(*maildir.Store, string, []string) error
+		suffix string
+	}{{hook.Confirm, hook.SubmittedSuffix}, {hook.Answered, hook.AnsweredSuffix}} {
+		if left := leave(c.write, false); len(left) != 0 {
+			t.Fatalf("no deliverer ever ran, yet %q were left", names(left))
 		}
-		if want := 2; record && len(ours) != want {
-			t.Fatalf("left %q, want the %d valid nonces' files", names(ours), want)
+		ours := leave(c.write, true)
+		folder := filepath.Join("runtime", "live", "toast")
+		want := []string{filepath.Join(folder, "0123456789abcdef"+c.suffix), filepath.Join(folder, "fedcba9876543210"+c.suffix)}
+		if !slices.Equal(names(ours), want) {
+			t.Fatalf("left %q, want %q", names(ours), want)
 		}
 		for name, data := range ours {
-			if !strings.HasSuffix(name, hook.SeenSuffix) || !strings.HasSuffix(data, "\n") {
+			if !strings.HasSuffix(data, "\n") {
 				t.Errorf("%s: %q", name, data)
 			}
 			if _, err := time.Parse(time.RFC3339Nano, strings.TrimSuffix(data, "\n")); err != nil {

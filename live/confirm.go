@@ -4,107 +4,23 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"io/fs"
 	"maps"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/mailfs/mailfs/internal/chipset"
+	"github.com/mailfs/mailfs/hook"
 	"github.com/mailfs/mailfs/internal/durable"
 	"github.com/mailfs/mailfs/maildir"
 )
 
-// The evidence files the session's side leaves in the agent's record
-// folder, runtime/live/<agent>/<nonce><suffix>, for the deliverer to take
-// in and remove with the bell (or, unclaimed, after bellLife):
-//
-//   - submittedSuffix: the session took the doorbell in as input (its
-//     prompt hook saw the ring mark): submitted, not yet answered;
-//   - answeredSuffix: a runtime's plugin saw the model answer a turn whose
-//     input held the ring mark: delivered (see [Answered]);
-//   - seenSuffix: what earlier releases' hooks left; read as submitted.
-const (
-	submittedSuffix = ".submitted"
-	answeredSuffix  = ".answered"
-	seenSuffix      = ".seen"
-)
-
-// Confirm records that a session of agent took in the doorbells with these
-// nonces as input: its prompt hook saw them in the prompt the runtime is
-// about to send to the model (hook.Handler.Doorbells calls it). That is
-// "submitted", not "delivered": the model may never be called (an
-// endpoint down, a session killed first). Where no deliverer of agent has
-// ever run (no record folder) nothing waits for the evidence and nothing
-// is written. Nonces that are not a RingMark's are ignored.
-func Confirm(s *maildir.Store, agent string, nonces []string) error {
-	return leave(s, agent, nonces, submittedSuffix)
-}
-
-// Answered records that the model of a session of agent produced output
-// for a turn whose input held the doorbells with these nonces, as a
-// runtime's own plugin saw it (the model's reply to the turn, not the
-// prompt): the evidence "delivered" is said on. It writes as [Confirm]
-// does.
-func Answered(s *maildir.Store, agent string, nonces []string) error {
-	return leave(s, agent, nonces, answeredSuffix)
-}
-
-// leave writes <nonce><suffix> for each nonce into agent's record folder.
-func leave(s *maildir.Store, agent string, nonces []string, suffix string) error {
-	agent, err := maildir.ParseAgent(agent)
-	if err != nil {
-		return err
-	}
-	root, err := chipset.New(s.Dir())
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	d, err := recordDir(root, agent, false)
-	if d == nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return err
-	}
-	defer d.Close()
-	now := []byte(time.Now().UTC().Format(time.RFC3339Nano) + "\n")
-	for _, n := range nonces {
-		if !validNonce(n) {
-			continue
-		}
-		if err := d.ReplaceEphemeral(n+suffix, now); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// validNonce reports whether n could be a RingMark's nonce: a file name
-// made of it stays inside the record folder.
-func validNonce(n string) bool {
-	if len(n) != nonceLen {
-		return false
-	}
-	for _, c := range n {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
-
 // newNonce returns a fresh nonce for a RingMark.
 func newNonce() string {
-	b := make([]byte, nonceLen/2)
+	b := make([]byte, hook.NonceLen/2)
 	rand.Read(b)
 	return hex.EncodeToString(b)
 }
-
-// nonceLen is the length of a nonce in hex digits (64 random bits).
-const nonceLen = 16
 
 // evidenceFiles reads the evidence files in d: nonce -> when, for those
 // answered and for those submitted.
@@ -128,7 +44,7 @@ func evidenceFiles(d *durable.Dir) (answered, submitted map[string]time.Time) {
 			at = st.ModTime
 		}
 		into := submitted
-		if suffix == answeredSuffix {
+		if suffix == hook.AnsweredSuffix {
 			into = answered
 		}
 		if was, ok := into[n]; !ok || at.Before(was) {
@@ -140,8 +56,8 @@ func evidenceFiles(d *durable.Dir) (answered, submitted map[string]time.Time) {
 
 // evidenceName splits an evidence file's name into its nonce and suffix.
 func evidenceName(name string) (nonce, suffix string, ok bool) {
-	for _, suffix := range []string{submittedSuffix, answeredSuffix, seenSuffix} {
-		if n, ok := strings.CutSuffix(name, suffix); ok && validNonce(n) {
+	for _, suffix := range []string{hook.SubmittedSuffix, hook.AnsweredSuffix, hook.SeenSuffix} {
+		if n, ok := strings.CutSuffix(name, suffix); ok && hook.ValidNonce(n) {
 			return n, suffix, true
 		}
 	}
@@ -150,7 +66,7 @@ func evidenceName(name string) (nonce, suffix string, ok bool) {
 
 // removeEvidence removes every evidence file of nonce.
 func removeEvidence(d *durable.Dir, nonce string) {
-	for _, suffix := range []string{submittedSuffix, answeredSuffix, seenSuffix} {
+	for _, suffix := range []string{hook.SubmittedSuffix, hook.AnsweredSuffix, hook.SeenSuffix} {
 		d.Remove(nonce + suffix)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailfs/mailfs/hook"
 	"github.com/mailfs/mailfs/internal/chipset"
 	"github.com/mailfs/mailfs/maildir"
 )
@@ -253,11 +254,11 @@ func TestEvidenceIsPrunedWithItsRecord(t *testing.T) {
 	write("claude-1.json", rec(1, old, gone), old)                             // ended long ago
 	write("claude-2.json", rec(2, time.Now().Add(-time.Minute), awaited), old) // ended a minute ago: kept
 	stamp := func(at time.Time) []byte { return []byte(at.UTC().Format(time.RFC3339Nano) + "\n") }
-	write(gone+submittedSuffix, stamp(old), old)
-	write(gone+answeredSuffix, stamp(old), old)
-	write(kept+seenSuffix, stamp(old), old) // no record awaits it
-	write(awaited+seenSuffix, stamp(old), old)
-	write(fresh+submittedSuffix, stamp(time.Now()), time.Now())
+	write(gone+hook.SubmittedSuffix, stamp(old), old)
+	write(gone+hook.AnsweredSuffix, stamp(old), old)
+	write(kept+hook.SeenSuffix, stamp(old), old) // no record awaits it
+	write(awaited+hook.SeenSuffix, stamp(old), old)
+	write(fresh+hook.SubmittedSuffix, stamp(time.Now()), time.Now())
 	if err := Prune(s, "toast"); err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +267,7 @@ func TestEvidenceIsPrunedWithItsRecord(t *testing.T) {
 	for _, e := range entries {
 		left = append(left, e.Name())
 	}
-	want := []string{awaited + seenSuffix, fresh + submittedSuffix, "claude-2.json"}
+	want := []string{awaited + hook.SeenSuffix, fresh + hook.SubmittedSuffix, "claude-2.json"}
 	if !slices.Equal(left, want) {
 		t.Fatalf("after the prune: %v, want %v", left, want)
 	}

@@ -593,7 +593,7 @@ func jsonNum(n int) string { b, _ := json.Marshal(n); return string(b) }
 // live.Answered: delivered).
 func (f *fixture) promptHook(t *testing.T, answer ...bool) {
 	h := &hook.Handler{Collector: hook.Collector{Store: f.s, Nudges: f.q}, StateDir: t.TempDir(),
-		Doorbells: func(agent string, nonces []string) error { return live.Confirm(f.s, agent, nonces) }}
+		Doorbells: func(agent string, nonces []string) error { return hook.Confirm(f.s, agent, nonces) }}
 	// A ring's hook may still be listing the mailbox when the test
 	// ends (its receipt is written part-way through): the test's
 	// clean-up waits for it before the root is removed, and later rings
@@ -614,7 +614,7 @@ func (f *fixture) promptHook(t *testing.T, answer ...bool) {
 				t.Errorf("the prompt hook: %v", a.Errs)
 			}
 			if len(answer) > 0 && answer[0] {
-				if err := live.Answered(f.s, "toast", hook.RingNonces("toast", text)); err != nil {
+				if err := hook.Answered(f.s, "toast", hook.RingNonces("toast", text)); err != nil {
 					t.Errorf("the model's answer: %v", err)
 				}
 			}
@@ -710,7 +710,7 @@ func TestAnUnconfirmedDoorbellRingsAgainABoundedNumberOfTimes(t *testing.T) {
 	case <-time.After(300 * time.Millisecond): // three ConfirmWaits: a fourth would have rung
 	}
 	// The first doorbell's evidence, late: delivered after all.
-	if err := live.Answered(f.s, "toast", nonces[:1]); err != nil {
+	if err := hook.Answered(f.s, "toast", nonces[:1]); err != nil {
 		t.Fatal(err)
 	}
 	until(t, "the late evidence to confirm the message", 10*time.Second, func() bool {
@@ -1091,7 +1091,7 @@ func TestANewDelivererOfTheSessionKeepsEveryReceipt(t *testing.T) {
 		t.Fatalf("%d records of one session, want 1", len(recs))
 	}
 	// The model answers the doorbell the first deliverer rang.
-	if err := live.Answered(f.s, "toast", hook.RingNonces("toast", bell)); err != nil {
+	if err := hook.Answered(f.s, "toast", hook.RingNonces("toast", bell)); err != nil {
 		t.Fatal(err)
 	}
 	if rs, err := waitReceipts(t, f.s, []*maildir.Message{rung}, 10*time.Second); err != nil || rs[0].Live != live.Delivered {

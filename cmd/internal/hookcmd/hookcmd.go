@@ -167,16 +167,20 @@ func Inject(e *Env, agent string, budget time.Duration) {
 // Seen is "live seen [AGENT]": the doorbell's confirmation a runtime's
 // plugin sends with what it gave the model.
 type Seen struct {
-	Agent string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose doorbells."`
+	Agent    string `arg:"" optional:"" env:"MAILFS_AGENT" help:"Whose doorbells."`
+	Answered bool   `help:"The model has answered the turn this text was the input of: record its doorbells delivered, not submitted."`
 }
 
 // Help is the paragraph "live seen --help" prints.
 func (c *Seen) Help() string {
 	return `Reads text from standard input (at most 1 MiB), finds the agent's doorbells
-in it by their ring marks, and records them as taken in by the session: the
-evidence "delivered" is said on (see "mailfs live"). mailfs's pi extension
-runs it on what each model request carries; a prompt hook does the same on
-its own. Nothing is printed; the exit status is 0 whatever it finds.`
+in it by their ring marks, and records them as taken in by the session as
+input: "submitted", not "delivered", for the model may never be called (see
+"mailfs live"). With --answered the text is a turn the model answered (the
+turn's input, given once the model's reply to it is in): the evidence
+"delivered" is said on. A runtime's plugin runs it; a prompt hook records
+submitted on its own. Nothing is printed; the exit status is 0 whatever it
+finds.`
 }
 
 // Run records the doorbells e.In names as seen.
@@ -199,6 +203,9 @@ func (c *Seen) Run(e *Env) error {
 	s, _, err := e.Open()
 	if err != nil {
 		return err
+	}
+	if c.Answered {
+		return hook.Answered(s, agent, nonces)
 	}
 	return hook.Confirm(s, agent, nonces)
 }
