@@ -233,13 +233,32 @@ func fill(template, bin, agent string) []byte {
 	return []byte(strings.NewReplacer("__BIN__", string(b), "__HOOKBIN__", string(h), "__AGENT__", string(a)).Replace(template))
 }
 
-// pluginServes reports whether an OpenCode plugin file is mailfs's, for
-// agent (or for whichever agent $MAILFS_AGENT names).
-func pluginServes(data []byte, agent string) bool {
+// pluginAgentLine finds the agent a plugin of mailfs's (OpenCode's or
+// pi's) is written for: const AGENT = "name" || process.env.MAILFS_AGENT.
+var pluginAgentLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^const AGENT(?:: string)? = ("(?:[^"\\]|\\.)*") \|\|`)
+})
+
+// pluginAgent returns the agent a plugin file serves ("" when it names
+// none: it serves $MAILFS_AGENT), and whether the file is mailfs's
+// plugin at all.
+func pluginAgent(data []byte) (agent string, ok bool) {
 	s := string(data)
-	a, _ := json.Marshal(agent)
-	return (strings.Contains(s, "mailfs for OpenCode") || strings.Contains(s, "mailfs for pi")) &&
-		(strings.Contains(s, "AGENT = "+string(a)+" ||") || strings.Contains(s, `AGENT = "" ||`) || strings.Contains(s, "AGENT: string = "+string(a)+" ||") || strings.Contains(s, `AGENT: string = "" ||`))
+	if !strings.Contains(s, "mailfs for OpenCode") && !strings.Contains(s, "mailfs for pi") {
+		return "", false
+	}
+	m := pluginAgentLine().FindSubmatch(data)
+	if m == nil || json.Unmarshal(m[1], &agent) != nil {
+		return "", false
+	}
+	return agent, true
+}
+
+// pluginServes reports whether a plugin file is mailfs's, for agent (or
+// for whichever agent $MAILFS_AGENT names).
+func pluginServes(data []byte, agent string) bool {
+	a, ok := pluginAgent(data)
+	return ok && (a == agent || a == "")
 }
 
 // Skill is the Agent Skill (SKILL.md) that teaches agent the mailfs
@@ -265,7 +284,11 @@ type Change struct {
 // then nothing may be written.
 func Plan(rt agentrt.Runtime, dir, bin, agent string) ([]Change, error) {
 	if !slices.Contains(agentrt.Installable(), rt) {
-		return nil, fmt.Errorf("setup: unknown runtime %q (want claude, gemini, codex or qwen)", rt)
+		var known []string
+		for _, k := range agentrt.Installable() {
+			known = append(known, string(k))
+		}
+		return nil, fmt.Errorf("setup: unknown runtime %q (want one of %s)", rt, strings.Join(known, ", "))
 	}
 	var changes []Change
 	for _, f := range Files(rt) {
@@ -386,6 +409,11 @@ func Installed(rt agentrt.Runtime, dir, agent string) (have, missing []string, e
 // mcpJSONServes reports whether a JSON settings file's mcpServers holds
 // mailfs's server for agent.
 func mcpJSONServes(data []byte, agent string) bool {
+	return servesAgent(mcpJSONArgs(data), agent)
+}
+
+// mcpJSONArgs are the args of mcpServers.mailfs in a JSON settings file.
+func mcpJSONArgs(data []byte) []any {
 	var doc struct {
 		MCPServers map[string]struct {
 			Args []any `json:"args"`
@@ -394,15 +422,14 @@ func mcpJSONServes(data []byte, agent string) bool {
 	if std, err := hujson.Standardize(bytes.Clone(data)); len(data) > 0 && err == nil {
 		json.Unmarshal(std, &doc)
 	}
-	s, ok := doc.MCPServers["mailfs"]
-	return ok && servesAgent(s.Args, agent)
+	return doc.MCPServers["mailfs"].Args
 }
 
 // servesAgent reports whether an MCP server's args serve agent: they name
 // it, or name none (a shared server serves $MAILFS_AGENT).
 func servesAgent(args []any, agent string) bool {
-	i := slices.Index(args, any("--agent"))
-	return slices.Contains(args, any("mcp")) && (i < 0 || i+1 < len(args) && args[i+1] == agent)
+	a, ok := mcpAgent(args)
+	return ok && (a == agent || a == "")
 }
 
 // installedHooks reports which of rt's events have mailfs's hook for
