@@ -203,9 +203,9 @@ func liveEntry(rt agentrt.Runtime, bin, agent string) map[string]any {
 	return map[string]any{"type": "command", "command": LiveCommand(rt, bin, agent), "async": true, "timeout": timeout}
 }
 
-// ours matches a command mailfs installed, whatever the binary's path and
-// the agent.
-var ours = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|/)mailfs(-[a-z]+)?'? (hook|mcp|live)\b`) })
+// ours matches a command mailfs installed, whatever the binary's path,
+// the agent, and what the command says before it (MAILFS_LIVE=off ...).
+var ours = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[\s/])mailfs(-[a-z]+)?'? (hook|mcp|live)\b`) })
 
 //go:embed assets/SKILL.md
 var skill string

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -307,10 +308,13 @@ func checkSkill(t *testing.T, data []byte, agent string) {
 	}
 }
 
-func TestShellQuoteAndFirstWord(t *testing.T) {
+// The hook command's program, as the shell reads it (set -- splits the
+// command into words as the runtime's sh -c does), is the one named.
+func TestShellQuote(t *testing.T) {
 	for _, bin := range []string{"mailfs", "/opt/bin/mailfs", "/home/me/My Tools/mailfs", "/tmp/it's/mailfs"} {
 		cmd := Command(bin, agentrt.Claude, "stop", "nux")
-		if got := firstWord(cmd); got != bin+"-hook" {
+		out, err := exec.Command("/bin/sh", "-c", "set -- "+cmd+"; printf %s \"$1\"").Output()
+		if got := string(out); err != nil || got != bin+"-hook" {
 			t.Errorf("Command(%q) = %q, whose program reads back as %q", bin, cmd, got)
 		}
 		if !ours().MatchString(cmd) {

@@ -38,7 +38,7 @@ type setupCmd struct {
 	Out     string `type:"path" placeholder:"DIR" help:"plugin: the folder to write the plugin into (default: mailfs-plugin)."`
 	DryRun  bool   `name:"dry-run" help:"Print the change as a diff and write nothing."`
 	Shared  bool   `xor:"who,how" help:"Hooks for several agents in this worktree: they name no agent, and each session's $MAILFS_AGENT says which it is (MAILFS_AGENT=bob claude)."`
-	Replace bool   `xor:"how" help:"Replace hooks that serve another agent (or are shared) with this agent's."`
+	Replace bool   `xor:"how" help:"Hand a set-up that serves another agent (or is shared) to this one."`
 }
 
 func (c *setupCmd) Help() string {
@@ -104,8 +104,11 @@ Code: at its next turn), and an idle session wakes (see "mailfs live").
 
 Several agents in one worktree: "mailfs setup --shared" writes hooks that
 name no agent, and each session says who it is by $MAILFS_AGENT. Setting up
-one agent where the hooks serve another (or are shared) is refused, never
-a silent replacement: --shared to serve both, --replace to hand them over.
+one agent where any runtime's set-up (its hooks, MCP server or plugin)
+serves another, or is shared, is refused (exit 2, nothing written), never a
+silent replacement: --shared to serve both, --replace to hand it over.
+Flags that do not go together are refused before anything is read:
+--agent or --replace with --shared, --out with anything but plugin.
 
 On a named host (a town on several machines) it also makes this host the
 agent's home, if the agent has none yet.`
@@ -173,7 +176,7 @@ func (c *setupCmd) Run(a *app) error {
 	if c.Shared {
 		who = "every agent by $MAILFS_AGENT"
 	}
-	env := setup.Env{Getenv: os.Getenv, LookPath: exec.LookPath}
+	env := setup.Env{Getenv: os.Getenv, LookPath: exec.LookPath, Environ: os.Environ()}
 	for _, rt := range runtimes {
 		ready, findings := setup.Check(rt, c.Dir, agent, env)
 		reportReady(a, rt, who, c.Dir, ready, findings)
@@ -340,7 +343,8 @@ or refuses their doorbells, this host's name and the agent's home
 host, whether the MCP server's and the web view's binaries (mailfs-mcp,
 mailfs-serve) are installed, and for each runtime in --dir whether it will
 run mailfs: its files parse and hold mailfs's entries, each hook command
-resolves to a program, and the runtime's own switches let them run
+runs as the runtime runs it (through sh -c in --dir, with --help added so
+mailfs only prints its help), and the runtime's own switches let them run
 (Claude Code's disableAllHooks; Gemini CLI's folder trust; Codex's project
 trust, hooks switch and /hooks approval). Lines starting "!" say what
 stands in the way. Exit status 0 when at least one runtime will run mailfs
@@ -469,7 +473,7 @@ func printHelpers(a *app) (mcpErr error) {
 // and returns how many are ready to run mailfs. mcpErr is why mailfs-mcp
 // cannot be found, if it cannot: Codex needs it.
 func (c *doctorCmd) printRuntimes(a *app, agent string, mcpErr error) (ready int) {
-	env := setup.Env{Getenv: os.Getenv, LookPath: exec.LookPath}
+	env := setup.Env{Getenv: os.Getenv, LookPath: exec.LookPath, Environ: os.Environ()}
 	for _, rt := range agentrt.Installable() {
 		ok, findings := setup.Check(rt, c.Dir, agent, env)
 		if rt == agentrt.Codex && mcpErr != nil && len(findings) > 0 && strings.Contains(findings[0].Text, "mcp_servers.mailfs") {
