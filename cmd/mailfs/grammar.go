@@ -168,6 +168,7 @@ func parse(c *cli, args []string, trap *exitTrap, io stdio) (grammar any, kctx *
 func grammarVars() kong.Vars {
 	vars := hookcmd.Vars()
 	vars["setupTargets"] = setupTargets()
+	vars["setupRuntimes"] = runtimeNames()
 	return vars
 }
 

@@ -23,15 +23,21 @@ import (
 
 // setupTargets is setup's enum: every runtime, plugin, and "" (all found).
 func setupTargets() string {
-	var targets []string
+	return strings.ReplaceAll(runtimeNames(), " ", "") + ",plugin,"
+}
+
+// runtimeNames names every runtime setup installs into, from agentrt's
+// one list: "claude, gemini, …".
+func runtimeNames() string {
+	var names []string
 	for _, rt := range agentrt.Installable() {
-		targets = append(targets, string(rt))
+		names = append(names, string(rt))
 	}
-	return strings.Join(append(targets, "plugin", ""), ",")
+	return strings.Join(names, ", ")
 }
 
 type setupCmd struct {
-	Runtime string `arg:"" optional:"" enum:"${setupTargets}" default:"" help:"claude (Claude Code), gemini (Gemini CLI), codex (Codex), qwen (Qwen Code), copilot (GitHub Copilot CLI), opencode (OpenCode), pi, or plugin (a Claude Code plugin folder). Default: every one of claude, gemini, codex, qwen, copilot, opencode and pi found on $PATH."`
+	Runtime string `arg:"" optional:"" enum:"${setupTargets}" default:"" help:"claude (Claude Code), gemini (Gemini CLI), codex (Codex), qwen (Qwen Code), copilot (GitHub Copilot CLI), opencode (OpenCode), pi, or plugin (a Claude Code plugin folder). Default: every one of ${setupRuntimes} found on $PATH."`
 	Agent   string `xor:"who" placeholder:"NAME" help:"The agent that works in this worktree (default: $$MAILFS_AGENT, unless --shared)."`
 	Dir     string `default:"." type:"path" placeholder:"WORKTREE" help:"The agent's worktree, where the runtime's project settings live."`
 	Command string `default:"mailfs" placeholder:"PATH" help:"How the hooks run mailfs (a path, if it is not on the agent's PATH); the per-turn hooks run mailfs-hook beside it."`
@@ -74,7 +80,7 @@ func (c *setupCmd) Help() string {
           urgent mail waits, the live deliverer "mailfs live pi");
           .pi/skills/mailfs/SKILL.md (pi has no MCP, by design)
 
-With no runtime, it sets up each of claude, gemini, codex, qwen, copilot, opencode and pi found on
+With no runtime, it sets up each of ` + runtimeNames() + ` found on
 $PATH. The skill (SKILL.md) teaches the agent the mailfs commands without
 costing it a tool definition on every turn.
 
@@ -214,12 +220,8 @@ func (c *setupCmd) runtimes(a *app) ([]agentrt.Runtime, error) {
 		}
 	}
 	if len(runtimes) == 0 {
-		var all []string
-		for _, rt := range agentrt.Installable() {
-			all = append(all, string(rt))
-		}
 		return nil, usage("mailfs setup RUNTIME sets one up before it is installed",
-			"no agent runtime on $PATH (%s): name the one to set up", strings.Join(all, ", "))
+			"no agent runtime on $PATH (%s): name the one to set up", runtimeNames())
 	}
 	fmt.Fprintf(a.err, "mailfs: found %s on $PATH\n", strings.Join(names, ", "))
 	return runtimes, nil
