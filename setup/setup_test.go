@@ -483,3 +483,39 @@ func TestMCPServersInJSONSettings(t *testing.T) {
 		}
 	}
 }
+
+// Every runtime setup installs into knows whom its set-up serves, from any
+// of its files (hooks, MCP server, plugin), so no runtime hands one
+// agent's set-up to another unasked: a runtime added to agentrt without
+// that fails here.
+func TestGuardEveryRuntime(t *testing.T) {
+	for _, rt := range agentrt.Installable() {
+		t.Run(string(rt), func(t *testing.T) {
+			dir := t.TempDir()
+			apply := func(agent string) {
+				changes, err := Plan(rt, dir, "mailfs", agent)
+				if err != nil {
+					t.Fatal(err)
+				}
+				writeChanges(t, changes)
+			}
+			apply("toast")
+			if agents, shared := Serves(rt, dir); !slices.Equal(agents, []string{"toast"}) || shared {
+				t.Fatalf("serves %v, shared %v", agents, shared)
+			}
+			if err := Guard(rt, dir, "bob"); !errors.Is(err, ErrOtherAgent) {
+				t.Fatalf("bob over toast's: %v", err)
+			}
+			if err := Guard(rt, dir, "toast"); err != nil {
+				t.Fatalf("toast again: %v", err)
+			}
+			apply("")
+			if agents, shared := Serves(rt, dir); len(agents) != 0 || !shared {
+				t.Fatalf("after a shared set-up: serves %v, shared %v", agents, shared)
+			}
+			if err := Guard(rt, dir, "bob"); !errors.Is(err, ErrOtherAgent) {
+				t.Fatalf("bob over a shared set-up: %v", err)
+			}
+		})
+	}
+}
