@@ -74,10 +74,10 @@ func Files(rt agentrt.Runtime) []File {
 // postToolUse hooks print (tried with 1.0.102), and a hook that speaks
 // to no one must not record mail as shown; agentStop's block does reach
 // it (its reason is the next prompt).
-func copilotHooks(bin, agent string) []byte {
+func copilotHooks(bin, agent string, keep prefixes) []byte {
 	var entries []any
 	for _, ev := range hookEvents(agentrt.Copilot) {
-		entries = append(entries, ordered{[]string{"type", "bash", "timeoutSec"}, map[string]any{"type": "command", "bash": Command(bin, agentrt.Copilot, ev.mailfs, agent), "timeoutSec": 30}})
+		entries = append(entries, ordered{[]string{"type", "bash", "timeoutSec"}, map[string]any{"type": "command", "bash": keep["hook "+ev.mailfs] + Command(bin, agentrt.Copilot, ev.mailfs, agent), "timeoutSec": 30}})
 	}
 	hooks := map[string]any{}
 	for i, ev := range hookEvents(agentrt.Copilot) {
@@ -161,16 +161,18 @@ func shellQuote(s string) string {
 }
 
 // group is mailfs's hook group for rt's event.
-func group(rt agentrt.Runtime, bin, agent string) func(hookEvent) map[string]any {
+func group(rt agentrt.Runtime, bin, agent string, keep prefixes) func(hookEvent) map[string]any {
 	return func(ev hookEvent) map[string]any {
-		entry := map[string]any{"type": "command", "command": Command(bin, rt, ev.mailfs, agent), "timeout": 10}
+		entry := map[string]any{"type": "command", "command": keep["hook "+ev.mailfs] + Command(bin, rt, ev.mailfs, agent), "timeout": 10}
 		if rt == agentrt.Gemini {
 			entry["name"] = "mailfs-" + ev.mailfs
 			entry["timeout"] = 10000 // milliseconds
 		}
 		hooks := []any{entry}
 		if (rt == agentrt.Claude || rt == agentrt.Qwen) && ev.mailfs == "session-start" {
-			hooks = append(hooks, liveEntry(rt, bin, agent))
+			live := liveEntry(rt, bin, agent)
+			live["command"] = keep["live"] + live["command"].(string)
+			hooks = append(hooks, live)
 		}
 		g := map[string]any{"hooks": hooks}
 		if ev.matcher != "" {
@@ -201,6 +203,46 @@ func liveEntry(rt agentrt.Runtime, bin, agent string) map[string]any {
 		timeout *= 1000
 	}
 	return map[string]any{"type": "command", "command": LiveCommand(rt, bin, agent), "async": true, "timeout": timeout}
+}
+
+// prefixes are the variables a person set before mailfs in its hook
+// commands ("MAILFS_LIVE=off " before "mailfs live claude toast", the
+// documented way to turn live delivery off there), by what the command
+// runs: "hook EVENT" or "live". setup writes them back before its own
+// commands: they are the person's, not mailfs's.
+type prefixes map[string]string
+
+// assignment is a shell variable assignment before a command's program.
+var assignment = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=\S*$`) })
+
+// userPrefixes finds the prefixes in a hook file's mailfs commands.
+func userPrefixes(data []byte) prefixes {
+	v, err := hujson.Parse(data)
+	if len(data) == 0 || err != nil {
+		return nil
+	}
+	keep := prefixes{}
+	for val := range v.All() {
+		var s string
+		if lit, ok := val.Value.(hujson.Literal); !ok || json.Unmarshal(lit, &s) != nil || !ours().MatchString(s) {
+			continue
+		}
+		f := strings.Fields(s)
+		n := 0
+		for n < len(f) && assignment().MatchString(f[n]) {
+			n++
+		}
+		if n == 0 || n+2 >= len(f) || !isMailfs(strings.Trim(f[n], "'")) {
+			continue
+		}
+		switch f[n+1] {
+		case "hook":
+			keep["hook "+f[n+2]] = strings.Join(f[:n], " ") + " "
+		case "live":
+			keep["live"] = strings.Join(f[:n], " ") + " "
+		}
+	}
+	return keep
 }
 
 // ours matches a command mailfs installed, whatever the binary's path,
@@ -301,10 +343,10 @@ func Plan(rt agentrt.Runtime, dir, bin, agent string) ([]Change, error) {
 		switch f.Kind {
 		case KindHooks:
 			if rt == agentrt.Copilot {
-				data = copilotHooks(bin, agent)
+				data = copilotHooks(bin, agent, userPrefixes(old))
 				break
 			}
-			data, err = editHooks(old, hookEvents(rt), group(rt, bin, agent))
+			data, err = editHooks(old, hookEvents(rt), group(rt, bin, agent, userPrefixes(old)))
 			if err == nil && (rt == agentrt.Gemini || rt == agentrt.Qwen) {
 				// Both read MCP servers from the same settings file: set up
 				// here, no "gemini mcp add" is needed (which rewrites the
