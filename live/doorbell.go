@@ -78,7 +78,10 @@ func (b *Doorbell) Text() string {
 // subject or sender can neither pass for another agent's doorbell nor
 // confirm a ring that is not its own. The doorbell's own marks are
 // written around the fields, never through field.
-var markFree = strings.NewReplacer("(ring ", "[ring ", "mailfs doorbell for ", "mailfs doorbell, for ")
+func markFree(s string) string {
+	s = strings.ReplaceAll(s, "(ring ", "[ring ")
+	return strings.ReplaceAll(s, "mailfs doorbell for ", "mailfs doorbell, for ")
+}
 
 // field is what a doorbell shows of one field someone else wrote (a
 // message's id, sender or subject; a nudge's sender or text), and the one
@@ -90,7 +93,7 @@ var markFree = strings.NewReplacer("(ring ", "[ring ", "mailfs doorbell for ", "
 // (hook.Short). So no field can add a line, a message or a nudge to a
 // doorbell, nor make one longer than MaxBytes.
 func field(s string, nudge bool) string {
-	s = markFree.Replace(hook.Neutral(s, false))
+	s = markFree(hook.Neutral(s, false))
 	if !nudge {
 		return hook.Short(s)
 	}

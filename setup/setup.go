@@ -212,8 +212,15 @@ func liveEntry(rt agentrt.Runtime, bin, agent string) map[string]any {
 // commands: they are the person's, not mailfs's.
 type prefixes map[string]string
 
-// assignment is a shell variable assignment before a command's program.
-var assignment = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=\S*$`) })
+// assignment reports whether the word w is a shell variable assignment
+// (NAME=value), as words before a command's program are.
+func assignment(w string) bool {
+	name, _, ok := strings.Cut(w, "=")
+	if !ok || name == "" || name[0] >= '0' && name[0] <= '9' {
+		return false
+	}
+	return strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == ""
+}
 
 // userPrefixes finds the prefixes in a hook file's mailfs commands.
 func userPrefixes(data []byte) prefixes {
@@ -229,7 +236,7 @@ func userPrefixes(data []byte) prefixes {
 		}
 		f := strings.Fields(s)
 		n := 0
-		for n < len(f) && assignment().MatchString(f[n]) {
+		for n < len(f) && assignment(f[n]) {
 			n++
 		}
 		if n == 0 || n+2 >= len(f) || !isMailfs(strings.Trim(f[n], "'")) {
@@ -275,12 +282,6 @@ func fill(template, bin, agent string) []byte {
 	return []byte(strings.NewReplacer("__BIN__", string(b), "__HOOKBIN__", string(h), "__AGENT__", string(a)).Replace(template))
 }
 
-// pluginAgentLine finds the agent a plugin of mailfs's (OpenCode's or
-// pi's) is written for: const AGENT = "name" || process.env.MAILFS_AGENT.
-var pluginAgentLine = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?m)^const AGENT(?:: string)? = ("(?:[^"\\]|\\.)*") \|\|`)
-})
-
 // pluginAgent returns the agent a plugin file serves ("" when it names
 // none: it serves $MAILFS_AGENT), and whether the file is mailfs's
 // plugin at all.
@@ -289,11 +290,18 @@ func pluginAgent(data []byte) (agent string, ok bool) {
 	if !strings.Contains(s, "mailfs for OpenCode") && !strings.Contains(s, "mailfs for pi") {
 		return "", false
 	}
-	m := pluginAgentLine().FindSubmatch(data)
-	if m == nil || json.Unmarshal(m[1], &agent) != nil {
-		return "", false
+	// const AGENT = "name" || process.env.MAILFS_AGENT (pi: AGENT: string).
+	for line := range strings.Lines(s) {
+		rest, ok := strings.CutPrefix(line, "const AGENT = ")
+		if !ok {
+			rest, ok = strings.CutPrefix(line, "const AGENT: string = ")
+		}
+		quoted, _, found := strings.Cut(rest, " || ")
+		if ok && found {
+			return agent, json.Unmarshal([]byte(quoted), &agent) == nil
+		}
 	}
-	return agent, true
+	return "", false
 }
 
 // pluginServes reports whether a plugin file is mailfs's, for agent (or
