@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/mailfs/mailfs/hook"
 	"github.com/mailfs/mailfs/maildir"
@@ -54,14 +56,14 @@ func (b *Doorbell) Text() string {
 		if m.Priority == maildir.Urgent || m.Priority == maildir.High {
 			tag = "[" + string(m.Priority) + "] "
 		}
-		fmt.Fprintf(&s, "- %s%s from %s: %s\n", tag, hook.Neutral(m.ID, false), hook.Neutral(m.From, false), hook.Short(hook.Neutral(m.Subject, false)))
+		fmt.Fprintf(&s, "- %s%s from %s: %s\n", tag, idField(m.ID), field(m.From, false), field(m.Subject, false))
 	}
 	for _, n := range b.Nudges {
 		flag := ""
 		if n.Priority == nudgeq.Urgent {
 			flag = "[URGENT] "
 		}
-		fmt.Fprintf(&s, "- nudge %s[from %s] %s\n", flag, hook.Neutral(n.Sender, false), hook.Neutral(n.Message, false))
+		fmt.Fprintf(&s, "- nudge %s[from %s] %s\n", flag, field(n.Sender, false), field(n.Message, true))
 	}
 	s.WriteString("The mail waits in your mailbox")
 	if b.Nonce != "" {
@@ -69,6 +71,54 @@ func (b *Doorbell) Text() string {
 	}
 	s.WriteString(".")
 	return s.String()
+}
+
+// markFree breaks, in text someone else wrote, the two marks a doorbell's
+// evidence is read by (hook.DoorbellMark's opening, hook.RingMark), so a
+// subject or sender can neither pass for another agent's doorbell nor
+// confirm a ring that is not its own. The doorbell's own marks are
+// written around the fields, never through field.
+func markFree(s string) string {
+	s = strings.ReplaceAll(s, "(ring ", "[ring ")
+	return strings.ReplaceAll(s, "mailfs doorbell for ", "mailfs doorbell, for ")
+}
+
+// field is what a doorbell shows of one field someone else wrote (a
+// message's id, sender or subject; a nudge's sender or text), and the one
+// place a doorbell neutralises them: on one line (newlines and tabs become
+// spaces; U+2028, U+2029 and every other control character, bidi
+// controls included, U+FFFD; "<" and ">" "‹" and "›": hook.Neutral, as
+// the hooks show them), free of the doorbell's marks, and cut: a nudge's
+// text to nudgeq.MaxMessage bytes, anything else to a reminder's subject
+// (hook.Short). So no field can add a line, a message or a nudge to a
+// doorbell, nor make one longer than MaxBytes.
+func field(s string, nudge bool) string {
+	s = markFree(hook.Neutral(s, false))
+	if !nudge {
+		return hook.Short(s)
+	}
+	if len(s) > nudgeq.MaxMessage {
+		s = strings.ToValidUTF8(s[:nudgeq.MaxMessage], "") + "…"
+	}
+	return s
+}
+
+// idField is a message's id as its line shows it, first after the
+// priority tag: as it is when it is plain (letters, digits and . _ - : +,
+// as mailfs names files), else neutralised (field) and quoted, so a file
+// a script named "[urgent] x.json" is not shown as urgent mail and the
+// quoted id can still be given to mailfs read.
+func idField(id string) string {
+	s := field(id, false)
+	for _, r := range s {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune("._-:+", r) {
+			return strconv.Quote(s)
+		}
+	}
+	if s == "" {
+		return `""`
+	}
+	return s
 }
 
 // Fit drops the last messages and nudges until the text is within

@@ -48,7 +48,10 @@ type decision struct {
 // always; high mail, and mail rung before with no evidence, outside do not
 // disturb.
 func pressing(p pending, dnd bool) bool {
-	return p.m.Priority == maildir.Urgent || (p.m.Priority == maildir.High || p.again) && !dnd
+	if dnd {
+		return !DNDHolds(p.m)
+	}
+	return p.m.Priority == maildir.Urgent || p.m.Priority == maildir.High || p.again
 }
 
 // plan decides, from the situation alone. A doorbell is due once the

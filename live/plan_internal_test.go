@@ -112,3 +112,28 @@ func TestPlan(t *testing.T) {
 		})
 	}
 }
+
+// Under do not disturb the deliverer holds exactly what DNDHolds says, and
+// so what "mailfs dnd status" counts (DNDHeld): every priority, rung
+// before or not.
+func TestPlanHoldsWhatDNDHoldsSays(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	waiting := map[string]pending{}
+	var mail []*maildir.Message
+	for _, p := range []maildir.Priority{maildir.Urgent, maildir.High, maildir.Normal, maildir.Low} {
+		for _, again := range []bool{false, true} {
+			m := &maildir.Message{ID: string(p) + map[bool]string{false: "", true: "-again"}[again], Priority: p}
+			waiting[m.ID] = pending{m: m, since: t0.Add(-time.Second), again: again}
+			mail = append(mail, m)
+		}
+	}
+	d := plan(situation{now: t0, waiting: waiting, dnd: true, every: 30 * time.Second})
+	for id, p := range waiting {
+		if held := d.held[id] == "dnd"; held != DNDHolds(p.m) {
+			t.Errorf("%s: held for dnd %v, DNDHolds %v", id, held, DNDHolds(p.m))
+		}
+	}
+	if n, _ := DNDHeld(mail, nil); n != len(d.held) || n != 6 {
+		t.Errorf("DNDHeld counts %d, the plan holds %d (%v)", n, len(d.held), d.held)
+	}
+}

@@ -1,14 +1,19 @@
 package setup
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/pelletier/go-toml/v2"
 
@@ -25,11 +30,14 @@ type Finding struct {
 type Env struct {
 	Getenv   func(string) string
 	LookPath func(string) (string, error)
+	// Environ is the environment a runtime runs its hooks in, as
+	// os.Environ gives it; nil gives them only Getenv's PATH and HOME.
+	Environ []string
 }
 
 // Check says whether rt will run mailfs for agent in the worktree dir:
 // that its files parse and hold mailfs's entries, that each hook command
-// resolves to a program, and that the runtime's own switches let them run
+// runs through the shell as the runtime runs it (see runs), and that the runtime's own switches let them run
 // (Claude Code's disableAllHooks; Gemini CLI's and Qwen Code's folder trust; Codex's
 // project trust, hooks switch and /hooks approval). ready is true only
 // when nothing stands in the way.
@@ -61,13 +69,11 @@ func Check(rt agentrt.Runtime, dir, agent string, env Env) (ready bool, findings
 	default:
 		findings = append(findings, Finding{true, fmt.Sprintf("set up (%s)", strings.Join(have, ", "))})
 	}
-	var progs []string
+	said := map[string]bool{} // each failure once, not once per hook
 	for _, cmd := range HookCommands(rt, dir) {
-		if prog := firstWord(cmd); !slices.Contains(progs, prog) { // once each
-			progs = append(progs, prog)
-			if f, ok := resolves(cmd, abs, env); !ok {
-				findings = append(findings, f)
-			}
+		if f, why, ok := runs(cmd, abs, env); !ok && !said[why] {
+			said[why] = true
+			findings = append(findings, f)
 		}
 	}
 	switch rt {
@@ -93,7 +99,7 @@ func Check(rt agentrt.Runtime, dir, agent string, env Env) (ready bool, findings
 				var bin string
 				if json.Unmarshal(m[1], &bin) == nil {
 					for _, prog := range []string{bin, HookBinary(bin)} { // live, and the hooks
-						if f, ok := resolves(shellQuote(prog)+" hook", abs, env); !ok {
+						if f, ok := resolves(prog, abs, env); !ok {
 							findings = append(findings, f)
 						}
 					}
@@ -108,46 +114,67 @@ func Check(rt agentrt.Runtime, dir, agent string, env Env) (ready bool, findings
 	return ready, findings
 }
 
-// resolves checks that a hook command's program exists: a runtime would
-// otherwise fail every hook with status 127.
-func resolves(cmd, dir string, env Env) (Finding, bool) {
-	prog := firstWord(cmd)
+// hookTimeout bounds one hook command's run by runs: the hooks' own
+// timeout in the settings setup writes.
+const hookTimeout = 10 * time.Second
+
+// runs runs a hook command as the runtime runs it, through the shell
+// (/bin/sh -c, in the worktree, standard input empty), so that whatever
+// the command says before or around mailfs (MAILFS_LIVE=off mailfs-hook
+// ..., a quoted path, cd dir && ...) is read as the runtime reads it. It
+// adds --help, so mailfs answers with its help and does nothing. A
+// command the shell cannot run (127: not found; 126: not executable) or
+// that fails is a finding naming it, and what the shell said.
+func runs(cmd, dir string, env Env) (f Finding, said string, ok bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), hookTimeout)
+	defer cancel()
+	c := exec.CommandContext(ctx, "/bin/sh", "-c", cmd+" --help")
+	c.Dir = dir
+	c.Env = env.Environ
+	if c.Env == nil {
+		c.Env = []string{"PATH=" + env.Getenv("PATH"), "HOME=" + env.Getenv("HOME")}
+	}
+	var stderr bytes.Buffer
+	c.Stderr = &stderr
+	err := c.Run()
+	if err == nil {
+		return Finding{}, "", true
+	}
+	said, _, _ = strings.Cut(strings.TrimSpace(stderr.String()), "\n")
+	if said == "" {
+		said = err.Error()
+	}
+	var exit *exec.ExitError
+	code := -1
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	}
+	switch code {
+	case 127:
+		return Finding{false, fmt.Sprintf("the hook command %q is not found when the runtime runs it (%s), so every hook fails with status 127 (install it, or mailfs setup --command PATH)", cmd, said)}, said, false
+	case 126:
+		return Finding{false, fmt.Sprintf("the hook command %q cannot be run (%s), so every hook fails with status 126 (mailfs setup --command PATH)", cmd, said)}, said, false
+	}
+	return Finding{false, fmt.Sprintf("the hook command %q fails when the runtime runs it (%s)", cmd, said)}, said, false
+}
+
+// resolves checks that a plugin's program exists (OpenCode and pi spawn
+// it without a shell): a runtime would otherwise fail every hook.
+func resolves(prog, dir string, env Env) (Finding, bool) {
 	if strings.Contains(prog, "/") {
 		p := prog
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(dir, p)
 		}
 		if st, err := os.Stat(p); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
-			return Finding{false, fmt.Sprintf("the hook command %s is not an executable file, so every hook fails (mailfs setup --command PATH)", prog)}, false
+			return Finding{false, fmt.Sprintf("the plugin's command %s is not an executable file, so every hook fails (mailfs setup --command PATH)", prog)}, false
 		}
 		return Finding{}, true
 	}
 	if _, err := env.LookPath(prog); err != nil {
-		return Finding{false, fmt.Sprintf("the hook command %s is not on $PATH, so every hook fails with status 127 (install it, or mailfs setup --command PATH)", prog)}, false
+		return Finding{false, fmt.Sprintf("the plugin's command %s is not on $PATH, so every hook fails (install it, or mailfs setup --command PATH)", prog)}, false
 	}
 	return Finding{}, true
-}
-
-// firstWord is a shell command's program, unquoted.
-func firstWord(cmd string) string {
-	if strings.HasPrefix(cmd, "'") {
-		var b strings.Builder
-		for rest := cmd; strings.HasPrefix(rest, "'"); {
-			end := strings.IndexByte(rest[1:], '\'')
-			if end < 0 {
-				return rest[1:]
-			}
-			b.WriteString(rest[1 : end+1])
-			rest = rest[end+2:]
-			if strings.HasPrefix(rest, `\'`) {
-				b.WriteByte('\'')
-				rest = rest[2:]
-			}
-		}
-		return b.String()
-	}
-	prog, _, _ := strings.Cut(cmd, " ")
-	return prog
 }
 
 // home is the user's home folder as the runtimes find it.

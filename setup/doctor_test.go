@@ -31,7 +31,18 @@ func fakeMachine(t *testing.T, onPath bool) (home, dir string, env Env) {
 			}
 		}
 	}
-	vars := map[string]string{"HOME": home}
+	// The programs the hooks run, as the shell finds them on $PATH: they
+	// answer --help, as mailfs does.
+	bin := filepath.Join(root, "bin")
+	os.MkdirAll(bin, 0o755)
+	if onPath {
+		for _, name := range []string{"mailfs", "mailfs-hook"} {
+			if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	vars := map[string]string{"HOME": home, "PATH": bin}
 	return home, dir, Env{
 		Getenv: func(k string) string { return vars[k] },
 		LookPath: func(name string) (string, error) {
@@ -72,7 +83,45 @@ func TestDoctorClaude(t *testing.T) {
 	says(t, agentrt.Claude, dir, env, false, `sets "disableAllHooks": true`)
 	os.Remove(filepath.Join(home, ".claude", "settings.json"))
 	_, dir, env = fakeMachine(t, false)
-	says(t, agentrt.Claude, dir, env, false, "mailfs is not on $PATH, so every hook fails with status 127")
+	// What the shell said is quoted: its wording is the shell's own.
+	says(t, agentrt.Claude, dir, env, false, `the hook command "mailfs-hook hook session-start nux" is not found when the runtime runs it (`)
+	says(t, agentrt.Claude, dir, env, false, `not found), so every hook fails with status 127`)
+}
+
+// Doctor runs each hook command as the runtime does, through sh -c: what
+// the command says around mailfs is read as the shell reads it.
+func TestDoctorRunsHookCommandsThroughTheShell(t *testing.T) {
+	_, dir, env := fakeMachine(t, true)
+	settings := filepath.Join(dir, ".claude", "settings.json")
+	data, err := os.ReadFile(settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := func(from, to string) {
+		t.Helper()
+		if err := os.WriteFile(settings, []byte(strings.ReplaceAll(string(data), from, to)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// MAILFS_LIVE=off before the program, as docs/agents.md says to turn
+	// live delivery off: the shell runs mailfs, which is there.
+	edit(`"command": "mailfs`, `"command": "MAILFS_LIVE=off mailfs`)
+	says(t, agentrt.Claude, dir, env, true, "set up (SessionStart, UserPromptSubmit, PostToolUse, Stop, skill)")
+	// ... by path, quoted, in the shell's own way.
+	bin := env.Getenv("PATH")
+	edit(`"command": "mailfs`, `"command": "MAILFS_LIVE=off '`+bin+`'/mailfs`)
+	says(t, agentrt.Claude, dir, env, true, "set up (SessionStart, UserPromptSubmit, PostToolUse, Stop, skill)")
+	// A program the shell does not find: what it said, and the status.
+	edit(`"command": "mailfs`, `"command": "MAILFS_LIVE=off `+bin+`/nothere/mailfs`)
+	says(t, agentrt.Claude, dir, env, false, `the hook command "MAILFS_LIVE=off `+bin+`/nothere/mailfs-hook hook session-start nux" is not found when the runtime runs it`)
+	// One that is there but cannot run.
+	os.Chmod(filepath.Join(bin, "mailfs-hook"), 0o644)
+	edit(`"command": "mailfs`, `"command": "`+bin+`/mailfs`)
+	says(t, agentrt.Claude, dir, env, false, "so every hook fails with status 126")
+	// One that runs and fails.
+	write(t, filepath.Join(bin, "mailfs-hook"), "#!/bin/sh\necho broken >&2\nexit 3\n")
+	os.Chmod(filepath.Join(bin, "mailfs-hook"), 0o755)
+	says(t, agentrt.Claude, dir, env, false, "fails when the runtime runs it (broken)")
 }
 
 func TestDoctorGeminiFolderTrust(t *testing.T) {
@@ -115,7 +164,7 @@ func TestDoctorQwen(t *testing.T) {
 	says(t, agentrt.Qwen, dir, env, true, "Qwen Code trusts this folder")
 	// $QWEN_HOME moves all of it.
 	other := t.TempDir()
-	vars := map[string]string{"HOME": home, "QWEN_HOME": other}
+	vars := map[string]string{"HOME": home, "QWEN_HOME": other, "PATH": env.Getenv("PATH")}
 	env.Getenv = func(k string) string { return vars[k] }
 	says(t, agentrt.Qwen, dir, env, false, "approve it when asked") // the approvals too
 	write(t, filepath.Join(other, "mcpApprovals.json"), `{"`+dir+`": {"mailfs": {"hash": "h", "status": "approved"}}}`)

@@ -35,7 +35,7 @@ func PluginFiles(bin, version string) map[string][]byte {
 	mcp, _ := marshal(map[string]any{"mcpServers": map[string]any{"mailfs": map[string]any{"command": bin, "args": []string{"mcp"}}}})
 	return map[string][]byte{
 		filepath.Join(".claude-plugin", "plugin.json"): indent(manifest),
-		filepath.Join("hooks", "hooks.json"):           freshHooks(hookEvents(agentrt.Claude), group(agentrt.Claude, bin, "")),
+		filepath.Join("hooks", "hooks.json"):           freshHooks(hookEvents(agentrt.Claude), group(agentrt.Claude, bin, "", nil)),
 		".mcp.json":                                    indent(mcp),
 		filepath.Join("skills", "mailfs", "SKILL.md"):  Skill(""),
 	}

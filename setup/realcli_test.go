@@ -92,12 +92,13 @@ func TestRealGeminiTrustAndSkill(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeChanges(t, changes)
-	env := Env{Getenv: func(k string) string {
-		if k == "HOME" {
-			return home
-		}
-		return ""
-	}, LookPath: func(string) (string, error) { return "/bin/mailfs", nil }}
+	bin := filepath.Join(root, "bin") // the hooks' programs, as doctor's shell finds them
+	for _, name := range []string{"mailfs", "mailfs-hook"} {
+		write(t, filepath.Join(bin, name), "#!/bin/sh\nexit 0\n")
+		os.Chmod(filepath.Join(bin, name), 0o755)
+	}
+	env := Env{Getenv: func(k string) string { return map[string]string{"HOME": home, "PATH": bin}[k] },
+		LookPath: func(string) (string, error) { return "/bin/mailfs", nil }}
 	os.MkdirAll(filepath.Join(home, ".gemini"), 0o755)
 	says(t, agentrt.Gemini, proj, env, false, "Gemini CLI does not trust")
 	out := runCLI(t, proj, []string{"HOME=" + home}, gemini, "skills", "list")

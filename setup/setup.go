@@ -74,10 +74,10 @@ func Files(rt agentrt.Runtime) []File {
 // postToolUse hooks print (tried with 1.0.102), and a hook that speaks
 // to no one must not record mail as shown; agentStop's block does reach
 // it (its reason is the next prompt).
-func copilotHooks(bin, agent string) []byte {
+func copilotHooks(bin, agent string, keep prefixes) []byte {
 	var entries []any
 	for _, ev := range hookEvents(agentrt.Copilot) {
-		entries = append(entries, ordered{[]string{"type", "bash", "timeoutSec"}, map[string]any{"type": "command", "bash": Command(bin, agentrt.Copilot, ev.mailfs, agent), "timeoutSec": 30}})
+		entries = append(entries, ordered{[]string{"type", "bash", "timeoutSec"}, map[string]any{"type": "command", "bash": keep["hook "+ev.mailfs] + Command(bin, agentrt.Copilot, ev.mailfs, agent), "timeoutSec": 30}})
 	}
 	hooks := map[string]any{}
 	for i, ev := range hookEvents(agentrt.Copilot) {
@@ -161,16 +161,18 @@ func shellQuote(s string) string {
 }
 
 // group is mailfs's hook group for rt's event.
-func group(rt agentrt.Runtime, bin, agent string) func(hookEvent) map[string]any {
+func group(rt agentrt.Runtime, bin, agent string, keep prefixes) func(hookEvent) map[string]any {
 	return func(ev hookEvent) map[string]any {
-		entry := map[string]any{"type": "command", "command": Command(bin, rt, ev.mailfs, agent), "timeout": 10}
+		entry := map[string]any{"type": "command", "command": keep["hook "+ev.mailfs] + Command(bin, rt, ev.mailfs, agent), "timeout": 10}
 		if rt == agentrt.Gemini {
 			entry["name"] = "mailfs-" + ev.mailfs
 			entry["timeout"] = 10000 // milliseconds
 		}
 		hooks := []any{entry}
 		if (rt == agentrt.Claude || rt == agentrt.Qwen) && ev.mailfs == "session-start" {
-			hooks = append(hooks, liveEntry(rt, bin, agent))
+			live := liveEntry(rt, bin, agent)
+			live["command"] = keep["live"] + live["command"].(string)
+			hooks = append(hooks, live)
 		}
 		g := map[string]any{"hooks": hooks}
 		if ev.matcher != "" {
@@ -203,9 +205,56 @@ func liveEntry(rt agentrt.Runtime, bin, agent string) map[string]any {
 	return map[string]any{"type": "command", "command": LiveCommand(rt, bin, agent), "async": true, "timeout": timeout}
 }
 
-// ours matches a command mailfs installed, whatever the binary's path and
-// the agent.
-var ours = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|/)mailfs(-[a-z]+)?'? (hook|mcp|live)\b`) })
+// prefixes are the variables a person set before mailfs in its hook
+// commands ("MAILFS_LIVE=off " before "mailfs live claude toast", the
+// documented way to turn live delivery off there), by what the command
+// runs: "hook EVENT" or "live". setup writes them back before its own
+// commands: they are the person's, not mailfs's.
+type prefixes map[string]string
+
+// assignment reports whether the word w is a shell variable assignment
+// (NAME=value), as words before a command's program are.
+func assignment(w string) bool {
+	name, _, ok := strings.Cut(w, "=")
+	if !ok || name == "" || name[0] >= '0' && name[0] <= '9' {
+		return false
+	}
+	return strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == ""
+}
+
+// userPrefixes finds the prefixes in a hook file's mailfs commands.
+func userPrefixes(data []byte) prefixes {
+	v, err := hujson.Parse(data)
+	if len(data) == 0 || err != nil {
+		return nil
+	}
+	keep := prefixes{}
+	for val := range v.All() {
+		var s string
+		if lit, ok := val.Value.(hujson.Literal); !ok || json.Unmarshal(lit, &s) != nil || !ours().MatchString(s) {
+			continue
+		}
+		f := strings.Fields(s)
+		n := 0
+		for n < len(f) && assignment(f[n]) {
+			n++
+		}
+		if n == 0 || n+2 >= len(f) || !isMailfs(strings.Trim(f[n], "'")) {
+			continue
+		}
+		switch f[n+1] {
+		case "hook":
+			keep["hook "+f[n+2]] = strings.Join(f[:n], " ") + " "
+		case "live":
+			keep["live"] = strings.Join(f[:n], " ") + " "
+		}
+	}
+	return keep
+}
+
+// ours matches a command mailfs installed, whatever the binary's path,
+// the agent, and what the command says before it (MAILFS_LIVE=off ...).
+var ours = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[\s/])mailfs(-[a-z]+)?'? (hook|mcp|live)\b`) })
 
 //go:embed assets/SKILL.md
 var skill string
@@ -233,13 +282,33 @@ func fill(template, bin, agent string) []byte {
 	return []byte(strings.NewReplacer("__BIN__", string(b), "__HOOKBIN__", string(h), "__AGENT__", string(a)).Replace(template))
 }
 
-// pluginServes reports whether an OpenCode plugin file is mailfs's, for
-// agent (or for whichever agent $MAILFS_AGENT names).
-func pluginServes(data []byte, agent string) bool {
+// pluginAgent returns the agent a plugin file serves ("" when it names
+// none: it serves $MAILFS_AGENT), and whether the file is mailfs's
+// plugin at all.
+func pluginAgent(data []byte) (agent string, ok bool) {
 	s := string(data)
-	a, _ := json.Marshal(agent)
-	return (strings.Contains(s, "mailfs for OpenCode") || strings.Contains(s, "mailfs for pi")) &&
-		(strings.Contains(s, "AGENT = "+string(a)+" ||") || strings.Contains(s, `AGENT = "" ||`) || strings.Contains(s, "AGENT: string = "+string(a)+" ||") || strings.Contains(s, `AGENT: string = "" ||`))
+	if !strings.Contains(s, "mailfs for OpenCode") && !strings.Contains(s, "mailfs for pi") {
+		return "", false
+	}
+	// const AGENT = "name" || process.env.MAILFS_AGENT (pi: AGENT: string).
+	for line := range strings.Lines(s) {
+		rest, ok := strings.CutPrefix(line, "const AGENT = ")
+		if !ok {
+			rest, ok = strings.CutPrefix(line, "const AGENT: string = ")
+		}
+		quoted, _, found := strings.Cut(rest, " || ")
+		if ok && found {
+			return agent, json.Unmarshal([]byte(quoted), &agent) == nil
+		}
+	}
+	return "", false
+}
+
+// pluginServes reports whether a plugin file is mailfs's, for agent (or
+// for whichever agent $MAILFS_AGENT names).
+func pluginServes(data []byte, agent string) bool {
+	a, ok := pluginAgent(data)
+	return ok && (a == agent || a == "")
 }
 
 // Skill is the Agent Skill (SKILL.md) that teaches agent the mailfs
@@ -265,7 +334,11 @@ type Change struct {
 // then nothing may be written.
 func Plan(rt agentrt.Runtime, dir, bin, agent string) ([]Change, error) {
 	if !slices.Contains(agentrt.Installable(), rt) {
-		return nil, fmt.Errorf("setup: unknown runtime %q (want claude, gemini, codex or qwen)", rt)
+		var known []string
+		for _, k := range agentrt.Installable() {
+			known = append(known, string(k))
+		}
+		return nil, fmt.Errorf("setup: unknown runtime %q (want one of %s)", rt, strings.Join(known, ", "))
 	}
 	var changes []Change
 	for _, f := range Files(rt) {
@@ -278,10 +351,10 @@ func Plan(rt agentrt.Runtime, dir, bin, agent string) ([]Change, error) {
 		switch f.Kind {
 		case KindHooks:
 			if rt == agentrt.Copilot {
-				data = copilotHooks(bin, agent)
+				data = copilotHooks(bin, agent, userPrefixes(old))
 				break
 			}
-			data, err = editHooks(old, hookEvents(rt), group(rt, bin, agent))
+			data, err = editHooks(old, hookEvents(rt), group(rt, bin, agent, userPrefixes(old)))
 			if err == nil && (rt == agentrt.Gemini || rt == agentrt.Qwen) {
 				// Both read MCP servers from the same settings file: set up
 				// here, no "gemini mcp add" is needed (which rewrites the
@@ -386,6 +459,11 @@ func Installed(rt agentrt.Runtime, dir, agent string) (have, missing []string, e
 // mcpJSONServes reports whether a JSON settings file's mcpServers holds
 // mailfs's server for agent.
 func mcpJSONServes(data []byte, agent string) bool {
+	return servesAgent(mcpJSONArgs(data), agent)
+}
+
+// mcpJSONArgs are the args of mcpServers.mailfs in a JSON settings file.
+func mcpJSONArgs(data []byte) []any {
 	var doc struct {
 		MCPServers map[string]struct {
 			Args []any `json:"args"`
@@ -394,15 +472,14 @@ func mcpJSONServes(data []byte, agent string) bool {
 	if std, err := hujson.Standardize(bytes.Clone(data)); len(data) > 0 && err == nil {
 		json.Unmarshal(std, &doc)
 	}
-	s, ok := doc.MCPServers["mailfs"]
-	return ok && servesAgent(s.Args, agent)
+	return doc.MCPServers["mailfs"].Args
 }
 
 // servesAgent reports whether an MCP server's args serve agent: they name
 // it, or name none (a shared server serves $MAILFS_AGENT).
 func servesAgent(args []any, agent string) bool {
-	i := slices.Index(args, any("--agent"))
-	return slices.Contains(args, any("mcp")) && (i < 0 || i+1 < len(args) && args[i+1] == agent)
+	a, ok := mcpAgent(args)
+	return ok && (a == agent || a == "")
 }
 
 // installedHooks reports which of rt's events have mailfs's hook for

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -178,7 +179,7 @@ func TestHooksFileRoundTrip(t *testing.T) {
 `, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := editHooks([]byte(tc.old), hookEvents(tc.rt), group(tc.rt, "mailfs", "nux"))
+			got, err := editHooks([]byte(tc.old), hookEvents(tc.rt), group(tc.rt, "mailfs", "nux", nil))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -201,7 +202,7 @@ func TestHooksFileRoundTrip(t *testing.T) {
 					t.Errorf("line lost or reformatted: %q\n%s", line, got)
 				}
 			}
-			again, err := editHooks(got, hookEvents(tc.rt), group(tc.rt, "mailfs", "nux"))
+			again, err := editHooks(got, hookEvents(tc.rt), group(tc.rt, "mailfs", "nux", nil))
 			if err != nil || !bytes.Equal(again, got) {
 				t.Fatalf("a second run changed the file (%v):\n%s", err, Diff("settings.json", got, again))
 			}
@@ -211,7 +212,7 @@ func TestHooksFileRoundTrip(t *testing.T) {
 		})
 	}
 	for name, old := range map[string]string{"not JSON": "{not json", "hooks not an object": `{"hooks": [1]}`, "event not a list": `{"hooks": {"Stop": {}}}`, "not an object": `[1]`} {
-		if got, err := editHooks([]byte(old), hookEvents(agentrt.Claude), group(agentrt.Claude, "mailfs", "nux")); err == nil {
+		if got, err := editHooks([]byte(old), hookEvents(agentrt.Claude), group(agentrt.Claude, "mailfs", "nux", nil)); err == nil {
 			t.Errorf("%s: accepted, wrote:\n%s", name, got)
 		}
 	}
@@ -307,10 +308,13 @@ func checkSkill(t *testing.T, data []byte, agent string) {
 	}
 }
 
-func TestShellQuoteAndFirstWord(t *testing.T) {
+// The hook command's program, as the shell reads it (set -- splits the
+// command into words as the runtime's sh -c does), is the one named.
+func TestShellQuote(t *testing.T) {
 	for _, bin := range []string{"mailfs", "/opt/bin/mailfs", "/home/me/My Tools/mailfs", "/tmp/it's/mailfs"} {
 		cmd := Command(bin, agentrt.Claude, "stop", "nux")
-		if got := firstWord(cmd); got != bin+"-hook" {
+		out, err := exec.Command("/bin/sh", "-c", "set -- "+cmd+"; printf %s \"$1\"").Output()
+		if got := string(out); err != nil || got != bin+"-hook" {
 			t.Errorf("Command(%q) = %q, whose program reads back as %q", bin, cmd, got)
 		}
 		if !ours().MatchString(cmd) {
@@ -477,5 +481,80 @@ func TestMCPServersInJSONSettings(t *testing.T) {
 		if !bytes.Contains(changes[0].New, []byte(`"mcpServers"`)) || !bytes.Contains(changes[0].New, []byte(`"hooks"`)) {
 			t.Fatalf("%s's settings:\n%s", rt, changes[0].New)
 		}
+	}
+}
+
+// Every runtime setup installs into knows whom its set-up serves, from any
+// of its files (hooks, MCP server, plugin), so no runtime hands one
+// agent's set-up to another unasked: a runtime added to agentrt without
+// that fails here.
+func TestGuardEveryRuntime(t *testing.T) {
+	for _, rt := range agentrt.Installable() {
+		t.Run(string(rt), func(t *testing.T) {
+			dir := t.TempDir()
+			apply := func(agent string) {
+				changes, err := Plan(rt, dir, "mailfs", agent)
+				if err != nil {
+					t.Fatal(err)
+				}
+				writeChanges(t, changes)
+			}
+			apply("toast")
+			if agents, shared := Serves(rt, dir); !slices.Equal(agents, []string{"toast"}) || shared {
+				t.Fatalf("serves %v, shared %v", agents, shared)
+			}
+			if err := Guard(rt, dir, "bob"); !errors.Is(err, ErrOtherAgent) {
+				t.Fatalf("bob over toast's: %v", err)
+			}
+			if err := Guard(rt, dir, "toast"); err != nil {
+				t.Fatalf("toast again: %v", err)
+			}
+			apply("")
+			if agents, shared := Serves(rt, dir); len(agents) != 0 || !shared {
+				t.Fatalf("after a shared set-up: serves %v, shared %v", agents, shared)
+			}
+			if err := Guard(rt, dir, "bob"); !errors.Is(err, ErrOtherAgent) {
+				t.Fatalf("bob over a shared set-up: %v", err)
+			}
+		})
+	}
+}
+
+// Variables a person set before mailfs in a hook command (MAILFS_LIVE=off,
+// docs/agents.md's way to turn live delivery off there) are the person's:
+// setup run again keeps them, adds no second entry, and changes nothing.
+func TestSetupKeepsWhatAPersonSetBeforeMailfs(t *testing.T) {
+	for _, rt := range []agentrt.Runtime{agentrt.Claude, agentrt.Qwen, agentrt.Copilot} {
+		t.Run(string(rt), func(t *testing.T) {
+			dir := t.TempDir()
+			changes, err := Plan(rt, dir, "mailfs", "toast")
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeChanges(t, changes)
+			path := filepath.Join(dir, Files(rt)[0].Path)
+			data, _ := os.ReadFile(path)
+			edited := strings.ReplaceAll(string(data), `mailfs live `, `MAILFS_LIVE=off mailfs live `)
+			edited = strings.ReplaceAll(edited, `mailfs-hook hook stop`, `X=1 MAILFS_LIVE=off mailfs-hook hook stop`)
+			if edited == string(data) {
+				t.Fatal("nothing to edit")
+			}
+			os.WriteFile(path, []byte(edited), 0o644)
+			again, err := Plan(rt, dir, "mailfs", "toast")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range again {
+				if !bytes.Equal(c.Old, c.New) {
+					t.Errorf("setup again changes %s:\n%s", c.Path, Diff(c.Path, c.Old, c.New))
+				}
+			}
+			if rt != agentrt.Copilot && strings.Count(edited, "mailfs live ") != 1 {
+				t.Errorf("the live entry is not there once:\n%s", edited)
+			}
+			if _, missing, err := Installed(rt, dir, "toast"); err != nil || len(missing) != 0 {
+				t.Errorf("installed: missing %v, %v", missing, err)
+			}
+		})
 	}
 }

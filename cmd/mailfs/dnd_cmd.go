@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/mailfs/mailfs/hook"
+	"github.com/mailfs/mailfs/live"
 	"github.com/mailfs/mailfs/maildir"
-	"github.com/mailfs/mailfs/nudgeq"
 )
 
 type dndCmd struct {
@@ -22,7 +22,8 @@ nudges and urgent and high-priority mail always get through the hooks;
 live delivery (mailfs live) rings only for urgent mail and urgent nudges
 while it is on, and holds the rest (a receipt says "held": dnd) until it
 is off. "status" says
-whether it is on and what it holds back (exit 1 when it is off). The switch
+whether it is on and what live delivery holds back, counted by the rule
+the deliverer decides by (exit 1 when it is off). The switch
 is runtime/dnd/<agent>.json, never committed.`
 }
 
@@ -54,12 +55,6 @@ func (c *dndCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	mail := 0
-	for _, m := range msgs {
-		if m.Priority != maildir.Urgent && m.Priority != maildir.High {
-			mail++
-		}
-	}
 	q, err := a.nudges()
 	if err != nil {
 		return err
@@ -68,13 +63,16 @@ func (c *dndCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	nudges := 0
-	for _, n := range queued {
-		if n.Priority != nudgeq.Urgent {
-			nudges++
+	// What live delivery holds, counted by the rule the deliverer decides
+	// by; of it, high mail the hooks still show.
+	mail, nudges := live.DNDHeld(msgs, queued)
+	high := 0
+	for _, m := range msgs {
+		if m.Priority == maildir.High {
+			high++
 		}
 	}
-	_, err = fmt.Fprintf(a.out, "%s: do not disturb is on since %s: holding %d normal or low unread messages and %d normal nudges\n",
-		agent, since.UTC().Format(time.RFC3339), mail, nudges)
+	_, err = fmt.Fprintf(a.out, "%s: do not disturb is on since %s: live delivery holds %d unread messages (all but urgent; %d high, which the hooks still show) and %d normal nudges\n",
+		agent, since.UTC().Format(time.RFC3339), mail, high, nudges)
 	return err
 }

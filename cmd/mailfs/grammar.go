@@ -62,6 +62,7 @@ func parse(c *cli, args []string, trap *exitTrap, io stdio) (call *grammar.Call,
 func grammarVars() kong.Vars {
 	vars := hookcmd.Vars()
 	vars["setupTargets"] = setupTargets()
+	vars["setupRuntimes"] = runtimeNames()
 	return vars
 }
 

@@ -58,6 +58,18 @@ type liveFlags struct {
 	Every time.Duration `default:"30s" placeholder:"D" help:"The least time between two doorbells for normal and low mail and normal nudges (urgent and high ring at once, yet never within 2s of the last doorbell nor more than 10 a minute: a burst rides a few doorbells)."`
 }
 
+// Validate checks the agent's name with maildir's one parser before a
+// deliverer looks for its session: a bad name is said, with a non-zero
+// exit, even where a hook's problems otherwise exit 0 (live claude, live
+// qwen), and even with live delivery off.
+func (f *liveFlags) Validate() error {
+	if f.Agent == "" {
+		return nil // needAgent says it, where a deliverer needs one
+	}
+	_, err := maildir.ParseAgent(f.Agent)
+	return err
+}
+
 // deliver runs a deliverer on door until its session ends.
 func (f *liveFlags) deliver(a *app, door live.Door) error {
 	if f.Every <= 0 {

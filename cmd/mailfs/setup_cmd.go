@@ -23,22 +23,28 @@ import (
 
 // setupTargets is setup's enum: every runtime, plugin, and "" (all found).
 func setupTargets() string {
-	var targets []string
+	return strings.ReplaceAll(runtimeNames(), " ", "") + ",plugin,"
+}
+
+// runtimeNames names every runtime setup installs into, from agentrt's
+// one list: "claude, gemini, …".
+func runtimeNames() string {
+	var names []string
 	for _, rt := range agentrt.Installable() {
-		targets = append(targets, string(rt))
+		names = append(names, string(rt))
 	}
-	return strings.Join(append(targets, "plugin", ""), ",")
+	return strings.Join(names, ", ")
 }
 
 type setupCmd struct {
-	Runtime string `arg:"" optional:"" enum:"${setupTargets}" default:"" help:"claude (Claude Code), gemini (Gemini CLI), codex (Codex), qwen (Qwen Code), copilot (GitHub Copilot CLI), opencode (OpenCode), pi, or plugin (a Claude Code plugin folder). Default: every one of claude, gemini, codex, qwen, copilot, opencode and pi found on $PATH."`
-	Agent   string `env:"MAILFS_AGENT" placeholder:"NAME" help:"The agent that works in this worktree."`
+	Runtime string `arg:"" optional:"" enum:"${setupTargets}" default:"" help:"claude (Claude Code), gemini (Gemini CLI), codex (Codex), qwen (Qwen Code), copilot (GitHub Copilot CLI), opencode (OpenCode), pi, or plugin (a Claude Code plugin folder). Default: every one of ${setupRuntimes} found on $PATH."`
+	Agent   string `xor:"who" placeholder:"NAME" help:"The agent that works in this worktree (default: $$MAILFS_AGENT, unless --shared)."`
 	Dir     string `default:"." type:"path" placeholder:"WORKTREE" help:"The agent's worktree, where the runtime's project settings live."`
 	Command string `default:"mailfs" placeholder:"PATH" help:"How the hooks run mailfs (a path, if it is not on the agent's PATH); the per-turn hooks run mailfs-hook beside it."`
-	Out     string `default:"mailfs-plugin" type:"path" placeholder:"DIR" help:"plugin: the folder to write the plugin into."`
+	Out     string `type:"path" placeholder:"DIR" help:"plugin: the folder to write the plugin into (default: mailfs-plugin)."`
 	DryRun  bool   `name:"dry-run" help:"Print the change as a diff and write nothing."`
-	Shared  bool   `help:"Hooks for several agents in this worktree: they name no agent, and each session's $MAILFS_AGENT says which it is (MAILFS_AGENT=bob claude)."`
-	Replace bool   `help:"Replace hooks that serve another agent (or are shared) with this agent's."`
+	Shared  bool   `xor:"who,how" help:"Hooks for several agents in this worktree: they name no agent, and each session's $MAILFS_AGENT says which it is (MAILFS_AGENT=bob claude)."`
+	Replace bool   `xor:"how" help:"Hand a set-up that serves another agent (or is shared) to this one."`
 }
 
 func (c *setupCmd) Help() string {
@@ -74,7 +80,7 @@ func (c *setupCmd) Help() string {
           urgent mail waits, the live deliverer "mailfs live pi");
           .pi/skills/mailfs/SKILL.md (pi has no MCP, by design)
 
-With no runtime, it sets up each of claude, gemini, codex, qwen, copilot, opencode and pi found on
+With no runtime, it sets up each of ` + runtimeNames() + ` found on
 $PATH. The skill (SKILL.md) teaches the agent the mailfs commands without
 costing it a tool definition on every turn.
 
@@ -104,33 +110,36 @@ Code: at its next turn), and an idle session wakes (see "mailfs live").
 
 Several agents in one worktree: "mailfs setup --shared" writes hooks that
 name no agent, and each session says who it is by $MAILFS_AGENT. Setting up
-one agent where the hooks serve another (or are shared) is refused, never
-a silent replacement: --shared to serve both, --replace to hand them over.
+one agent where any runtime's set-up (its hooks, MCP server or plugin)
+serves another, or is shared, is refused (exit 2, nothing written), never a
+silent replacement: --shared to serve both, --replace to hand it over.
+Flags that do not go together are refused before anything is read:
+--agent or --replace with --shared, --out with anything but plugin.
 
 On a named host (a town on several machines) it also makes this host the
 agent's home, if the agent has none yet.`
 }
 
 func (c *setupCmd) Run(a *app) error {
+	if err := c.conflicts(); err != nil {
+		return err
+	}
 	if c.Runtime == "plugin" {
 		return c.plugin(a)
 	}
-	if c.Shared && c.Replace {
-		return usage("--shared serves every agent; --replace hands the hooks to one", "--shared and --replace together")
-	}
-	agent, err := needAgent(c.Agent)
-	if c.Shared && c.Agent == "" {
-		agent, err = "", nil // shared hooks need no agent
-	}
-	if err == nil && agent != "" {
-		agent, err = maildir.ParseAgent(agent)
-	}
-	if err != nil {
-		return err
-	}
-	hooksFor := agent
-	if c.Shared {
-		hooksFor = ""
+	// --agent and --shared, --shared and --replace: kong refuses them
+	// together (xor), before anything is read. $MAILFS_AGENT is --agent's
+	// default only when the set-up is not --shared, so a session's own
+	// environment does not turn --shared into a conflict.
+	agent := ""
+	if !c.Shared {
+		var err error
+		if agent, err = needAgent(cmp.Or(c.Agent, os.Getenv("MAILFS_AGENT"))); err == nil {
+			agent, err = maildir.ParseAgent(agent)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	// A mistyped --dir must not grow a tree of its own.
 	if st, err := os.Stat(c.Dir); err != nil || !st.IsDir() {
@@ -144,10 +153,10 @@ func (c *setupCmd) Run(a *app) error {
 	// parsed stops them all.
 	var changes []setup.Change
 	for _, rt := range runtimes {
-		if err := setup.Guard(rt, c.Dir, hooksFor); err != nil && !c.Replace {
+		if err := setup.Guard(rt, c.Dir, agent); err != nil && !c.Replace {
 			return withHint(err, "several agents in one worktree: mailfs setup --shared (each session's $MAILFS_AGENT says who it is); or --replace to hand the hooks over")
 		}
-		cs, err := setup.Plan(rt, c.Dir, c.Command, hooksFor)
+		cs, err := setup.Plan(rt, c.Dir, c.Command, agent)
 		if err != nil {
 			return err
 		}
@@ -173,10 +182,25 @@ func (c *setupCmd) Run(a *app) error {
 	if c.Shared {
 		who = "every agent by $MAILFS_AGENT"
 	}
-	env := setup.Env{Getenv: os.Getenv, LookPath: exec.LookPath}
+	env := setup.Env{Getenv: os.Getenv, LookPath: exec.LookPath, Environ: os.Environ()}
 	for _, rt := range runtimes {
-		ready, findings := setup.Check(rt, c.Dir, hooksFor, env)
+		ready, findings := setup.Check(rt, c.Dir, agent, env)
 		reportReady(a, rt, who, c.Dir, ready, findings)
+	}
+	return nil
+}
+
+// conflicts refuses the flags that do not go with the runtime named, which
+// kong's xor groups cannot say (they pair flags, not a flag and an
+// argument's value): --out is the plugin's folder alone, and the plugin
+// serves whichever agent $MAILFS_AGENT names, so it takes no --agent,
+// --shared or --replace. Nothing is read or written before it.
+func (c *setupCmd) conflicts() error {
+	if c.Runtime != "plugin" && c.Out != "" {
+		return usage("mailfs setup plugin --out DIR writes the Claude Code plugin there; a runtime's files go into --dir", "--out is for setup plugin, not %s", cmp.Or(c.Runtime, "every runtime found"))
+	}
+	if c.Runtime == "plugin" && (c.Agent != "" || c.Shared || c.Replace) {
+		return usage("the plugin serves the agent each session's $MAILFS_AGENT names: mailfs setup plugin --out DIR", "setup plugin takes no --agent, --shared or --replace")
 	}
 	return nil
 }
@@ -196,8 +220,8 @@ func (c *setupCmd) runtimes(a *app) ([]agentrt.Runtime, error) {
 		}
 	}
 	if len(runtimes) == 0 {
-		return nil, usage("mailfs setup claude (or gemini, codex, qwen) sets one up before it is installed",
-			"no agent runtime on $PATH (claude, gemini, codex, qwen): name the one to set up")
+		return nil, usage("mailfs setup RUNTIME sets one up before it is installed",
+			"no agent runtime on $PATH (%s): name the one to set up", runtimeNames())
 	}
 	fmt.Fprintf(a.err, "mailfs: found %s on $PATH\n", strings.Join(names, ", "))
 	return runtimes, nil
@@ -256,9 +280,10 @@ func write(ch setup.Change) error {
 
 // plugin writes the Claude Code plugin folder.
 func (c *setupCmd) plugin(a *app) error {
+	out := cmp.Or(c.Out, "mailfs-plugin")
 	files := setup.PluginFiles(c.Command, buildinfo.Version())
 	for _, rel := range setup.PluginPaths(files) {
-		path := filepath.Join(c.Out, rel)
+		path := filepath.Join(out, rel)
 		if c.DryRun {
 			fmt.Fprintln(a.out, path)
 			continue
@@ -272,7 +297,7 @@ func (c *setupCmd) plugin(a *app) error {
 		}
 	}
 	if !c.DryRun {
-		fmt.Fprintf(a.err, "mailfs: wrote the Claude Code plugin in %s: claude --plugin-dir %s (with $MAILFS_AGENT set)\n", c.Out, c.Out)
+		fmt.Fprintf(a.err, "mailfs: wrote the Claude Code plugin in %s: claude --plugin-dir %s (with $MAILFS_AGENT set)\n", out, out)
 	}
 	return nil
 }
@@ -320,7 +345,8 @@ or refuses their doorbells, this host's name and the agent's home
 host, whether the MCP server's and the web view's binaries (mailfs-mcp,
 mailfs-serve) are installed, and for each runtime in --dir whether it will
 run mailfs: its files parse and hold mailfs's entries, each hook command
-resolves to a program, and the runtime's own switches let them run
+runs as the runtime runs it (through sh -c in --dir, with --help added so
+mailfs only prints its help), and the runtime's own switches let them run
 (Claude Code's disableAllHooks; Gemini CLI's folder trust; Codex's project
 trust, hooks switch and /hooks approval). Lines starting "!" say what
 stands in the way. Exit status 0 when at least one runtime will run mailfs
@@ -449,7 +475,7 @@ func printHelpers(a *app) (mcpErr error) {
 // and returns how many are ready to run mailfs. mcpErr is why mailfs-mcp
 // cannot be found, if it cannot: Codex needs it.
 func (c *doctorCmd) printRuntimes(a *app, agent string, mcpErr error) (ready int) {
-	env := setup.Env{Getenv: os.Getenv, LookPath: exec.LookPath}
+	env := setup.Env{Getenv: os.Getenv, LookPath: exec.LookPath, Environ: os.Environ()}
 	for _, rt := range agentrt.Installable() {
 		ok, findings := setup.Check(rt, c.Dir, agent, env)
 		if rt == agentrt.Codex && mcpErr != nil && len(findings) > 0 && strings.Contains(findings[0].Text, "mcp_servers.mailfs") {
