@@ -309,13 +309,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 					return
 				}
 				s.setCookie(w, r)
-				q := r.URL.Query()
-				q.Del("token")
-				r.URL.RawQuery = q.Encode()
-				// Not kept: a cached redirect would keep its address, token
-				// and all, in the browser's cache.
-				w.Header().Set("Cache-Control", "no-store")
-				http.Redirect(w, r, r.URL.String(), http.StatusSeeOther)
+				tokenDoor(w, r)
 				return
 			}
 			if !s.authorized(r) {
@@ -326,6 +320,29 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// tokenDoor answers an address with ?token= (its token taken, the
+// cookie set): a page that stands in at once for the same address without
+// the token. Not a redirect, whose first address the tab's navigation
+// entry keeps as the one it was asked for (its reload goes there, and the
+// session history holds it): the page is replaced by a client refresh, a
+// new entry, so no entry holds the token. It is not kept (a cached page
+// would keep its address in the browser's cache). What no server can take
+// back is the browser's record of the address it was sent to: Chromium's
+// History keeps it, as every address visited, and files the page's icon
+// under it too (Favicons), which is why mailfs serve prints the token as
+// the address's password instead.
+func tokenDoor(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	q.Del("token")
+	// Always a path on this server: "//host" would be another's.
+	to := &url.URL{Path: "/" + strings.TrimLeft(r.URL.Path, "/"), RawQuery: q.Encode()}
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	fmt.Fprintf(w, "<!doctype html><title>mailfs</title><meta http-equiv=\"refresh\" content=\"0;url=%s\">\n",
+		template.HTMLEscapeString(to.String()))
 }
 
 // setCookie gives the browser the token as an HttpOnly, same-site cookie:
