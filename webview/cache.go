@@ -18,9 +18,17 @@ import (
 // trusted is read again next time. What a stamp cannot show is a file
 // rewritten in place under its own name: it shows when its folder next
 // changes, as in the index.
+//
+// A cache may have a budget: the sum of the sizes its reads say they
+// hold. A read that would take it past the budget is used once and not
+// kept (its folder is read again next time), so that a town larger than
+// the budget costs time, never memory without bound.
 type folderCache struct {
 	mu      sync.Mutex
 	entries map[folderKey]*cached
+	budget  int64 // 0: none
+	size    int64 // the sizes of the entries kept
+	reads   int   // folders read (not answered from the cache), for tests
 }
 
 // A folderKey names a folder and what was read of it: a box, or its
@@ -34,9 +42,18 @@ type folderKey struct {
 type cached struct {
 	stamp maildir.FolderStamp
 	value any
+	size  int64
 }
 
 func newFolderCache() *folderCache { return &folderCache{entries: map[folderKey]*cached{}} }
+
+// newBudgetCache is a folderCache that keeps reads whose sizes add up to
+// at most budget.
+func newBudgetCache(budget int64) *folderCache {
+	c := newFolderCache()
+	c.budget = budget
+	return c
+}
 
 // get returns what read returns for box b's folder: from the cache when
 // the folder has not changed since it was read, else read again (and
@@ -47,6 +64,15 @@ func (c *folderCache) get(st *maildir.Store, b maildir.Address, read func() (any
 
 // getKey is get of what use read of box k.box (or its archive).
 func (c *folderCache) getKey(st *maildir.Store, k folderKey, read func() (any, error)) (any, error) {
+	return c.getSized(st, k, func() (any, int64, error) {
+		v, err := read()
+		return v, 0, err
+	})
+}
+
+// getSized is getKey of a read that says how much it holds, counted
+// against the cache's budget.
+func (c *folderCache) getSized(st *maildir.Store, k folderKey, read func() (any, int64, error)) (any, error) {
 	stamp, settled, err := st.Stamp(k.box, k.archived)
 	if err != nil {
 		return nil, err
@@ -57,14 +83,21 @@ func (c *folderCache) getKey(st *maildir.Store, k folderKey, read func() (any, e
 	if e != nil && e.stamp == stamp {
 		return e.value, nil
 	}
-	v, err := read()
+	v, size, err := read()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reads++
 	if err != nil {
 		return nil, err
 	}
-	if settled {
-		c.mu.Lock()
-		c.entries[k] = &cached{stamp: stamp, value: v}
-		c.mu.Unlock()
+	if old := c.entries[k]; old != nil {
+		// Stale now, whatever becomes of this read.
+		c.size -= old.size
+		delete(c.entries, k)
+	}
+	if settled && (c.budget == 0 || c.size+size <= c.budget) {
+		c.entries[k] = &cached{stamp: stamp, value: v, size: size}
+		c.size += size
 	}
 	return v, nil
 }

@@ -83,6 +83,7 @@ type Server struct {
 	pages      map[string]*template.Template
 	hub        *hub
 	cache      *folderCache
+	texts      *folderCache  // every message of each folder, for search
 	hooks      *hook.Handler // reads when each agent's hooks last ran
 }
 
@@ -108,6 +109,7 @@ func New(store *maildir.Store, nudges *nudgeq.Queue, as, token string) (*Server,
 	s.pages = pages
 	s.hub = newHub()
 	s.cache = newFolderCache()
+	s.texts = newBudgetCache(searchBudget)
 	s.hooks = &hook.Handler{Collector: hook.Collector{Store: store, Nudges: nudges}}
 	return s, nil
 }

@@ -1,0 +1,127 @@
+package webview
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mailfs/mailfs/maildir"
+)
+
+// searchBudget is how much message text (subjects, bodies, senders) the
+// search keeps in memory: about 64 bytes a message besides. A town past
+// it is searched as before, folder by folder from the disk, for the
+// folders that do not fit.
+const searchBudget = 256 << 20
+
+// A search is answered from what the server keeps of each folder: every
+// message in it, parsed, under the folder's stamp ([maildir.Store.Stamp],
+// the folder index's rule, as the overview keeps what it reads). A search
+// stats each folder and reads again only those whose stamp moved — after
+// a send, one folder of five hundred files, not the town's fifty
+// thousand — then tests the kept messages with the command line's matcher.
+// Its answer is a full scan's (TestSearchIsAFullScan): every change made
+// through a folder moves its stamp; a file rewritten in place under its own
+// name shows when its folder next changes, as in the folder index.
+
+// A keptMessage is a message the search keeps, with its subject, body
+// and sender in lower case, joined by NULs: a word of the query that is
+// not in it is in none of them, and the message is passed over without
+// the matcher's case folding of each field.
+type keptMessage struct {
+	m     *maildir.Message
+	lower string
+}
+
+// folderMessages returns every message of box b's folder (its archive
+// when archived), oldest first, through the search's cache. The messages
+// are shared: a caller changes none.
+func (s *Server) folderMessages(b maildir.Address, archived bool) ([]keptMessage, error) {
+	v, err := s.texts.getSized(s.Store, folderKey{box: b, archived: archived, use: "search"}, func() (any, int64, error) {
+		msgs, err := s.Store.List(b, maildir.ListOptions{All: true, Archived: archived})
+		if err != nil {
+			return nil, 0, err
+		}
+		kept := make([]keptMessage, len(msgs))
+		size := int64(0)
+		for i, m := range msgs {
+			kept[i] = keptMessage{m, strings.ToLower(m.Subject) + "\x00" + strings.ToLower(m.Body) + "\x00" + strings.ToLower(m.From)}
+			size += int64(96 + len(m.Subject) + len(m.Body) + len(m.From) + len(m.ID) + len(kept[i].lower))
+		}
+		return kept, size, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.([]keptMessage), nil
+}
+
+// searchFolder returns the messages of box b's folder (or its archive)
+// that m matches, oldest first. terms (in lower case) are words m's
+// matches all hold in the subject, the body or the sender: a message
+// without one of them is passed over untested.
+func (s *Server) searchFolder(b maildir.Address, archived bool, m *maildir.Matcher, terms []string) ([]*maildir.Message, error) {
+	kept, err := s.folderMessages(b, archived)
+	if err != nil {
+		return nil, err
+	}
+	var out []*maildir.Message
+next:
+	for _, k := range kept {
+		for _, t := range terms {
+			if !strings.Contains(k.lower, t) {
+				continue next
+			}
+		}
+		if m.Match(k.m) {
+			out = append(out, k.m)
+		}
+	}
+	return out, nil
+}
+
+// searchTown searches every mailbox, queue and channel (and their
+// archives when archived), one at a time, so that a folder that cannot be
+// read — an archive that is a symbolic link, which the store refuses to
+// follow — is named among the skipped and the rest is still searched.
+// The answer is [maildir.Store.Search]'s over the same folders, oldest
+// first; terms are as searchFolder's.
+func (s *Server) searchTown(ctx context.Context, m *maildir.Matcher, terms []string, archived bool) ([]*maildir.Message, []string, error) {
+	boxes, err := s.allBoxes()
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []*maildir.Message
+	var skipped []string
+	for _, b := range boxes {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		found, err := s.searchFolder(b, false, m, terms)
+		if err != nil {
+			skipped = append(skipped, fmt.Sprintf("%s: %v", b, err))
+			continue
+		}
+		if archived {
+			old, err := s.searchFolder(b, true, m, terms)
+			if err != nil {
+				skipped = append(skipped, fmt.Sprintf("%s's archive: %v", b, err))
+			} else if len(old) > 0 {
+				found = append(slices.Clip(found), old...)
+				slices.SortFunc(found, byTime)
+			}
+		}
+		out = append(out, found...)
+	}
+	slices.SortStableFunc(out, func(a, b *maildir.Message) int { return a.Timestamp.Compare(b.Timestamp) })
+	return out, skipped, nil
+}
+
+// byTime orders messages as the store lists them: by time, then id.
+func byTime(a, b *maildir.Message) int {
+	if c := a.Timestamp.Compare(b.Timestamp); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
+}
