@@ -57,6 +57,23 @@ func (s *Server) folderMessages(b maildir.Address, archived bool) ([]keptMessage
 	return v.([]keptMessage), nil
 }
 
+// warmSearch reads what a search keeps of every folder, until ctx ends:
+// Serve starts it, so that the first search finds the town read.
+func (s *Server) warmSearch(ctx context.Context) {
+	boxes, err := s.allBoxes()
+	if err != nil {
+		return // the first search reads what it needs, and says what fails
+	}
+	for _, b := range boxes {
+		for _, archived := range []bool{false, true} {
+			if ctx.Err() != nil {
+				return
+			}
+			s.folderMessages(b, archived)
+		}
+	}
+}
+
 // searchFolder returns the messages of box b's folder (or its archive)
 // that m matches, oldest first. terms (in lower case) are words m's
 // matches all hold in the subject, the body or the sender: a message

@@ -250,3 +250,26 @@ func TestSearchReadsOnlyChangedFolders(t *testing.T) {
 		t.Fatalf("a search of the archives after an archive read %d folders, want 1 (the archive)", n)
 	}
 }
+
+// The warm-up Serve starts reads every folder a search reads, so that
+// the first search reads none; ended, it stops.
+func TestSearchWarmUp(t *testing.T) {
+	s := townForSearch(t)
+	ahead := time.Now().Add(time.Hour)
+	s.Store.Now = func() time.Time { return ahead }
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	s.warmSearch(ended)
+	if s.texts.reads != 0 {
+		t.Fatalf("an ended warm-up read %d folders", s.texts.reads)
+	}
+	s.warmSearch(context.Background())
+	before := s.texts.reads
+	if before == 0 {
+		t.Fatal("the warm-up read nothing")
+	}
+	searchTownQuery(t, s, "deploy", true, false)
+	if n := s.texts.reads - before; n != 0 {
+		t.Fatalf("the first search after the warm-up read %d folders", n)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -173,7 +174,8 @@ func isLoopbackHost(host string) bool {
 }
 
 // Serve serves on ln until ctx ends, feeding the live updates from a
-// watcher of the whole town.
+// watcher of the whole town. Beside it, it reads what a search keeps of
+// every folder, so that the first search is answered as fast as the next.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -192,6 +194,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		defer done()
 		srv.Shutdown(shut)
 	}()
+	var warm sync.WaitGroup
+	warm.Go(func() { s.warmSearch(ctx) })
+	defer warm.Wait()
+	defer cancel() // the warm-up stops at its next folder
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
