@@ -340,7 +340,8 @@ func (s *Server) guard(next http.Handler) http.Handler {
 // back is the browser's record of the address it was sent to: Chromium's
 // History keeps it, as every address visited, and files the page's icon
 // under it too (Favicons), which is why mailfs serve prints the token as
-// the address's password instead.
+// the address's password instead. A client that is not a browser
+// navigating (curl -L, a script) is redirected (303) as before.
 func tokenDoor(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	q.Del("token")
@@ -348,6 +349,10 @@ func tokenDoor(w http.ResponseWriter, r *http.Request) {
 	to := &url.URL{Path: "/" + strings.TrimLeft(r.URL.Path, "/"), RawQuery: q.Encode()}
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
+	if r.Header.Get("Sec-Fetch-Mode") != "navigate" {
+		http.Redirect(w, r, to.String(), http.StatusSeeOther)
+		return
+	}
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	fmt.Fprintf(w, "<!doctype html><title>mailfs</title><meta http-equiv=\"refresh\" content=\"0;url=%s\">\n",
 		template.HTMLEscapeString(to.String()))
