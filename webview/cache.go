@@ -40,9 +40,10 @@ type folderKey struct {
 }
 
 type cached struct {
-	stamp maildir.FolderStamp
-	value any
-	size  int64
+	stamp   maildir.FolderStamp
+	settled bool // the stamp was settled: the value stands while it does
+	value   any
+	size    int64
 }
 
 func newFolderCache() *folderCache { return &folderCache{entries: map[folderKey]*cached{}} }
@@ -64,15 +65,18 @@ func (c *folderCache) get(st *maildir.Store, b maildir.Address, read func() (any
 
 // getKey is get of what use read of box k.box (or its archive).
 func (c *folderCache) getKey(st *maildir.Store, k folderKey, read func() (any, error)) (any, error) {
-	return c.getSized(st, k, func() (any, int64, error) {
+	return c.getSized(st, k, func(any) (any, int64, error) {
 		v, err := read()
 		return v, 0, err
 	})
 }
 
 // getSized is getKey of a read that says how much it holds, counted
-// against the cache's budget.
-func (c *folderCache) getSized(st *maildir.Store, k folderKey, read func() (any, int64, error)) (any, error) {
+// against the cache's budget, and is given what was read of the folder
+// before (nil if nothing is kept): a read that can tell which of it still
+// stands reads only the rest. What it is given is kept even when its
+// stamp was not settled, for that use only.
+func (c *folderCache) getSized(st *maildir.Store, k folderKey, read func(old any) (any, int64, error)) (any, error) {
 	stamp, settled, err := st.Stamp(k.box, k.archived)
 	if err != nil {
 		return nil, err
@@ -80,23 +84,26 @@ func (c *folderCache) getSized(st *maildir.Store, k folderKey, read func() (any,
 	c.mu.Lock()
 	e := c.entries[k]
 	c.mu.Unlock()
-	if e != nil && e.stamp == stamp {
+	if e != nil && e.settled && e.stamp == stamp {
 		return e.value, nil
 	}
-	v, size, err := read()
+	var old any
+	if e != nil {
+		old = e.value
+	}
+	v, size, err := read(old)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.reads++
 	if err != nil {
 		return nil, err
 	}
-	if old := c.entries[k]; old != nil {
-		// Stale now, whatever becomes of this read.
-		c.size -= old.size
+	if was := c.entries[k]; was != nil {
+		c.size -= was.size
 		delete(c.entries, k)
 	}
-	if settled && (c.budget == 0 || c.size+size <= c.budget) {
-		c.entries[k] = &cached{stamp: stamp, value: v, size: size}
+	if c.budget == 0 || c.size+size <= c.budget {
+		c.entries[k] = &cached{stamp: stamp, settled: settled, value: v, size: size}
 		c.size += size
 	}
 	return v, nil

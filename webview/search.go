@@ -9,17 +9,18 @@ import (
 	"github.com/mailfs/mailfs/maildir"
 )
 
-// searchBudget is how much message text (subjects, bodies, senders) the
-// search keeps in memory: about 64 bytes a message besides. A town past
-// it is searched as before, folder by folder from the disk, for the
-// folders that do not fit.
+// searchBudget is how much the search keeps in memory: message text
+// (subjects, bodies, senders, each twice: as written and in lower case)
+// and about 160 bytes a message besides. The folders that do not fit are
+// read from the disk at each search, as before it kept anything.
 const searchBudget = 256 << 20
 
 // A search is answered from what the server keeps of each folder: every
 // message in it, parsed, under the folder's stamp ([maildir.Store.Stamp],
 // the folder index's rule, as the overview keeps what it reads). A search
-// stats each folder and reads again only those whose stamp moved — after
-// a send, one folder of five hundred files, not the town's fifty
+// stats each folder, and of those whose stamp moved reads again only the
+// files that changed (by the folder index's rule for files: name, inode
+// and change time) — after a send, one file, not the town's fifty
 // thousand — then tests the kept messages with the command line's matcher.
 // Its answer is a full scan's (TestSearchIsAFullScan): every change made
 // through a folder moves its stamp; a file rewritten in place under its own
@@ -34,27 +35,49 @@ type keptMessage struct {
 	lower string
 }
 
+// A keptFolder is what the search keeps of a folder: the store's read of
+// it, which the next read starts from (reading only the files that
+// changed), and its messages with their lower-case text.
+type keptFolder struct {
+	read *maildir.FolderRead
+	kept []keptMessage
+}
+
 // folderMessages returns every message of box b's folder (its archive
-// when archived), oldest first, through the search's cache. The messages
-// are shared: a caller changes none.
+// when archived), oldest first, through the search's cache: when the
+// folder's stamp moved, only its files that changed are read
+// ([maildir.Store.Reread]). The messages are shared: a caller changes
+// none.
 func (s *Server) folderMessages(b maildir.Address, archived bool) ([]keptMessage, error) {
-	v, err := s.texts.getSized(s.Store, folderKey{box: b, archived: archived, use: "search"}, func() (any, int64, error) {
-		msgs, err := s.Store.List(b, maildir.ListOptions{All: true, Archived: archived})
+	v, err := s.texts.getSized(s.Store, folderKey{box: b, archived: archived, use: "search"}, func(old any) (any, int64, error) {
+		var prev *maildir.FolderRead
+		lower := map[*maildir.Message]string{}
+		if was, ok := old.(*keptFolder); ok {
+			prev = was.read
+			for _, k := range was.kept {
+				lower[k.m] = k.lower
+			}
+		}
+		read, err := s.Store.Reread(b, archived, prev)
 		if err != nil {
 			return nil, 0, err
 		}
-		kept := make([]keptMessage, len(msgs))
+		f := &keptFolder{read: read, kept: make([]keptMessage, len(read.Messages))}
 		size := int64(0)
-		for i, m := range msgs {
-			kept[i] = keptMessage{m, strings.ToLower(m.Subject) + "\x00" + strings.ToLower(m.Body) + "\x00" + strings.ToLower(m.From)}
-			size += int64(96 + len(m.Subject) + len(m.Body) + len(m.From) + len(m.ID) + len(kept[i].lower))
+		for i, m := range read.Messages {
+			l, ok := lower[m]
+			if !ok {
+				l = strings.ToLower(m.Subject) + "\x00" + strings.ToLower(m.Body) + "\x00" + strings.ToLower(m.From)
+			}
+			f.kept[i] = keptMessage{m, l}
+			size += int64(160 + len(m.Subject) + len(m.Body) + len(m.From) + 2*len(m.ID) + len(l))
 		}
-		return kept, size, nil
+		return f, size, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return v.([]keptMessage), nil
+	return v.(*keptFolder).kept, nil
 }
 
 // warmSearch reads what a search keeps of every folder, until ctx ends:
