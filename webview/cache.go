@@ -12,10 +12,11 @@ import (
 // folder's stamp and reads again only those whose stamp moved: after a
 // send, one folder, not the town.
 //
-// It keeps a read only under a settled stamp, by the store's own rule
-// (that of its folder index): every change made through the directory
-// moves the stamp, and a folder changed too recently for its stamp to be
-// trusted is read again next time. What a stamp cannot show is a file
+// It answers from a read only under a settled stamp, by the store's own
+// rule (that of its folder index): every change made through the
+// directory moves the stamp, and a folder changed too recently for its
+// stamp to be trusted is read again next time (from what was read, for a
+// read that can tell which of it still stands). What a stamp cannot show is a file
 // rewritten in place under its own name: it shows when its folder next
 // changes, as in the index.
 //
@@ -57,8 +58,8 @@ func newBudgetCache(budget int64) *folderCache {
 }
 
 // get returns what read returns for box b's folder: from the cache when
-// the folder has not changed since it was read, else read again (and
-// kept, unless the folder's stamp is not settled).
+// the folder has not changed since it was read under a settled stamp,
+// else read again (and kept).
 func (c *folderCache) get(st *maildir.Store, b maildir.Address, read func() (any, error)) (any, error) {
 	return c.getKey(st, folderKey{box: b}, read)
 }
