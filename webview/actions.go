@@ -99,9 +99,9 @@ type sendCheck struct {
 	Back                            string
 }
 
-// reply answers a message in the identity's own mailbox.
+// reply answers a message in the identity's own mailbox, still there.
 func (s *Server) reply(w http.ResponseWriter, r *http.Request) error {
-	b, err := s.own(r)
+	b, m, err := s.ownMessage(r)
 	if err != nil {
 		return err
 	}
@@ -109,36 +109,70 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request) error {
 	if strings.TrimSpace(body) == "" {
 		return errors.New("a reply needs a body")
 	}
-	if _, err := s.Store.Reply(b, r.PathValue("id"), &maildir.Message{From: s.As, Body: body}); err != nil {
+	if _, err := s.Store.Reply(b, m.ID, &maildir.Message{From: s.As, Body: body}); err != nil {
 		return err
 	}
 	back(w, r, "/box/"+s.As)
 	return nil
 }
 
+// markRead marks a message of the identity's own mailbox read: one read
+// since the page was shown is left as it is, nothing undone.
 func (s *Server) markRead(w http.ResponseWriter, r *http.Request) error {
-	b, err := s.own(r)
+	b, m, err := s.ownMessage(r)
 	if err != nil {
-		return err
-	}
-	if _, err := s.Store.MarkRead(b, r.PathValue("id")); err != nil {
+		var sa *staleAct
+		if !errors.As(err, &sa) || m == nil || !m.Read {
+			return err
+		}
+	} else if _, err := s.Store.MarkRead(b, m.ID); err != nil {
 		return err
 	}
 	back(w, r, "/box/"+s.As)
 	return nil
 }
 
+// archive archives a message of the identity's own mailbox, as the page
+// showed it: one marked unread (or read) since is refused, for the page
+// shown again, since archiving mail marked unread would hide work.
 func (s *Server) archive(w http.ResponseWriter, r *http.Request) error {
-	b, err := s.own(r)
+	b, m, err := s.ownMessage(r)
 	if err != nil {
 		return err
 	}
-	errs, err := s.Store.Archive(b, []string{r.PathValue("id")})
+	errs, err := s.Store.Archive(b, []string{m.ID})
 	if err = errors.Join(append(errs, err)...); err != nil {
 		return err
 	}
 	back(w, r, "/box/"+s.As)
 	return nil
+}
+
+// ownMessage returns message {id} of the identity's own mailbox {box}
+// (or its archive), checked against what the page showed: a message
+// gone since is refused saying where it went (released, reassigned,
+// deleted), and, when the form carries the state the page showed ("seen":
+// read or unread), one in the other state is refused saying so — with
+// the message, for a caller to whom that state is the outcome.
+func (s *Server) ownMessage(r *http.Request) (maildir.Address, *maildir.Message, error) {
+	b, err := s.own(r)
+	if err != nil {
+		return b, nil, err
+	}
+	id := r.PathValue("id")
+	m, err := s.Store.Get(b, id)
+	if errors.Is(err, maildir.ErrNotFound) {
+		return b, nil, s.whatBecame(b.Name, id, r.PostFormValue("subject"))
+	}
+	if err != nil {
+		return b, nil, err
+	}
+	state := map[bool]string{true: "read", false: "unread"}
+	if seen := r.PostFormValue("seen"); seen != "" && seen != state[m.Read] {
+		return b, m, &staleAct{fmt.Sprintf("“%s” was marked %s since the page was shown (it showed it %s): nothing was done; look at it again",
+			clean(m.Subject), state[m.Read], seen)}
+	}
+	return b, m, nil
 }
 
 // own returns the mailbox of the URL when it is the identity's own: the

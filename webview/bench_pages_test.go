@@ -26,7 +26,9 @@ import (
 //   - activity: list every folder, then read the 2,000 newest files (the
 //     page reads at most that many to find the day's conversations);
 //   - search: read every file and look for the word in it, on 4
-//     goroutines (no index: mailfs keeps none).
+//     goroutines — what a search without an index does. The server's
+//     search reads again only the folder the send changed, and tests
+//     the rest from what it keeps of each folder (webview/search.go).
 //
 // The target is 300 ms a page on a quiet machine.
 func BenchmarkPages(b *testing.B) {

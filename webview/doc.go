@@ -23,7 +23,9 @@
 // the page as server-sent events, one feed per browser: its tabs elect
 // the one that keeps it (static/live.js). What it read of a folder it keeps under
 // the folder's stamp ([maildir.Store.Stamp]) by the store's one rule, that
-// of its folder index. The page asks for nothing on a timer.
+// of its folder index; a search, every message of each folder (up to a
+// budget), so that it reads again only the files that changed
+// ([maildir.Store.Reread]). The page asks for nothing on a timer.
 //
 // # Security
 //

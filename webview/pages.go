@@ -3,7 +3,6 @@ package webview
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"html/template"
@@ -347,7 +346,7 @@ func (s *Server) mailbox(w http.ResponseWriter, r *http.Request) {
 		if d.SentTab {
 			m, err := maildir.Filter{From: b.Name}.Compile()
 			if err == nil {
-				d.Sent, _, err = s.searchTown(r.Context(), m, false)
+				d.Sent, _, err = s.searchTown(r.Context(), m, nil, false)
 			}
 			if err != nil {
 				s.fail(w, r, http.StatusInternalServerError, err)
@@ -452,34 +451,6 @@ func (s *Server) allBoxes() ([]maildir.Address, error) {
 	return boxes, nil
 }
 
-// searchTown searches every mailbox, queue and channel (and their
-// archives when archived), one at a time, so that a folder that cannot be
-// read — an archive that is a symbolic link, which the store refuses to
-// follow — is named among the skipped and the rest is still searched.
-func (s *Server) searchTown(ctx context.Context, m *maildir.Matcher, archived bool) ([]*maildir.Message, []string, error) {
-	boxes, err := s.allBoxes()
-	if err != nil {
-		return nil, nil, err
-	}
-	var out []*maildir.Message
-	var skipped []string
-	for _, b := range boxes {
-		found, err := s.Store.Search(ctx, m, []maildir.Address{b}, archived)
-		if err != nil && archived {
-			// The archive, most likely: search the box without it.
-			skipped = append(skipped, fmt.Sprintf("%s's archive: %v", b, err))
-			found, err = s.Store.Search(ctx, m, []maildir.Address{b}, false)
-		}
-		if err != nil {
-			skipped = append(skipped, fmt.Sprintf("%s: %v", b, err))
-			continue
-		}
-		out = append(out, found...)
-	}
-	slices.SortStableFunc(out, func(a, b *maildir.Message) int { return a.Timestamp.Compare(b.Timestamp) })
-	return out, skipped, nil
-}
-
 // search runs a person's query (see [query]) with the command line's
 // engine over every mailbox, queue and channel, ranks what it finds, and
 // shows a page of it with a snippet each. A query that cannot be run is
@@ -507,7 +478,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusOK, "search", "Search", d)
 		return
 	}
-	found, skipped, err := s.searchTown(r.Context(), m, d.Archived)
+	found, skipped, err := s.searchTown(r.Context(), m, q.Terms, d.Archived)
 	if err != nil {
 		s.fail(w, r, http.StatusInternalServerError, err)
 		return

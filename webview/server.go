@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -83,6 +84,7 @@ type Server struct {
 	pages      map[string]*template.Template
 	hub        *hub
 	cache      *folderCache
+	texts      *folderCache  // every message of each folder, for search
 	hooks      *hook.Handler // reads when each agent's hooks last ran
 }
 
@@ -108,6 +110,7 @@ func New(store *maildir.Store, nudges *nudgeq.Queue, as, token string) (*Server,
 	s.pages = pages
 	s.hub = newHub()
 	s.cache = newFolderCache()
+	s.texts = newBudgetCache(searchBudget)
 	s.hooks = &hook.Handler{Collector: hook.Collector{Store: store, Nudges: nudges}}
 	return s, nil
 }
@@ -171,7 +174,8 @@ func isLoopbackHost(host string) bool {
 }
 
 // Serve serves on ln until ctx ends, feeding the live updates from a
-// watcher of the whole town.
+// watcher of the whole town. Beside it, it reads what a search keeps of
+// every folder, so that the first search is answered as fast as the next.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -190,6 +194,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		defer done()
 		srv.Shutdown(shut)
 	}()
+	var warm sync.WaitGroup
+	warm.Go(func() { s.warmSearch(ctx) })
+	defer warm.Wait()
+	defer cancel() // the warm-up stops at its next folder
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
@@ -309,13 +317,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 					return
 				}
 				s.setCookie(w, r)
-				q := r.URL.Query()
-				q.Del("token")
-				r.URL.RawQuery = q.Encode()
-				// Not kept: a cached redirect would keep its address, token
-				// and all, in the browser's cache.
-				w.Header().Set("Cache-Control", "no-store")
-				http.Redirect(w, r, r.URL.String(), http.StatusSeeOther)
+				tokenDoor(w, r)
 				return
 			}
 			if !s.authorized(r) {
@@ -326,6 +328,34 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// tokenDoor answers an address with ?token= (its token taken, the
+// cookie set): a page that stands in at once for the same address without
+// the token. Not a redirect, whose first address the tab's navigation
+// entry keeps as the one it was asked for (its reload goes there, and the
+// session history holds it): the page is replaced by a client refresh, a
+// new entry, so no entry holds the token. It is not kept (a cached page
+// would keep its address in the browser's cache). What no server can take
+// back is the browser's record of the address it was sent to: Chromium's
+// History keeps it, as every address visited, and files the page's icon
+// under it too (Favicons), which is why mailfs serve prints the token as
+// the address's password instead. A client that is not a browser
+// navigating (curl -L, a script) is redirected (303) as before.
+func tokenDoor(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	q.Del("token")
+	// Always a path on this server: "//host" would be another's.
+	to := &url.URL{Path: "/" + strings.TrimLeft(r.URL.Path, "/"), RawQuery: q.Encode()}
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	if r.Header.Get("Sec-Fetch-Mode") != "navigate" {
+		http.Redirect(w, r, to.String(), http.StatusSeeOther)
+		return
+	}
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	fmt.Fprintf(w, "<!doctype html><title>mailfs</title><meta http-equiv=\"refresh\" content=\"0;url=%s\">\n",
+		template.HTMLEscapeString(to.String()))
 }
 
 // setCookie gives the browser the token as an HttpOnly, same-site cookie:
