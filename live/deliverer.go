@@ -622,7 +622,7 @@ func (st *run) claimNudges(dnd, normalOK bool) *nudgeq.Batch {
 		st.d.warn(err)
 		return nil
 	}
-	if err := b.Keep(func(n *nudgeq.Nudge) bool { return n.Priority == nudgeq.Urgent || normalOK && !dnd }); err != nil {
+	if err := b.Keep(func(n *nudgeq.Nudge) bool { return !DNDHoldsNudge(n) || normalOK && !dnd }); err != nil {
 		st.d.warn(err)
 	}
 	return b
