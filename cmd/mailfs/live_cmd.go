@@ -21,6 +21,7 @@ type liveCmd struct {
 	Claude   liveClaudeCmd   `cmd:"" help:"Deliver to the Claude Code session this runs under (its async SessionStart hook)."`
 	Qwen     liveQwenCmd     `cmd:"" help:"Deliver to the Qwen Code session this runs under (its SessionStart hook), or to one named by pid."`
 	Tmux     liveTmuxCmd     `cmd:"" help:"Deliver to an agent in a tmux pane, by typing a doorbell into it."`
+	Codex    liveCodexCmd    `cmd:"" help:"Run Codex with an app server of its own, and deliver to it through the server (no tmux)."`
 	OpenCode liveOpenCodeCmd `cmd:"" name:"opencode" help:"Deliver to an OpenCode session, through mailfs's OpenCode plugin (which starts it)."`
 	Pi       livePiCmd       `cmd:"" name:"pi" help:"Deliver to a pi session, through mailfs's pi extension (which starts it)."`
 	Seen     liveSeenCmd     `cmd:"" help:"Record as delivered the doorbells whose ring marks standard input holds (what a runtime's plugin sent the model)."`
