@@ -18,12 +18,12 @@ import (
 	"github.com/mailfs/mailfs/maildir"
 )
 
-// Codex (npm: @openai/codex, pinned in .ci/run) has no per-session socket a
-// deliverer can reach, and runs its hooks in a shared app-server daemon
-// that outlives each session (see docs/agents.md), so its live path is the
-// tmux doorbell: this test runs the real Codex TUI in a tmux pane against
-// the model stand-in (its Responses API) with "mailfs live tmux" beside
-// it.
+// Codex (npm: @openai/codex, pinned in .ci/run) in tmux, for a Codex
+// started by a person rather than by "mailfs live codex": this test runs
+// the real Codex TUI in a tmux pane against the model stand-in (its
+// Responses API) with "mailfs live tmux" beside it, which finds Codex in
+// the pane, reads its input box by Codex's prompt, and its rollouts for
+// the evidence.
 func TestRealCodexInTmuxWakes(t *testing.T) {
 	codex, bin := interactiveCLI(t, "codex", "@openai/codex")
 	base := t.TempDir()
@@ -142,6 +142,17 @@ func TestRealCodexInTmuxWakes(t *testing.T) {
 	door.TypingQuiet = time.Nanosecond
 	bell := func(nonce string) string {
 		return "mailfs doorbell for toast: 1 new message(s), 1 URGENT.\n- [urgent] " + id + " from mayor: WAKE UP: MERGE_FAILED\nThe mail stays in your mailbox until you read it; this note is only a doorbell (ring " + nonce + ")."
+	}
+	// A person's text in the box, however it sits: never sent, never
+	// mixed.
+	if door.Prompt.Runtime != "codex" || door.Record == nil {
+		t.Fatalf("the door found %q (record %v) in the pane, want codex and its rollouts", door.Prompt.Runtime, door.Record)
+	}
+	neverOverAPerson(t, tmux, door, bell("5555555555555555"))
+	for _, r := range model.Requests() {
+		if strings.Contains(r.Raw, "PERSON") || strings.Contains(r.Raw, "5555555555555555") {
+			t.Fatalf("a person's text or the doorbell reached the model:\n%s", r.Raw)
+		}
 	}
 	tmux("copy-mode", "-t", "%0")
 	if err := door.Ring(context.Background(), bell("3333333333333333")); !errors.Is(err, live.ErrBusy) {

@@ -95,54 +95,10 @@ func TestRealGeminiInTmux(t *testing.T) {
 		t.Fatalf("the door found %q (record %v) in the pane, want gemini and its chats", door.Prompt.Runtime, door.Record)
 	}
 	door.TypingQuiet = time.Nanosecond
-	input := func() string {
-		out := tmux("display-message", "-p", "-t", "%0", "#{cursor_x} #{cursor_y}")
-		var s live.Screen
-		if _, err := fmt.Sscan(out, &s.X, &s.Y); err != nil {
-			t.Fatal(err)
-		}
-		s.Rows = strings.Split(strings.TrimSuffix(tmux("capture-pane", "-p", "-t", "%0"), "\n"), "\n")
-		in, err := door.Prompt.Input(s)
-		if err != nil {
-			return "error: " + err.Error()
-		}
-		return in
-	}
+	input := boxOf(t, tmux, door)
 	const nonce = "5555666677778888"
 	bell := "mailfs doorbell for toast: 1 new message(s), 1 URGENT.\n- [urgent] x from mayor: WAKE UP\nThe mail stays in your mailbox until you read it; this note is only a doorbell " + hook.RingMark(nonce) + "."
-
-	// A person's text in the box, however it sits: the door waits, and
-	// the box keeps exactly the person's text.
-	for _, c := range []struct {
-		name string
-		keys [][]string // tmux send-keys arguments, in turn
-		want string     // what the box then holds
-	}{
-		{"half-typed", [][]string{{"-l", "PERSON half a li"}}, "PERSON half a li"},
-		{"cursor at the start", [][]string{{"-l", "PERSON some words"}, {"Home"}}, "PERSON some words"},
-		{"multi-line", [][]string{{"-l", "PERSON first"}, {"C-j"}, {"-l", "second"}}, "PERSON first\nsecond"},
-		{"multi-line, cursor on an empty last row", [][]string{{"-l", "PERSON first"}, {"C-j"}}, "PERSON first\n"},
-		{"only >", [][]string{{"-l", "> "}}, ">"},
-		{"only *", [][]string{{"-l", "* "}}, "*"},
-		{"only |", [][]string{{"-l", "| "}}, "|"},
-		{"only »", [][]string{{"-l", "» "}}, "»"},
-	} {
-		for _, k := range c.keys {
-			tmux(append([]string{"send-keys", "-t", "%0"}, k...)...)
-		}
-		until(t, c.name+": the person's text in the box", 10*time.Second, func() bool { return input() == c.want })
-		if err := door.Ring(context.Background(), bell); !errors.Is(err, live.ErrBusy) {
-			t.Fatalf("%s: Ring: %v, want ErrBusy", c.name, err)
-		}
-		if got := input(); got != c.want {
-			t.Fatalf("%s: the box holds %q after the ring, want only the person's %q", c.name, got, c.want)
-		}
-		// The person clears the box (key by key: Ctrl+C on an empty box
-		// is half of Gemini CLI's quit).
-		tmux("send-keys", "-t", "%0", "End")
-		tmux("send-keys", "-t", "%0", "-N", "40", "BSpace")
-		until(t, c.name+": the box to clear", 10*time.Second, func() bool { return input() == "" })
-	}
+	neverOverAPerson(t, tmux, door, bell)
 	for _, r := range model.Requests() {
 		if strings.Contains(r.Raw, "PERSON") || strings.Contains(r.Raw, nonce) {
 			t.Fatalf("a person's text or the doorbell reached the model:\n%s", r.Raw)
@@ -248,4 +204,59 @@ func userTurnsNaming(r stubmodel.Request, s string) int {
 		}
 	}
 	return n
+}
+
+// boxOf returns a function that reads the door's input box from its pane.
+func boxOf(t *testing.T, tmux func(...string) string, door *live.TmuxDoor) func() string {
+	return func() string {
+		out := tmux("display-message", "-p", "-t", "%0", "#{cursor_x} #{cursor_y}")
+		var s live.Screen
+		if _, err := fmt.Sscan(out, &s.X, &s.Y); err != nil {
+			t.Fatalf("the cursor: %q: %v", out, err)
+		}
+		s.Rows = strings.Split(strings.TrimSuffix(tmux("capture-pane", "-p", "-t", "%0"), "\n"), "\n")
+		in, err := door.Prompt.Input(s)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		return in
+	}
+}
+
+// neverOverAPerson puts a person's text in the runtime's input box in
+// each way a person leaves it, rings, and checks the door waited
+// (ErrBusy) and the box holds exactly the person's text, then clears it.
+func neverOverAPerson(t *testing.T, tmux func(...string) string, door *live.TmuxDoor, bell string) {
+	t.Helper()
+	input := boxOf(t, tmux, door)
+	for _, c := range []struct {
+		name string
+		keys [][]string // tmux send-keys arguments, in turn
+		want string     // what the box then holds
+	}{
+		{"half-typed", [][]string{{"-l", "PERSON half a li"}}, "PERSON half a li"},
+		{"cursor at the start", [][]string{{"-l", "PERSON some words"}, {"Home"}}, "PERSON some words"},
+		{"multi-line", [][]string{{"-l", "PERSON first"}, {"C-j"}, {"-l", "second"}}, "PERSON first\nsecond"},
+		{"multi-line, cursor on an empty last row", [][]string{{"-l", "PERSON first"}, {"C-j"}}, "PERSON first\n"},
+		{"only >", [][]string{{"-l", "> "}}, ">"},
+		{"only *", [][]string{{"-l", "* "}}, "*"},
+		{"only |", [][]string{{"-l", "| "}}, "|"},
+		{"only »", [][]string{{"-l", "» "}}, "»"},
+	} {
+		for _, k := range c.keys {
+			tmux(append([]string{"send-keys", "-t", "%0"}, k...)...)
+		}
+		until(t, c.name+": the person's text in the box", 10*time.Second, func() bool { return input() == c.want })
+		if err := door.Ring(context.Background(), bell); !errors.Is(err, live.ErrBusy) {
+			t.Fatalf("%s: Ring: %v, want ErrBusy", c.name, err)
+		}
+		if got := input(); got != c.want {
+			t.Fatalf("%s: the box holds %q after the ring, want only the person's %q", c.name, got, c.want)
+		}
+		// The person clears the box, key by key (Ctrl+C on an empty box
+		// is half of a quit).
+		tmux("send-keys", "-t", "%0", "End")
+		tmux("send-keys", "-t", "%0", "-N", "40", "BSpace")
+		until(t, c.name+": the box to clear", 10*time.Second, func() bool { return input() == "" })
+	}
 }
