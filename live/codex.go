@@ -31,7 +31,10 @@ func (c *CodexRollouts) Evidence(ctx context.Context, nonces []string) (Evidence
 	ev := Evidence{Seen: map[string]time.Time{}, Queued: map[string]bool{}}
 	// Day folders are in local time; a day before Since's covers a clock
 	// or zone that differs.
-	oldest := c.Since.AddDate(0, 0, -1).Format("2006/01/02")
+	oldest := ""
+	if !c.Since.IsZero() {
+		oldest = c.Since.AddDate(0, 0, -1).Format("2006/01/02")
+	}
 	err := filepath.WalkDir(c.Dir, func(path string, e fs.DirEntry, err error) error {
 		if err != nil {
 			if path == c.Dir {
