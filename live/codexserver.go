@@ -6,14 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"path/filepath"
 	"slices"
 	"time"
-
-	"github.com/gobwas/ws"
-	"github.com/gobwas/ws/wsutil"
 )
 
 // CodexDoor rings a Codex session through its app server (codex
@@ -43,31 +39,27 @@ const codexRPCTimeout = 5 * time.Second
 // codexConn is one JSON-RPC connection to a Codex app server.
 type codexConn struct {
 	conn net.Conn
-	rw   io.ReadWriter
+	ws   *wsConn
 	next int
 }
 
 // dialCodex connects to the app server at sock and initializes the
 // connection; it returns the server's home (codexHome) too.
 func dialCodex(ctx context.Context, sock string) (*codexConn, string, error) {
-	d := ws.Dialer{NetDial: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var nd net.Dialer
-		return nd.DialContext(ctx, "unix", sock)
-	}}
-	conn, br, _, err := d.Dial(ctx, "ws://localhost/")
+	var nd net.Dialer
+	conn, err := nd.DialContext(ctx, "unix", sock)
 	if err != nil {
 		return nil, "", fmt.Errorf("live: codex app server %s: %w", sock, err)
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		conn.SetDeadline(dl)
 	}
-	c := &codexConn{conn: conn, rw: conn}
-	if br != nil {
-		c.rw = struct {
-			io.Reader
-			io.Writer
-		}{io.MultiReader(br, conn), conn}
+	w, err := wsHandshake(conn, "localhost", "/")
+	if err != nil {
+		conn.Close()
+		return nil, "", fmt.Errorf("live: codex app server %s: %w", sock, err)
 	}
+	c := &codexConn{conn: conn, ws: w}
 	var init struct {
 		CodexHome string `json:"codexHome"`
 	}
@@ -89,7 +81,7 @@ func (c *codexConn) send(msg any) error {
 	if err != nil {
 		return err
 	}
-	return wsutil.WriteClientText(c.rw, b)
+	return c.ws.WriteText(b)
 }
 
 // call sends a request and reads until its answer, passing over the
@@ -101,7 +93,7 @@ func (c *codexConn) call(method string, params, result any) error {
 		return err
 	}
 	for {
-		data, _, err := wsutil.ReadServerData(c.rw)
+		data, err := c.ws.ReadMessage()
 		if err != nil {
 			return fmt.Errorf("live: codex app server: %s: %w", method, err)
 		}
