@@ -116,7 +116,7 @@ func RecordOf(rt string, getenv func(string) string, since time.Time) Confirmer 
 
 // DetectRuntime finds the agent runtime running under the process pid (a
 // tmux pane's): the first of its descendants whose command line names
-// codex or gemini, and that process's environment. It returns "" and the
+// codex, gemini or qwen, and that process's environment. It returns "" and the
 // environment of this process where it finds none, or cannot look
 // (it reads /proc: Linux only).
 func DetectRuntime(pid int) (string, func(string) string) {
@@ -159,6 +159,8 @@ func DetectRuntime(pid int) (string, func(string) string) {
 				return "codex", environOf(p)
 			case base == "gemini" || strings.Contains(a, "/@google/gemini-cli"):
 				return "gemini", environOf(p)
+			case base == "qwen" || strings.Contains(a, "/@qwen-code/qwen-code"):
+				return "qwen", environOf(p)
 			}
 		}
 	}
@@ -403,11 +405,23 @@ func flatten(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
+// blank reports the runes a TUI draws as nothing: white space, and the
+// zero-width ones (Qwen Code puts a zero-width space after the cursor).
+func blank(r rune) bool {
+	return unicode.IsSpace(r) || r == '\u200b' || r == '\u200c' || r == '\u200d' || r == '\ufeff'
+}
+
+// isRule reports a row that is a horizontal rule of box drawing.
+func isRule(row string) bool {
+	row = strings.TrimSpace(row)
+	return row != "" && strings.Trim(row, "─━═") == ""
+}
+
 // squash is s without its white space: text a TUI wrapped anywhere, even
 // inside a word, compares whole.
 func squash(s string) string {
 	return strings.Map(func(r rune) rune {
-		if unicode.IsSpace(r) {
+		if blank(r) {
 			return -1
 		}
 		return r
@@ -480,7 +494,7 @@ type Prompt struct {
 	Settle time.Duration
 }
 
-// PromptOf returns the Prompt of runtime rt (codex, gemini), or
+// PromptOf returns the Prompt of runtime rt (codex, gemini, qwen), or
 // PlainPrompt and false for one it does not know.
 func PromptOf(rt string) (Prompt, bool) {
 	switch rt {
@@ -495,6 +509,11 @@ func PromptOf(rt string) (Prompt, bool) {
 		// indented by three; a blank row, then its footer (workspace,
 		// sandbox, model).
 		return Prompt{Runtime: rt, Marks: []string{" > ", " * "}, Modes: map[string]string{" ! ": "shell mode"}, Indent: "   ",
+			Placeholders: []string{"Type your message or @path/to/file"}, Settle: 250 * time.Millisecond}, true
+	case "qwen":
+		// Qwen Code 0.24: "> " at column 0 between two rules, rows after
+		// it indented by two; under the lower rule its status lines.
+		return Prompt{Runtime: rt, Marks: []string{"> "}, Indent: "  ",
 			Placeholders: []string{"Type your message or @path/to/file"}, Settle: 250 * time.Millisecond}, true
 	}
 	return PlainPrompt(), false
@@ -565,6 +584,12 @@ func (p Prompt) Input(s Screen) (string, error) {
 		end = status - 1
 	}
 	end = max(end, s.Y)
+	for i := top + 1; i <= end; i++ {
+		if i > s.Y && isRule(rows[i]) {
+			end = i - 1 // a rule under the box closes it (Qwen Code)
+			break
+		}
+	}
 	var lines []string
 	for i := top; i <= end; i++ {
 		row := rows[i]
@@ -574,7 +599,7 @@ func (p Prompt) Input(s Screen) (string, error) {
 		} else {
 			row = strings.TrimPrefix(row, p.Indent)
 		}
-		lines = append(lines, strings.TrimRightFunc(row, unicode.IsSpace))
+		lines = append(lines, strings.TrimRightFunc(row, blank))
 	}
 	// Rows after the text, blank, are the box's padding; the cursor on one
 	// of them is an empty last line.

@@ -152,7 +152,7 @@ func readScreen(t *testing.T, name string) live.Screen {
 }
 
 // The input box as each runtime draws it, read from screens captured from
-// the real Codex 0.171.0 and Gemini CLI 0.61.0 in tmux: the whole box,
+// the real Codex 0.171.0, Gemini CLI 0.61.0 and Qwen Code 0.24 in tmux: the whole box,
 // every row from the runtime's prompt to its status line, left and right
 // of the cursor; a placeholder is empty, a lone glyph is text.
 func TestPromptInputFromRealScreens(t *testing.T) {
@@ -187,6 +187,15 @@ func TestPromptInputFromRealScreens(t *testing.T) {
 		// The Enter right after a paste, taken as a newline.
 		{screen: "gemini-paste-then-enter", want: "mailfs doorbell for toast: 1 new message(s). - id from mayor: TEST The mail stays in your mailbox (ring\n1111222233334444).\n"},
 		{screen: "gemini-shell-mode", err: "shell mode"},
+		{screen: "qwen-empty", want: ""},
+		{screen: "qwen-half-typed", want: "PERSON half a li"},
+		{screen: "qwen-cursor-at-start", want: "PERSON half a li"},
+		{screen: "qwen-multiline", want: "PERSON half a li\nsecond line"},
+		{screen: "qwen-multiline-cursor-on-empty-last-row", want: "PERSON half a li\nsecond line\n"},
+		{screen: "qwen-only-glyph-3e", want: ">"},
+		{screen: "qwen-only-glyph-2a", want: "*"},
+		{screen: "qwen-only-glyph-7c", want: "|"},
+		{screen: "qwen-only-glyph-c2bb", want: "»"},
 	} {
 		t.Run(c.screen, func(t *testing.T) {
 			rt, _, _ := strings.Cut(c.screen, "-")
@@ -205,5 +214,33 @@ func TestPromptInputFromRealScreens(t *testing.T) {
 				t.Fatalf("Input: %q, %v\nwant %q", got, err, c.want)
 			}
 		})
+	}
+}
+
+// What the screens of the runtimes do not show: a dialog at the cursor
+// (no prompt above it) and a program the door does not know.
+func TestPromptInputWithoutABox(t *testing.T) {
+	codex, _ := live.PromptOf("codex")
+	// Either way the door does not type: no box, or a box that holds
+	// text.
+	for _, dialog := range []live.Screen{
+		{Rows: []string{"• done", "", "Allow command?", "  1. Yes", "  2. No", "", "  status"}, X: 4, Y: 3},
+		{Rows: []string{"› ", "", "  Allow command?", "  1. Yes", "  2. No", "", "  status"}, X: 4, Y: 3},
+	} {
+		if in, err := codex.Input(dialog); err == nil && in == "" {
+			t.Fatalf("a dialog read as an empty box: %q", dialog.Rows)
+		}
+	}
+	plain := live.PlainPrompt()
+	for _, c := range []struct {
+		row  string
+		want string
+	}{{"", ""}, {"   ", ""}, {"$ ", "$"}, {"PERSON", "PERSON"}} {
+		if in, err := plain.Input(live.Screen{Rows: []string{"old output", c.row}, X: len(c.row), Y: 1}); err != nil || in != c.want {
+			t.Fatalf("plain box %q: %q %v, want %q", c.row, in, err, c.want)
+		}
+	}
+	if _, ok := live.PromptOf("nethack"); ok {
+		t.Fatal("a prompt for a runtime the door does not know")
 	}
 }
