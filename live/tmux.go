@@ -116,7 +116,7 @@ func RecordOf(rt string, getenv func(string) string, since time.Time) Confirmer 
 
 // DetectRuntime finds the agent runtime running under the process pid (a
 // tmux pane's): the first of its descendants whose command line names
-// codex, gemini or qwen, and that process's environment. It returns "" and the
+// codex, gemini, qwen or claude, and that process's environment. It returns "" and the
 // environment of this process where it finds none, or cannot look
 // (it reads /proc: Linux only).
 func DetectRuntime(pid int) (string, func(string) string) {
@@ -161,6 +161,8 @@ func DetectRuntime(pid int) (string, func(string) string) {
 				return "gemini", environOf(p)
 			case base == "qwen" || strings.Contains(a, "/@qwen-code/qwen-code"):
 				return "qwen", environOf(p)
+			case base == "claude" || strings.Contains(a, "/@anthropic-ai/claude-code"):
+				return "claude", environOf(p)
 			}
 		}
 	}
@@ -494,7 +496,7 @@ type Prompt struct {
 	Settle time.Duration
 }
 
-// PromptOf returns the Prompt of runtime rt (codex, gemini, qwen), or
+// PromptOf returns the Prompt of runtime rt (codex, gemini, qwen, claude), or
 // PlainPrompt and false for one it does not know.
 func PromptOf(rt string) (Prompt, bool) {
 	switch rt {
@@ -510,6 +512,10 @@ func PromptOf(rt string) (Prompt, bool) {
 		// sandbox, model).
 		return Prompt{Runtime: rt, Marks: []string{" > ", " * "}, Modes: map[string]string{" ! ": "shell mode"}, Indent: "   ",
 			Placeholders: []string{"Type your message or @path/to/file"}, Settle: 250 * time.Millisecond}, true
+	case "claude":
+		// Claude Code 2.1: "❯" and a no-break space at column 0 between
+		// two rules, rows after it indented by two, no placeholder.
+		return Prompt{Runtime: rt, Marks: []string{"❯\u00a0", "❯ "}, Indent: "  "}, true
 	case "qwen":
 		// Qwen Code 0.24: "> " at column 0 between two rules, rows after
 		// it indented by two; under the lower rule its status lines.

@@ -152,7 +152,7 @@ func readScreen(t *testing.T, name string) live.Screen {
 }
 
 // The input box as each runtime draws it, read from screens captured from
-// the real Codex 0.171.0, Gemini CLI 0.61.0 and Qwen Code 0.24 in tmux: the whole box,
+// the real Codex 0.171.0, Gemini CLI 0.61.0, Qwen Code 0.24.4 and Claude Code 2.1.332 in tmux: the whole box,
 // every row from the runtime's prompt to its status line, left and right
 // of the cursor; a placeholder is empty, a lone glyph is text.
 func TestPromptInputFromRealScreens(t *testing.T) {
@@ -187,6 +187,15 @@ func TestPromptInputFromRealScreens(t *testing.T) {
 		// The Enter right after a paste, taken as a newline.
 		{screen: "gemini-paste-then-enter", want: "mailfs doorbell for toast: 1 new message(s). - id from mayor: TEST The mail stays in your mailbox (ring\n1111222233334444).\n"},
 		{screen: "gemini-shell-mode", err: "shell mode"},
+		{screen: "claude-empty", want: ""},
+		{screen: "claude-half-typed", want: "PERSON half a li"},
+		{screen: "claude-cursor-at-start", want: "PERSON half a li"},
+		{screen: "claude-multiline", want: "PERSON half a li\nsecond line"},
+		{screen: "claude-multiline-cursor-on-empty-last-row", want: "PERSON half a li\nsecond line\n"},
+		{screen: "claude-only-glyph-3e", want: ">"},
+		{screen: "claude-only-glyph-2a", want: "*"},
+		{screen: "claude-only-glyph-7c", want: "|"},
+		{screen: "claude-only-glyph-c2bb", want: "»"},
 		{screen: "qwen-empty", want: ""},
 		{screen: "qwen-half-typed", want: "PERSON half a li"},
 		{screen: "qwen-cursor-at-start", want: "PERSON half a li"},
