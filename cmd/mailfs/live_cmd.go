@@ -242,7 +242,7 @@ type liveTmuxCmd struct {
 	liveFlags
 	Pane    string `required:"" placeholder:"PANE" help:"The tmux pane the agent runs in (%3, session:window.pane)."`
 	Socket  string `type:"path" placeholder:"PATH" help:"The tmux server's socket (tmux -S); default: the server $TMUX names, else tmux's default."`
-	Runtime string `enum:",codex,gemini,plain" default:"" placeholder:"NAME" help:"The runtime in the pane (codex, gemini, plain); default: the one found running in it."`
+	Runtime string `enum:",codex,gemini,qwen,claude,plain" default:"" placeholder:"NAME" help:"The runtime in the pane (codex, gemini, qwen, claude, plain); default: the one found running in it."`
 }
 
 func (c *liveTmuxCmd) Help() string {
@@ -250,12 +250,14 @@ func (c *liveTmuxCmd) Help() string {
 while a person typed into the pane's client in the last 2 seconds, not
 while the pane is in copy mode, not while the runtime's input box holds
 anything. The box is read whole, by the runtime's own prompt (Codex's
-"› ", Gemini CLI's " > "), every row down to its status line, left and
+"› ", Gemini CLI's " > ", Qwen Code's "> ", Claude Code's "❯"), every row
+down to its status line, left and
 right of the cursor: a half-typed line, a cursor moved to its start, a
 second line, a lone "> " all make the doorbell wait, and it is retried; a
 box in a mode (Gemini CLI's shell mode) or no box at the cursor (a dialog)
-too. The runtime is the one found running in the pane (Codex, Gemini CLI;
---runtime says it where it cannot be found); any other program is
+too. The runtime is the one found running in the pane (Codex, Gemini CLI,
+Qwen Code, Claude Code; --runtime says it where it cannot be found); any
+other program is
 "plain": its box is the cursor's row, which must be blank.
 
 The text is pasted through a tmux buffer (bracketed, when the program
