@@ -153,9 +153,7 @@ func TestRealGeminiInTmux(t *testing.T) {
 		}
 		return false
 	})
-	if in := input(); in != "" {
-		t.Fatalf("the box holds %q after the doorbell was submitted", in)
-	}
+	until(t, "the box to be empty after the doorbell was submitted", 10*time.Second, func() bool { return input() == "" })
 	// Submitted, not answered: whatever the receipt says, not delivered.
 	if rs := receiptsOf(t, store, 3*time.Second, m); rs[0].Live == live.Delivered {
 		t.Fatalf("delivered while the model has not answered: %+v", rs[0])
@@ -177,6 +175,37 @@ func TestRealGeminiInTmux(t *testing.T) {
 	}
 	if n := userTurnsNaming(last, m.ID); n != 1 {
 		t.Fatalf("the model's last conversation has %d user turns naming %s, want 1:\n%s", n, m.ID, last.Raw)
+	}
+
+	// Doorbell after doorbell (the issue saw 7 of 7 "delivered" with none
+	// reaching the model): mail sent 2.5 s apart, past the spacing, so
+	// each rides a doorbell of its own. Every receipt that says delivered
+	// names a message a request to the model carried, and the model
+	// answered every request here.
+	var more []*maildir.Message
+	for i := range 6 {
+		more = append(more, sendToast(t, store, fmt.Sprintf("AGAIN %d: MERGE_FAILED", i), maildir.Urgent))
+		time.Sleep(2500 * time.Millisecond) // the traffic's shape, not a wait for an outcome
+	}
+	rs := receiptsOf(t, store, 60*time.Second, more...)
+	delivered := 0
+	for i, r := range rs {
+		carried := false
+		for _, q := range model.Requests() {
+			if strings.HasSuffix(q.Path, ":streamGenerateContent") && userTurnsNaming(q, more[i].ID) > 0 {
+				carried = true
+			}
+		}
+		if r.Live == live.Delivered {
+			delivered++
+			if !carried {
+				t.Fatalf("%s is delivered, yet no request to the model carried it", more[i].ID)
+			}
+		}
+	}
+	t.Logf("doorbell after doorbell: %d of %d delivered, each carried to the model", delivered, len(more))
+	if delivered != len(more) {
+		t.Fatalf("%d of %d delivered: %+v", delivered, len(more), rs)
 	}
 
 	tmux("kill-server")
@@ -250,9 +279,9 @@ func neverOverAPerson(t *testing.T, tmux func(...string) string, door *live.Tmux
 		if err := door.Ring(context.Background(), bell); !errors.Is(err, live.ErrBusy) {
 			t.Fatalf("%s: Ring: %v, want ErrBusy", c.name, err)
 		}
-		if got := input(); got != c.want {
-			t.Fatalf("%s: the box holds %q after the ring, want only the person's %q", c.name, got, c.want)
-		}
+		// The box as it settles (a TUI redraws its screen now and then):
+		// the person's text alone, nothing added.
+		until(t, c.name+": the box to hold only the person's text after the ring", 5*time.Second, func() bool { return input() == c.want })
 		// The person clears the box, key by key (Ctrl+C on an empty box
 		// is half of a quit).
 		tmux("send-keys", "-t", "%0", "End")

@@ -235,10 +235,19 @@ func (d *TmuxDoor) Ring(ctx context.Context, text string) error {
 			return fmt.Errorf("%w %s: the pane is in a mode (copy mode: a person is reading back)", ErrBusy, d.Pane)
 		}
 	}
-	if in, err := d.input(ctx); err != nil {
-		return fmt.Errorf("%w %s: %v", ErrBusy, d.Pane, err)
-	} else if in != "" {
-		return fmt.Errorf("%w %s: its input box holds %q", ErrBusy, d.Pane, cutText(in, 40))
+	// Empty twice, a moment apart: a TUI redrawing its screen (Ink
+	// erases and rewrites it) may show a box half drawn.
+	for i := range 2 {
+		if i > 0 {
+			if err := sleepCtx(ctx, 50*time.Millisecond); err != nil {
+				return err
+			}
+		}
+		if in, err := d.input(ctx); err != nil {
+			return fmt.Errorf("%w %s: %v", ErrBusy, d.Pane, err)
+		} else if in != "" {
+			return fmt.Errorf("%w %s: its input box holds %q", ErrBusy, d.Pane, cutText(in, 40))
+		}
 	}
 	line := strings.Join(strings.Fields(text), " ") // one line: a newline would submit half of it
 	var err error
@@ -280,14 +289,18 @@ func (d *TmuxDoor) submit(ctx context.Context, held string) error {
 		// A newline counts once it stays a tenth of a second: a program
 		// that echoes the line, then draws its prompt again, shows one
 		// for a moment.
-		newline, since := false, time.Time{}
+		newline, since, seen := false, time.Time{}, false
 		deadline := time.Now().Add(2 * time.Second)
 		for !newline && time.Now().Before(deadline) {
 			in, err := d.input(ctx)
-			if err != nil || squash(in) != squash(held) {
-				return nil // the box let it go (or shows another state: the program took it)
-			}
+			seen = seen || err == nil
 			switch {
+			case err != nil:
+				// No box on the screen (a redraw, a turn's output): look
+				// again.
+				since = time.Time{}
+			case squash(in) != squash(held):
+				return nil // the box let it go
 			case !strings.HasSuffix(in, "\n"):
 				since = time.Time{}
 			case since.IsZero():
@@ -298,6 +311,11 @@ func (d *TmuxDoor) submit(ctx context.Context, held string) error {
 			if err := sleepCtx(ctx, 50*time.Millisecond); err != nil {
 				return err
 			}
+		}
+		if !seen {
+			// The box never showed again: the program took the Enter
+			// (a turn's output hides it); its record says the rest.
+			return nil
 		}
 		if newline {
 			d.tmuxCtx(ctx, "send-keys", "-t", d.Pane, "BSpace")
