@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/mailfs/mailfs/agentrt"
 )
 
 // CodexDoor rings a Codex session through its app server (codex
@@ -181,7 +183,7 @@ func (d *CodexDoor) Session(ctx context.Context) (Info, error) {
 	if !d.Proc.Alive() {
 		return Info{}, fmt.Errorf("%w: codex (pid %d)", ErrGone, d.Proc.PID)
 	}
-	info := Info{Runtime: "codex", Process: d.Proc, Where: d.Socket}
+	info := Info{Runtime: string(agentrt.Codex), Process: d.Proc, Where: d.Socket}
 	ctx, cancel := context.WithTimeout(ctx, codexRPCTimeout)
 	defer cancel()
 	c, err := d.open(ctx)
