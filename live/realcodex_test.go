@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,12 +18,12 @@ import (
 	"github.com/mailfs/mailfs/maildir"
 )
 
-// Codex (npm: @openai/codex, pinned in .ci/run) has no per-session socket a
-// deliverer can reach, and runs its hooks in a shared app-server daemon
-// that outlives each session (see docs/agents.md), so its live path is the
-// tmux doorbell: this test runs the real Codex TUI in a tmux pane against
-// the model stand-in (its Responses API) with "mailfs live tmux" beside
-// it.
+// Codex (npm: @openai/codex, pinned in .ci/run) in tmux, for a Codex
+// started by a person rather than by "mailfs live codex": this test runs
+// the real Codex TUI in a tmux pane against the model stand-in (its
+// Responses API) with "mailfs live tmux" beside it, which finds Codex in
+// the pane, reads its input box by Codex's prompt, and its rollouts for
+// the evidence.
 func TestRealCodexInTmuxWakes(t *testing.T) {
 	codex, bin := interactiveCLI(t, "codex", "@openai/codex")
 	base := t.TempDir()
@@ -141,6 +143,17 @@ func TestRealCodexInTmuxWakes(t *testing.T) {
 	bell := func(nonce string) string {
 		return "mailfs doorbell for toast: 1 new message(s), 1 URGENT.\n- [urgent] " + id + " from mayor: WAKE UP: MERGE_FAILED\nThe mail stays in your mailbox until you read it; this note is only a doorbell (ring " + nonce + ")."
 	}
+	// A person's text in the box, however it sits: never sent, never
+	// mixed.
+	if door.Prompt.Runtime != "codex" || door.Record == nil {
+		t.Fatalf("the door found %q (record %v) in the pane, want codex and its rollouts", door.Prompt.Runtime, door.Record)
+	}
+	neverOverAPerson(t, tmux, door, bell("5555555555555555"))
+	for _, r := range model.Requests() {
+		if strings.Contains(r.Raw, "PERSON") || strings.Contains(r.Raw, "5555555555555555") {
+			t.Fatalf("a person's text or the doorbell reached the model:\n%s", r.Raw)
+		}
+	}
 	tmux("copy-mode", "-t", "%0")
 	if err := door.Ring(context.Background(), bell("3333333333333333")); !errors.Is(err, live.ErrBusy) {
 		t.Fatalf("Ring into a pane in copy mode: %v, want ErrBusy", err)
@@ -164,4 +177,177 @@ func TestRealCodexInTmuxWakes(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("the deliverer outlived its pane:\n%s", out)
 	}
+}
+
+// Codex through "mailfs live codex": its own app server, the TUI on it
+// (here in tmux only to give it a terminal: nothing is typed by mailfs),
+// and the deliverer as a second client of the server. An idle session
+// wakes with a new turn; a busy one has the doorbell steered into its
+// running turn; each receipt is delivered only once Codex's rollout shows
+// the model answered, checked against the stand-in's log.
+func TestRealCodexLive(t *testing.T) {
+	codex, bin := interactiveCLI(t, "codex", "@openai/codex")
+	base := t.TempDir()
+	proj, codexHome := filepath.Join(base, "proj"), filepath.Join(base, "codex")
+	os.MkdirAll(proj, 0o755)
+	os.MkdirAll(codexHome, 0o700)
+	root := filepath.Join(proj, ".chipset")
+	store, err := maildir.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The model holds its answer to the person's long turn until the test
+	// lets it go: the turn runs meanwhile.
+	release := make(chan struct{})
+	var once sync.Once
+	let := func() { once.Do(func() { close(release) }) }
+	defer let()
+	model, err := stubmodel.Start(func(r stubmodel.Request) stubmodel.Reply {
+		if strings.Contains(r.Raw, "LONG_TURN") && !strings.Contains(r.Raw, "MID-TURN") {
+			<-release
+		}
+		return stubmodel.Reply{Text: "done"}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer model.Close()
+	config := fmt.Sprintf("model = \"stub-model\"\nmodel_provider = \"stub\"\n\n[model_providers.stub]\nname = \"stub\"\nbase_url = %q\nwire_api = \"responses\"\nenv_key = \"STUB_KEY\"\n\n[projects.%q]\ntrust_level = \"trusted\"\n",
+		model.URL+"/v1", proj)
+	os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600)
+
+	sock := filepath.Join(base, "tmux.sock")
+	tmux := func(args ...string) string {
+		out, _ := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
+		return string(out)
+	}
+	env := []string{"CODEX_HOME=" + codexHome, "STUB_KEY=" + testKey, "PATH=" + os.Getenv("PATH"), "HOME=" + base,
+		"MAILFS_ROOT=" + root, "MAILFS_STATE_DIR=" + filepath.Join(base, "state"), "TMPDIR=" + base}
+	script := "cd " + proj + " && exec env " + strings.Join(quoteAll(env), " ") + " " + bin + " live codex toast --codex " + codex + " 2>" + filepath.Join(base, "live.err")
+	if out, err := exec.Command("tmux", "-S", sock, "new-session", "-d", "-x", "200", "-y", "50", "sh", "-c", script).CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v: %s", err, out)
+	}
+	defer func() {
+		if t.Failed() {
+			errs, _ := os.ReadFile(filepath.Join(base, "live.err"))
+			t.Logf("the pane:\n%s\nstderr:\n%s", tmux("capture-pane", "-p"), errs)
+		}
+		tmux("kill-server") // a hangup: the launcher ends the TUI and its server
+		gone := time.Now().Add(15 * time.Second)
+		for len(processesIn(proj)) > 0 && time.Now().Before(gone) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if left := endProcessesIn(proj); len(left) > 0 {
+			t.Errorf("left running 15s after the session: %q", left)
+		}
+	}()
+	until(t, "Codex's input box", 60*time.Second, func() bool { return strings.Contains(tmux("capture-pane", "-p"), "Ask Codex") })
+	until(t, "the deliverer to start", 30*time.Second, func() bool { return liveRecord(store, "codex") != nil })
+	reached := func(id string) bool {
+		for _, r := range model.Requests() {
+			if strings.Contains(r.Raw, "mailfs doorbell for toast") && strings.Contains(r.Raw, id) {
+				return true
+			}
+		}
+		return false
+	}
+
+	// Idle: a new turn.
+	m := sendToast(t, store, "WAKE UP: MERGE_FAILED", maildir.Urgent)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if rs, err := live.WaitDelivered(ctx, store, []*maildir.Message{m}); err != nil || rs[0].Live != live.Delivered {
+		t.Fatalf("the idle wake's receipt: %+v %v, want delivered", rs, err)
+	}
+	if !reached(m.ID) {
+		t.Fatalf("delivered, yet no request to the model named %s", m.ID)
+	}
+	stillUnread(t, store, m.ID)
+
+	// Busy: a person's turn runs (the model holds its answer); urgent mail
+	// is steered into it, and is not delivered until the model answers.
+	tmux("send-keys", "-t", "%0", "-l", "LONG_TURN: refactor everything")
+	until(t, "the person's prompt in the box", 10*time.Second, func() bool { return strings.Contains(tmux("capture-pane", "-p"), "LONG_TURN: refactor") })
+	tmux("send-keys", "-t", "%0", "Enter")
+	until(t, "the long turn to reach the model", 30*time.Second, func() bool {
+		for _, r := range model.Requests() {
+			if strings.Contains(r.Raw, "LONG_TURN") {
+				return true
+			}
+		}
+		return false
+	})
+	busy := sendToast(t, store, "MID-TURN: the build broke", maildir.Urgent)
+	until(t, "the doorbell to be rung into the running turn", 30*time.Second, func() bool {
+		r := liveRecord(store, "codex")
+		return r != nil && !r.Rung[busy.ID].IsZero()
+	})
+	if reached(busy.ID) {
+		t.Fatal("the doorbell reached the model while its request was held")
+	}
+	if rs := receiptsOf(t, store, 2*time.Second, busy); rs[0].Live == live.Delivered {
+		t.Fatalf("delivered before the model answered: %+v", rs[0])
+	}
+	let()
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel2()
+	if rs, err := live.WaitDelivered(ctx2, store, []*maildir.Message{busy}); err != nil || rs[0].Live != live.Delivered {
+		t.Fatalf("the mid-turn receipt: %+v %v, want delivered", rs, err)
+	}
+	if !reached(busy.ID) {
+		t.Fatalf("delivered, yet no request to the model named %s", busy.ID)
+	}
+	// Steered, not a turn of its own: in Codex's rollout no turn starts
+	// between the person's prompt and the doorbell.
+	if n := turnsBetween(t, codexHome, "LONG_TURN", busy.ID); n != 0 {
+		t.Fatalf("%d turns started between the person's prompt and the doorbell, want 0 (steered into the running turn)", n)
+	}
+
+	// The session ends with the TUI; the launcher, its server and its
+	// deliverer with it.
+	tmux("send-keys", "-t", "%0", "C-c")
+	time.Sleep(300 * time.Millisecond)
+	tmux("send-keys", "-t", "%0", "C-c")
+	until(t, "the session to end", 30*time.Second, func() bool { return liveRecord(store, "codex") == nil })
+}
+
+// turnsBetween counts the turns Codex's rollouts show starting after the
+// user message holding from and before the one holding to.
+func turnsBetween(t *testing.T, codexHome, from, to string) int {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(codexHome, "sessions", "*", "*", "*", "rollout-*.jsonl"))
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		n, seen := 0, false
+		for _, line := range strings.Split(string(data), "\n") {
+			user := strings.Contains(line, `"type":"response_item"`) && strings.Contains(line, `"role":"user"`)
+			switch {
+			case user && strings.Contains(line, from):
+				seen, n = true, 0
+			case seen && strings.Contains(line, `"type":"task_started"`):
+				n++
+			case seen && user && strings.Contains(line, to):
+				return n
+			}
+		}
+	}
+	t.Fatalf("no rollout holds %q then %q", from, to)
+	return -1
+}
+
+// processesIn lists the processes working in dir or below (Linux; none
+// elsewhere).
+func processesIn(dir string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd")); err == nil && (cwd == dir || strings.HasPrefix(cwd, dir+"/")) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }

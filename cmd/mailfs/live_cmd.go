@@ -21,6 +21,7 @@ type liveCmd struct {
 	Claude   liveClaudeCmd   `cmd:"" help:"Deliver to the Claude Code session this runs under (its async SessionStart hook)."`
 	Qwen     liveQwenCmd     `cmd:"" help:"Deliver to the Qwen Code session this runs under (its SessionStart hook), or to one named by pid."`
 	Tmux     liveTmuxCmd     `cmd:"" help:"Deliver to an agent in a tmux pane, by typing a doorbell into it."`
+	Codex    liveCodexCmd    `cmd:"" help:"Run Codex with an app server of its own, and deliver to it through the server (no tmux)."`
 	OpenCode liveOpenCodeCmd `cmd:"" name:"opencode" help:"Deliver to an OpenCode session, through mailfs's OpenCode plugin (which starts it)."`
 	Pi       livePiCmd       `cmd:"" name:"pi" help:"Deliver to a pi session, through mailfs's pi extension (which starts it)."`
 	Seen     liveSeenCmd     `cmd:"" help:"Record as delivered the doorbells whose ring marks standard input holds (what a runtime's plugin sent the model)."`
@@ -252,28 +253,49 @@ func (c *liveSeenCmd) Run(a *app) error { return c.Seen.Run(a.hookEnv()) }
 
 type liveTmuxCmd struct {
 	liveFlags
-	Pane   string `required:"" placeholder:"PANE" help:"The tmux pane the agent runs in (%3, session:window.pane)."`
-	Socket string `type:"path" placeholder:"PATH" help:"The tmux server's socket (tmux -S); default: the server $TMUX names, else tmux's default."`
+	Pane    string `required:"" placeholder:"PANE" help:"The tmux pane the agent runs in (%3, session:window.pane)."`
+	Socket  string `type:"path" placeholder:"PATH" help:"The tmux server's socket (tmux -S); default: the server $TMUX names, else tmux's default."`
+	Runtime string `enum:",codex,gemini,qwen,claude,plain" default:"" placeholder:"NAME" help:"The runtime in the pane (codex, gemini, qwen, claude, plain); default: the one found running in it."`
 }
 
 func (c *liveTmuxCmd) Help() string {
 	return `Types the doorbell into the agent's tmux pane, never over a person: not
 while a person typed into the pane's client in the last 2 seconds, not
-while the pane is in copy mode, not while the program's input line holds
-text (a half-typed line waits; the doorbell is retried). The text is pasted
-through a tmux buffer (bracketed, when the program asked for it, so a TUI
-takes the Enter after it as a key press), the pane read back until this
-doorbell's own ring mark shows, then Enter, up to 3 tries. It is delivered
-when its ring mark shows on the pane off the input line (the program took
-it as a message), or the runtime's prompt hook saw it. It ends when the pane
-does. Use it for any agent in a terminal (Codex, Gemini CLI, an older
-Claude Code): the doorbell arrives as typed input.`
+while the pane is in copy mode, not while the runtime's input box holds
+anything. The box is read whole, by the runtime's own prompt (Codex's
+"› ", Gemini CLI's " > ", Qwen Code's "> ", Claude Code's "❯"), every row
+down to its status line, left and
+right of the cursor: a half-typed line, a cursor moved to its start, a
+second line, a lone "> " all make the doorbell wait, and it is retried; a
+box in a mode (Gemini CLI's shell mode) or no box at the cursor (a dialog)
+too. The runtime is the one found running in the pane (Codex, Gemini CLI,
+Qwen Code, Claude Code; --runtime says it where it cannot be found); any
+other program is
+"plain": its box is the cursor's row, which must be blank.
+
+The text is pasted through a tmux buffer (bracketed, when the program
+asked for it), the box read back until it holds the doorbell and nothing
+else, then Enter after the runtime's settle time, and the box read again
+until it lets the doorbell go (Gemini CLI takes an Enter within 40 ms of a
+paste as a newline: it is taken back and sent again); up to 3 tries.
+
+A doorbell is delivered when the runtime's own record shows the model
+answered it (Codex's rollouts under $CODEX_HOME, Gemini CLI's chats under
+~/.gemini/tmp, read with the home the runtime runs with), or the runtime's
+prompt hook saw it; its ring mark shown on the pane says only that the
+program took it (submitted), which is the most a plain program gets. It
+ends when the pane does. For Codex without tmux, see mailfs live codex.`
 }
 
 func (c *liveTmuxCmd) Run(a *app) error {
 	door, err := live.FindTmux("", c.Socket, c.Pane)
 	if err != nil {
 		return err
+	}
+	if c.Runtime != "" && c.Runtime != door.Prompt.Runtime {
+		door.Prompt, _ = live.PromptOf(c.Runtime)
+		_, env := live.DetectRuntime(door.Proc.PID)
+		door.Record = live.RecordOf(c.Runtime, env, time.Now())
 	}
 	return c.deliver(a, door)
 }

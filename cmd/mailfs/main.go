@@ -63,7 +63,7 @@ type cli struct {
 	Recall     recallCmd     `cmd:"" help:"Bring back archived mail that sync pruned from the working tree."`
 	HostName   hostCmd       `cmd:"" name:"host" help:"Print or set this host's name, for a town on several machines."`
 	Home       homeCmd       `cmd:"" help:"List, claim or move the home hosts of mailboxes, queues, channels and groups."`
-	Live       liveCmd       `cmd:"" help:"Push a doorbell into running agent sessions the moment mail lands (Claude Code, Qwen Code, OpenCode, pi, tmux), and say whether the model was given it."`
+	Live       liveCmd       `cmd:"" help:"Push a doorbell into running agent sessions the moment mail lands (Claude Code, Qwen Code, OpenCode, pi, Codex, tmux), and say whether the model was given it."`
 	Demo       demoCmd       `cmd:"" help:"Run a short multi-agent tour in a scratch root."`
 
 	Completion completionCmd `cmd:"" help:"Print the shell code that turns on tab completion (bash, zsh, fish)."`

@@ -4,8 +4,9 @@
 // answer (text, or a tool call).
 //
 // It answers POST …/messages (streaming and not) and, for Qwen Code's
-// OpenAI-compatible client, POST …/chat/completions; anything else gets
-// an empty JSON object.
+// OpenAI-compatible client, POST …/chat/completions, for Codex's POST
+// …/responses, and for Gemini CLI's POST …:generateContent and
+// …:streamGenerateContent; anything else gets an empty JSON object.
 package stubmodel
 
 import (
@@ -103,7 +104,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	json.Unmarshal(raw, &body)
 	chat := strings.HasSuffix(r.URL.Path, "/chat/completions")
 	responses := strings.HasSuffix(r.URL.Path, "/responses")
-	if r.Method != http.MethodPost || !(strings.HasSuffix(r.URL.Path, "/messages") || chat || responses) {
+	gemini := strings.HasSuffix(r.URL.Path, ":generateContent") || strings.HasSuffix(r.URL.Path, ":streamGenerateContent")
+	if r.Method != http.MethodPost || !(strings.HasSuffix(r.URL.Path, "/messages") || chat || responses || gemini) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, "{}")
 		return
@@ -119,6 +121,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	reply := s.script(req)
 	stream, _ := body["stream"].(bool)
 	switch {
+	case gemini:
+		writeGemini(w, reply, strings.HasSuffix(r.URL.Path, ":streamGenerateContent"), req.N)
 	case responses:
 		writeResponses(w, reply, req.N)
 	case chat:
@@ -245,4 +249,32 @@ func writeResponses(w http.ResponseWriter, rp Reply, n int) {
 	send(map[string]any{"type": "response.completed", "response": map[string]any{"id": id, "usage": map[string]any{
 		"input_tokens": 10, "input_tokens_details": map[string]any{"cached_tokens": 0},
 		"output_tokens": 5, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 15}}})
+}
+
+// writeGemini answers a Gemini API generateContent request (Gemini CLI's,
+// with GOOGLE_GEMINI_BASE_URL set to the stand-in), streamed as
+// server-sent events when stream.
+func writeGemini(w http.ResponseWriter, rp Reply, stream bool, n int) {
+	part := map[string]any{"text": rp.Text}
+	if rp.Tool != "" {
+		in := rp.Input
+		if in == nil {
+			in = map[string]any{}
+		}
+		part = map[string]any{"functionCall": map[string]any{"id": fmt.Sprintf("call_%04d", n), "name": rp.Tool, "args": in}}
+	}
+	resp := map[string]any{
+		"candidates": []any{map[string]any{"index": 0, "finishReason": "STOP",
+			"content": map[string]any{"role": "model", "parts": []any{part}}}},
+		"usageMetadata": map[string]any{"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+		"modelVersion":  "gemini-stub", "responseId": fmt.Sprintf("resp_%04d", n),
+	}
+	if !stream {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(resp)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	b, _ := json.Marshal(resp)
+	fmt.Fprintf(w, "data: %s\n\n", b)
 }
