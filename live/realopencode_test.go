@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -249,4 +250,47 @@ func TestRealOpenCodeWithoutLive(t *testing.T) {
 	if liveRecord(oc.store, "opencode") != nil {
 		t.Fatal("a deliverer runs although MAILFS_LIVE=off")
 	}
+}
+
+// A doorbell OpenCode took while a tool call ran is not delivered until
+// the model answers a request holding it: OpenCode killed (SIGKILL) with
+// the doorbell queued behind the call leaves the receipt rung, never
+// delivered, and no request to the model ever named the message.
+func TestRealOpenCodeKilledWithAQueuedDoorbell(t *testing.T) {
+	oc := startOpenCode(t, nil, func(oc *ocSession, r stubmodel.Request) stubmodel.Reply {
+		if strings.Contains(r.LastUser(), "START-LONG-TOOL") && !hasTool(r) {
+			return stubmodel.Reply{Tool: "bash", Input: map[string]any{"command": "while [ ! -e " + oc.release + " ]; do sleep 0.05; done", "description": "wait for the test"}}
+		}
+		return stubmodel.Reply{Text: "done"}
+	})
+	oc.run()
+	oc.prompt("START-LONG-TOOL")
+	oc.reached("the long tool call", 0, carries("START-LONG-TOOL"))
+	var rec *live.Record
+	until(t, "the deliverer", 60*time.Second, func() bool {
+		rec = liveRecord(oc.store, "opencode")
+		return rec != nil
+	})
+	m := sendToast(t, oc.store, "MERGE_FAILED behind the call", maildir.Urgent)
+	until(t, "the doorbell to ring", 30*time.Second, func() bool {
+		r := liveRecord(oc.store, "opencode")
+		return r != nil && !r.Rung[m.ID].IsZero()
+	})
+	// Taken, not answered: rung.
+	if rs := receiptsOf(t, oc.store, 0, m); rs[0].Live != live.Rung {
+		t.Fatalf("the receipt with the doorbell queued: %+v, want rung", rs[0])
+	}
+	if err := syscall.Kill(rec.Session.Process.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the deliverer to end with OpenCode", 30*time.Second, func() bool { return !rec.Deliverer.Alive() })
+	if rs := receiptsOf(t, oc.store, 0, m); rs[0].Live == live.Delivered {
+		t.Fatalf("after OpenCode was killed with the doorbell queued, its receipt: %+v", rs[0])
+	}
+	for _, r := range oc.model.Requests() {
+		if strings.Contains(r.Raw, m.ID) {
+			t.Fatal("a request to the model named the message: the test did not hold the doorbell queued")
+		}
+	}
+	stillUnread(t, oc.store, m.ID)
 }

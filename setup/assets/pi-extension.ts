@@ -5,17 +5,20 @@
 // When a session starts it starts the session's live deliverer ("mailfs
 // live pi", a child whose pipes are its doorbell line: it ends when pi
 // does). Before each turn it adds the session-start reminder (the first
-// turn) or the prompt hook's; after each tool call, urgent news; when a
-// turn ends with urgent mail waiting, a new turn saying so (bounded: never
-// more than three in a row). Each request to the model is shown to "mailfs
-// live seen", which confirms the doorbells it carries. pi has no MCP by
-// design: the skill teaches the mailfs commands.
+// turn) or the prompt hook's (not to a doorbell: it names its mail
+// itself); after each tool call, urgent news; when a turn ends with urgent
+// mail waiting, a new turn saying so (bounded: never more than three in a
+// row). The deliverer is told the session's file, where pi records the
+// conversation: a doorbell is delivered when an answer of the model's
+// follows it there. pi has no MCP by design: the skill teaches the mailfs
+// commands.
 import { spawn } from "node:child_process"
 
 const BIN: string = __BIN__
 const HOOK_BIN: string = __HOOKBIN__ // mailfs-hook: the per-turn calls, from a smaller binary
 const AGENT: string = __AGENT__ || process.env.MAILFS_AGENT || ""
 const LIMIT = 64 * 1024
+const DOORBELL = "mailfs doorbell for " + AGENT + ": "
 
 // run runs mailfs with args and input on standard input, and resolves to
 // what it printed ("" on any failure).
@@ -49,7 +52,7 @@ export default function (pi: any) {
   let deliverer: any = null
 
   const status = (s: string) => deliverer && deliverer.stdin.write(JSON.stringify({ type: "status", status: s }) + "\n")
-  const start = (id: string) => {
+  const start = (id: string, file: string) => {
     if (deliverer || !AGENT || /^(off|0|false|no)$/i.test(process.env.MAILFS_LIVE || "")) return
     const p = spawn(BIN, ["live", "pi", AGENT, "--session", id], { stdio: ["pipe", "pipe", "inherit"] })
     deliverer = p
@@ -80,24 +83,22 @@ export default function (pi: any) {
       }
     })
     status(busy ? "busy" : "idle")
+    if (file) p.stdin.write(JSON.stringify({ type: "record", path: file }) + "\n")
   }
 
   pi.on("session_start", async (_event: any, ctx: any) => {
     const file = ctx.sessionManager && ctx.sessionManager.getSessionFile && ctx.sessionManager.getSessionFile()
-    start(file ? String(file).replace(/^.*\//, "").replace(/\.jsonl$/, "") : "pi-" + process.pid)
+    start(file ? String(file).replace(/^.*\//, "").replace(/\.jsonl$/, "") : "pi-" + process.pid, file ? String(file) : "")
   })
   pi.on("agent_start", async () => {
     busy = true
     status("busy")
   })
   pi.on("before_agent_start", async (event: any) => {
+    if (!first && AGENT && String(event.prompt || "").includes(DOORBELL)) return
     const add = await hook(first ? "session-start" : "prompt-submit", { prompt: event.prompt || "", source: "startup" })
     first = false
     if (add) return { message: { customType: "mailfs", content: add, display: false } }
-  })
-  pi.on("context", async (event: any) => {
-    const text = JSON.stringify(event.messages || [])
-    if (text.includes("mailfs doorbell for ")) await run(["live", "seen", AGENT], text)
   })
   pi.on("tool_result", async (event: any) => {
     const add = await hook("post-tool", {})
