@@ -5,11 +5,12 @@
 // At a session's first prompt it starts the session's live deliverer
 // ("mailfs live opencode", a child whose pipes are its doorbell line: it
 // ends when OpenCode does) and adds the session-start reminder; at each
-// later prompt, the prompt hook's (not at a doorbell: it names its mail
-// itself); after each tool call, urgent news; when
-// the session goes idle with urgent mail waiting, a new turn saying so
-// (bounded: never more than three in a row). Everything mailfs prints is
-// bounded as the other runtimes' hooks are.
+// later prompt, the prompt hook's (not at a doorbell or a prompt of its
+// own: they name their mail themselves); after each tool call, urgent
+// news; when the session goes idle with urgent mail waiting and no
+// deliverer runs (it would ring that mail itself), a new turn saying so
+// (bounded: never more than three in a row). Each message is named once.
+// Everything mailfs prints is bounded as the other runtimes' hooks are.
 //
 // The deliverer says "delivered" only when OpenCode's own messages show
 // the model answered a doorbell: the plugin passes on each doorbell's user
@@ -64,6 +65,7 @@ function after(id) {
 export const Mailfs = async ({ client }) => {
   const started = new Set()
   const deliverers = new Map()
+  const mine = new Set() // the prompts this plugin sent, which name their mail themselves
 
   // tell passes a line to session id's deliverer, if it runs.
   const tell = (id, m) => {
@@ -108,6 +110,7 @@ export const Mailfs = async ({ client }) => {
       const first = !started.has(id)
       started.add(id)
       startDeliverer(id)
+      if (!first && mine.delete(text)) return // a hold of its own: it names its mail itself
       if (!first && AGENT && text.includes(DOORBELL)) {
         // A doorbell names its mail itself; the prompt hook would name it
         // again (and mail a later doorbell names). Its evidence is the
@@ -133,9 +136,13 @@ export const Mailfs = async ({ client }) => {
         const error = info.error ? String(info.error.name || "error") : ""
         tell(info.sessionID, { type: "message", id: info.id, role: "assistant", at: info.time.completed, error })
       }
-      if (event.type === "session.idle" && id) {
+      if (event.type === "session.idle" && id && !deliverers.has(id)) {
+        // (A deliverer rings urgent mail itself: a hold would name it again.)
         const hold = await hook("stop", { session_id: id })
-        if (hold) await Promise.resolve(prompt(client, id, hold)).catch(() => {})
+        if (hold) {
+          mine.add(hold)
+          await Promise.resolve(prompt(client, id, hold)).catch(() => mine.delete(hold))
+        }
       }
     },
   }

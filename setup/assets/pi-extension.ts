@@ -5,10 +5,11 @@
 // When a session starts it starts the session's live deliverer ("mailfs
 // live pi", a child whose pipes are its doorbell line: it ends when pi
 // does). Before each turn it adds the session-start reminder (the first
-// turn) or the prompt hook's (not to a doorbell: it names its mail
-// itself); after each tool call, urgent news; when a turn ends with urgent
-// mail waiting, a new turn saying so (bounded: never more than three in a
-// row). The deliverer is told the session's file, where pi records the
+// turn) or the prompt hook's (not to a doorbell or a prompt of its own:
+// they name their mail themselves); after each tool call, urgent news;
+// when a turn ends with urgent mail waiting and no deliverer runs (it
+// would ring that mail itself), a new turn saying so (bounded: never more
+// than three in a row). Each message is named once. The deliverer is told the session's file, where pi records the
 // conversation: a doorbell is delivered when an answer of the model's
 // follows it there. pi has no MCP by design: the skill teaches the mailfs
 // commands.
@@ -50,6 +51,7 @@ export default function (pi: any) {
   let first = true
   let busy = false
   let deliverer: any = null
+  const mine = new Set<string>() // the prompts this extension sent, which name their mail themselves
 
   const status = (s: string) => deliverer && deliverer.stdin.write(JSON.stringify({ type: "status", status: s }) + "\n")
   const start = (id: string, file: string) => {
@@ -95,7 +97,8 @@ export default function (pi: any) {
     status("busy")
   })
   pi.on("before_agent_start", async (event: any) => {
-    if (!first && AGENT && String(event.prompt || "").includes(DOORBELL)) return
+    const p = String(event.prompt || "")
+    if (!first && (mine.delete(p) || (AGENT && p.includes(DOORBELL)))) return // it names its mail itself
     const add = await hook(first ? "session-start" : "prompt-submit", { prompt: event.prompt || "", source: "startup" })
     first = false
     if (add) return { message: { customType: "mailfs", content: add, display: false } }
@@ -107,7 +110,11 @@ export default function (pi: any) {
   pi.on("agent_end", async () => {
     busy = false
     status("idle")
+    if (deliverer) return // it rings urgent mail itself: a hold would name it again
     const hold = await hook("stop", {})
-    if (hold) pi.sendUserMessage(hold, { deliverAs: "followUp" })
+    if (hold) {
+      mine.add(hold)
+      pi.sendUserMessage(hold, { deliverAs: "followUp" })
+    }
   })
 }
