@@ -9,11 +9,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mailfs/mailfs/agentrt"
@@ -268,4 +270,32 @@ func qwenEntry(line []byte) (entry, bool) {
 		return entry{Answer: true, At: v.Timestamp}, true
 	}
 	return entry{}, false
+}
+
+// QwenSessionEnv names the variable a deliverer that detached from Qwen
+// Code's hook (see DetachQwenHook) finds its session's pid in.
+const QwenSessionEnv = "MAILFS_LIVE_QWEN_SESSION"
+
+// DetachQwenHook starts this program again with args, as a child in a
+// process group of its own told its session's pid (QwenSessionEnv), and
+// returns once it runs. Qwen Code starts an async hook in a session of its
+// own and, as it exits, kills the hook's whole process group with SIGKILL:
+// a deliverer left there could neither let go of its lock nor record its
+// end, and its lock file stayed behind (runtime/live/<agent>/.qwen-<pid>.lock).
+// Detached, the deliverer still ends with its session (it watches the
+// session's process), cleanly. The child keeps the hook's environment,
+// the session's child token with it, and its standard error.
+func DetachQwenHook(door *QwenDoor, args []string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), QwenSessionEnv+"="+strconv.Itoa(door.Proc.PID))
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("live: detaching from Qwen Code's hook: %w", err)
+	}
+	return cmd.Process.Release()
 }

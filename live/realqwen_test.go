@@ -172,6 +172,16 @@ func TestRealQwenIdleSessionWakes(t *testing.T) {
 	tw.tmux("kill-server")
 	until(t, "the deliverer to end with the session", 30*time.Second, func() bool { return !rec.Deliverer.Alive() })
 	until(t, "the session to end", 30*time.Second, func() bool { return !rec.Session.Process.Alive() })
+	// Qwen Code kills its hooks' process groups (SIGKILL) as it exits: the
+	// deliverer, detached from the hook's, ended on its own, cleanly: its
+	// record says so, and its lock is gone.
+	if locks, _ := filepath.Glob(filepath.Join(tw.proj, ".chipset", live.Dir, "toast", ".*.lock")); len(locks) != 0 {
+		t.Fatalf("the deliverer left its lock: %v", locks)
+	}
+	recs, err := live.Records(tw.store, "toast")
+	if err != nil || len(recs) != 1 || recs[0].Ended.IsZero() {
+		t.Fatalf("the deliverer's record does not say it ended: %+v %v", recs, err)
+	}
 }
 
 // Urgent mail that lands while a busy session runs a long tool call is
