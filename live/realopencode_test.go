@@ -137,8 +137,9 @@ func hasTool(r stubmodel.Request) bool { return strings.Contains(r.Raw, `"role":
 
 // The live path: mail waiting at the session's first prompt reaches the
 // model with it; an idle session is woken by urgent mail and the receipt
-// says delivered (the plugin's prompt hook saw the doorbell's ring mark);
-// urgent mail sent during a long tool call reaches the model after it;
+// says delivered (OpenCode's messages show the model answered the
+// doorbell); urgent mail sent during a long tool call reaches the model
+// after it, and is delivered only then;
 // when the session ends, its deliverer does, keeping its receipts and
 // leaving no lock.
 func TestRealOpenCode(t *testing.T) {
@@ -181,8 +182,15 @@ func TestRealOpenCode(t *testing.T) {
 		r := liveRecord(oc.store, "opencode")
 		return r != nil && !r.Rung[busy.ID].IsZero()
 	})
+	// Queued behind the call, not answered: not delivered.
+	if rs := receiptsOf(t, oc.store, 0, busy); rs[0].Live == live.Delivered {
+		t.Fatalf("the receipt while the tool call runs: %+v", rs[0])
+	}
 	os.WriteFile(oc.release, nil, 0o644)
 	oc.reached("the urgent mail after the tool call", n, carries(busy.ID))
+	if rs := receiptsOf(t, oc.store, 30*time.Second, busy); rs[0].Live != live.Delivered {
+		t.Fatalf("the receipt after the tool call: %+v", rs[0])
+	}
 	stillUnread(t, oc.store, busy.ID)
 	// The session ends: so does its deliverer, keeping its receipts and
 	// leaving no lock.
