@@ -26,6 +26,7 @@ type piSession struct {
 	store   *maildir.Store
 	model   *stubmodel.Server
 	release string // the file the stand-in's long tool call waits for
+	home    string // pi's $HOME
 	tmux    func(args ...string) string
 }
 
@@ -36,7 +37,7 @@ func startPi(t *testing.T, script func(r stubmodel.Request) stubmodel.Reply, bef
 	pi, bin := interactiveCLI(t, "pi", "@mariozechner/pi-coding-agent")
 	base := t.TempDir()
 	proj, home := filepath.Join(base, "proj"), filepath.Join(base, "home")
-	ps := &piSession{t: t, release: filepath.Join(base, "release")}
+	ps := &piSession{t: t, release: filepath.Join(base, "release"), home: home}
 	os.MkdirAll(proj, 0o755)
 	os.MkdirAll(filepath.Join(home, ".pi", "agent"), 0o755)
 	var err error
@@ -232,4 +233,44 @@ func TestRealPiBurstReceiptsMatchTheModel(t *testing.T) {
 		t.Errorf("%d of %d delivered", delivered, len(sent))
 	}
 	t.Logf("30 urgent messages: %d delivered, %d doorbells, %d model requests", delivered, liveRecord(ps.store, "pi").Rings, len(reqs))
+}
+
+// The model's endpoint down: pi records the doorbell and an error, not an
+// answer, so the receipt never says delivered.
+func TestRealPiModelDownIsNotDelivered(t *testing.T) {
+	ps := startPi(t, longTool(""), nil)
+	ps.deliverer()
+	ps.type_("hello there")
+	ps.reached("the first turn", "hello there", 0)
+	ps.idle()
+	ps.model.Close()
+	m := sendToast(t, ps.store, "WAKE UP: MERGE_FAILED", maildir.Urgent)
+	var bell string
+	until(t, "the doorbell to ring", 30*time.Second, func() bool {
+		r := liveRecord(ps.store, "pi")
+		if r == nil || r.Rung[m.ID].IsZero() || len(r.Bells) == 0 {
+			return false
+		}
+		bell = r.Bells[0].Nonce
+		return true
+	})
+	// pi tried the request, failed, and went idle again.
+	until(t, "pi to record the failed turn", 60*time.Second, func() bool {
+		files, _ := filepath.Glob(filepath.Join(ps.home, ".pi", "agent", "sessions", "*", "*.jsonl"))
+		for _, f := range files {
+			data, _ := os.ReadFile(f)
+			if i := strings.Index(string(data), bell); i >= 0 && strings.Contains(string(data[i:]), `"stopReason":"error"`) {
+				return true
+			}
+		}
+		return false
+	})
+	if rs := receiptsOf(t, ps.store, 0, m); rs[0].Live == live.Delivered {
+		t.Fatalf("with the model's endpoint down, the receipt: %+v", rs[0])
+	}
+	for _, r := range ps.model.Requests() {
+		if strings.Contains(r.Raw, m.ID) {
+			t.Fatal("the stand-in got the doorbell after it was closed")
+		}
+	}
 }
