@@ -301,3 +301,37 @@ func TestRealQwenHoldIsNotDelivered(t *testing.T) {
 		}
 	}
 }
+
+// The model's endpoint down: Qwen Code records the doorbell but no answer
+// of the model's, so the receipt never says delivered.
+func TestRealQwenModelDownIsNotDelivered(t *testing.T) {
+	tw := newQwenTown(t)
+	tw.deliverer()
+	tw.model.Close()
+	m := tw.send("WAKE UP: MERGE_FAILED", maildir.Urgent)
+	var bell string
+	until(t, "the doorbell to ring", 30*time.Second, func() bool {
+		r := tw.record()
+		if r == nil || r.Rung[m.ID].IsZero() || len(r.Bells) == 0 {
+			return false
+		}
+		bell = r.Bells[0].Nonce
+		return true
+	})
+	// Qwen Code took the doorbell into a turn, whose request failed.
+	until(t, "the doorbell in the chat record", 60*time.Second, func() bool {
+		files, _ := filepath.Glob(filepath.Join(tw.home, ".qwen", "projects", "*", "chats", "*.jsonl"))
+		for _, f := range files {
+			if data, _ := os.ReadFile(f); strings.Contains(string(data), bell) {
+				return true
+			}
+		}
+		return false
+	})
+	// Qwen Code retries the request and records nothing of its failure:
+	// there is no end of the attempt to wait for. The receipt is given 5 s
+	// to turn delivered (a hook's sighting would have at once).
+	if rs := qreceipts(t, tw, 5*time.Second, m); rs[0].Live == live.Delivered {
+		t.Fatalf("with the model's endpoint down, the receipt: %+v", rs[0])
+	}
+}
