@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -210,5 +211,50 @@ func TestKeepEntry(t *testing.T) {
 	}
 	if len(rec) != 3 {
 		t.Fatalf("kept %d entries, want 3: %+v", len(rec), rec)
+	}
+}
+
+// Qwen Code's door reads the chat record of the session id its registry
+// names now, and keeps reading those of earlier ids (/clear, /resume swap
+// it): an answer in one record never confirms a doorbell of another, and
+// a doorbell in no record yet is queued (Qwen Code queues every peer
+// message for the session's next turn).
+func TestQwenEvidenceFollowsTheSessionID(t *testing.T) {
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, "sessions"), 0o700)
+	chats := filepath.Join(home, "projects", "-tmp-t", "chats")
+	os.MkdirAll(chats, 0o700)
+	pid := os.Getpid()
+	register := func(id string) {
+		rec, _ := json.Marshal(map[string]any{"schemaVersion": 1, "pid": pid, "sessionId": id, "ipcPath": "/nonexistent"})
+		if err := os.WriteFile(filepath.Join(home, "sessions", strconv.Itoa(pid)+".json"), rec, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ls := lines(t, "qwen-chat.jsonl")
+	const bell = "484683b380d16f1c"
+	// Session a: the doorbell joined its conversation; no answer yet.
+	register("a")
+	os.WriteFile(filepath.Join(chats, "a.jsonl"), []byte(strings.Join(ls[:10], "")), 0o600)
+	d, err := FindQwen(home, pid, 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const other = "0123456789abcdef" // rung, in no record yet
+	ev, err := d.Evidence(t.Context(), []string{bell, other})
+	if err != nil || verdict(ev, bell) != "queued" || verdict(ev, other) != "queued" {
+		t.Fatalf("before the answer: %v %v", ev, err)
+	}
+	// /clear: session b, whose record has an answer of its own (a
+	// conversation without the doorbell).
+	register("b")
+	os.WriteFile(filepath.Join(chats, "b.jsonl"), []byte(ls[0]+ls[4]), 0o600)
+	if ev, _ := d.Evidence(t.Context(), []string{bell}); verdict(ev, bell) != "queued" {
+		t.Fatalf("an answer in another session's record confirmed the doorbell: %v", ev)
+	}
+	// Session a's record gets its answer after all (read on).
+	os.WriteFile(filepath.Join(chats, "a.jsonl"), []byte(strings.Join(ls, "")), 0o600)
+	if ev, _ := d.Evidence(t.Context(), []string{bell}); verdict(ev, bell) != "seen" {
+		t.Fatalf("the answer in the doorbell's own record: %v", ev)
 	}
 }
