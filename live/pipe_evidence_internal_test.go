@@ -2,6 +2,7 @@ package live
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -257,4 +258,43 @@ func TestQwenEvidenceFollowsTheSessionID(t *testing.T) {
 	if ev, _ := d.Evidence(t.Context(), []string{bell}); verdict(ev, bell) != "seen" {
 		t.Fatalf("the answer in the doorbell's own record: %v", ev)
 	}
+}
+
+// The ring exchange over the pipe: the plugin's answer to a ring's id ends
+// Ring (nil, or the plugin's error); a closed pipe is ErrGone.
+func TestPipeDoorRing(t *testing.T) {
+	toPlugin, fromDeliverer := io.Pipe()
+	fromPlugin, toDeliverer := io.Pipe()
+	d := NewPipeDoor("opencode", "ses", Process{}, fromPlugin, fromDeliverer)
+	// The plugin: answers ring 1 with success, ring 2 with an error.
+	go func() {
+		dec := json.NewDecoder(toPlugin)
+		for {
+			var m struct {
+				Type string
+				ID   int
+				Text string
+			}
+			if dec.Decode(&m) != nil {
+				return
+			}
+			ans := map[string]any{"type": "rung", "id": m.ID}
+			if m.Text == "fail" {
+				ans["error"] = "no session"
+			}
+			line, _ := json.Marshal(ans)
+			toDeliverer.Write(append(line, '\n'))
+		}
+	}()
+	if err := d.Ring(t.Context(), "hello"); err != nil {
+		t.Fatalf("ring: %v", err)
+	}
+	if err := d.Ring(t.Context(), "fail"); err == nil || !strings.Contains(err.Error(), "no session") {
+		t.Fatalf("ring the plugin failed: %v", err)
+	}
+	toDeliverer.Close()
+	if err := d.Ring(t.Context(), "hello"); !errors.Is(err, ErrGone) {
+		t.Fatalf("ring after the pipe closed: %v", err)
+	}
+	toPlugin.Close()
 }
