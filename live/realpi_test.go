@@ -274,3 +274,29 @@ func TestRealPiModelDownIsNotDelivered(t *testing.T) {
 		}
 	}
 }
+
+// /new switches pi to a new session file: the first session's deliverer
+// ends (cleanly: no lock left), the new session's starts, and a doorbell
+// into the new session is delivered on the evidence of the new file.
+func TestRealPiNewSession(t *testing.T) {
+	ps := startPi(t, longTool(""), nil)
+	first := ps.deliverer()
+	ps.type_("hello there")
+	ps.reached("the first turn", "hello there", 0)
+	ps.idle()
+	ps.type_("/new")
+	var second *live.Record
+	until(t, "the new session's deliverer", 60*time.Second, func() bool {
+		second = liveRecord(ps.store, "pi")
+		return second != nil && second.Deliverer != first.Deliverer && !first.Deliverer.Alive()
+	})
+	n := len(ps.model.Requests())
+	m := sendToast(t, ps.store, "WAKE UP: after /new", maildir.Urgent)
+	ps.reached("a new turn carrying the doorbell", m.ID, n)
+	if rs := receiptsOf(t, ps.store, 30*time.Second, m); rs[0].Live != live.Delivered {
+		t.Fatalf("the receipt in the new session: %+v", rs[0])
+	}
+	if strings.Contains(ps.model.Requests()[len(ps.model.Requests())-1].Raw, "hello there") {
+		t.Fatal("the doorbell went to the first session's conversation")
+	}
+}

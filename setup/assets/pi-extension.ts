@@ -3,16 +3,17 @@
 // not this file.
 //
 // When a session starts it starts the session's live deliverer ("mailfs
-// live pi", a child whose pipes are its doorbell line: it ends when pi
-// does). Before each turn it adds the session-start reminder (the first
-// turn) or the prompt hook's (not to a doorbell or a prompt of its own:
-// they name their mail themselves); after each tool call, urgent news;
-// when a turn ends with urgent mail waiting and no deliverer runs (it
-// would ring that mail itself), a new turn saying so (bounded: never more
-// than three in a row). Each message is named once. The deliverer is told the session's file, where pi records the
-// conversation: a doorbell is delivered when an answer of the model's
-// follows it there. pi has no MCP by design: the skill teaches the mailfs
-// commands.
+// live pi", a child whose pipes are its doorbell line: it ends when the
+// session does, at pi's exit or a switch to another session). Before
+// each turn it adds the session-start reminder (the first turn) or the
+// prompt hook's (not to a doorbell or a prompt of its own: they name
+// their mail themselves); after each tool call, urgent news; when a turn
+// ends with urgent mail waiting and no deliverer runs (it would ring that
+// mail itself), a new turn saying so (bounded: never more than three in a
+// row). Each message is named once. The deliverer is told the session's
+// file, where pi records the conversation: a doorbell is delivered when
+// an answer of the model's follows it there. pi has no MCP by design: the
+// skill teaches the mailfs commands.
 import { spawn } from "node:child_process"
 
 const BIN: string = __BIN__
@@ -91,6 +92,22 @@ export default function (pi: any) {
   pi.on("session_start", async (_event: any, ctx: any) => {
     const file = ctx.sessionManager && ctx.sessionManager.getSessionFile && ctx.sessionManager.getSessionFile()
     start(file ? String(file).replace(/^.*\//, "").replace(/\.jsonl$/, "") : "pi-" + process.pid, file ? String(file) : "")
+  })
+  // The session ends or gives way to another (/new, /resume, /fork): its
+  // deliverer ends with it (SIGTERM: it keeps its receipts), before the
+  // next session's extension starts that session's own.
+  pi.on("session_shutdown", async () => {
+    const p = deliverer
+    deliverer = null
+    if (!p || p.exitCode !== null || p.signalCode !== null) return
+    await new Promise((resolve) => {
+      const timer = setTimeout(resolve, 5000)
+      p.on("close", () => {
+        clearTimeout(timer)
+        resolve(null)
+      })
+      p.kill("SIGTERM")
+    })
   })
   pi.on("agent_start", async () => {
     busy = true
