@@ -2,10 +2,14 @@ package live
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"sync"
 	"time"
 )
@@ -13,23 +17,34 @@ import (
 // A PipeDoor rings a session through a plugin of mailfs's inside the
 // runtime: OpenCode's (.opencode/plugins/mailfs.js, which "mailfs setup
 // opencode" writes) or pi's (.pi/extensions/mailfs.ts, "mailfs setup pi").
-// The plugin starts the deliverer for a session at its first prompt, as a
-// child whose standard input and output are pipes to the plugin, and the
-// door speaks JSON lines over them:
+// The plugin starts the deliverer for a session, as a child whose
+// standard input and output are pipes to the plugin, and the door speaks
+// JSON lines over them:
 //
 //	deliverer → plugin  {"type":"ring","id":N,"text":"…"}
 //	plugin → deliverer  {"type":"rung","id":N} or {"type":"rung","id":N,"error":"…"}
 //	plugin → deliverer  {"type":"status","status":"busy"|"idle"|…}
+//	plugin → deliverer  {"type":"message","id":"msg_…","role":"user","text":"…"}
+//	plugin → deliverer  {"type":"message","id":"msg_…","role":"assistant","at":MS,"error":"…"}
+//	plugin → deliverer  {"type":"record","path":"…/session.jsonl"}
 //
 // The plugin hands each ring to the session in-process (OpenCode:
 // client.session.promptAsync; pi: sendUserMessage, steered into a busy
 // turn): an idle session starts a turn, a busy one takes it after its
 // running tool call. No port or token is involved, and the deliverer ends
 // with its session by construction: when the runtime exits the pipe
-// closes, and the door says ErrGone. The doorbell's evidence is the
-// plugin's own: it runs "mailfs hook prompt-submit" on every prompt the
-// session takes (or "mailfs live seen" on what the model is sent), the
-// doorbell's included.
+// closes, and the door says ErrGone.
+//
+// The door is a [Confirmer], by the evidence rule (see answered) over the
+// runtime's own record of the session. OpenCode keeps its messages in a
+// database of its own; the plugin passes on, as OpenCode records them,
+// each doorbell's user message (chat.message: its id and text) and each
+// assistant message once it completed (message.updated: its id, its
+// completion time, its error), and the door orders them by id, as
+// OpenCode does: a doorbell taken while a tool call runs is answered only
+// by an assistant message begun after it, not by the tool call's own.
+// pi keeps a session file of JSON lines; the extension names it (a
+// "record" line) and the door reads it (see piEntry).
 type PipeDoor struct {
 	Runtime string  // opencode, pi
 	ID      string  // the runtime's session id
@@ -42,6 +57,8 @@ type PipeDoor struct {
 	next   int
 	acks   map[int]chan error
 	closed chan struct{}
+	msgs   map[string]ocMessage // OpenCode: the messages the plugin passed on, by id
+	file   *recordFile          // pi: the session file, once the extension named it
 }
 
 // ringTimeout bounds the wait for the plugin to say it handed a doorbell
@@ -51,7 +68,7 @@ const ringTimeout = 10 * time.Second
 // NewPipeDoor returns the door of runtime's session id, whose plugin reads
 // the deliverer's lines from out and writes its own to in.
 func NewPipeDoor(runtime, id string, proc Process, in io.Reader, out io.Writer) *PipeDoor {
-	d := &PipeDoor{Runtime: runtime, ID: id, Proc: proc, out: out, acks: map[int]chan error{}, closed: make(chan struct{})}
+	d := &PipeDoor{Runtime: runtime, ID: id, Proc: proc, out: out, acks: map[int]chan error{}, closed: make(chan struct{}), msgs: map[string]ocMessage{}}
 	go d.read(in)
 	return d
 }
@@ -63,10 +80,12 @@ func (d *PipeDoor) read(in io.Reader) {
 	sc.Buffer(make([]byte, 0, 4096), 64<<10)
 	for sc.Scan() {
 		var m struct {
-			Type   string `json:"type"`
-			ID     int    `json:"id"`
-			Error  string `json:"error"`
-			Status string `json:"status"`
+			Type   string          `json:"type"`
+			ID     json.RawMessage `json:"id"`
+			Error  string          `json:"error"`
+			Status string          `json:"status"`
+			Path   string          `json:"path"`
+			ocMessage
 		}
 		if json.Unmarshal(sc.Bytes(), &m) != nil {
 			continue
@@ -75,9 +94,20 @@ func (d *PipeDoor) read(in io.Reader) {
 		switch m.Type {
 		case "status":
 			d.status = m.Status
+		case "record":
+			if d.file == nil || d.file.path != m.Path {
+				d.file = &recordFile{path: m.Path}
+			}
+		case "message":
+			if json.Unmarshal(m.ID, &m.ocMessage.ID) == nil && m.ocMessage.ID != "" && len(d.msgs) < maxMessages {
+				m.ocMessage.Failed = m.Error
+				d.msgs[m.ocMessage.ID] = m.ocMessage
+			}
 		case "rung":
-			if ch, ok := d.acks[m.ID]; ok {
-				delete(d.acks, m.ID)
+			var id int
+			json.Unmarshal(m.ID, &id)
+			if ch, ok := d.acks[id]; ok {
+				delete(d.acks, id)
 				if m.Error != "" {
 					ch <- fmt.Errorf("live: %s session %s: %s", d.Runtime, d.ID, m.Error)
 				} else {
@@ -145,4 +175,155 @@ func (d *PipeDoor) forget(id int) {
 	d.mu.Lock()
 	delete(d.acks, id)
 	d.mu.Unlock()
+}
+
+// The evidence rule, one for every runtime whose record mailfs reads
+// (OpenCode's session messages, pi's session file, Qwen Code's chat
+// record): a doorbell reached the model when the runtime's own record of
+// the conversation holds an entry carrying its ring mark and, after it,
+// the model's answer. A record that holds the mark with no answer after
+// it shows the doorbell taken, not answered: queued. A prompt hook seeing
+// the mark, a paste, a queued prompt: none is an answer.
+
+// An entry is one entry of a runtime's record of a conversation, as the
+// evidence rule reads it.
+type entry struct {
+	Marks  []string  // the ring marks a prompt entry (the user's side) holds
+	Answer bool      // the model's output: an assistant entry, not an error or an abort
+	At     time.Time // when the runtime wrote it
+}
+
+// answered applies the evidence rule to record, its entries in the order
+// the runtime gave them to the model: of nonces, Seen holds those with an
+// answer after their mark (at the first such answer's time), Queued those
+// whose mark has no answer after it yet. An answer's own marks count for
+// nothing: a model quoting a doorbell is not the runtime giving it one.
+func answered(record []entry, nonces []string) Evidence {
+	ev := Evidence{Seen: map[string]time.Time{}, Queued: map[string]bool{}}
+	want := map[string]bool{}
+	for _, n := range nonces {
+		want[n] = true
+	}
+	var open []string
+	for _, e := range record {
+		if e.Answer {
+			for _, n := range open {
+				if _, ok := ev.Seen[n]; !ok {
+					ev.Seen[n] = e.At
+				}
+			}
+			open = open[:0]
+			continue
+		}
+		for _, n := range e.Marks {
+			if want[n] {
+				open = append(open, n)
+			}
+		}
+	}
+	for _, n := range open {
+		if _, ok := ev.Seen[n]; !ok {
+			ev.Queued[n] = true
+		}
+	}
+	return ev
+}
+
+// keepEntry appends e to a record kept for the evidence rule, leaving out
+// what cannot change its verdict: entries with no mark and no answer, and
+// an answer right after an answer.
+func keepEntry(record []entry, e entry) []entry {
+	switch {
+	case !e.Answer && len(e.Marks) == 0:
+		return record
+	case e.Answer && (len(record) == 0 || record[len(record)-1].Answer):
+		return record
+	}
+	return append(record, e)
+}
+
+// maxRecordRead bounds what one look reads of a runtime's record file,
+// and maxRecordLine the longest line taken in (a longer one, a tool's
+// large output, is skipped: it is neither a doorbell nor the model's
+// answer to one).
+const (
+	maxRecordRead = 16 << 20
+	maxRecordLine = 8 << 20
+)
+
+// A recordFile is a runtime's record of a session kept as JSON lines,
+// read as it grows: each look takes in the lines appended since the last.
+type recordFile struct {
+	path    string
+	off     int64
+	partial []byte
+	skip    bool // inside a line too long to keep: drop up to its end
+	entries []entry
+}
+
+// more reads what was appended to the file since the last look, handing
+// each whole line to parse; the entries it returns are kept (see
+// keepEntry). A file that shrank is read again from its start.
+func (r *recordFile) more(parse func(line []byte) (entry, bool)) error {
+	f, err := os.Open(r.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() < r.off {
+		r.off, r.partial, r.skip, r.entries = 0, nil, false, nil
+	}
+	if _, err := f.Seek(r.off, io.SeekStart); err != nil {
+		return err
+	}
+	buf, err := io.ReadAll(io.LimitReader(f, maxRecordRead))
+	if err != nil {
+		return err
+	}
+	r.off += int64(len(buf))
+	for len(buf) > 0 {
+		i := bytes.IndexByte(buf, '\n')
+		if i < 0 {
+			if !r.skip {
+				r.partial = append(r.partial, buf...)
+				if len(r.partial) > maxRecordLine {
+					r.partial, r.skip = nil, true
+				}
+			}
+			break
+		}
+		line := buf[:i]
+		buf = buf[i+1:]
+		if r.skip {
+			r.skip = false
+			continue
+		}
+		if len(r.partial) > 0 {
+			line = append(r.partial, line...)
+			r.partial = nil
+		}
+		if len(line) > maxRecordLine {
+			continue
+		}
+		if e, ok := parse(line); ok {
+			r.entries = keepEntry(r.entries, e)
+		}
+	}
+	return nil
+}
+
+// Evidence applies the evidence rule to what the door has of the runtime's
+// record: the messages OpenCode's plugin passed on, or pi's session file.
+// A door with neither yet has no evidence (and no error).
+func (d *PipeDoor) Evidence(_ context.Context, nonces []string) (Evidence, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.file != nil {
+		err := d.file.more(piEntry)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = nil // pi writes the file with the first answer
+		}
+		return answered(d.file.entries, nonces), err
+	}
+	return answered(openCodeRecord(d.msgs), nonces), nil
 }

@@ -9,13 +9,17 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/mailfs/mailfs/agentrt"
+	"github.com/mailfs/mailfs/hook"
 )
 
 // QwenDoor rings a Qwen Code session through its published cross-session
@@ -38,7 +42,9 @@ type QwenDoor struct {
 	Proc  Process // the session's process, Start as the record writes it
 	Token string  // the child token; "" to use the record's ipcToken
 
-	tr transcripts // what Evidence has read of the session's chat record
+	mu     sync.Mutex             // guards what follows
+	lastID string                 // the session id last seen (read on after the session ended)
+	chats  map[string]*recordFile // the chat records read, by session id
 }
 
 // qwenRecord is the part of a Qwen Code registry record mailfs reads.
@@ -191,4 +197,105 @@ func (*QwenDoor) msgID() string {
 	b := make([]byte, 16)
 	rand.Read(b)
 	return "mailfs-" + hex.EncodeToString(b)
+}
+
+// Evidence reads the session's chat record, which Qwen Code keeps as JSON
+// lines in <QWEN_HOME>/projects/<the folder, made a name>/chats/<session
+// id>.jsonl, by the evidence rule (see qwenEntry). Each session id (they
+// change at /clear and /resume) has its own record: an answer in one
+// never confirms a doorbell of another.
+//
+// Qwen Code queues every peer message for the session's next turn, and
+// its registry does not say whether a turn runs: a doorbell not yet in the
+// chat record is taken as queued (ringing it again would queue a second
+// copy behind the first), until the deliverer forgets it.
+func (d *QwenDoor) Evidence(ctx context.Context, nonces []string) (Evidence, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	info, err := d.Session(ctx)
+	switch {
+	case err == nil && info.ID != "":
+		d.lastID = info.ID
+	case errors.Is(err, ErrGone) && d.lastID != "":
+		err = nil // its last turn may have answered a doorbell: read on
+	}
+	if d.chats == nil {
+		d.chats = map[string]*recordFile{}
+	}
+	if d.lastID != "" && d.chats[d.lastID] == nil {
+		if p := glob1(filepath.Join(d.Home, "projects", "*", "chats", d.lastID+".jsonl")); p != "" {
+			d.chats[d.lastID] = &recordFile{path: p}
+		}
+	}
+	ev := Evidence{Seen: map[string]time.Time{}, Queued: map[string]bool{}}
+	for _, f := range d.chats {
+		if rerr := f.more(qwenEntry); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) && err == nil {
+			err = rerr
+		}
+		got := answered(f.entries, nonces)
+		for n, at := range got.Seen {
+			ev.Seen[n] = at
+		}
+	}
+	for _, n := range nonces {
+		if _, ok := ev.Seen[n]; !ok {
+			ev.Queued[n] = true
+		}
+	}
+	return ev, err
+}
+
+// qwenEntry reads one line of a Qwen Code chat record (0.24: JSON lines,
+// {"type":…,"timestamp":…,"message":{"role":…,"parts":[{"text":…}]}})
+// for the evidence rule. A doorbell joins the conversation as a "user"
+// line (subtype "notification", the cross_session_message the model is
+// sent) when its turn begins, not while it waits in the session's queue;
+// an "assistant" line (role "model") is the model's answer. Tool results
+// and "system" lines (telemetry, snapshots) are neither.
+func qwenEntry(line []byte) (entry, bool) {
+	var v struct {
+		Type      string    `json:"type"`
+		Timestamp time.Time `json:"timestamp"`
+		Message   struct {
+			Parts json.RawMessage `json:"parts"`
+		} `json:"message"`
+	}
+	if !strings.Contains(string(line[:min(len(line), 512)]), `"type":"`) || json.Unmarshal(line, &v) != nil {
+		return entry{}, false
+	}
+	switch v.Type {
+	case "user":
+		return entry{Marks: hook.RingMarks(string(v.Message.Parts)), At: v.Timestamp}, true
+	case "assistant":
+		return entry{Answer: true, At: v.Timestamp}, true
+	}
+	return entry{}, false
+}
+
+// QwenSessionEnv names the variable a deliverer that detached from Qwen
+// Code's hook (see DetachQwenHook) finds its session's pid in.
+const QwenSessionEnv = "MAILFS_LIVE_QWEN_SESSION"
+
+// DetachQwenHook starts this program again with args, as a child in a
+// process group of its own told its session's pid (QwenSessionEnv), and
+// returns once it runs. Qwen Code starts an async hook in a session of its
+// own and, as it exits, kills the hook's whole process group with SIGKILL:
+// a deliverer left there could neither let go of its lock nor record its
+// end, and its lock file stayed behind (runtime/live/<agent>/.qwen-<pid>.lock).
+// Detached, the deliverer still ends with its session (it watches the
+// session's process), cleanly. The child keeps the hook's environment,
+// the session's child token with it, and its standard error.
+func DetachQwenHook(door *QwenDoor, args []string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), QwenSessionEnv+"="+strconv.Itoa(door.Proc.PID))
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("live: detaching from Qwen Code's hook: %w", err)
+	}
+	return cmd.Process.Release()
 }

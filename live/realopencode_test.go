@@ -2,10 +2,13 @@ package live_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -134,8 +137,9 @@ func hasTool(r stubmodel.Request) bool { return strings.Contains(r.Raw, `"role":
 
 // The live path: mail waiting at the session's first prompt reaches the
 // model with it; an idle session is woken by urgent mail and the receipt
-// says delivered (the plugin's prompt hook saw the doorbell's ring mark);
-// urgent mail sent during a long tool call reaches the model after it;
+// says delivered (OpenCode's messages show the model answered the
+// doorbell); urgent mail sent during a long tool call reaches the model
+// after it, and is delivered only then;
 // when the session ends, its deliverer does, keeping its receipts and
 // leaving no lock.
 func TestRealOpenCode(t *testing.T) {
@@ -178,8 +182,15 @@ func TestRealOpenCode(t *testing.T) {
 		r := liveRecord(oc.store, "opencode")
 		return r != nil && !r.Rung[busy.ID].IsZero()
 	})
+	// Queued behind the call, not answered: not delivered.
+	if rs := receiptsOf(t, oc.store, 0, busy); rs[0].Live == live.Delivered {
+		t.Fatalf("the receipt while the tool call runs: %+v", rs[0])
+	}
 	os.WriteFile(oc.release, nil, 0o644)
 	oc.reached("the urgent mail after the tool call", n, carries(busy.ID))
+	if rs := receiptsOf(t, oc.store, 30*time.Second, busy); rs[0].Live != live.Delivered {
+		t.Fatalf("the receipt after the tool call: %+v", rs[0])
+	}
 	stillUnread(t, oc.store, busy.ID)
 	// The session ends: so does its deliverer, keeping its receipts and
 	// leaving no lock.
@@ -248,5 +259,88 @@ func TestRealOpenCodeWithoutLive(t *testing.T) {
 	})
 	if liveRecord(oc.store, "opencode") != nil {
 		t.Fatal("a deliverer runs although MAILFS_LIVE=off")
+	}
+}
+
+// A burst into a busy OpenCode session names each message once, and its
+// receipts say delivered exactly for what a request to the model named;
+// then a doorbell OpenCode took while a tool call ran is not delivered
+// until the model answers a request holding it: OpenCode killed (SIGKILL)
+// with the doorbell queued behind the call leaves the receipt rung, never
+// delivered, and no request to the model ever named the message.
+func TestRealOpenCodeBurstAndAQueuedDoorbellKilled(t *testing.T) {
+	oc := startOpenCode(t, nil, func(oc *ocSession, r stubmodel.Request) stubmodel.Reply {
+		if strings.Contains(r.LastUser(), "START-LONG-TOOL") && !hasTool(r) {
+			return stubmodel.Reply{Tool: "bash", Input: map[string]any{"command": "while [ ! -e " + oc.release + " ]; do sleep 0.05; done", "description": "wait for the test"}}
+		}
+		time.Sleep(300 * time.Millisecond) // the model takes its time: doorbells arrive while it works
+		return stubmodel.Reply{Text: "done"}
+	})
+	oc.run()
+	oc.prompt("hello there")
+	oc.reached("the first prompt", 0, carries("hello there"))
+	var rec *live.Record
+	until(t, "the deliverer", 60*time.Second, func() bool {
+		rec = liveRecord(oc.store, "opencode")
+		return rec != nil
+	})
+	// The burst: 60 messages, urgent and high, as a loop of sends lands them.
+	var sent []*maildir.Message
+	for i := range 60 {
+		p := maildir.Urgent
+		if i%3 == 2 {
+			p = maildir.High
+		}
+		sent = append(sent, sendToast(t, oc.store, fmt.Sprintf("MERGE_FAILED gt-%d", i), p))
+		time.Sleep(50 * time.Millisecond)
+	}
+	rs := receiptsOf(t, oc.store, 90*time.Second, sent...)
+	reqs := oc.model.Requests()
+	last := reqs[len(reqs)-1].Raw
+	delivered := 0
+	for i, r := range rs {
+		got := slices.ContainsFunc(reqs, func(q stubmodel.Request) bool { return strings.Contains(q.Raw, sent[i].ID) })
+		if (r.Live == live.Delivered) != got {
+			t.Errorf("%s: receipt %+v, but the model was given it: %v", sent[i].ID, r, got)
+		}
+		if r.Live == live.Delivered {
+			delivered++
+		}
+		if c := strings.Count(last, sent[i].ID); c > 1 {
+			t.Errorf("%s is named %d times in the conversation", sent[i].ID, c)
+		}
+	}
+	t.Logf("60 messages: %d delivered, %d doorbells, %d model requests", delivered, liveRecord(oc.store, "opencode").Rings, len(reqs))
+	if delivered != len(sent) {
+		t.Fatalf("%d of %d delivered", delivered, len(sent))
+	}
+	// A doorbell queued behind a long tool call, then OpenCode killed.
+	n := len(oc.model.Requests())
+	oc.prompt("START-LONG-TOOL")
+	oc.reached("the long tool call", n, carries("START-LONG-TOOL"))
+	m := sendToast(t, oc.store, "MERGE_FAILED behind the call", maildir.Urgent)
+	until(t, "the doorbell to ring", 30*time.Second, func() bool {
+		r := liveRecord(oc.store, "opencode")
+		return r != nil && !r.Rung[m.ID].IsZero()
+	})
+	// Taken, not answered: rung.
+	if rs := receiptsOf(t, oc.store, 0, m); rs[0].Live != live.Rung {
+		t.Fatalf("the receipt with the doorbell queued: %+v, want rung", rs[0])
+	}
+	if err := syscall.Kill(rec.Session.Process.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the deliverer to end with OpenCode", 30*time.Second, func() bool { return !rec.Deliverer.Alive() })
+	if rs := receiptsOf(t, oc.store, 0, m); rs[0].Live == live.Delivered {
+		t.Fatalf("after OpenCode was killed with the doorbell queued, its receipt: %+v", rs[0])
+	}
+	for _, r := range oc.model.Requests() {
+		if strings.Contains(r.Raw, m.ID) {
+			t.Fatal("a request to the model named the message: the test did not hold the doorbell queued")
+		}
+	}
+	stillUnread(t, oc.store, m.ID)
+	if rs := receiptsOf(t, oc.store, 0, sent[0]); rs[0].Live != live.Delivered {
+		t.Fatalf("after OpenCode was killed, an earlier receipt: %+v", rs[0])
 	}
 }

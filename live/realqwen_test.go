@@ -172,6 +172,16 @@ func TestRealQwenIdleSessionWakes(t *testing.T) {
 	tw.tmux("kill-server")
 	until(t, "the deliverer to end with the session", 30*time.Second, func() bool { return !rec.Deliverer.Alive() })
 	until(t, "the session to end", 30*time.Second, func() bool { return !rec.Session.Process.Alive() })
+	// Qwen Code kills its hooks' process groups (SIGKILL) as it exits: the
+	// deliverer, detached from the hook's, ended on its own, cleanly: its
+	// record says so, and its lock is gone.
+	if locks, _ := filepath.Glob(filepath.Join(tw.proj, ".chipset", live.Dir, "toast", ".*.lock")); len(locks) != 0 {
+		t.Fatalf("the deliverer left its lock: %v", locks)
+	}
+	recs, err := live.Records(tw.store, "toast")
+	if err != nil || len(recs) != 1 || recs[0].Ended.IsZero() {
+		t.Fatalf("the deliverer's record does not say it ended: %+v %v", recs, err)
+	}
 }
 
 // Urgent mail that lands while a busy session runs a long tool call is
@@ -296,5 +306,39 @@ func TestRealQwenHoldIsNotDelivered(t *testing.T) {
 		if strings.Contains(r.Raw, "mailfs doorbell for toast") {
 			t.Fatalf("a doorbell reached the model while the workspace held or refused peers")
 		}
+	}
+}
+
+// The model's endpoint down: Qwen Code records the doorbell but no answer
+// of the model's, so the receipt never says delivered.
+func TestRealQwenModelDownIsNotDelivered(t *testing.T) {
+	tw := newQwenTown(t)
+	tw.deliverer()
+	tw.model.Close()
+	m := tw.send("WAKE UP: MERGE_FAILED", maildir.Urgent)
+	var bell string
+	until(t, "the doorbell to ring", 30*time.Second, func() bool {
+		r := tw.record()
+		if r == nil || r.Rung[m.ID].IsZero() || len(r.Bells) == 0 {
+			return false
+		}
+		bell = r.Bells[0].Nonce
+		return true
+	})
+	// Qwen Code took the doorbell into a turn, whose request failed.
+	until(t, "the doorbell in the chat record", 60*time.Second, func() bool {
+		files, _ := filepath.Glob(filepath.Join(tw.home, ".qwen", "projects", "*", "chats", "*.jsonl"))
+		for _, f := range files {
+			if data, _ := os.ReadFile(f); strings.Contains(string(data), bell) {
+				return true
+			}
+		}
+		return false
+	})
+	// Qwen Code retries the request and records nothing of its failure:
+	// there is no end of the attempt to wait for. The receipt is given 5 s
+	// to turn delivered (a hook's sighting would have at once).
+	if rs := qreceipts(t, tw, 5*time.Second, m); rs[0].Live == live.Delivered {
+		t.Fatalf("with the model's endpoint down, the receipt: %+v", rs[0])
 	}
 }

@@ -304,25 +304,3 @@ func (d *ClaudeDoor) transcript(id string) string {
 	}
 	return glob1(filepath.Join(d.Config, "projects", "*", id+".jsonl"))
 }
-
-// Evidence reads the session's chat record, which Qwen Code keeps as JSON
-// lines in <QWEN_HOME>/projects/<the folder, made a name>/chats/<session
-// id>.jsonl: a doorbell becomes a "user" line there (a
-// cross_session_message notification) when it joins the conversation the
-// model is sent — not while it waits in the session's queue.
-//
-// Qwen Code queues every peer message for the session's next turn, and
-// its registry does not say whether a turn runs: a doorbell not yet in the
-// chat record is taken as queued (ringing it again would queue a second
-// copy behind the first), until the deliverer forgets it (see bellLife).
-func (d *QwenDoor) Evidence(ctx context.Context, nonces []string) (Evidence, error) {
-	ev, err := d.tr.evidence(ctx, d, func(id string) string {
-		return glob1(filepath.Join(d.Home, "projects", "*", "chats", id+".jsonl"))
-	}, nonces)
-	for _, n := range nonces {
-		if _, ok := ev.Seen[n]; !ok {
-			ev.Queued[n] = true
-		}
-	}
-	return ev, err
-}

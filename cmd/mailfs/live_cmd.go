@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -185,10 +186,23 @@ func (c *liveQwenCmd) Run(a *app) error {
 	if c.PID == 0 && os.Getenv("QWEN_CODE_MESSAGING_SOCKET") != "" {
 		deadline = deadline.Add(30 * time.Second)
 	}
-	door, err := live.FindQwen(agentrt.QwenHome(os.Getenv), c.PID, os.Getpid(), os.Getenv("QWEN_CODE_MESSAGING_TOKEN"))
+	// A deliverer detached from the hook (see live.DetachQwenHook) is told
+	// its session's pid.
+	self, detached := os.Getpid(), false
+	if p, err := strconv.Atoi(os.Getenv(live.QwenSessionEnv)); err == nil && c.PID == 0 {
+		self, detached = p, true
+	}
+	door, err := live.FindQwen(agentrt.QwenHome(os.Getenv), c.PID, self, os.Getenv("QWEN_CODE_MESSAGING_TOKEN"))
 	for errors.Is(err, live.ErrNoSession) && time.Now().Before(deadline) && a.ctx.Err() == nil {
 		time.Sleep(50 * time.Millisecond)
-		door, err = live.FindQwen(agentrt.QwenHome(os.Getenv), c.PID, os.Getpid(), os.Getenv("QWEN_CODE_MESSAGING_TOKEN"))
+		door, err = live.FindQwen(agentrt.QwenHome(os.Getenv), c.PID, self, os.Getenv("QWEN_CODE_MESSAGING_TOKEN"))
+	}
+	if err == nil && c.PID == 0 && !detached {
+		derr := live.DetachQwenHook(door, os.Args[1:])
+		if derr == nil {
+			return nil // the detached deliverer serves the session
+		}
+		a.warn(derr) // deliver from here, then
 	}
 	if err == nil {
 		err = c.deliver(a, door)

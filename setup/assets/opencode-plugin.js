@@ -5,16 +5,25 @@
 // At a session's first prompt it starts the session's live deliverer
 // ("mailfs live opencode", a child whose pipes are its doorbell line: it
 // ends when OpenCode does) and adds the session-start reminder; at each
-// later prompt, the prompt hook's; after each tool call, urgent news; when
-// the session goes idle with urgent mail waiting, a new turn saying so
-// (bounded: never more than three in a row). Everything mailfs prints is
-// bounded as the other runtimes' hooks are.
+// later prompt, the prompt hook's (not at a doorbell or a prompt of its
+// own: they name their mail themselves); after each tool call, urgent
+// news; when the session goes idle with urgent mail waiting and no
+// deliverer runs (it would ring that mail itself), a new turn saying so
+// (bounded: never more than three in a row). Each message is named once.
+// Everything mailfs prints is bounded as the other runtimes' hooks are.
+//
+// The deliverer says "delivered" only when OpenCode's own messages show
+// the model answered a doorbell: the plugin passes on each doorbell's user
+// message as OpenCode records it (its id and text) and each assistant
+// message once it completed (its id, when, its error); the deliverer
+// orders them by id, as OpenCode does.
 import { spawn } from "node:child_process"
 
 const BIN = __BIN__
 const HOOK_BIN = __HOOKBIN__ // mailfs-hook: the per-turn calls, from a smaller binary
 const AGENT = __AGENT__ || process.env.MAILFS_AGENT || ""
 const LIMIT = 64 * 1024
+const DOORBELL = "mailfs doorbell for " + AGENT + ": "
 
 // hook runs "mailfs hook EVENT AGENT --runtime plain" with the event on
 // standard input, and resolves to what it printed ("" on any failure).
@@ -56,6 +65,13 @@ function after(id) {
 export const Mailfs = async ({ client }) => {
   const started = new Set()
   const deliverers = new Map()
+  const mine = new Set() // the prompts this plugin sent, which name their mail themselves
+
+  // tell passes a line to session id's deliverer, if it runs.
+  const tell = (id, m) => {
+    const p = deliverers.get(id)
+    if (p) p.stdin.write(JSON.stringify(m) + "\n")
+  }
 
   const startDeliverer = (id) => {
     if (deliverers.has(id) || !AGENT || /^(off|0|false|no)$/i.test(process.env.MAILFS_LIVE || "")) return
@@ -94,6 +110,14 @@ export const Mailfs = async ({ client }) => {
       const first = !started.has(id)
       started.add(id)
       startDeliverer(id)
+      if (!first && mine.delete(text)) return // a hold of its own: it names its mail itself
+      if (!first && AGENT && text.includes(DOORBELL)) {
+        // A doorbell names its mail itself; the prompt hook would name it
+        // again (and mail a later doorbell names). Its evidence is the
+        // model's answer, after this message.
+        if (output.message && output.message.id) tell(id, { type: "message", id: output.message.id, role: "user", text })
+        return
+      }
       const add = await hook(first ? "session-start" : "prompt-submit", { session_id: id, prompt: text, source: "startup" })
       const last = output.parts[output.parts.length - 1]
       if (add && last) output.parts.push({ ...last, type: "text", id: after(last.id), text: add, synthetic: true })
@@ -105,11 +129,20 @@ export const Mailfs = async ({ client }) => {
     event: async ({ event }) => {
       const id = event.properties && event.properties.sessionID
       if (event.type === "session.status" && deliverers.has(id)) {
-        deliverers.get(id).stdin.write(JSON.stringify({ type: "status", status: event.properties.status.type }) + "\n")
+        tell(id, { type: "status", status: event.properties.status.type })
       }
-      if (event.type === "session.idle" && id) {
+      const info = event.type === "message.updated" && event.properties && event.properties.info
+      if (info && info.role === "assistant" && info.time && info.time.completed && deliverers.has(info.sessionID)) {
+        const error = info.error ? String(info.error.name || "error") : ""
+        tell(info.sessionID, { type: "message", id: info.id, role: "assistant", at: info.time.completed, error })
+      }
+      if (event.type === "session.idle" && id && !deliverers.has(id)) {
+        // (A deliverer rings urgent mail itself: a hold would name it again.)
         const hold = await hook("stop", { session_id: id })
-        if (hold) await Promise.resolve(prompt(client, id, hold)).catch(() => {})
+        if (hold) {
+          mine.add(hold)
+          await Promise.resolve(prompt(client, id, hold)).catch(() => mine.delete(hold))
+        }
       }
     },
   }
