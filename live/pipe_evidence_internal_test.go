@@ -3,6 +3,7 @@ package live
 import (
 	"encoding/json"
 	"errors"
+	"github.com/mailfs/mailfs/hook"
 	"io"
 	"os"
 	"path/filepath"
@@ -28,8 +29,8 @@ func lines(t *testing.T, name string) []string {
 	return ls[:len(ls)-1] // after the last newline, nothing
 }
 
-// verdict is what the rule says of one nonce: "seen", "queued" or "".
-func verdict(ev Evidence, n string) string {
+// sayOf is what the rule says of one nonce: "seen", "queued" or "".
+func sayOf(ev Evidence, n string) string {
 	if _, ok := ev.Seen[n]; ok {
 		return "seen"
 	}
@@ -75,7 +76,7 @@ func TestEvidenceFromPiSessionFile(t *testing.T) {
 		if !ok {
 			continue
 		}
-		if got := [2]string{verdict(ev, wake), verdict(ev, busy)}; got != w {
+		if got := [2]string{sayOf(ev, wake), sayOf(ev, busy)}; got != w {
 			t.Errorf("after line %d: %v, want %v", k, got, w)
 		}
 	}
@@ -89,7 +90,7 @@ func TestEvidenceFromPiSessionFile(t *testing.T) {
 	// An answer pi stopped for an error, or aborted, is none.
 	for _, reason := range []string{"error", "aborted"} {
 		cut := append(append([]string{}, ls[:15]...), strings.Replace(ls[15], `"stopReason":"stop"`, `"stopReason":"`+reason+`"`, 1))
-		if got := verdict(fileEvidence(t, cut, len(cut), piEntry, []string{busy}), busy); got != "queued" {
+		if got := sayOf(fileEvidence(t, cut, len(cut), piEntry, []string{busy}), busy); got != "queued" {
 			t.Errorf("answer stopped for %s: %q, want queued", reason, got)
 		}
 	}
@@ -103,7 +104,7 @@ func TestEvidenceFromQwenChatRecord(t *testing.T) {
 	want := map[int]string{9: "", 10: "queued", 11: "queued", 12: "seen"}
 	for k := 1; k <= len(ls); k++ {
 		if w, ok := want[k]; ok {
-			if got := verdict(fileEvidence(t, ls, k, qwenEntry, []string{bell}), bell); got != w {
+			if got := sayOf(fileEvidence(t, ls, k, qwenEntry, []string{bell}), bell); got != w {
 				t.Errorf("after line %d: %q, want %q", k, got, w)
 			}
 		}
@@ -147,20 +148,20 @@ func TestEvidenceFromOpenCodeMessages(t *testing.T) {
 	want := map[int][2]string{1: {"", ""}, 2: {"queued", ""}, 3: {"seen", ""}, 4: {"seen", "queued"}, 5: {"seen", "queued"}, 6: {"seen", "seen"}}
 	for k := 1; k <= len(ls); k++ {
 		ev := openCodeEvidence(t, ls, k, []string{wake, busy})
-		if got := [2]string{verdict(ev, wake), verdict(ev, busy)}; got != want[k] {
+		if got := [2]string{sayOf(ev, wake), sayOf(ev, busy)}; got != want[k] {
 			t.Errorf("after line %d: %v, want %v", k, got, want[k])
 		}
 	}
 	// An answer that failed (the model's endpoint down) is none.
 	failed := append(append([]string{}, ls[:5]...), strings.Replace(ls[5], `"error":""`, `"error":"APIError"`, 1))
-	if got := verdict(openCodeEvidence(t, failed, len(failed), []string{busy}), busy); got != "queued" {
+	if got := sayOf(openCodeEvidence(t, failed, len(failed), []string{busy}), busy); got != "queued" {
 		t.Errorf("a failed answer: %q, want queued", got)
 	}
 	// OpenCode killed with a doorbell queued behind a tool call: the
 	// doorbell's message, no answer.
 	killed := lines(t, "opencode-killed.jsonl")
 	n := nonceOf(t, killed[0])
-	if got := verdict(openCodeEvidence(t, killed, len(killed), []string{n}), n); got != "queued" {
+	if got := sayOf(openCodeEvidence(t, killed, len(killed), []string{n}), n); got != "queued" {
 		t.Errorf("killed with a queued doorbell: %q, want queued", got)
 	}
 }
@@ -174,7 +175,7 @@ func nonceOf(t *testing.T, line string) string {
 	if i < 0 {
 		t.Fatalf("no ring mark in %.200s", line)
 	}
-	return m.Text[i+6 : i+6+nonceLen]
+	return m.Text[i+6 : i+6+hook.NonceLen]
 }
 
 // A pi session file named over the pipe is read by the door; before pi
@@ -194,12 +195,12 @@ func TestPipeDoorReadsTheSessionFileNamed(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	const n = "46dce02c757826ea"
-	if ev, err := d.Evidence(t.Context(), []string{n}); err != nil || verdict(ev, n) != "" {
+	if ev, err := d.Evidence(t.Context(), []string{n}); err != nil || sayOf(ev, n) != "" {
 		t.Fatalf("before the file: %v %v", ev, err)
 	}
 	ls := lines(t, "pi-session.jsonl")
 	os.WriteFile(path, []byte(strings.Join(ls[:8], "")), 0o600)
-	if ev, err := d.Evidence(t.Context(), []string{n}); err != nil || verdict(ev, n) != "seen" {
+	if ev, err := d.Evidence(t.Context(), []string{n}); err != nil || sayOf(ev, n) != "seen" {
 		t.Fatalf("after the answer: %v %v", ev, err)
 	}
 }
@@ -243,19 +244,19 @@ func TestQwenEvidenceFollowsTheSessionID(t *testing.T) {
 	}
 	const other = "0123456789abcdef" // rung, in no record yet
 	ev, err := d.Evidence(t.Context(), []string{bell, other})
-	if err != nil || verdict(ev, bell) != "queued" || verdict(ev, other) != "queued" {
+	if err != nil || sayOf(ev, bell) != "queued" || sayOf(ev, other) != "queued" {
 		t.Fatalf("before the answer: %v %v", ev, err)
 	}
 	// /clear: session b, whose record has an answer of its own (a
 	// conversation without the doorbell).
 	register("b")
 	os.WriteFile(filepath.Join(chats, "b.jsonl"), []byte(ls[0]+ls[4]), 0o600)
-	if ev, _ := d.Evidence(t.Context(), []string{bell}); verdict(ev, bell) != "queued" {
+	if ev, _ := d.Evidence(t.Context(), []string{bell}); sayOf(ev, bell) != "queued" {
 		t.Fatalf("an answer in another session's record confirmed the doorbell: %v", ev)
 	}
 	// Session a's record gets its answer after all (read on).
 	os.WriteFile(filepath.Join(chats, "a.jsonl"), []byte(strings.Join(ls, "")), 0o600)
-	if ev, _ := d.Evidence(t.Context(), []string{bell}); verdict(ev, bell) != "seen" {
+	if ev, _ := d.Evidence(t.Context(), []string{bell}); sayOf(ev, bell) != "seen" {
 		t.Fatalf("the answer in the doorbell's own record: %v", ev)
 	}
 }
