@@ -2,6 +2,7 @@ package gitsync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os/exec"
@@ -310,5 +311,28 @@ func TestCompactedFrom(t *testing.T) {
 	}
 	if got := compactedFrom("", []string{"c1"}); got != "" {
 		t.Errorf("no compaction: %q", got)
+	}
+}
+
+// TestHeldToRestore: which held messages a person's names put back.
+func TestHeldToRestore(t *testing.T) {
+	held := []string{"state/mail/mayor/20261128T010203.000000001Z-nux.json", "state/queue/work/20261128T010204.000000001Z-nux.json"}
+	for _, tc := range []struct {
+		which []string
+		want  []string
+		err   error
+	}{
+		{nil, held, nil},
+		{[]string{"20261128T010204.000000001Z-nux"}, held[1:], nil},
+		{[]string{held[0]}, held[:1], nil},
+		{[]string{HeldDir + "/" + held[0]}, held[:1], nil},
+		{[]string{strings.TrimSuffix(held[1], ".json"), "20261128T010204.000000001Z-nux.json"}, held[1:], nil},
+		{[]string{"20261128T010203.000000001Z-nux", "20261128T010205.000000001Z-nux"}, nil, ErrNotHeld},
+		{[]string{"state/mail/mayor"}, nil, ErrNotHeld},
+	} {
+		got, err := heldToRestore(held, tc.which)
+		if !errors.Is(err, tc.err) || !slices.Equal(got, tc.want) {
+			t.Errorf("heldToRestore(%v) = %v, %v; want %v, %v", tc.which, got, err, tc.want, tc.err)
+		}
 	}
 }

@@ -57,6 +57,18 @@ func TestTownOnThreeHosts(t *testing.T) {
 	}
 	t.Logf("seed %d (ops %d; -sim.seed replays the choices, not the timing)", seed, *simOps)
 	tw := newTown(t, "alpha", "beta", "gamma")
+	if *simKeep != "" {
+		// Before the temp dir goes, whichever check failed (a Fatal too).
+		t.Cleanup(func() {
+			if !t.Failed() {
+				return
+			}
+			if out, err := exec.Command("cp", "-a", filepath.Dir(tw.remote), *simKeep).CombinedOutput(); err != nil {
+				t.Errorf("keeping the town: %v\n%s", err, out)
+			}
+			t.Logf("the town is kept in %s", *simKeep)
+		})
+	}
 	agents := map[string][]string{
 		"alpha": {"mayor", "refinery"},
 		"beta":  {"witness", "nux"},
@@ -432,12 +444,6 @@ func TestTownOnThreeHosts(t *testing.T) {
 		if got := strings.Contains(want[places[id][0]], `"read": true`); got != r {
 			t.Errorf("regressed: %s is read=%v, its home last marked it read=%v", places[id][0], got, r)
 		}
-	}
-	if t.Failed() && *simKeep != "" {
-		if out, err := exec.Command("cp", "-a", filepath.Dir(tw.remote), *simKeep).CombinedOutput(); err != nil {
-			t.Errorf("keeping the town: %v\n%s", err, out)
-		}
-		t.Logf("the town is kept in %s", *simKeep)
 	}
 	if t.Failed() {
 		bad := map[string]bool{}
