@@ -569,3 +569,51 @@ func TestAReplacedHistoryPushedAgainIsPutBack(t *testing.T) {
 	}
 	l.check(t, a, b)
 }
+
+// TownClock reads the town's clock from what the last sync fetched, for
+// mailfs doctor: the newest commit another host made; never this host's
+// own, and nothing for a root never synced (issue 59, item 5).
+func TestTownClockIsAnotherHostsNewestCommit(t *testing.T) {
+	t.Parallel()
+	tw := newTown(t, "alpha", "beta")
+	a, b := tw.hosts["alpha"], tw.hosts["beta"]
+	if _, ok, err := gitsync.TownClock(context.Background(), a.store, ""); ok || err != nil {
+		t.Errorf("TownClock before any sync: ok %v, %v", ok, err)
+	}
+	must(t, a.store.ClaimHome(agent("mayor")))
+	a.syncOK(t)
+	if _, ok, err := gitsync.TownClock(context.Background(), a.store, ""); ok || err != nil {
+		t.Errorf("TownClock of a remote only this host pushed: ok %v, %v", ok, err)
+	}
+	ahead := time.Now().Add(3 * time.Hour).Truncate(time.Second)
+	b.sync.Now = func() time.Time { return ahead }
+	must(t, b.store.ClaimHome(agent("nux")))
+	b.syncOK(t)
+	a.syncOK(t)
+	town, ok, err := gitsync.TownClock(context.Background(), a.store, "")
+	if err != nil || !ok || !town.Equal(ahead) {
+		t.Fatalf("TownClock = %v, %v, %v; want beta's commit at %v", town, ok, err, ahead)
+	}
+	if d := gitsync.ClockBehind(time.Now(), town); d < 2*time.Hour {
+		t.Errorf("ClockBehind = %v; want about 3h", d)
+	}
+}
+
+// ClockBehind says only a clock behind the town's by more than MaxSkew.
+func TestClockBehind(t *testing.T) {
+	now := time.Now()
+	for _, tc := range []struct {
+		town time.Time
+		want time.Duration
+	}{
+		{now, 0},
+		{now.Add(-time.Hour), 0}, // a quiet town, or a clock ahead: no sign
+		{now.Add(gitsync.MaxSkew), 0},
+		{now.Add(gitsync.MaxSkew + time.Second), gitsync.MaxSkew + time.Second},
+		{now.Add(120 * 24 * time.Hour), 120 * 24 * time.Hour},
+	} {
+		if got := gitsync.ClockBehind(now, tc.town); got != tc.want {
+			t.Errorf("ClockBehind(now, now%+v) = %v; want %v", tc.town.Sub(now), got, tc.want)
+		}
+	}
+}
