@@ -58,8 +58,13 @@ func (s *Syncer) compact(ctx context.Context, g *git, rep *Report) error {
 	s.step("compacting %s %s: %d commits", rep.Remote, rep.Branch, len(commits))
 	if _, err := g.run(ctx, "push", "-q", "--force-with-lease=refs/heads/"+rep.Branch+":"+tip, rep.Remote, c+":refs/heads/"+rep.Branch); err != nil {
 		var ge *GitError
-		if errors.As(err, &ge) && pushFailed(ge.Stderr) == pushRaced {
-			return fmt.Errorf("%w: nothing was replaced; run the compaction again", ErrCompactRaced)
+		if errors.As(err, &ge) {
+			switch pushFailed(ge.Stderr) {
+			case pushRaced:
+				return fmt.Errorf("%w: nothing was replaced; run the compaction again", ErrCompactRaced)
+			case pushRefused:
+				return fmt.Errorf("%w: nothing was replaced: %w", ErrPushRefused, err)
+			}
 		}
 		return err
 	}

@@ -535,6 +535,33 @@ func TestCompactionIsTakenByEveryHost(t *testing.T) {
 	}
 }
 
+// A compaction the remote refuses (a hook) is ErrPushRefused, as a
+// sync's push is, with git's reason, and replaces nothing.
+func TestARefusedCompactionReplacesNothing(t *testing.T) {
+	t.Parallel()
+	tw, a, b := twoHosts(t)
+	l := newLedger()
+	l.work(t, a, "mayor", "witness", 2)
+	a.syncOK(t)
+	b.syncOK(t)
+	before := strings.TrimSpace(gitRun(t, tw.remote, "rev-parse", "main"))
+	hook := filepath.Join(tw.remote, "hooks", "pre-receive")
+	must(t, os.WriteFile(hook, []byte("#!/bin/sh\necho 'no rewrites here' >&2\nexit 1\n"), 0o700))
+	b.sync.Compact = true
+	_, err := b.sync.Sync(context.Background())
+	b.sync.Compact = false
+	if !errors.Is(err, gitsync.ErrPushRefused) || !strings.Contains(err.Error(), "no rewrites here") {
+		t.Fatalf("a refused compaction = %v; want ErrPushRefused with git's reason", err)
+	}
+	if got := strings.TrimSpace(gitRun(t, tw.remote, "rev-parse", "main")); got != before {
+		t.Errorf("the remote moved to %s", got)
+	}
+	must(t, os.Remove(hook))
+	b.syncOK(t)
+	a.syncOK(t)
+	l.check(t, a, b)
+}
+
 // After a compaction, the branch deleted and pushed again by a host that
 // had not taken the compaction: the remote holds the history the
 // compaction replaced, built on. A host that took the compaction puts
