@@ -464,7 +464,7 @@ func TestABurialWritesAFileOfItsOwn(t *testing.T) {
 
 // packSize is the remote's packed size in KiB once it has freed what no
 // ref reaches (its own housekeeping, as a server's gc would).
-func packSize(t *testing.T, remote string) int {
+func packSize(t testing.TB, remote string) int {
 	t.Helper()
 	gitRun(t, remote, "reflog", "expire", "--expire=now", "--all")
 	gitRun(t, remote, "gc", "-q", "--prune=now")
