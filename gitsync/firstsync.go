@@ -281,20 +281,29 @@ func (s *Syncer) RestoreHeld(which []string) ([]string, error) {
 	}
 	var done []string
 	for _, p := range back {
-		from, err := f.dir(path.Join(HeldDir, path.Dir(p)), false)
-		if err != nil {
-			return done, err
-		}
-		to, err := f.dir(path.Dir(p), true)
-		if err != nil {
-			return done, err
-		}
-		if err := from.Move(path.Base(p), to, path.Base(p)); err != nil {
-			return done, fmt.Errorf("gitsync: putting %s back: %w", p, err)
+		if err := restoreOne(f, p); err != nil {
+			// What moved before stays moved, and is made durable.
+			return done, errors.Join(err, f.sync())
 		}
 		done = append(done, p)
 	}
 	return done, f.sync()
+}
+
+// restoreOne moves held message p back to its path, never over a file.
+func restoreOne(f *folders, p string) error {
+	from, err := f.dir(path.Join(HeldDir, path.Dir(p)), false)
+	if err != nil {
+		return err
+	}
+	to, err := f.dir(path.Dir(p), true)
+	if err != nil {
+		return err
+	}
+	if err := from.Move(path.Base(p), to, path.Base(p)); err != nil {
+		return fmt.Errorf("gitsync: putting %s back: %w", p, err)
+	}
+	return nil
 }
 
 // heldToRestore decides which of the held paths a person named (which:
