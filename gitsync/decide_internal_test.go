@@ -336,3 +336,29 @@ func TestHeldToRestore(t *testing.T) {
 		}
 	}
 }
+
+// TestTombstonesCut: whose tombstones a history's newest change removed
+// other than by that host's own sync.
+func TestTombstonesCut(t *testing.T) {
+	entry := func(subject string, changes ...string) string {
+		return "\x01" + subject + "\x00\n" + strings.Join(changes, "\x00") + "\x00"
+	}
+	a1, a2, b1 := "state/gone/alpha/2026-11-28/01.txt", "state/gone/alpha/2026-11-28/02.txt", "state/gone/beta/2026-11-28/01.txt"
+	for _, tc := range []struct {
+		name string
+		log  string
+		want []string
+	}{
+		{"none", "", nil},
+		{"the owner's adds", entry("mailfs sync from alpha: 2 files", "A", a1, "A", a2), nil},
+		{"the owner forgets", entry("mailfs sync from alpha: 1 files", "D", a1) + entry("mailfs sync from alpha: 2 files", "A", a1, "A", a2), nil},
+		{"a person removes", entry("tidy up", "D", a1, "D", b1) + entry("mailfs sync from beta: 1 files", "A", b1) + entry("mailfs sync from alpha: 2 files", "A", a1, "A", a2), []string{"alpha", "beta"}},
+		{"put back since", entry("mailfs sync from alpha: 1 files", "A", a1) + entry("tidy up", "D", a1), nil},
+		{"another host removes", entry("mailfs sync from beta: 1 files", "D", a1) + entry("mailfs sync from alpha: 1 files", "A", a1), []string{"alpha"}},
+		{"a host named like a prefix", entry("mailfs sync from alphabet: 1 files", "D", a1), []string{"alpha"}},
+	} {
+		if got := tombstonesCut(tc.log); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: tombstonesCut = %v; want %v", tc.name, got, tc.want)
+		}
+	}
+}

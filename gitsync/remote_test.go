@@ -644,3 +644,54 @@ func TestClockBehind(t *testing.T) {
 		}
 	}
 }
+
+// A person's commit removing the tombstones, then a compaction before
+// their home has synced to put them back: the compaction would cut the
+// last record of the delete — the home's sync that made it — from the
+// history of a host that still holds the message, whose next sync the
+// no-loss gate would then refuse. So the compaction waits
+// (ErrCompactWaits), replacing nothing, until the home's sync puts its
+// tombstones back; then it compacts, and the host behind takes it.
+func TestACompactionWaitsForRemovedTombstones(t *testing.T) {
+	t.Parallel()
+	tw := newTown(t, "alpha", "beta", "gamma")
+	a, b, c := tw.hosts["alpha"], tw.hosts["beta"], tw.hosts["gamma"]
+	must(t, a.store.ClaimHome(agent("mayor")))
+	ids := sendBefore(t, a, "mayor", 2)
+	for _, h := range []*host{a, b, c} {
+		h.syncOK(t)
+	}
+	must(t, a.store.Delete(agent("mayor"), ids[0]))
+	a.syncOK(t)
+	b.syncOK(t)
+	clone := filepath.Join(t.TempDir(), "clone")
+	gitRun(t, filepath.Dir(clone), "clone", "-q", tw.remote, clone)
+	gitRun(t, clone, "rm", "-q", "-r", "state/gone")
+	gitRun(t, clone, "commit", "-q", "-m", "tidy up")
+	gitRun(t, clone, "push", "-q", "origin", "HEAD:main")
+	before := strings.TrimSpace(gitRun(t, tw.remote, "rev-parse", "main"))
+	b.sync.Compact = true
+	if _, err := b.sync.Sync(context.Background()); !errors.Is(err, gitsync.ErrCompactWaits) || !strings.Contains(err.Error(), "alpha") {
+		t.Fatalf("a compaction of a history whose tombstones another removed = %v; want ErrCompactWaits naming alpha", err)
+	}
+	if got := strings.TrimSpace(gitRun(t, tw.remote, "rev-parse", "main")); got != before {
+		t.Errorf("the remote moved to %s", got)
+	}
+	a.syncOK(t) // the home puts its tombstones back
+	rep, err := b.sync.Sync(context.Background())
+	b.sync.Compact = false
+	if err != nil || rep.Compacted == 0 {
+		t.Fatalf("the compaction after the home's sync: %v, %d commits replaced", err, rep.Compacted)
+	}
+	for _, h := range []*host{c, a, b, c} {
+		h.syncOK(t)
+	}
+	for _, h := range []*host{a, b, c} {
+		if got := placesOf(t, h, ids[0]); len(got) > 0 {
+			t.Errorf("%s: the deleted message is at %v", h.name, got)
+		}
+		if got := placesOf(t, h, ids[1]); len(got) != 1 {
+			t.Errorf("%s: the other message is at %v", h.name, got)
+		}
+	}
+}
