@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -172,5 +173,135 @@ func BenchmarkFirstPush(b *testing.B) {
 				}
 			}
 		})
+	})
+}
+
+// BenchmarkCompaction: a town of three hosts does 10,000 operations —
+// sends to each other and to themselves, a script's drops, marks,
+// archives, deletes — each host syncing after every 30 of its own, then
+// alpha runs mailfs sync --compact and the others sync. It checks that
+// every host converges with nothing lost or brought back, and reports
+// the remote's packed size before and after (KiB, after git gc), the
+// commits replaced and the compacting sync's seconds; and alpha's sync
+// cycle (ten new messages and one delete, as BenchmarkSyncCycle) before
+// and after the compaction, each timed beside its floor — bare git's
+// add, commit, fetch, rebase and push — in the same iterations, so the
+// ratio holds on a loaded machine. -short: 600 operations. Run it with
+// -benchtime=20x or so: each iteration is one sync and one floor.
+func BenchmarkCompaction(b *testing.B) {
+	ops := 10_000
+	if testing.Short() {
+		ops = 600
+	}
+	tw := newTown(b, "alpha", "beta", "gamma")
+	a, be, c := tw.hosts["alpha"], tw.hosts["beta"], tw.hosts["gamma"]
+	hosts := []*host{a, be, c}
+	who := map[*host]string{a: "mayor", be: "witness", c: "furiosa"}
+	for _, h := range hosts {
+		must(b, h.store.ClaimHome(agent(who[h])))
+		h.syncOK(b)
+	}
+	l := newLedger()
+	start := time.Now()
+	syncs := 0
+	// One ledger round is six operations: two sends, a drop, a mark, an
+	// archive and a delete; a host syncs after five of its rounds.
+	for round := 0; round*6 < ops; round++ {
+		h := hosts[round%3]
+		l.work(b, h, who[h], who[hosts[(round+1)%3]], 1)
+		if (round/3)%5 == 4 {
+			h.syncOK(b)
+			syncs++
+		}
+	}
+	converge := func() {
+		for range 2 {
+			for _, h := range hosts {
+				h.syncOK(b)
+				syncs++
+			}
+		}
+		l.check(b, hosts...)
+	}
+	converge()
+	commits := strings.TrimSpace(gitRun(b, tw.remote, "rev-list", "--count", "main"))
+	b.Logf("%d operations, %d syncs in %s: %s commits on the remote, %d messages in the ledger", ops, syncs, time.Since(start).Round(time.Second), commits, len(l.want))
+
+	n := 0
+	path := func(n int) string {
+		return filepath.Join(a.store.Dir(), "state/mail/mayor", maildir.NewID(time.Unix(1e9, int64(n)), "bench")+".json")
+	}
+	drop := func(b *testing.B) {
+		b.StopTimer()
+		if n > 0 {
+			must(b, os.Remove(path(n-5)))
+		}
+		for range 10 {
+			n++
+			must(b, os.WriteFile(path(n), []byte(`{"from":"bench","subject":"s"}`+"\n"), 0o600))
+		}
+		b.StartTimer()
+	}
+	// A cycle is alpha's sync, timed beside its floor: each iteration
+	// runs one of each, on the same repository, so that a machine's load
+	// weighs on both alike; ratio is the sync's time over the floor's.
+	git := func(b *testing.B, args ...string) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = a.store.Dir()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	cycles := func(b *testing.B) {
+		var sync, floor time.Duration
+		for b.Loop() {
+			drop(b)
+			t := time.Now()
+			a.syncOK(b)
+			sync += time.Since(t)
+			drop(b)
+			t = time.Now()
+			git(b, "add", "-A")
+			git(b, "commit", "-q", "-m", "floor")
+			git(b, "fetch", "-q", "origin", "+refs/heads/main:refs/remotes/origin/main")
+			git(b, "rebase", "-q", "origin/main")
+			git(b, "push", "-q", "origin", "HEAD:refs/heads/main")
+			floor += time.Since(t)
+		}
+		b.ReportMetric(float64(sync.Milliseconds())/float64(b.N), "sync-ms")
+		b.ReportMetric(float64(floor.Milliseconds())/float64(b.N), "floor-ms")
+		b.ReportMetric(sync.Seconds()/floor.Seconds(), "ratio")
+	}
+	b.Run("before", cycles)
+	for _, h := range hosts[1:] {
+		h.syncOK(b)
+	}
+
+	before := packSize(b, tw.remote)
+	a.sync.Compact = true
+	took := time.Now()
+	rep := a.syncOK(b)
+	compactS := time.Since(took).Seconds()
+	a.sync.Compact = false
+	for _, h := range []*host{be, c, a} {
+		if rep, err := h.sync.Sync(context.Background()); err != nil {
+			b.Fatalf("%s after the compaction: %v", h.name, err)
+		} else if len(rep.Renamed)+len(rep.Duplicates) > 0 {
+			b.Errorf("%s: renamed %v, duplicates %v", h.name, rep.Renamed, rep.Duplicates)
+		}
+	}
+	converge()
+	after := packSize(b, tw.remote)
+	if after >= before {
+		b.Errorf("the remote's pack did not shrink: %d KiB before, %d KiB after", before, after)
+	}
+	b.Logf("compacted %d commits (the newest %d listed) in %.2fs: the remote's pack %d KiB before, %d KiB after (%.2fx)", rep.Compacted, rep.Compacted, compactS, before, after, float64(after)/float64(before))
+
+	b.Run("after", func(b *testing.B) {
+		cycles(b)
+		b.ReportMetric(float64(before), "pack-KiB-before")
+		b.ReportMetric(float64(after), "pack-KiB-after")
+		b.ReportMetric(float64(rep.Compacted), "commits-replaced")
+		b.ReportMetric(compactS, "compact-s")
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -15,6 +17,14 @@ const compactSubject = "mailfs compact from "
 // names: a host whose last sync is older than that meets the compaction
 // as any other rewrite (refused, until --adopt).
 const maxCompactList = 1000
+
+// ErrCompactWaits is returned by a compaction of a history in which a
+// commit other than their home's sync removed a host's tombstones (a
+// person's commit removing state/gone) that the home has not yet put
+// back: the history is the last record of the deletes they stood for,
+// for a host that still holds the messages. Nothing was replaced; the
+// home's next sync puts them back, then compact.
+var ErrCompactWaits = errors.New("gitsync: not compacted yet")
 
 // ErrCompactRaced is returned by a compaction that another host's push
 // beat: nothing was replaced; run it again.
@@ -50,6 +60,14 @@ func (s *Syncer) compact(ctx context.Context, g *git, rep *Report) error {
 	if len(commits) < 2 {
 		return nil // one commit already
 	}
+	log, err := g.run(ctx, "log", "--first-parent", "-n", strconv.Itoa(maxCompactList), "--diff-merges=first-parent",
+		"--no-renames", "-z", "--format=%x01%s", "--name-status", tip, "--", GoneDir)
+	if err != nil {
+		return err
+	}
+	if cut := tombstonesCut(log); len(cut) > 0 {
+		return fmt.Errorf("%w: the tombstones of %s were removed by a commit that was not their home's sync, and the history is the last record of the deletes they stood for; nothing was replaced: sync on %s (it puts them back), then compact", ErrCompactWaits, strings.Join(cut, ", "), strings.Join(cut, ", "))
+	}
 	msg := fmt.Sprintf(compactSubject+"%s: %d commits replaced by one\n\n%s", rep.Host, len(commits), strings.Join(commits, "\n"))
 	c, err := g.commitTree(ctx, tree, msg)
 	if err != nil {
@@ -58,8 +76,13 @@ func (s *Syncer) compact(ctx context.Context, g *git, rep *Report) error {
 	s.step("compacting %s %s: %d commits", rep.Remote, rep.Branch, len(commits))
 	if _, err := g.run(ctx, "push", "-q", "--force-with-lease=refs/heads/"+rep.Branch+":"+tip, rep.Remote, c+":refs/heads/"+rep.Branch); err != nil {
 		var ge *GitError
-		if errors.As(err, &ge) && pushFailed(ge.Stderr) == pushRaced {
-			return fmt.Errorf("%w: nothing was replaced; run the compaction again", ErrCompactRaced)
+		if errors.As(err, &ge) {
+			switch pushFailed(ge.Stderr) {
+			case pushRaced:
+				return fmt.Errorf("%w: nothing was replaced; run the compaction again", ErrCompactRaced)
+			case pushRefused:
+				return fmt.Errorf("%w: nothing was replaced: %w", ErrPushRefused, err)
+			}
 		}
 		return err
 	}
@@ -97,4 +120,29 @@ func compactedFrom(bodies string, line []string) string {
 		}
 	}
 	return ""
+}
+
+// tombstonesCut reads "git log -z --format=%x01%s --name-status" of a
+// history's tombstone folder, newest first, and returns the hosts (sorted)
+// some of whose tombstone files were last removed by a commit that was
+// not that host's sync: a person's, or another host's. It is pure.
+func tombstonesCut(log string) []string {
+	seen := map[string]bool{}
+	cut := map[string]bool{}
+	for _, c := range strings.Split(log, "\x01")[1:] {
+		fields := strings.Split(strings.TrimLeft(c, "\n"), "\x00")
+		subject := strings.TrimSpace(fields[0])
+		for i := 1; i+1 < len(fields); i += 2 {
+			status, p := strings.TrimSpace(fields[i]), fields[i+1]
+			parts := strings.Split(p, "/")
+			if seen[p] || len(parts) < 4 {
+				continue
+			}
+			seen[p] = true // its newest change decides
+			if host := parts[2]; status == "D" && !strings.HasPrefix(subject, syncSubject+host+":") {
+				cut[host] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(cut))
 }

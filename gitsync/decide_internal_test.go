@@ -2,6 +2,7 @@ package gitsync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os/exec"
@@ -310,5 +311,54 @@ func TestCompactedFrom(t *testing.T) {
 	}
 	if got := compactedFrom("", []string{"c1"}); got != "" {
 		t.Errorf("no compaction: %q", got)
+	}
+}
+
+// TestHeldToRestore: which held messages a person's names put back.
+func TestHeldToRestore(t *testing.T) {
+	held := []string{"state/mail/mayor/20261128T010203.000000001Z-nux.json", "state/queue/work/20261128T010204.000000001Z-nux.json"}
+	for _, tc := range []struct {
+		which []string
+		want  []string
+		err   error
+	}{
+		{nil, held, nil},
+		{[]string{"20261128T010204.000000001Z-nux"}, held[1:], nil},
+		{[]string{held[0]}, held[:1], nil},
+		{[]string{HeldDir + "/" + held[0]}, held[:1], nil},
+		{[]string{strings.TrimSuffix(held[1], ".json"), "20261128T010204.000000001Z-nux.json"}, held[1:], nil},
+		{[]string{"20261128T010203.000000001Z-nux", "20261128T010205.000000001Z-nux"}, nil, ErrNotHeld},
+		{[]string{"state/mail/mayor"}, nil, ErrNotHeld},
+	} {
+		got, err := heldToRestore(held, tc.which)
+		if !errors.Is(err, tc.err) || !slices.Equal(got, tc.want) {
+			t.Errorf("heldToRestore(%v) = %v, %v; want %v, %v", tc.which, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+// TestTombstonesCut: whose tombstones a history's newest change removed
+// other than by that host's own sync.
+func TestTombstonesCut(t *testing.T) {
+	entry := func(subject string, changes ...string) string {
+		return "\x01" + subject + "\x00\n" + strings.Join(changes, "\x00") + "\x00"
+	}
+	a1, a2, b1 := "state/gone/alpha/2026-11-28/01.txt", "state/gone/alpha/2026-11-28/02.txt", "state/gone/beta/2026-11-28/01.txt"
+	for _, tc := range []struct {
+		name string
+		log  string
+		want []string
+	}{
+		{"none", "", nil},
+		{"the owner's adds", entry("mailfs sync from alpha: 2 files", "A", a1, "A", a2), nil},
+		{"the owner forgets", entry("mailfs sync from alpha: 1 files", "D", a1) + entry("mailfs sync from alpha: 2 files", "A", a1, "A", a2), nil},
+		{"a person removes", entry("tidy up", "D", a1, "D", b1) + entry("mailfs sync from beta: 1 files", "A", b1) + entry("mailfs sync from alpha: 2 files", "A", a1, "A", a2), []string{"alpha", "beta"}},
+		{"put back since", entry("mailfs sync from alpha: 1 files", "A", a1) + entry("tidy up", "D", a1), nil},
+		{"another host removes", entry("mailfs sync from beta: 1 files", "D", a1) + entry("mailfs sync from alpha: 1 files", "A", a1), []string{"alpha"}},
+		{"a host named like a prefix", entry("mailfs sync from alphabet: 1 files", "D", a1), []string{"alpha"}},
+	} {
+		if got := tombstonesCut(tc.log); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: tombstonesCut = %v; want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -633,3 +633,43 @@ func TestGitErrorsAreWholeWithoutHints(t *testing.T) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }
+
+// A stale version of a home's file pushed by another (a put-back or an
+// adopt of a host that saw an older version; here, a person's commit on
+// the remote) meets the home's own newer change, not yet synced: only a
+// home changes its files, so the home's version stands and goes back to
+// the remote — never a "changed on this host and on another" conflict
+// that stops the home's every sync. Found by TestTownOnThreeHosts: an
+// adopt's put-back of a group file edited back and forth.
+func TestAStaleVersionMeetsTheHomesNewerChange(t *testing.T) {
+	t.Parallel()
+	tw, a, b := twoHosts(t)
+	_, err := b.store.CreateGroup("crew", []string{"witness"})
+	must(t, err)
+	b.syncOK(t)
+	a.syncOK(t)
+	// The stale version, from a clone of the remote.
+	clone := filepath.Join(t.TempDir(), "clone")
+	gitRun(t, filepath.Dir(clone), "clone", "-q", tw.remote, clone)
+	p := "state/groups/crew.json"
+	must(t, os.WriteFile(filepath.Join(clone, p), []byte(`{"members": ["witness", "stale"]}`+"\n"), 0o600))
+	gitRun(t, clone, "commit", "-q", "-am", "an older crew")
+	gitRun(t, clone, "push", "-q", "origin", "HEAD:main")
+	// The home's own change, made meanwhile.
+	_, err = b.store.AddMembers("crew", []string{"mayor"})
+	must(t, err)
+	want := read(t, b, p)
+	rep := b.syncOK(t)
+	if !slices.Contains(rep.Reverted, p) {
+		t.Errorf("reverted %v; want %s named", rep.Reverted, p)
+	}
+	a.syncOK(t)
+	for _, h := range []*host{a, b} {
+		if got := read(t, h, p); got != want {
+			t.Errorf("%s: %s is %q; want the home's %q", h.name, p, got, want)
+		}
+	}
+	if got := gitRun(t, tw.remote, "show", "main:"+p); got != want {
+		t.Errorf("the remote's %s is %q; want the home's", p, got)
+	}
+}

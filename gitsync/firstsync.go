@@ -219,7 +219,7 @@ func (s *Syncer) setAside(paths []string, rep *Report) error {
 
 // Held lists the files a first sync set aside under HeldDir (see
 // unknownCopies), by the path each had in the state tree. To send one,
-// move it back to that path; to drop it, remove it.
+// put it back ([Syncer.RestoreHeld]); to drop it, remove it.
 func Held(s *maildir.Store) ([]string, error) {
 	root := filepath.Join(s.Dir(), filepath.FromSlash(HeldDir))
 	var out []string
@@ -235,6 +235,100 @@ func Held(s *maildir.Store) ([]string, error) {
 		return err
 	})
 	return out, err
+}
+
+// ErrNotHeld is returned by [Syncer.RestoreHeld] for a name no message
+// set aside under HeldDir has.
+var ErrNotHeld = errors.New("gitsync: no held message has that name")
+
+// RestoreHeld puts messages a first sync set aside (see [Held]) back at
+// their paths in the state tree, for this host's next sync to push as its
+// adds; their homes then keep or drop them as any arriving add (a home
+// drops one it buried since). which names each by its path, as Held lists
+// it, or its id; with none, every held message is put back. It decides
+// first and moves nothing unless every name is held ([ErrNotHeld]) and
+// none is in the tree already, under its path or in its object's other
+// folder (fs.ErrExist: a second copy, which the next sync would push);
+// each move never replaces a file. It holds the sync lock, and returns the
+// paths put back.
+func (s *Syncer) RestoreHeld(which []string) ([]string, error) {
+	unlock, err := s.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	held, err := Held(s.Store)
+	if err != nil {
+		return nil, err
+	}
+	back, err := heldToRestore(held, which)
+	if err != nil {
+		return nil, err
+	}
+	f, err := s.openFolders()
+	if err != nil {
+		return nil, err
+	}
+	defer f.close()
+	for _, p := range back {
+		for _, q := range []string{p, sibling(p)} {
+			if _, err := os.Lstat(filepath.Join(s.Store.Dir(), filepath.FromSlash(q))); err == nil {
+				return nil, fmt.Errorf("gitsync: %s is not put back: %w: %s is in the tree", p, fs.ErrExist, q)
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				return nil, err
+			}
+		}
+	}
+	var done []string
+	for _, p := range back {
+		if err := restoreOne(f, p); err != nil {
+			// What moved before stays moved, and is made durable.
+			return done, errors.Join(err, f.sync())
+		}
+		done = append(done, p)
+	}
+	return done, f.sync()
+}
+
+// restoreOne moves held message p back to its path, never over a file.
+func restoreOne(f *folders, p string) error {
+	from, err := f.dir(path.Join(HeldDir, path.Dir(p)), false)
+	if err != nil {
+		return err
+	}
+	to, err := f.dir(path.Dir(p), true)
+	if err != nil {
+		return err
+	}
+	if err := from.Move(path.Base(p), to, path.Base(p)); err != nil {
+		return fmt.Errorf("gitsync: putting %s back: %w", p, err)
+	}
+	return nil
+}
+
+// heldToRestore decides which of the held paths a person named (which:
+// paths or ids; none, all of them) go back. It is pure.
+func heldToRestore(held, which []string) ([]string, error) {
+	if len(which) == 0 {
+		return held, nil
+	}
+	var back []string
+	for _, w := range which {
+		w = strings.TrimSuffix(strings.TrimPrefix(w, HeldDir+"/"), ".json")
+		n := 0
+		for _, p := range held {
+			if strings.TrimSuffix(p, ".json") == w || messageID(p) == w {
+				if !slices.Contains(back, p) {
+					back = append(back, p)
+				}
+				n++
+			}
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("%w: %s", ErrNotHeld, w)
+		}
+	}
+	return back, nil
 }
 
 // heldAside reports whether message path p is set aside under HeldDir.

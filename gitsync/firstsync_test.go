@@ -1,6 +1,7 @@
 package gitsync_test
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -189,6 +190,59 @@ func TestAnOlderCopysUnknownMailIsHeldAside(t *testing.T) {
 		}
 		if got := placesOf(t, h, ids[1]); len(got) != 1 {
 			t.Errorf("%s: the other message is at %v", h.name, got)
+		}
+	}
+}
+
+// A person puts held mail back: an unknown name is refused and nothing
+// moves; one already in the tree is refused (a second copy); the named
+// message goes back to its path, is pushed by the next sync as any add,
+// and arrives on its home (issue 59, item 4: offered to a person).
+func TestHeldMailIsPutBack(t *testing.T) {
+	t.Parallel()
+	tw := newTown(t, "alpha", "gamma")
+	a, c := tw.hosts["alpha"], tw.hosts["gamma"]
+	must(t, a.store.ClaimHome(agent("mayor")))
+	ids := sendBefore(t, a, "mayor", 3)
+	copyState(t, a.store.Dir(), c.store.Dir())
+	for _, id := range ids[:2] {
+		must(t, a.store.Delete(agent("mayor"), id))
+	}
+	a.syncOK(t)
+	rep := c.syncOK(t)
+	ps := []string{"state/mail/mayor/" + ids[0] + ".json", "state/mail/mayor/" + ids[1] + ".json"}
+	if !slices.Equal(rep.Held, ps) {
+		t.Fatalf("held %v; want %v", rep.Held, ps)
+	}
+	if got, err := c.sync.RestoreHeld([]string{ids[0], "nosuch"}); !errors.Is(err, gitsync.ErrNotHeld) || got != nil {
+		t.Errorf("RestoreHeld of an unknown name = %v, %v; want ErrNotHeld", got, err)
+	}
+	// A copy of ids[1] in the archive: putting it back would make two.
+	dst := filepath.Join(c.store.Dir(), "state", "mail", "mayor", "archive")
+	must(t, os.MkdirAll(dst, 0o700))
+	must(t, os.WriteFile(filepath.Join(dst, ids[1]+".json"), []byte("{}"), 0o600))
+	if got, err := c.sync.RestoreHeld(nil); !errors.Is(err, fs.ErrExist) || got != nil {
+		t.Errorf("RestoreHeld of all, one in the archive = %v, %v; want fs.ErrExist", got, err)
+	}
+	must(t, os.Remove(filepath.Join(dst, ids[1]+".json")))
+	if held, err := gitsync.Held(c.store); err != nil || !slices.Equal(held, ps) {
+		t.Fatalf("after the refusals Held = %v, %v; want both still held", held, err)
+	}
+	got, err := c.sync.RestoreHeld([]string{gitsync.HeldDir + "/" + ps[0]})
+	if err != nil || !slices.Equal(got, ps[:1]) {
+		t.Fatalf("RestoreHeld(%s) = %v, %v", ps[0], got, err)
+	}
+	if held, err := gitsync.Held(c.store); err != nil || !slices.Equal(held, ps[1:]) {
+		t.Errorf("after the restore Held = %v, %v; want %v", held, err, ps[1:])
+	}
+	c.syncOK(t)
+	a.syncOK(t)
+	for _, h := range []*host{a, c} {
+		if got := placesOf(t, h, ids[0]); !slices.Equal(got, ps[:1]) {
+			t.Errorf("%s: the message put back is at %v; want %s", h.name, got, ps[0])
+		}
+		if got := placesOf(t, h, ids[1]); len(got) > 0 {
+			t.Errorf("%s: the message still held is at %v", h.name, got)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -126,6 +127,7 @@ func (s *Syncer) gate(ctx context.Context, g *git, host string, r *round, mine s
 			unseen = append(unseen, e.Path)
 		}
 	}
+	sends := map[string]bool{} // gone from disk at an earlier landing, or by hand
 	if len(unseen) > 0 {
 		there, err := g.present(ctx, after, unseen)
 		if err != nil {
@@ -134,6 +136,7 @@ func (s *Syncer) gate(ctx context.Context, g *git, host string, r *round, mine s
 		for _, p := range unseen {
 			if !slices.Contains(there, p) {
 				gone = append(gone, p)
+				sends[p] = true
 			}
 		}
 	}
@@ -176,6 +179,22 @@ func (s *Syncer) gate(ctx context.Context, g *git, host string, r *round, mine s
 	removedBy, err := g.removedBy(ctx, r.head, mine, lost)
 	if err != nil {
 		return err
+	}
+	// A send already gone from the disk left it at an earlier landing:
+	// who removed it is in the history that landed before (whole, for
+	// want of a tombstone a person's commit removed since).
+	var earlier []string
+	for _, p := range lost {
+		if _, ok := removedBy[p]; !ok && sends[p] {
+			earlier = append(earlier, p)
+		}
+	}
+	if len(earlier) > 0 {
+		before, err := g.removedBy(ctx, "", mine, earlier)
+		if err != nil {
+			return err
+		}
+		maps.Copy(removedBy, before)
 	}
 	if lost = wouldLose(lost, ids, graves, removedBy, home); len(lost) > 0 {
 		return &LossError{Paths: lost}

@@ -345,10 +345,6 @@ func newestOther(log, host string) (t time.Time, ok bool, err error) {
 	return t, ok, nil
 }
 
-// maxSkew is how far behind the town's clock this host's may be before a
-// sync says so.
-const maxSkew = 10 * time.Minute
-
 // blobID returns the id git gives a blob of data: computed here in a
 // SHA-1 repository (the object itself is written by the update-index
 // that stages the file), asked of git otherwise.

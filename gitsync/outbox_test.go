@@ -3,6 +3,7 @@ package gitsync_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -137,6 +138,44 @@ func TestAPutBackOverASquashKeepsAClaimForAnotherHost(t *testing.T) {
 	for _, h := range []*host{a, b} {
 		if got := placesOf(t, h, id); len(got) != 1 || got[0] != "state/mail/witness/"+id+".json" {
 			t.Errorf("%s: the claimed item is at %v, want only in witness's mailbox", h.name, got)
+		}
+	}
+}
+
+// A send still in its sender's outbox when its home deletes it — the
+// entry pending because a compaction cut the history it waited on — and
+// then a person's commit removing the tombstones: the sender's next
+// syncs find the message neither on disk nor in what they push, and no
+// tombstone; the home's sync that removed it is in the history they
+// build on, and the no-loss gate takes that as the home's word, not a
+// loss. Found by TestTownOnThreeHosts (beta: "would lose 2 message files"
+// after a compaction and a tidy-up of state/gone).
+func TestASendItsHomeDeletedIsNoLossWithoutItsTombstone(t *testing.T) {
+	t.Parallel()
+	tw, a, b := twoHosts(t)
+	ms, err := a.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "m"})
+	must(t, err)
+	p := "state/mail/witness/" + ms[0].ID + ".json"
+	a.syncOK(t) // in alpha's outbox until a sync of beta's descends from this push
+	b.sync.Compact = true
+	b.syncOK(t) // beta holds it, and compacts: alpha's push is in no history now
+	b.sync.Compact = false
+	must(t, b.store.Delete(agent("witness"), ms[0].ID))
+	b.syncOK(t)
+	clone := filepath.Join(t.TempDir(), "clone")
+	gitRun(t, filepath.Dir(clone), "clone", "-q", tw.remote, clone)
+	gitRun(t, clone, "rm", "-q", "-r", "state/gone")
+	gitRun(t, clone, "commit", "-q", "-m", "tidy up")
+	gitRun(t, clone, "push", "-q", "origin", "HEAD:main")
+	for range 3 { // alpha at work meanwhile: each sync pushes a commit of its own
+		sendBefore(t, a, "mayor", 1)
+		a.syncOK(t)
+	}
+	b.syncOK(t)
+	a.syncOK(t)
+	for _, h := range []*host{a, b} {
+		if _, ok := stateFiles(t, h.store)[p]; ok {
+			t.Errorf("%s: the deleted send is back", h.name)
 		}
 	}
 }

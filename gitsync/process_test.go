@@ -216,7 +216,7 @@ func (l *ledger) work(t testing.TB, h *host, me, other string, n int) {
 			l.want[ms[0].ID] = want{box: agent(to)}
 		}
 		drop := time.Now().UTC().Format("2006-01-02T15-04-05.000000000Z") + "-script.json"
-		write(t.(*testing.T), h, "state/mail/"+me+"/"+drop, `{"from":"script","subject":"drop"}`+"\n")
+		write(t, h, "state/mail/"+me+"/"+drop, `{"from":"script","subject":"drop"}`+"\n")
 		l.want[drop[:len(drop)-5]] = want{box: agent(me)}
 		l.act(t, h, me)
 	}

@@ -464,7 +464,7 @@ func TestABurialWritesAFileOfItsOwn(t *testing.T) {
 
 // packSize is the remote's packed size in KiB once it has freed what no
 // ref reaches (its own housekeeping, as a server's gc would).
-func packSize(t *testing.T, remote string) int {
+func packSize(t testing.TB, remote string) int {
 	t.Helper()
 	gitRun(t, remote, "reflog", "expire", "--expire=now", "--all")
 	gitRun(t, remote, "gc", "-q", "--prune=now")
@@ -535,6 +535,33 @@ func TestCompactionIsTakenByEveryHost(t *testing.T) {
 	}
 }
 
+// A compaction the remote refuses (a hook) is ErrPushRefused, as a
+// sync's push is, with git's reason, and replaces nothing.
+func TestARefusedCompactionReplacesNothing(t *testing.T) {
+	t.Parallel()
+	tw, a, b := twoHosts(t)
+	l := newLedger()
+	l.work(t, a, "mayor", "witness", 2)
+	a.syncOK(t)
+	b.syncOK(t)
+	before := strings.TrimSpace(gitRun(t, tw.remote, "rev-parse", "main"))
+	hook := filepath.Join(tw.remote, "hooks", "pre-receive")
+	must(t, os.WriteFile(hook, []byte("#!/bin/sh\necho 'no rewrites here' >&2\nexit 1\n"), 0o700))
+	b.sync.Compact = true
+	_, err := b.sync.Sync(context.Background())
+	b.sync.Compact = false
+	if !errors.Is(err, gitsync.ErrPushRefused) || !strings.Contains(err.Error(), "no rewrites here") {
+		t.Fatalf("a refused compaction = %v; want ErrPushRefused with git's reason", err)
+	}
+	if got := strings.TrimSpace(gitRun(t, tw.remote, "rev-parse", "main")); got != before {
+		t.Errorf("the remote moved to %s", got)
+	}
+	must(t, os.Remove(hook))
+	b.syncOK(t)
+	a.syncOK(t)
+	l.check(t, a, b)
+}
+
 // After a compaction, the branch deleted and pushed again by a host that
 // had not taken the compaction: the remote holds the history the
 // compaction replaced, built on. A host that took the compaction puts
@@ -568,4 +595,103 @@ func TestAReplacedHistoryPushedAgainIsPutBack(t *testing.T) {
 		a.syncOK(t)
 	}
 	l.check(t, a, b)
+}
+
+// TownClock reads the town's clock from what the last sync fetched, for
+// mailfs doctor: the newest commit another host made; never this host's
+// own, and nothing for a root never synced (issue 59, item 5).
+func TestTownClockIsAnotherHostsNewestCommit(t *testing.T) {
+	t.Parallel()
+	tw := newTown(t, "alpha", "beta")
+	a, b := tw.hosts["alpha"], tw.hosts["beta"]
+	if _, ok, err := gitsync.TownClock(context.Background(), a.store, ""); ok || err != nil {
+		t.Errorf("TownClock before any sync: ok %v, %v", ok, err)
+	}
+	must(t, a.store.ClaimHome(agent("mayor")))
+	a.syncOK(t)
+	if _, ok, err := gitsync.TownClock(context.Background(), a.store, ""); ok || err != nil {
+		t.Errorf("TownClock of a remote only this host pushed: ok %v, %v", ok, err)
+	}
+	ahead := time.Now().Add(3 * time.Hour).Truncate(time.Second)
+	b.sync.Now = func() time.Time { return ahead }
+	must(t, b.store.ClaimHome(agent("nux")))
+	b.syncOK(t)
+	a.syncOK(t)
+	town, ok, err := gitsync.TownClock(context.Background(), a.store, "")
+	if err != nil || !ok || !town.Equal(ahead) {
+		t.Fatalf("TownClock = %v, %v, %v; want beta's commit at %v", town, ok, err, ahead)
+	}
+	if d := gitsync.ClockBehind(time.Now(), town); d < 2*time.Hour {
+		t.Errorf("ClockBehind = %v; want about 3h", d)
+	}
+}
+
+// ClockBehind says only a clock behind the town's by more than MaxSkew.
+func TestClockBehind(t *testing.T) {
+	now := time.Now()
+	for _, tc := range []struct {
+		town time.Time
+		want time.Duration
+	}{
+		{now, 0},
+		{now.Add(-time.Hour), 0}, // a quiet town, or a clock ahead: no sign
+		{now.Add(gitsync.MaxSkew), 0},
+		{now.Add(gitsync.MaxSkew + time.Second), gitsync.MaxSkew + time.Second},
+		{now.Add(120 * 24 * time.Hour), 120 * 24 * time.Hour},
+	} {
+		if got := gitsync.ClockBehind(now, tc.town); got != tc.want {
+			t.Errorf("ClockBehind(now, now%+v) = %v; want %v", tc.town.Sub(now), got, tc.want)
+		}
+	}
+}
+
+// A person's commit removing the tombstones, then a compaction before
+// their home has synced to put them back: the compaction would cut the
+// last record of the delete — the home's sync that made it — from the
+// history of a host that still holds the message, whose next sync the
+// no-loss gate would then refuse. So the compaction waits
+// (ErrCompactWaits), replacing nothing, until the home's sync puts its
+// tombstones back; then it compacts, and the host behind takes it.
+func TestACompactionWaitsForRemovedTombstones(t *testing.T) {
+	t.Parallel()
+	tw := newTown(t, "alpha", "beta", "gamma")
+	a, b, c := tw.hosts["alpha"], tw.hosts["beta"], tw.hosts["gamma"]
+	must(t, a.store.ClaimHome(agent("mayor")))
+	ids := sendBefore(t, a, "mayor", 2)
+	for _, h := range []*host{a, b, c} {
+		h.syncOK(t)
+	}
+	must(t, a.store.Delete(agent("mayor"), ids[0]))
+	a.syncOK(t)
+	b.syncOK(t)
+	clone := filepath.Join(t.TempDir(), "clone")
+	gitRun(t, filepath.Dir(clone), "clone", "-q", tw.remote, clone)
+	gitRun(t, clone, "rm", "-q", "-r", "state/gone")
+	gitRun(t, clone, "commit", "-q", "-m", "tidy up")
+	gitRun(t, clone, "push", "-q", "origin", "HEAD:main")
+	before := strings.TrimSpace(gitRun(t, tw.remote, "rev-parse", "main"))
+	b.sync.Compact = true
+	if _, err := b.sync.Sync(context.Background()); !errors.Is(err, gitsync.ErrCompactWaits) || !strings.Contains(err.Error(), "alpha") {
+		t.Fatalf("a compaction of a history whose tombstones another removed = %v; want ErrCompactWaits naming alpha", err)
+	}
+	if got := strings.TrimSpace(gitRun(t, tw.remote, "rev-parse", "main")); got != before {
+		t.Errorf("the remote moved to %s", got)
+	}
+	a.syncOK(t) // the home puts its tombstones back
+	rep, err := b.sync.Sync(context.Background())
+	b.sync.Compact = false
+	if err != nil || rep.Compacted == 0 {
+		t.Fatalf("the compaction after the home's sync: %v, %d commits replaced", err, rep.Compacted)
+	}
+	for _, h := range []*host{c, a, b, c} {
+		h.syncOK(t)
+	}
+	for _, h := range []*host{a, b, c} {
+		if got := placesOf(t, h, ids[0]); len(got) > 0 {
+			t.Errorf("%s: the deleted message is at %v", h.name, got)
+		}
+		if got := placesOf(t, h, ids[1]); len(got) != 1 {
+			t.Errorf("%s: the other message is at %v", h.name, got)
+		}
+	}
 }

@@ -35,6 +35,8 @@ type plan struct {
 //     host's yields, and what it changed under that home is undone (the
 //     files go back to the winner's), so the loser never pushes changes
 //     it had no right to make; its sends (adds) stay;
+//   - a file of this host's homes both changed keeps this host's change
+//     (see below);
 //   - anything else both changed, and any change this host made to files
 //     of an object homed elsewhere (by hand: mailfs refuses it), stops
 //     the sync before it changes anything, naming the paths.
@@ -46,7 +48,8 @@ type plan struct {
 // object (the same changes remove the id elsewhere: a release). Nor does it take
 // another host's change or removal of one of its files: only a home
 // changes its files, so that is a stale version a host that saw less put
-// back after a force-push, and the home's own stands.
+// back after a force-push, and the home's own stands — as it was, or as
+// the home changed it since.
 func (s *Syncer) settle(g *git, rep *Report, ours, theirs map[string]change, graves tombstones, shadowed map[string]bool) (*plan, error) {
 	st := s.settling(ours, theirs)
 	p := &plan{}
@@ -163,6 +166,12 @@ func (st *settlement) takeTheirs(p *plan, rep *Report, graves tombstones, shadow
 			// Both changed a file of a home this host lost: the winner's
 			// change stands, this host's is undone (named below).
 			p.apply = append(p.apply, tc)
+		case isObj && tc.status != 'A' && !lost[a] && !strings.HasPrefix(path, maildir.HomeDir+"/") && st.home(a):
+			// Both changed a file of this host's home: the other side's
+			// is a stale version put back by a host that saw less (as
+			// above), and this host's own change stands (keepOurs puts
+			// it on the remote's tree).
+			rep.Reverted = append(rep.Reverted, path)
 		default:
 			both = append(both, path)
 		}

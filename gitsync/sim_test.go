@@ -28,9 +28,6 @@ var (
 	simOps  = flag.Int("sim.ops", 300, "operations in TestTownOnThreeHosts")
 	simSeed = flag.Uint64("sim.seed", 0, "the seed of TestTownOnThreeHosts (0: the clock's), to replay a run it logged")
 	simKeep = flag.String("sim.keep", "", "a folder to copy TestTownOnThreeHosts's hosts and remote into when it fails")
-	// Off by default: compaction followed by a deleted branch and a
-	// rewrite still fails the final round now and then (issue 59).
-	simCompact = flag.Bool("sim.compact", false, "let TestTownOnThreeHosts's person compact the remote too")
 )
 
 // The proof of SPEC §10: three hosts of one town, a bare remote, agents
@@ -38,8 +35,11 @@ var (
 // posts, marks, deletes, sweeps, claims, releases, group edits, restores,
 // refused changes to other hosts' objects — and syncs at random moments.
 // Meanwhile a person force-pushes the remote now and then (see person):
-// winds it back, squashes it (as it is, or wound back first), or rewrites
-// it with files dropped.
+// winds it back, squashes it (as it is, or wound back first, or right
+// after a host's sync was killed), or rewrites it with files dropped;
+// deletes the branch or the whole repository, makes it refuse pushes,
+// removes the tombstones in a commit of their own, has a host compact the
+// remote while the others push, or gives a second machine a host's name.
 //
 // Every sync must succeed (0 conflicts), but for a host that cannot know a
 // rewrite was meant: it must refuse at every sync, changing nothing, until
@@ -57,6 +57,18 @@ func TestTownOnThreeHosts(t *testing.T) {
 	}
 	t.Logf("seed %d (ops %d; -sim.seed replays the choices, not the timing)", seed, *simOps)
 	tw := newTown(t, "alpha", "beta", "gamma")
+	if *simKeep != "" {
+		// Before the temp dir goes, whichever check failed (a Fatal too).
+		t.Cleanup(func() {
+			if !t.Failed() {
+				return
+			}
+			if out, err := exec.Command("cp", "-a", filepath.Dir(tw.remote), *simKeep).CombinedOutput(); err != nil {
+				t.Errorf("keeping the town: %v\n%s", err, out)
+			}
+			t.Logf("the town is kept in %s", *simKeep)
+		})
+	}
 	agents := map[string][]string{
 		"alpha": {"mayor", "refinery"},
 		"beta":  {"witness", "nux"},
@@ -103,7 +115,7 @@ func TestTownOnThreeHosts(t *testing.T) {
 	read := map[string]bool{}    // the last read mark each id's home made
 	queued := 0
 	syncs, refusals := 0, 0
-	nKinds := 10 // wound back, squashed, rewritten, wound back and squashed there, branch deleted, re-created empty, refusing pushes, tombstones removed, compacted, a twin host name
+	nKinds := 11 // wound back, squashed, rewritten, wound back and squashed there, branch deleted, re-created empty, refusing pushes, tombstones removed, compacted, a twin host name, a killed sync then a squash
 	p := &person{t: t, bare: tw.remote, nKinds: nKinds, kinds: rand.New(rand.NewPCG(seed, 98)).Perm(nKinds), refused: map[string]string{}, refusals: map[string]int{}, lastErr: map[string]error{}}
 	var mu sync.Mutex // guards the above, and p's maps
 	hostNames := []string{"alpha", "beta", "gamma"}
@@ -272,8 +284,28 @@ func TestTownOnThreeHosts(t *testing.T) {
 				count(&refusals)
 			default: // a sync, racing the other hosts' for the remote
 				p.remote.RLock()
-				rep, err := h.sync.Sync(context.Background())
 				mu.Lock()
+				compact := p.compactOn == h.name // mailfs sync --compact, as the person asked
+				if compact {
+					p.compactOn = ""
+				}
+				mu.Unlock()
+				h.sync.Compact = compact
+				rep, err := h.sync.Sync(context.Background())
+				h.sync.Compact = false
+				mu.Lock()
+				if compact {
+					switch {
+					case err == nil:
+						p.did(fmt.Sprintf("compacted %d commits from %s, op %d", rep.Compacted, h.name, op))
+					case errors.Is(err, gitsync.ErrCompactRaced):
+						p.did(fmt.Sprintf("the compaction from %s lost a race to another host's push: %v", h.name, err))
+						err = nil // the sync itself is done; nothing was replaced
+					case errors.Is(err, gitsync.ErrCompactWaits):
+						p.did(fmt.Sprintf("the compaction from %s waits for a home to put its tombstones back: %v", h.name, err))
+						err = nil // as above
+					}
+				}
 				if rep != nil {
 					for _, r := range rep.Recovered {
 						p.recovered = append(p.recovered, h.name+": "+r)
@@ -433,12 +465,6 @@ func TestTownOnThreeHosts(t *testing.T) {
 			t.Errorf("regressed: %s is read=%v, its home last marked it read=%v", places[id][0], got, r)
 		}
 	}
-	if t.Failed() && *simKeep != "" {
-		if out, err := exec.Command("cp", "-a", filepath.Dir(tw.remote), *simKeep).CombinedOutput(); err != nil {
-			t.Errorf("keeping the town: %v\n%s", err, out)
-		}
-		t.Logf("the town is kept in %s", *simKeep)
-	}
 	if t.Failed() {
 		bad := map[string]bool{}
 		for id := range live {
@@ -489,7 +515,8 @@ type person struct {
 	pending      string            // the force-push awaiting the person's act
 	done         []string          // what was done, for the log
 	kinds        []int             // the force-pushes to come: each kind once, in a random order, then any
-	nKinds       int               // how many kinds: 0 wound back, 1 squashed, 2 rewritten, 3 wound back and squashed, 4 branch deleted, 5 re-created, 6 refusing, 7 tombstones removed, 8 compacted, 9 a twin
+	nKinds       int               // how many kinds: 0 wound back, 1 squashed, 2 rewritten, 3 wound back and squashed, 4 branch deleted, 5 re-created, 6 refusing, 7 tombstones removed, 8 compacted, 9 a twin, 10 a killed sync then a squash
+	compactOn    string            // the host whose next sync compacts the remote, racing the others' (kind 8)
 	syncs        int               // ordinary syncs since the last force-push was put right
 	recovered    []string          // what the hosts' syncs said they recovered
 	squashed     string            // the last squash commit the person made
@@ -624,8 +651,9 @@ func (p *person) act(tw *town, mu *sync.Mutex, rng *rand.Rand, last bool) {
 		p.putOver = false
 		return
 	}
-	// A force-push after every few ordinary syncs of the town.
-	if last || p.syncs < 4 {
+	// A force-push after every few ordinary syncs of the town, and none
+	// while a compaction waits for its host's next sync.
+	if last || p.syncs < 4 || p.compactOn != "" {
 		return
 	}
 	p.syncs = 0
@@ -634,6 +662,28 @@ func (p *person) act(tw *town, mu *sync.Mutex, rng *rand.Rand, last bool) {
 	}
 	kind := p.kinds[0]
 	p.kinds = p.kinds[1:]
+	if kind == 10 {
+		// A host's sync killed at one of its steps (its context
+		// cancelled: the git command running then is killed, and nothing
+		// after it runs), then at once a squash of the remote as it is:
+		// the host's next sync takes it, or refuses it as any host
+		// behind the squash does, never taking its own history for a
+		// first sync's (issue 59, Why 8).
+		name := []string{"alpha", "beta", "gamma"}[rng.IntN(3)]
+		steps := []string{"fetching", "reading the state tree", "committing", "writing the files that arrived", "pushing"}
+		at := steps[rng.IntN(len(steps))]
+		ctx, cancel := context.WithCancel(context.Background())
+		h := tw.hosts[name]
+		sy := &gitsync.Syncer{Store: h.store, Remote: tw.remote, Now: h.sync.Now, Progress: func(step string) {
+			if strings.HasPrefix(step, at) {
+				cancel()
+			}
+		}}
+		_, err := sy.Sync(ctx)
+		cancel()
+		p.did(fmt.Sprintf("killed %s's sync at %q (%v)", name, at, err))
+		kind = 1
+	}
 	head := git(p.bare, nil, "rev-parse", "main")
 	tree := git(p.bare, nil, "rev-parse", "main^{tree}")
 	id := []string{"GIT_AUTHOR_NAME=p", "GIT_AUTHOR_EMAIL=p@p", "GIT_COMMITTER_NAME=p", "GIT_COMMITTER_EMAIL=p@p"}
@@ -714,18 +764,8 @@ func (p *person) act(tw *town, mu *sync.Mutex, rng *rand.Rand, last bool) {
 		tidied := git(p.bare, append(idx, id...), "commit-tree", git(p.bare, idx, "write-tree"), "-p", head, "-m", "tidy up state/gone")
 		git(p.bare, nil, "update-ref", "refs/heads/main", tidied)
 		p.did("removed the tombstones in " + tidied[:8])
-	case 8: // mailfs sync --compact on a host, while the agents work
-		if !*simCompact {
-			return
-		}
-		name := []string{"alpha", "beta", "gamma"}[rng.IntN(3)]
-		sy := &gitsync.Syncer{Store: tw.hosts[name].store, Remote: tw.remote, Compact: true}
-		rep, err := sy.Sync(context.Background())
-		if err != nil {
-			t.Errorf("mailfs sync --compact on %s: %v", name, err)
-			return
-		}
-		p.did(fmt.Sprintf("compacted %d commits from %s", rep.Compacted, name))
+	case 8: // mailfs sync --compact on a host, at its next sync: its agents work, the other hosts push meanwhile
+		p.compactOn = []string{"alpha", "beta", "gamma"}[rng.IntN(3)]
 	case 9: // a second machine given a host's name syncs: refused, nothing pushed
 		name := []string{"alpha", "beta", "gamma"}[rng.IntN(3)]
 		if exec.Command("git", "-C", p.bare, "cat-file", "-e", "main:"+gitsync.HostsDir+"/"+name+".json").Run() != nil {

@@ -365,6 +365,15 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 			return false, err
 		}
 	}
+	// The town's clock, read once a round: when other hosts' commits
+	// arrived (a clock behind is told then, not only when it buries), or
+	// when this round buries.
+	clock := s.tombClock(ctx, g, rep, r)
+	if r.theirs != "" && r.theirs != r.known {
+		if _, _, err := clock(); err != nil {
+			return false, err
+		}
+	}
 	// One machine per host name, before anything is read or written.
 	if err := s.claimName(ctx, g, rep.Host, r.theirs, r.head); err != nil {
 		return false, err
@@ -389,7 +398,7 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 		return false, err
 	}
 	bury, raise := buried(s.mineIn(g.homes), r.plan.ours, r.plan.apply, s.holds)
-	if r.tombs, err = s.writeTombstones(ctx, g, rep.Host, bury, raise, s.tombClock(ctx, g, rep, r)); err != nil {
+	if r.tombs, err = s.writeTombstones(ctx, g, rep.Host, bury, raise, clock); err != nil {
 		return false, err
 	}
 	if len(r.tombs) > 0 {
@@ -434,7 +443,7 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 
 // tombClock returns what writeTombstones counts days by (see
 // tombClock), read at most once per round, and only when asked. When
-// this host's clock is behind the town's by more than maxSkew, it says
+// this host's clock is behind the town's by more than MaxSkew, it says
 // so, once per Syncer.
 func (s *Syncer) tombClock(ctx context.Context, g *git, rep *Report, r *round) func() (time.Time, time.Time, error) {
 	var day, now time.Time
@@ -451,9 +460,9 @@ func (s *Syncer) tombClock(ctx context.Context, g *git, rep *Report, r *round) f
 		if town, ok, err = g.townTime(ctx, r.theirs, rep.Host); err != nil {
 			return day, now, err
 		}
-		if ok && town.Sub(local) > maxSkew && !s.skewTold {
+		if behind := ClockBehind(local, town); ok && behind > 0 && !s.skewTold {
 			s.skewTold = true
-			s.warnf("this host's clock (%s) is %s behind the newest commit another host pushed (%s): tombstones are dated by the later, and forgotten by the earlier, of the two; set this host's clock right", local.UTC().Format(time.RFC3339), town.Sub(local).Round(time.Second), town.UTC().Format(time.RFC3339))
+			s.warnf("this host's clock (%s) is %s behind the newest commit another host pushed (%s): tombstones are dated by the later, and forgotten by the earlier, of the two, and the queue items sent here sort by it (docs/routing.md); set this host's clock right", local.UTC().Format(time.RFC3339), behind.Round(time.Second), town.UTC().Format(time.RFC3339))
 		}
 		day, now = tombClock(local, town, ok)
 		return day, now, nil

@@ -32,7 +32,7 @@ func twoHosts(t *testing.T) (*town, *host, *host) {
 	return tw, a, b
 }
 
-func write(t *testing.T, h *host, rel, content string) {
+func write(t testing.TB, h *host, rel, content string) {
 	t.Helper()
 	p := filepath.Join(h.store.Dir(), filepath.FromSlash(rel))
 	must(t, os.MkdirAll(filepath.Dir(p), 0o700))

@@ -14,6 +14,7 @@ import (
 	"github.com/google/renameio/v2"
 
 	"github.com/mailfs/mailfs/agentrt"
+	"github.com/mailfs/mailfs/gitsync"
 	"github.com/mailfs/mailfs/hook"
 	"github.com/mailfs/mailfs/internal/buildinfo"
 	"github.com/mailfs/mailfs/live"
@@ -342,7 +343,8 @@ its hooks and its MCP tools last ran, whether live delivery is on here
 ($MAILFS_LIVE), which deliverers run for it now and whether Claude Code's
 crossSessionInbound setting (Qwen Code's agents.crossSessionInbound) holds
 or refuses their doorbells, this host's name and the agent's home
-host, whether the MCP server's and the web view's binaries (mailfs-mcp,
+host, whether this host's clock is behind the town's (the newest commit
+another host pushed, as the last sync fetched it), whether the MCP server's and the web view's binaries (mailfs-mcp,
 mailfs-serve) are installed, and for each runtime in --dir whether it will
 run mailfs: its files parse and hold mailfs's entries, each hook command
 runs as the runtime runs it (through sh -c in --dir, with --help added so
@@ -432,6 +434,10 @@ func (c *doctorCmd) Run(a *app) error {
 		return err
 	}
 	fmt.Fprintf(a.out, "host:      %s\n", hostLine(host, home.Host, agent))
+	town, ok, err := gitsync.TownClock(a.ctx, s, "")
+	if line := clockLine(time.Now(), town, ok, err); line != "" {
+		fmt.Fprintf(a.out, "clock:     %s\n", line)
+	}
 	mcpErr := printHelpers(a)
 	if c.printRuntimes(a, agent, mcpErr) == 0 {
 		return &exitStatus{code: exitNothing}
@@ -451,6 +457,23 @@ func hostLine(host, home, agent string) string {
 		return fmt.Sprintf("%s; %s has no home yet, so its mail cannot be marked or archived (mailfs home claim %s)", host, agent, agent)
 	}
 	return fmt.Sprintf("%s; %s's home is %s, where its mail is marked and archived", cmp.Or(host, "no name"), agent, home)
+}
+
+// clockLine says whether this host's clock is behind the town's, as the
+// last sync saw it (see gitsync.TownClock), or "" when no other host's
+// commit was seen.
+func clockLine(now, town time.Time, ok bool, err error) string {
+	switch {
+	case err != nil:
+		return fmt.Sprintf("cannot tell: %v", err)
+	case !ok:
+		return ""
+	}
+	seen := fmt.Sprintf("the newest commit another host pushed, as of the last sync: %s", town.UTC().Format(time.RFC3339))
+	if behind := gitsync.ClockBehind(now, town); behind > 0 {
+		return fmt.Sprintf("! %s behind the town's (%s): set this host's clock right (NTP); queue order and tombstones go by the clocks (docs/routing.md, docs/machines.md)", behind.Round(time.Second), seen)
+	}
+	return fmt.Sprintf("not behind the town's by more than %s (%s)", gitsync.MaxSkew, seen)
 }
 
 // printHelpers says where the helper binaries are, or that they are

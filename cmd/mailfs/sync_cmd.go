@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/mailfs/mailfs/gitsync"
@@ -16,7 +17,8 @@ type syncCmd struct {
 	PruneAfter time.Duration `name:"prune-after" default:"720h" placeholder:"AGE" help:"Archived mail of this host's homes older than AGE leaves the working tree (git history keeps it; \"mailfs recall\" brings it back). 0: never."`
 	Adopt      bool          `help:"Take a rewritten remote branch as meant, where a sync refuses it: build on the new history, with this host's changes since its last sync on top, and what the rewrite lost of what this host saw (a remote wound back, then squashed) and its homes' files as this host has them put back. Only when a person knows the rewrite was meant (a squash made while this host was behind)."`
 	Compact    bool          `help:"After the sync, replace the remote's history by one commit of its tree (every host takes it at its next sync, as a push; git history before it is gone from the remote once it frees it). Not with --every."`
-	Held       bool          `help:"List the mail a first sync set aside under runtime/held (an older copy's mail of other hosts' objects that no host can vouch for), and do nothing else. To send one, move it back to the path listed; to drop it, remove it."`
+	Held       bool          `help:"List the mail a first sync set aside under runtime/held (an older copy's mail of other hosts' objects that no host can vouch for), and do nothing else. To send one, --restore-held it; to drop it, remove it."`
+	Restore    []string      `name:"restore-held" placeholder:"ID|PATH|all" help:"Put the held messages named (by id, or by the path --held lists; all: every one) back into the state tree, and do nothing else: the next sync sends them. Nothing moves if a name is not held or the message is in the tree already. Prints each path put back."`
 	TakeOver   bool          `name:"take-over" help:"Make this machine the holder of its host name where another machine holds it (the sync refuses, naming it): only when that machine is gone for good."`
 	JSON       bool          `help:"Print each sync's report as one JSON object."`
 }
@@ -98,6 +100,20 @@ func (c *syncCmd) Run(a *app) error {
 	}
 	s, err := a.open()
 	if err != nil {
+		return err
+	}
+	if len(c.Restore) > 0 {
+		which := c.Restore
+		if slices.Contains(which, "all") {
+			which = nil
+		}
+		back, err := (&gitsync.Syncer{Store: s}).RestoreHeld(which)
+		for _, p := range back {
+			fmt.Fprintln(a.out, p)
+		}
+		if errors.Is(err, gitsync.ErrNotHeld) {
+			return withHint(err, "mailfs sync --held lists what is held")
+		}
 		return err
 	}
 	if c.Held {
