@@ -313,7 +313,24 @@ func (s *Server) claim(ctx context.Context, in claimIn) (Message, error) {
 	if err != nil {
 		return Message{}, err
 	}
-	m, err := s.Store.Claim(q, s.me())
+	me := s.me()
+	// As the CLI's claim: an item claimed for this agent and not yet
+	// marked done comes back first, so an agent whose session ended
+	// between its claim and the answer takes the same item, not a second
+	// one that would strand the first. (Where this host may change the
+	// agent's mailbox: elsewhere the claim below refuses, naming its home.)
+	if q.Kind == maildir.KindQueue && s.Store.MayChange(me) == nil {
+		held, err := s.Store.Held(q, me)
+		if err != nil {
+			return Message{}, err
+		}
+		if held != nil {
+			out := toMessage(held, true)
+			out.Note = fmt.Sprintf("you still hold %s, claimed from %s and not marked read: handed back (mark it read when done)", held.ID, q)
+			return out, nil
+		}
+	}
+	m, err := s.Store.Claim(q, me)
 	if err != nil {
 		return Message{}, err
 	}
