@@ -26,7 +26,7 @@ func TestSoak(t *testing.T) {
 		t.Skip("the town soak takes about a minute; -short skips it")
 	}
 	tw := newTown(t)
-	t.Logf("town soak: seed %d, posting for %v, faults %v", tw.seed, *soakDuration, tw.faults)
+	t.Logf("town soak: seed %d, posting for %v, faults %v, beta on the rename fallbacks %v", tw.seed, *soakDuration, tw.faults, tw.beta.wrap != "")
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	post, stopPost := context.WithTimeout(ctx, *soakDuration)
@@ -44,8 +44,11 @@ func TestSoak(t *testing.T) {
 		wg.Go(func() { tw.agent(p, tw.hostOf(p)).polecat(ctx) })
 	}
 
+	wg.Go(func() { tw.overseer(ctx) })
 	if tw.faults {
 		wg.Go(func() { tw.crashes(post) })
+		wg.Go(func() { tw.refuser(post) })
+		wg.Go(func() { tw.squasher(ctx, post) })
 	}
 	<-post.Done()
 	// The town works on while it makes progress: the stranded are what
@@ -225,6 +228,11 @@ func (o *oracle) check() {
 	if n := tw.led.refused["wait timed out with mail waiting"]; n > 0 {
 		o.fail(fmt.Sprintf("wait --timeout ran out %d times with mail unread that had landed on its host well before the end", n), "timed out (3s)")
 	}
+	for _, what := range []string{"web action failed", "web action done twice"} {
+		if n := tw.led.refused[what]; n > 0 {
+			o.fail(fmt.Sprintf("%s: %d times", what, n), "overseer")
+		}
+	}
 	if kept > 0 {
 		o.fail(fmt.Sprintf("%d nudges to polecats homed on beta were queued on alpha (exit 0), where they never arrive", kept), "(homed on beta)")
 	}
@@ -366,6 +374,9 @@ func (tw *town) figures(drained time.Duration) {
   acknowledged sends: %d; deletes: %d; remote nudges refused %d, kept %d
   claims by host: alpha %d, beta %d; wait for an item: alpha p50 %v max %v, beta p50 %v max %v (syncs every ~1s)
   send → seen, same host: p50 %v, p95 %v, max %v (%d); across hosts: p50 %v, p95 %v, max %v (%d)
+  overseer's web actions (action status: count):
+    %s
+  remote: %d pushes refused by its hook, %d squashes by a person, %d sync --adopt after a refusal named it; sync took p50 alpha %v, beta %v
   growth per 1,000 commands: alpha's tree %s, its git %s, the remote %s
   exits with an error, by step:
 %s`,
@@ -375,6 +386,7 @@ func (tw *town) figures(drained time.Duration) {
 		l.perHost["alpha"], l.perHost["beta"], a50.Round(time.Millisecond), amax.Round(time.Millisecond), b50.Round(time.Millisecond), bmax.Round(time.Millisecond),
 		s50.Round(time.Millisecond), s95.Round(time.Millisecond), smax.Round(time.Millisecond), len(l.sameHost),
 		c50.Round(time.Millisecond), c95.Round(time.Millisecond), cmax.Round(time.Millisecond), len(l.crossHost),
+		webSummary(l.webActs, l.errSample), l.refusedPushes, l.squashes, l.adopts, p50(l.syncTimes["alpha"]), p50(l.syncTimes["beta"]),
 		per(tree), per(git), per(remote), l.errorSummaryLocked())
 }
 
@@ -397,4 +409,25 @@ func du(dir, skip string) int64 {
 		return nil
 	})
 	return n
+}
+
+// webSummary lists the overseer's outcomes, sorted.
+func webSummary(m map[string]int, sample map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		p := fmt.Sprintf("%s: %d", k, m[k])
+		if s := sample["web "+k]; s != "" {
+			p += " (e.g. " + s + ")"
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, "\n    ")
+}
+
+func p50(ds []time.Duration) time.Duration {
+	m, _, _ := percentiles(ds)
+	return m.Round(time.Millisecond)
 }

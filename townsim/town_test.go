@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -24,6 +25,7 @@ var (
 	soakDuration = flag.Duration("soak.duration", 30*time.Second, "how long the mayor posts work (the town then drains)")
 	soakBin      = flag.String("soak.bin", "", "a mailfs binary to run instead of building this checkout's (to soak another version)")
 	soakFaults   = flag.Bool("soak.faults", true, "kill commands and syncs at random points")
+	soakFallback = flag.Bool("soak.fallback", true, "run beta's commands without renameat2's flags (the link-and-unlink fallbacks)")
 )
 
 // Exit statuses of the command (README, "Exit status").
@@ -40,6 +42,7 @@ type host struct {
 	name string
 	dir  string   // holds .chipset
 	env  []string // the host's own settings
+	wrap string   // a command the host's commands run under ("": none)
 }
 
 func (h *host) root() string { return filepath.Join(h.dir, ".chipset") }
@@ -57,6 +60,7 @@ type town struct {
 	faults bool
 	start  time.Time
 	led    *ledger
+	refuse string // while this file exists the remote refuses pushes
 
 	mu    sync.Mutex
 	procs map[*exec.Cmd]proc // running
@@ -103,6 +107,9 @@ func (tw *town) chance(key string) int {
 // ctx ending kills it too (a wait the town no longer needs).
 func (tw *town) run(ctx context.Context, h *host, kill time.Duration, args ...string) result {
 	cmd := exec.Command(tw.bin, args...)
+	if h.wrap != "" {
+		cmd = exec.Command(h.wrap, append([]string{tw.bin}, args...)...)
+	}
 	cmd.Env = append(append(os.Environ(), "MAILFS_ROOT="+h.root(), "MAILFS_HOST="+h.name, "MAILFS_AGENT="), h.env...)
 	cmd.Dir = h.dir
 	var out, errb bytes.Buffer
@@ -198,6 +205,22 @@ func build(t *testing.T, dir string) string {
 	return bin
 }
 
+// buildFallback builds norenameflags into dir: the wrapper that runs a
+// host's commands as on a file system without renameat2's flags, so that
+// they take the link-and-unlink fallbacks.
+func buildFallback(t *testing.T, dir string) string {
+	bin := filepath.Join(dir, "norenameflags")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/mailfs/mailfs/townsim/norenameflags")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin, "true").CombinedOutput(); err != nil {
+		t.Logf("no fallback host: norenameflags cannot filter here (%v: %s)", err, out)
+		return ""
+	}
+	return bin
+}
+
 // newTown builds the command and sets up the town: alpha homes the queue,
 // the mayor, the witness, the refinery and two polecats; beta clones by
 // syncing and homes two polecats of its own.
@@ -215,10 +238,20 @@ func newTown(t *testing.T) *town {
 	if out, err := exec.Command("git", "init", "-q", "--bare", "-b", "main", tw.remote).CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v\n%s", err, out)
 	}
+	var err error
+	if tw.refuse, err = refusingRemote(tw.remote); err != nil {
+		t.Fatal(err)
+	}
 	tw.alpha = &host{name: "alpha", dir: filepath.Join(dir, "alpha")}
 	// beta reads without the indexes (runtime/index/), the other way
 	// every listing and claim can go.
+	// beta's file system knows no renameat2 flags (a seccomp filter says
+	// EINVAL, as some FUSE and network file systems do): every move there
+	// takes the link-and-unlink fallbacks.
 	tw.beta = &host{name: "beta", dir: filepath.Join(dir, "beta"), env: []string{"MAILFS_INDEX=off"}}
+	if *soakFallback && runtime.GOOS == "linux" {
+		tw.beta.wrap = buildFallback(t, dir)
+	}
 	for _, h := range []*host{tw.alpha, tw.beta} {
 		if err := os.MkdirAll(h.dir, 0o700); err != nil {
 			t.Fatal(err)
