@@ -64,6 +64,14 @@ type ledger struct {
 	adopts        int                        // sync --adopt run after a refusal named it
 	refusedPushes int                        // syncs the remote's hook refused
 	syncTimes     map[string][]time.Duration // per host: how long a sync took (those not killed)
+	receipts      map[string][]string        // message id -> the receipts send --wait-for delivered printed
+}
+
+// receipt records a receipt a send printed.
+func (l *ledger) receipt(r receiptLine) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.receipts[r.ID] = append(l.receipts[r.ID], r.Live)
 }
 
 // web records an outcome of an overseer's action.
@@ -81,7 +89,7 @@ func newLedger(start time.Time) *ledger {
 	return &ledger{start: start, errs: map[string]int{}, errSample: map[string]string{}, acked: map[string]sent{},
 		deleted: map[string]bool{}, posted: map[string]bool{}, merged: map[string][]string{}, refused: map[string]int{},
 		seenIDs: map[string]bool{}, perHost: map[string]int{}, waits: map[string][]time.Duration{},
-		webActs: map[string]int{}, syncTimes: map[string][]time.Duration{}}
+		webActs: map[string]int{}, syncTimes: map[string][]time.Duration{}, receipts: map[string][]string{}}
 }
 
 func (l *ledger) add(e entry) {

@@ -32,6 +32,11 @@ func TestSoak(t *testing.T) {
 	post, stopPost := context.WithTimeout(ctx, *soakDuration)
 	defer stopPost()
 
+	model, stopSession, err := tw.crewSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer model.Close()
 	var wg sync.WaitGroup
 	for _, h := range []*host{tw.alpha, tw.beta} {
 		wg.Go(func() { tw.syncer(ctx, h, time.Second) })
@@ -45,6 +50,7 @@ func TestSoak(t *testing.T) {
 	}
 
 	wg.Go(func() { tw.overseer(ctx) })
+	wg.Go(func() { tw.agent("deacon", tw.alpha).deacon(ctx, post) })
 	if tw.faults {
 		wg.Go(func() { tw.crashes(post) })
 		wg.Go(func() { tw.refuser(post) })
@@ -64,8 +70,10 @@ func TestSoak(t *testing.T) {
 	stranded := tw.led.unmerged()
 	stop()
 	wg.Wait()
+	stopSession()
 
 	o := &oracle{tw: tw}
+	o.receiptsTrue(model)
 	if len(stranded) > 0 {
 		o.fail(fmt.Sprintf("%d work items never merged (stranded): %s", len(stranded), strings.Join(stranded, " ")), stranded[:min(len(stranded), 3)]...)
 	}
@@ -374,6 +382,7 @@ func (tw *town) figures(drained time.Duration) {
   acknowledged sends: %d; deletes: %d; remote nudges refused %d, kept %d
   claims by host: alpha %d, beta %d; wait for an item: alpha p50 %v max %v, beta p50 %v max %v (syncs every ~1s)
   send → seen, same host: p50 %v, p95 %v, max %v (%d); across hosts: p50 %v, p95 %v, max %v (%d)
+  doorbells: receipts %s; the crew's session took %d turns, %d lost (the model down), the model got %d
   overseer's web actions (action status: count):
     %s
   remote: %d pushes refused by its hook, %d squashes by a person, %d sync --adopt after a refusal named it; sync took p50 alpha %v, beta %v
@@ -386,6 +395,7 @@ func (tw *town) figures(drained time.Duration) {
 		l.perHost["alpha"], l.perHost["beta"], a50.Round(time.Millisecond), amax.Round(time.Millisecond), b50.Round(time.Millisecond), bmax.Round(time.Millisecond),
 		s50.Round(time.Millisecond), s95.Round(time.Millisecond), smax.Round(time.Millisecond), len(l.sameHost),
 		c50.Round(time.Millisecond), c95.Round(time.Millisecond), cmax.Round(time.Millisecond), len(l.crossHost),
+		receiptSummary(l.receipts), tw.session.turns, tw.session.lost, len(tw.model.Requests()),
 		webSummary(l.webActs, l.errSample), l.refusedPushes, l.squashes, l.adopts, p50(l.syncTimes["alpha"]), p50(l.syncTimes["beta"]),
 		per(tree), per(git), per(remote), l.errorSummaryLocked())
 }
@@ -430,4 +440,22 @@ func webSummary(m map[string]int, sample map[string]string) string {
 func p50(ds []time.Duration) time.Duration {
 	m, _, _ := percentiles(ds)
 	return m.Round(time.Millisecond)
+}
+
+// receiptSummary counts the receipts by what they say.
+func receiptSummary(rs map[string][]string) string {
+	n := map[string]int{}
+	for _, states := range rs {
+		for _, st := range states {
+			n[st]++
+		}
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(n)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, n[k]))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }

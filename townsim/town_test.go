@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mailfs/mailfs/internal/stubmodel"
 )
 
 var (
@@ -50,17 +52,19 @@ func (h *host) root() string { return filepath.Join(h.dir, ".chipset") }
 // A town is the hosts, the remote they sync through, the command, the
 // ledger, and the seed every agent's choices come from.
 type town struct {
-	t      *testing.T
-	bin    string
-	dir    string
-	remote string
-	alpha  *host // the queue's home
-	beta   *host
-	seed   uint64
-	faults bool
-	start  time.Time
-	led    *ledger
-	refuse string // while this file exists the remote refuses pushes
+	t       *testing.T
+	bin     string
+	dir     string
+	remote  string
+	alpha   *host // the queue's home
+	beta    *host
+	seed    uint64
+	faults  bool
+	start   time.Time
+	led     *ledger
+	refuse  string            // while this file exists the remote refuses pushes
+	session *session          // the crew's live session, on alpha
+	model   *stubmodel.Server // its model
 
 	mu    sync.Mutex
 	procs map[*exec.Cmd]proc // running
@@ -260,7 +264,7 @@ func newTown(t *testing.T) *town {
 	tw.mustRun(tw.alpha, "init")
 	tw.mustRun(tw.alpha, "host", "alpha")
 	tw.mustRun(tw.alpha, "queue", "create", "work")
-	tw.mustRun(tw.alpha, "home", "claim", "mayor", "witness", "refinery", "p1", "p2")
+	tw.mustRun(tw.alpha, "home", "claim", "mayor", "witness", "refinery", "p1", "p2", "deacon", "crew")
 	tw.mustRun(tw.alpha, "home", "claim", "--all")
 	tw.mustRun(tw.alpha, "sync", "--remote", tw.remote)
 	tw.mustRun(tw.beta, "sync", "--remote", tw.remote)
