@@ -55,6 +55,7 @@ func TestSoak(t *testing.T) {
 		wg.Go(func() { tw.crashes(post) })
 		wg.Go(func() { tw.refuser(post) })
 		wg.Go(func() { tw.squasher(ctx, post) })
+		wg.Go(func() { tw.powerCuts(post) })
 	}
 	<-post.Done()
 	// The town works on while it makes progress: the stranded are what
@@ -385,6 +386,7 @@ func (tw *town) figures(drained time.Duration) {
   doorbells: receipts %s; the crew's session took %d turns, %d lost (the model down), the model got %d
   overseer's web actions (action status: count):
     %s
+  power cuts: %d (%d unsynced folder changes dropped; %d armed commands made too few fsyncs)%s
   remote: %d pushes refused by its hook, %d squashes by a person, %d sync --adopt after a refusal named it; sync took p50 alpha %v, beta %v
   growth per 1,000 commands: alpha's tree %s, its git %s, the remote %s
   exits with an error, by step:
@@ -396,7 +398,8 @@ func (tw *town) figures(drained time.Duration) {
 		s50.Round(time.Millisecond), s95.Round(time.Millisecond), smax.Round(time.Millisecond), len(l.sameHost),
 		c50.Round(time.Millisecond), c95.Round(time.Millisecond), cmax.Round(time.Millisecond), len(l.crossHost),
 		receiptSummary(l.receipts), tw.session.turns, tw.session.lost, len(tw.model.Requests()),
-		webSummary(l.webActs, l.errSample), l.refusedPushes, l.squashes, l.adopts, p50(l.syncTimes["alpha"]), p50(l.syncTimes["beta"]),
+		webSummary(l.webActs, l.errSample),
+		tw.cut.cuts, tw.cut.undone, tw.cut.missed, map[bool]string{true: " — strace is not installed: no cuts"}[tw.cut.strace == "" && tw.faults], l.refusedPushes, l.squashes, l.adopts, p50(l.syncTimes["alpha"]), p50(l.syncTimes["beta"]),
 		per(tree), per(git), per(remote), l.errorSummaryLocked())
 }
 

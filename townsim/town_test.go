@@ -63,6 +63,7 @@ type town struct {
 	start   time.Time
 	led     *ledger
 	refuse  string            // while this file exists the remote refuses pushes
+	cut     cutter            // power cuts
 	session *session          // the crew's live session, on alpha
 	model   *stubmodel.Server // its model
 
@@ -114,6 +115,17 @@ func (tw *town) run(ctx context.Context, h *host, kill time.Duration, args ...st
 	if h.wrap != "" {
 		cmd = exec.Command(h.wrap, append([]string{tw.bin}, args...)...)
 	}
+	// A power cut armed on the host catches this command (not a sync:
+	// git's files are not what the cut models).
+	var cutLog string
+	cutAt := 0
+	if args[0] != "sync" {
+		if cutAt = tw.cut.take(h); cutAt > 0 {
+			n := cutAt
+			cutLog = filepath.Join(tw.dir, fmt.Sprintf("cut-%s-%d.log", h.name, time.Now().UnixNano()))
+			cmd = tw.straced(h, n, cutLog, args)
+		}
+	}
 	cmd.Env = append(append(os.Environ(), "MAILFS_ROOT="+h.root(), "MAILFS_HOST="+h.name, "MAILFS_AGENT="), h.env...)
 	cmd.Dir = h.dir
 	var out, errb bytes.Buffer
@@ -133,7 +145,7 @@ func (tw *town) run(ctx context.Context, h *host, kill time.Duration, args ...st
 	tw.procs[cmd] = proc{h: h, kill: func() { stop(true) }}
 	tw.mu.Unlock()
 	var timer *time.Timer
-	if kill > 0 {
+	if kill > 0 && cutLog == "" { // a command a cut waits for dies by the cut
 		timer = time.AfterFunc(kill, func() { stop(true) })
 	}
 	done := make(chan struct{})
@@ -153,6 +165,10 @@ func (tw *town) run(ctx context.Context, h *host, kill time.Duration, args ...st
 	delete(tw.procs, cmd)
 	tw.mu.Unlock()
 	r := result{out: out.String(), err: errb.String()}
+	if cutLog != "" && tw.afterCut(h, cutAt, cutLog, args) {
+		r.code, r.killed = -1, true
+		return r
+	}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -245,6 +261,10 @@ func newTown(t *testing.T) *town {
 	var err error
 	if tw.refuse, err = refusingRemote(tw.remote); err != nil {
 		t.Fatal(err)
+	}
+	tw.cut.armed = map[*host]int{}
+	if p, err := exec.LookPath("strace"); err == nil && *soakFaults {
+		tw.cut.strace = p
 	}
 	tw.alpha = &host{name: "alpha", dir: filepath.Join(dir, "alpha")}
 	// beta reads without the indexes (runtime/index/), the other way
