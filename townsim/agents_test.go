@@ -2,6 +2,7 @@ package townsim
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -169,7 +170,8 @@ func (a *agent) polecat(ctx context.Context) {
 		}
 		id := firstLine(r.out)
 		handed := strings.Contains(r.err, "still holds")
-		a.tw.led.claimed(a.h, handed, time.Since(need))
+		held, wanted := time.Now(), need
+		a.tw.led.claimed(a.h, handed, held.Sub(wanted))
 		a.tw.led.add(entry{host: a.h.name, agent: a.name, op: "claim", id: id, note: map[bool]string{true: "handed back"}[handed]})
 		if a.tw.faults && a.rng.IntN(20) == 0 {
 			// Killed after the claim moved the item, before the id was
@@ -192,6 +194,16 @@ func (a *agent) polecat(ctx context.Context) {
 			return
 		}
 		item, attempt := ms[0].field("Item"), ms[0].field("Attempt")
+		if !home && !handed {
+			// Where an off-home wait goes: up to the home's serving it
+			// (the request's trip, and a wait for an item), and down.
+			var c struct {
+				At time.Time `json:"at"`
+			}
+			if json.Unmarshal(ms[0].Claim, &c) == nil && !c.At.IsZero() {
+				a.tw.led.offHome(c.At.Sub(wanted), held.Sub(c.At))
+			}
+		}
 		a.pause(ctx, 150*time.Millisecond) // the work
 		// Done first, then reported: an overseer may release or reassign
 		// the item while the polecat works, and a mark that finds it gone
@@ -343,6 +355,7 @@ func (tw *town) syncer(ctx context.Context, h *host, period time.Duration) {
 			kill = time.Duration(1+a.rng.IntN(300)) * time.Millisecond
 		}
 		began := time.Now()
+		tw.led.syncStart(h, began)
 		r := tw.run(ctx, h, kill, "sync")
 		tw.led.ran("sync", r)
 		if ctx.Err() == nil && !r.killed {

@@ -65,6 +65,27 @@ type ledger struct {
 	refusedPushes int                        // syncs the remote's hook refused
 	syncTimes     map[string][]time.Duration // per host: how long a sync took (those not killed)
 	receipts      map[string][]string        // message id -> the receipts send --wait-for delivered printed
+	up, down      []time.Duration            // off-home claims: wanting an item -> the home served it; served -> held here
+	lastSync      map[string]time.Time       // per host: when its last sync began
+	periods       map[string][]time.Duration // per host: from one sync's start to the next's
+}
+
+// syncStart records when a sync of h began: the town's real sync period.
+func (l *ledger) syncStart(h *host, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if last, ok := l.lastSync[h.name]; ok {
+		l.periods[h.name] = append(l.periods[h.name], at.Sub(last))
+	}
+	l.lastSync[h.name] = at
+}
+
+// offHome records where an off-home claim's wait went.
+func (l *ledger) offHome(up, down time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.up = append(l.up, up)
+	l.down = append(l.down, down)
 }
 
 // receipt records a receipt a send printed.
@@ -89,7 +110,8 @@ func newLedger(start time.Time) *ledger {
 	return &ledger{start: start, errs: map[string]int{}, errSample: map[string]string{}, acked: map[string]sent{},
 		deleted: map[string]bool{}, posted: map[string]bool{}, merged: map[string][]string{}, refused: map[string]int{},
 		seenIDs: map[string]bool{}, perHost: map[string]int{}, waits: map[string][]time.Duration{},
-		webActs: map[string]int{}, syncTimes: map[string][]time.Duration{}, receipts: map[string][]string{}}
+		webActs: map[string]int{}, syncTimes: map[string][]time.Duration{}, receipts: map[string][]string{},
+		lastSync: map[string]time.Time{}, periods: map[string][]time.Duration{}}
 }
 
 func (l *ledger) add(e entry) {

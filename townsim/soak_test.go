@@ -381,7 +381,10 @@ func (tw *town) figures(drained time.Duration) {
 	tw.t.Logf(`town figures (seed %d): %v of town (%v posting), %d commands (%d killed), %d syncs (%d killed), %d host crashes
   work items: %d posted, %d merged, %d reworks; %d claims (%d handed back a held item)
   acknowledged sends: %d; deletes: %d; remote nudges refused %d, kept %d
-  claims by host: alpha %d, beta %d; wait for an item: alpha p50 %v max %v, beta p50 %v max %v (syncs every ~1s)
+  claims by host: alpha %d, beta %d; wait for an item: alpha p50 %v max %v, beta p50 %v max %v
+  sync period (start to start; the syncer pauses 0.5-1.5 s between syncs): alpha p50 %v, beta p50 %v, p95 %v
+  beta's waits, where they went (%d): until alpha served the request p50 %v, p95 %v; from then until held on beta p50 %v, p95 %v;
+    beta's wait p50 is %.2f of one alpha period and one beta period (a request rides beta's sync up and alpha's next; the item rides that sync down and beta's next)
   send → seen, same host: p50 %v, p95 %v, max %v (%d); across hosts: p50 %v, p95 %v, max %v (%d)
   doorbells: receipts %s; the crew's session took %d turns, %d lost (the model down), the model got %d
   overseer's web actions (action status: count):
@@ -395,6 +398,9 @@ func (tw *town) figures(drained time.Duration) {
 		len(l.posted), merged, reworks, l.claims, l.handed,
 		len(l.acked), len(l.deleted), l.refused["remote nudge refused"], l.refused["remote nudge kept"],
 		l.perHost["alpha"], l.perHost["beta"], a50.Round(time.Millisecond), amax.Round(time.Millisecond), b50.Round(time.Millisecond), bmax.Round(time.Millisecond),
+		p50(l.periods["alpha"]), p50(l.periods["beta"]), p95(l.periods["beta"]),
+		len(l.up), p50(l.up), p95(l.up), p50(l.down), p95(l.down),
+		float64(b50)/float64(max(p50(l.periods["alpha"])+p50(l.periods["beta"]), 1)),
 		s50.Round(time.Millisecond), s95.Round(time.Millisecond), smax.Round(time.Millisecond), len(l.sameHost),
 		c50.Round(time.Millisecond), c95.Round(time.Millisecond), cmax.Round(time.Millisecond), len(l.crossHost),
 		receiptSummary(l.receipts), tw.session.turns, tw.session.lost, len(tw.model.Requests()),
@@ -438,6 +444,11 @@ func webSummary(m map[string]int, sample map[string]string) string {
 		return "none"
 	}
 	return strings.Join(parts, "\n    ")
+}
+
+func p95(ds []time.Duration) time.Duration {
+	_, m, _ := percentiles(ds)
+	return m.Round(time.Millisecond)
 }
 
 func p50(ds []time.Duration) time.Duration {
