@@ -41,6 +41,9 @@ type session struct {
 	turns      int
 	lost       int // turns the model never got
 	wake       chan struct{}
+	// hooked, if set, is the session's prompt hook: it runs with each
+	// turn's ring marks before the turn goes to the model.
+	hooked func(nonces []string)
 }
 
 func newSession(model string, rng func(int) int) *session {
@@ -105,7 +108,13 @@ func (s *session) run(ctx context.Context) {
 			if s.rng(6) == 0 {
 				base = s.down
 			}
+			hooked := s.hooked
 			s.mu.Unlock()
+			if hooked != nil {
+				// The prompt hook sees the doorbells in the prompt before the
+				// runtime sends it (hook.Handler.Doorbells calls live.Confirm).
+				hooked(hook.RingMarks(text))
+			}
 			err := s.turn(ctx, base, text)
 			s.mu.Lock()
 			s.turns++
@@ -161,6 +170,13 @@ func (tw *town) crewSession(ctx context.Context) (*stubmodel.Server, func(), err
 	var rmu sync.Mutex
 	rng := func(n int) int { rmu.Lock(); defer rmu.Unlock(); return a.rng.IntN(n) }
 	sess := newSession(model.URL, rng)
+	if *soakHooks {
+		sess.hooked = func(nonces []string) {
+			if err := live.Confirm(s, "crew", nonces); err != nil {
+				tw.led.add(entry{host: "alpha", agent: "crew", op: "prompt-hook", note: err.Error()})
+			}
+		}
+	}
 	d := &live.Deliverer{Store: s, Agent: "crew", Door: sess, Every: time.Second, Spacing: 100 * time.Millisecond,
 		PerMinute: 600, ConfirmWait: time.Second, MaxRings: 3,
 		Warn: func(err error) { tw.led.add(entry{host: "alpha", agent: "crew", op: "deliverer", note: err.Error()}) }}

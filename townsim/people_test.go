@@ -101,6 +101,11 @@ func (tw *town) overseer(ctx context.Context) {
 			code, says := confirm(h, action, p, m.ID, f)
 			tw.led.web(action, code, says)
 			switch {
+			case code == http.StatusForbidden:
+				// The page's own token refused: the soak's reading of the
+				// page is broken, and no action would ever be tried.
+				tw.led.refuse("web action failed")
+				tw.led.add(entry{host: "alpha", agent: "overseer", op: "web-" + action, id: m.ID, note: fmt.Sprintf("%d: %s", code, says)})
 			case code >= 500:
 				tw.led.refuse("web action failed")
 				tw.led.add(entry{host: "alpha", agent: "overseer", op: "web-" + action, id: m.ID, note: fmt.Sprintf("%d: %s", code, says)})

@@ -3,6 +3,7 @@ package townsim
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -155,8 +156,13 @@ func (o *oracle) report() {
 	}
 	t := o.tw.t
 	var b strings.Builder
-	fmt.Fprintf(&b, "the town broke (seed %d; repeat: go test ./townsim -run Soak -soak.seed=%d -soak.duration=%v):\n",
-		o.tw.seed, o.tw.seed, *soakDuration)
+	repeat := fmt.Sprintf("-soak.seed=%d -soak.duration=%v", o.tw.seed, *soakDuration)
+	flag.Visit(func(f *flag.Flag) {
+		if strings.HasPrefix(f.Name, "soak.") && f.Name != "soak.seed" && f.Name != "soak.duration" {
+			repeat += fmt.Sprintf(" -%s=%s", f.Name, f.Value)
+		}
+	})
+	fmt.Fprintf(&b, "the town broke (seed %d; repeat: go test ./townsim -run Soak %s):\n", o.tw.seed, repeat)
 	for i, f := range o.findings {
 		if i == 30 {
 			fmt.Fprintf(&b, "... and %d more findings\n", len(o.findings)-i)
