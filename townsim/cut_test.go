@@ -109,8 +109,8 @@ func (tw *town) afterCut(h *host, n int, log string, args []string) bool {
 		tw.cut.arm(h, n)
 		return false
 	}
+	died := tw.crash(h) // the power goes for every command at once
 	undone := undoUnsynced(ops, dir)
-	died := tw.crash(h)
 	tw.cut.mu.Lock()
 	tw.cut.cuts++
 	tw.cut.undone += undone
