@@ -56,7 +56,12 @@ func (tw *town) overseer(ctx context.Context) {
 	polecats := []string{"p1", "p2", "p3", "p4"}
 	for ctx.Err() == nil {
 		a.pause(ctx, time.Second)
-		p := polecats[a.rng.IntN(len(polecats))]
+		// Mostly alpha's polecats, whose claims alpha may move; one time
+		// in five one of beta's, which alpha must refuse (400).
+		p := polecats[a.rng.IntN(2)]
+		if a.rng.IntN(5) == 0 {
+			p = polecats[2+a.rng.IntN(2)]
+		}
 		held, err := s.List(maildir.Address{Kind: maildir.KindAgent, Name: p}, maildir.ListOptions{})
 		if err != nil {
 			continue
@@ -112,6 +117,12 @@ func (tw *town) overseer(ctx context.Context) {
 			case code == http.StatusSeeOther:
 				done++
 				tw.led.add(entry{host: "alpha", agent: "overseer", op: "web-" + action, id: m.ID, note: "done, from a page of " + p + "'s claim"})
+				if action != "nudge" && stillHeld(s, p, m.ID, f.Get("claimed")) {
+					// Said done, and the claimant still holds the item under
+					// the claim the page showed: nothing was done.
+					tw.led.refuse("web action failed")
+					tw.led.add(entry{host: "alpha", agent: "overseer", op: "web-" + action, id: m.ID, note: "said done, yet " + p + " still holds it under the claim the page showed"})
+				}
 			default:
 				tw.led.add(entry{host: "alpha", agent: "overseer", op: "web-" + action, id: m.ID, note: fmt.Sprintf("refused %d: %s", code, says)})
 			}
@@ -121,6 +132,17 @@ func (tw *town) overseer(ctx context.Context) {
 			tw.led.add(entry{host: "alpha", agent: "overseer", op: "web-" + action, id: m.ID, note: fmt.Sprintf("done from %d tabs showing one claim", done)})
 		}
 	}
+}
+
+// stillHeld reports whether agent still holds item id under the claim
+// made at claimed (the time a question page showed).
+func stillHeld(s *maildir.Store, agent, id, claimed string) bool {
+	m, err := s.Get(maildir.Address{Kind: maildir.KindAgent, Name: agent}, id)
+	if err != nil || m.Claim == nil {
+		return false
+	}
+	at, err := time.Parse(time.RFC3339Nano, claimed)
+	return err == nil && m.Claim.Agent == agent && m.Claim.At.Equal(at)
 }
 
 // hidden finds a form's hidden fields in a page.
