@@ -366,10 +366,13 @@ func (tw *town) figures(drained time.Duration) {
 	l := tw.led
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	reworks := 0
+	reworks, takenAway := 0, 0
 	for _, e := range l.entries {
-		if e.op == "rework" {
+		switch e.op {
+		case "rework":
 			reworks++
+		case "taken-away":
+			takenAway++
 		}
 	}
 	merged := 0
@@ -385,7 +388,7 @@ func (tw *town) figures(drained time.Duration) {
 	remote := du(tw.remote, "")
 	per := func(n int64) string { return fmt.Sprintf("%.1f KiB", float64(n)/1024/float64(max(l.ops, 1))*1000) }
 	tw.t.Logf(`town figures (seed %d): %v of town (%v posting), %d commands (%d killed), %d syncs (%d killed), %d host crashes
-  work items: %d posted, %d merged, %d reworks; %d claims (%d handed back a held item)
+  work items: %d posted, %d merged, %d reworks; %d claims (%d handed back a held item; %d taken away by the overseer while held)
   acknowledged sends: %d; deletes: %d; remote nudges refused %d, kept %d
   claims by host: alpha %d, beta %d; wait for an item: alpha p50 %v max %v, beta p50 %v max %v
   sync period (start to start; the syncer pauses 0.5-1.5 s between syncs): alpha p50 %v, beta p50 %v, p95 %v
@@ -401,7 +404,7 @@ func (tw *town) figures(drained time.Duration) {
   exits with an error, by step:
 %s`,
 		tw.seed, drained.Round(time.Second), *soakDuration, l.ops, l.kills, l.syncs, l.syncKills, l.crashes,
-		len(l.posted), merged, reworks, l.claims, l.handed,
+		len(l.posted), merged, reworks, l.claims, l.handed, takenAway,
 		len(l.acked), len(l.deleted), l.refused["remote nudge refused"], l.refused["remote nudge kept"],
 		l.perHost["alpha"], l.perHost["beta"], a50.Round(time.Millisecond), amax.Round(time.Millisecond), b50.Round(time.Millisecond), bmax.Round(time.Millisecond),
 		p50(l.periods["alpha"]), p50(l.periods["beta"]), p95(l.periods["beta"]),
