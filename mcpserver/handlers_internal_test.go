@@ -142,3 +142,45 @@ func TestClaimHandsBackWhatIsHeld(t *testing.T) {
 		t.Fatalf("a claim after the held item was done and the queue emptied: %v, want ErrQueueEmpty", err)
 	}
 }
+
+// On the queue's home the claim tool serves the claim requests other
+// hosts' agents made first, as the CLI's claim does: an agent there does
+// not take the item an off-home agent has been waiting for.
+func TestClaimOnTheHomeServesRequestsFirst(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".chipset")
+	open := func(host string) *maildir.Store {
+		s, err := maildir.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Host = host
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	alpha, beta := open("alpha"), open("beta")
+	if err := alpha.CreateQueue("work"); err != nil {
+		t.Fatal(err)
+	}
+	q, _ := alpha.Resolve("queue:work")
+	nux := maildir.Address{Kind: maildir.KindAgent, Name: "nux"}
+	toast := maildir.Address{Kind: maildir.KindAgent, Name: "toast"}
+	if err := alpha.ClaimHome(nux); err != nil {
+		t.Fatal(err)
+	}
+	if err := beta.ClaimHome(toast); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := beta.RequestClaim(q, toast); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alpha.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "WORK 1", Body: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	srv := &Server{Store: alpha, Agent: "nux", StateDir: t.TempDir()}
+	if m, err := srv.claim(context.Background(), claimIn{Queue: "queue:work"}); !errors.Is(err, maildir.ErrQueueEmpty) {
+		t.Fatalf("nux's claim on the home took %+v (%v); want the item served to toast's request first", m, err)
+	}
+	if m, err := alpha.Held(q, toast); err != nil || m == nil || m.Subject != "WORK 1" {
+		t.Fatalf("toast holds %+v (%v), want WORK 1", m, err)
+	}
+}

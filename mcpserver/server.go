@@ -330,11 +330,22 @@ func (s *Server) claim(ctx context.Context, in claimIn) (Message, error) {
 			return out, nil
 		}
 	}
+	var served error
+	if q.Kind == maildir.KindQueue && s.Store.MayChange(q) == nil {
+		// On the queue's home, as the CLI's claim: the claim requests of
+		// other hosts' agents waited longer, and go first, or the home's
+		// own agents take every item between two syncs.
+		_, served = s.Store.ServeQueue(q)
+	}
 	m, err := s.Store.Claim(q, me)
 	if err != nil {
 		return Message{}, err
 	}
-	return toMessage(m, true), nil
+	out := toMessage(m, true)
+	if served != nil {
+		out.Note = "serving the claim requests of " + q.String() + " first: " + served.Error()
+	}
+	return out, nil
 }
 
 // check is the check tool: What needs my attention: unread mail by priority and my nudges (which it consumes).
