@@ -32,8 +32,9 @@ import (
 // the claimant's host) or nudge, now and then from two tabs at once. Each
 // action must be refused (409, saying what changed) or done on the item as
 // the page showed it; the oracle's every-item-merged-once check catches a
-// release of finished work (it is claimed and merged again), and a 5xx or
-// a second tab's change done twice is a finding here.
+// release of finished work (it is claimed and merged again), and a 5xx, a
+// 403, a change said done that the claimant still holds, or one done from
+// both tabs is a finding here.
 func (tw *town) overseer(ctx context.Context) {
 	a := tw.agent("overseer", tw.alpha)
 	s, err := maildir.Open(tw.alpha.root())
@@ -47,6 +48,7 @@ func (tw *town) overseer(ctx context.Context) {
 		tw.t.Errorf("overseer: %v", err)
 		return
 	}
+	defer q.Close()
 	srv, err := webview.New(s, q, "overseer", "")
 	if err != nil {
 		tw.t.Errorf("overseer: %v", err)
