@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -93,5 +94,93 @@ func TestToolsAsMethods(t *testing.T) {
 	}
 	if out, err := srv.check(ctx, struct{}{}); err != nil || !strings.Contains(out, "once") {
 		t.Fatalf("check with mail: %+v %v", out, err)
+	}
+}
+
+// The claim tool hands back an item the agent claimed and has not marked
+// done, as the CLI's claim does: an agent whose session ended between its
+// claim and the answer gets the same item, and the second item stays in
+// the queue. Once the first is marked done, the next claim takes the next.
+func TestClaimHandsBackWhatIsHeld(t *testing.T) {
+	root := filepath.Join(t.TempDir(), ".chipset")
+	s, err := maildir.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateQueue("work"); err != nil {
+		t.Fatal(err)
+	}
+	srv := &Server{Store: s, Agent: "toast", StateDir: t.TempDir()}
+	mayor := &Server{Store: s, Agent: "mayor", StateDir: t.TempDir()}
+	ctx := context.Background()
+	for _, subj := range []string{"WORK 1", "WORK 2"} {
+		if _, err := mayor.send(ctx, sendIn{To: "queue:work", Subject: subj}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, err := srv.claim(ctx, claimIn{Queue: "queue:work"})
+	if err != nil || first.Subject != "WORK 1" || first.Note != "" {
+		t.Fatalf("the first claim: %+v %v", first, err)
+	}
+	again, err := srv.claim(ctx, claimIn{Queue: "queue:work"})
+	if err != nil || again.ID != first.ID || !strings.Contains(again.Note, "still hold") {
+		t.Fatalf("a claim while %s is held took %+v (%v), not the held item", first.ID, again, err)
+	}
+	q, _ := s.Resolve("queue:work")
+	if left, _ := s.List(q, maildir.ListOptions{}); len(left) != 1 || left[0].Subject != "WORK 2" {
+		t.Fatalf("the queue after a hand-back holds %+v, want WORK 2 alone", left)
+	}
+	// Another agent's held item is not handed to this one.
+	other := &Server{Store: s, Agent: "nux", StateDir: t.TempDir()}
+	if _, err := other.claim(ctx, claimIn{Queue: "queue:work"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.MarkRead(srv.me(), first.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.claim(ctx, claimIn{Queue: "queue:work"}); !errors.Is(err, maildir.ErrQueueEmpty) {
+		t.Fatalf("a claim after the held item was done and the queue emptied: %v, want ErrQueueEmpty", err)
+	}
+}
+
+// On the queue's home the claim tool serves the claim requests other
+// hosts' agents made first, as the CLI's claim does: an agent there does
+// not take the item an off-home agent has been waiting for.
+func TestClaimOnTheHomeServesRequestsFirst(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".chipset")
+	open := func(host string) *maildir.Store {
+		s, err := maildir.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Host = host
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	alpha, beta := open("alpha"), open("beta")
+	if err := alpha.CreateQueue("work"); err != nil {
+		t.Fatal(err)
+	}
+	q, _ := alpha.Resolve("queue:work")
+	nux := maildir.Address{Kind: maildir.KindAgent, Name: "nux"}
+	toast := maildir.Address{Kind: maildir.KindAgent, Name: "toast"}
+	if err := alpha.ClaimHome(nux); err != nil {
+		t.Fatal(err)
+	}
+	if err := beta.ClaimHome(toast); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := beta.RequestClaim(q, toast); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alpha.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "WORK 1", Body: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	srv := &Server{Store: alpha, Agent: "nux", StateDir: t.TempDir()}
+	if m, err := srv.claim(context.Background(), claimIn{Queue: "queue:work"}); !errors.Is(err, maildir.ErrQueueEmpty) {
+		t.Fatalf("nux's claim on the home took %+v (%v); want the item served to toast's request first", m, err)
+	}
+	if m, err := alpha.Held(q, toast); err != nil || m == nil || m.Subject != "WORK 1" {
+		t.Fatalf("toast holds %+v (%v), want WORK 1", m, err)
 	}
 }

@@ -313,11 +313,39 @@ func (s *Server) claim(ctx context.Context, in claimIn) (Message, error) {
 	if err != nil {
 		return Message{}, err
 	}
-	m, err := s.Store.Claim(q, s.me())
+	me := s.me()
+	// As the CLI's claim: an item claimed for this agent and not yet
+	// marked done comes back first, so an agent whose session ended
+	// between its claim and the answer takes the same item, not a second
+	// one that would strand the first. (Where this host may change the
+	// agent's mailbox: elsewhere the claim below refuses, naming its home.)
+	if q.Kind == maildir.KindQueue && s.Store.MayChange(me) == nil {
+		held, err := s.Store.Held(q, me)
+		if err != nil {
+			return Message{}, err
+		}
+		if held != nil {
+			out := toMessage(held, true)
+			out.Note = fmt.Sprintf("you still hold %s, claimed from %s and not marked read: handed back (mark it read when done)", held.ID, q)
+			return out, nil
+		}
+	}
+	var served error
+	if q.Kind == maildir.KindQueue && s.Store.MayChange(q) == nil {
+		// On the queue's home, as the CLI's claim: the claim requests of
+		// other hosts' agents waited longer, and go first, or the home's
+		// own agents take every item between two syncs.
+		_, served = s.Store.ServeQueue(q)
+	}
+	m, err := s.Store.Claim(q, me)
 	if err != nil {
 		return Message{}, err
 	}
-	return toMessage(m, true), nil
+	out := toMessage(m, true)
+	if served != nil {
+		out.Note = "serving the claim requests of " + q.String() + " first: " + served.Error()
+	}
+	return out, nil
 }
 
 // check is the check tool: What needs my attention: unread mail by priority and my nudges (which it consumes).

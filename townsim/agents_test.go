@@ -2,6 +2,7 @@ package townsim
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -71,6 +72,12 @@ func (a *agent) do(ctx context.Context, op string, faults bool, ok func(result) 
 }
 
 func exit0(r result) bool { return r.code == exitOK }
+
+// exitOKOrGone takes a success, or the answer that the message is not in
+// the mailbox (an overseer released or reassigned it meanwhile).
+func exitOKOrGone(r result) bool {
+	return r.code == exitOK || (r.code == exitError && strings.Contains(r.err, "not found"))
+}
 
 // inbox lists the agent's unread mail, recording what it sees.
 func (a *agent) inbox(ctx context.Context) []msg {
@@ -163,7 +170,8 @@ func (a *agent) polecat(ctx context.Context) {
 		}
 		id := firstLine(r.out)
 		handed := strings.Contains(r.err, "still holds")
-		a.tw.led.claimed(a.h, handed, time.Since(need))
+		held, wanted := time.Now(), need
+		a.tw.led.claimed(a.h, handed, held.Sub(wanted))
 		a.tw.led.add(entry{host: a.h.name, agent: a.name, op: "claim", id: id, note: map[bool]string{true: "handed back"}[handed]})
 		if a.tw.faults && a.rng.IntN(20) == 0 {
 			// Killed after the claim moved the item, before the id was
@@ -172,9 +180,13 @@ func (a *agent) polecat(ctx context.Context) {
 			continue
 		}
 		a.seeMine(ctx)
-		r, ok = a.do(ctx, "show", true, exit0, "show", a.name, id, "--json")
+		r, ok = a.do(ctx, "show", true, exitOKOrGone, "show", a.name, id, "--json")
 		if !ok {
 			return
+		}
+		if r.code != exitOK {
+			a.tw.led.add(entry{host: a.h.name, agent: a.name, op: "taken-away", id: id, note: "released or reassigned before it was read"})
+			continue
 		}
 		ms, err := parseMsgs(r.out)
 		if err != nil || len(ms) != 1 {
@@ -182,13 +194,33 @@ func (a *agent) polecat(ctx context.Context) {
 			return
 		}
 		item, attempt := ms[0].field("Item"), ms[0].field("Attempt")
+		if !home && !handed {
+			// Where an off-home wait goes: up to the home's serving it
+			// (the request's trip, and a wait for an item), and down.
+			var c struct {
+				At time.Time `json:"at"`
+			}
+			if json.Unmarshal(ms[0].Claim, &c) == nil && !c.At.IsZero() {
+				a.tw.led.offHome(c.At.Sub(wanted), held.Sub(c.At))
+			}
+		}
 		a.pause(ctx, 150*time.Millisecond) // the work
+		// Done first, then reported: an overseer may release or reassign
+		// the item while the polecat works, and a mark that finds it gone
+		// means the work is someone else's now (reporting it too would
+		// merge it twice). Once marked done, no release may take it back.
+		r, ok = a.do(ctx, "mark-read", true, exitOKOrGone, "mark-read", a.name, id)
+		if !ok {
+			return
+		}
+		if r.code != exitOK {
+			a.tw.led.add(entry{host: a.h.name, agent: a.name, op: "taken-away", id: id, item: item, note: "released or reassigned while worked on: not reported"})
+			need = time.Now()
+			continue
+		}
 		a.send(ctx, "done", item, "send", "witness", "--from", a.name, "-s", "POLECAT_DONE "+item,
 			"--type", "completion_report", "--field", "Item="+item, "--field", "Attempt="+attempt,
 			"--field", "Claimed="+id, "--field", "Polecat="+a.name, "-m", "done", "--idempotency-key", "done-"+id)
-		if !a.markRead(ctx, id) {
-			return
-		}
 		a.tw.led.add(entry{host: a.h.name, agent: a.name, op: "finished", id: id, item: item})
 		need = time.Now()
 		switch a.rng.IntN(10) {
@@ -322,10 +354,16 @@ func (tw *town) syncer(ctx context.Context, h *host, period time.Duration) {
 		if tw.faults && a.rng.IntN(6) == 0 {
 			kill = time.Duration(1+a.rng.IntN(300)) * time.Millisecond
 		}
+		began := time.Now()
+		tw.led.syncStart(h, began)
 		r := tw.run(ctx, h, kill, "sync")
 		tw.led.ran("sync", r)
+		if ctx.Err() == nil && !r.killed {
+			tw.led.synced(h, time.Since(began), strings.Contains(r.err, "refused by the remote"))
+		}
 		if ctx.Err() == nil && !r.killed && r.code != exitOK {
 			tw.led.add(entry{host: h.name, agent: "sync", op: "sync", note: r.String()})
+			tw.adoptIfAsked(ctx, h, r)
 		}
 		a.pause(ctx, period)
 	}

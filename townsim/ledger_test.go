@@ -58,12 +58,60 @@ type ledger struct {
 
 	sameHost, crossHost []time.Duration // send → first seen in an inbox listing
 	seenIDs             map[string]bool
+
+	webActs       map[string]int             // "release 303", "reassign 409", ...: the overseer's outcomes
+	squashes      int                        // a person's force-push of one commit
+	adopts        int                        // sync --adopt run after a refusal named it
+	refusedPushes int                        // syncs the remote's hook refused
+	syncTimes     map[string][]time.Duration // per host: how long a sync took (those not killed)
+	receipts      map[string][]string        // message id -> the receipts send --wait-for delivered printed
+	up, down      []time.Duration            // off-home claims: wanting an item -> the home served it; served -> held here
+	lastSync      map[string]time.Time       // per host: when its last sync began
+	periods       map[string][]time.Duration // per host: from one sync's start to the next's
+}
+
+// syncStart records when a sync of h began: the town's real sync period.
+func (l *ledger) syncStart(h *host, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if last, ok := l.lastSync[h.name]; ok {
+		l.periods[h.name] = append(l.periods[h.name], at.Sub(last))
+	}
+	l.lastSync[h.name] = at
+}
+
+// offHome records where an off-home claim's wait went.
+func (l *ledger) offHome(up, down time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.up = append(l.up, up)
+	l.down = append(l.down, down)
+}
+
+// receipt records a receipt a send printed.
+func (l *ledger) receipt(r receiptLine) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.receipts[r.ID] = append(l.receipts[r.ID], r.Live)
+}
+
+// web records an outcome of an overseer's action.
+func (l *ledger) web(action string, code int, says string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := fmt.Sprintf("%s %d", action, code)
+	l.webActs[k]++
+	if _, ok := l.errSample["web "+k]; !ok && says != "" {
+		l.errSample["web "+k] = says
+	}
 }
 
 func newLedger(start time.Time) *ledger {
 	return &ledger{start: start, errs: map[string]int{}, errSample: map[string]string{}, acked: map[string]sent{},
 		deleted: map[string]bool{}, posted: map[string]bool{}, merged: map[string][]string{}, refused: map[string]int{},
-		seenIDs: map[string]bool{}, perHost: map[string]int{}, waits: map[string][]time.Duration{}}
+		seenIDs: map[string]bool{}, perHost: map[string]int{}, waits: map[string][]time.Duration{},
+		webActs: map[string]int{}, syncTimes: map[string][]time.Duration{}, receipts: map[string][]string{},
+		lastSync: map[string]time.Time{}, periods: map[string][]time.Duration{}}
 }
 
 func (l *ledger) add(e entry) {
@@ -202,7 +250,7 @@ func (l *ledger) about(keys ...string) []string {
 	var out []string
 	for _, e := range l.entries {
 		for _, k := range keys {
-			if k != "" && (e.id == k || e.item == k || strings.Contains(e.note, k)) {
+			if k != "" && (e.id == k || e.item == k || e.agent == k || strings.Contains(e.note, k)) {
 				out = append(out, e.String())
 				break
 			}
@@ -228,4 +276,15 @@ func (l *ledger) errorSummaryLocked() string {
 		fmt.Fprintf(&b, "  %s: %d (e.g. %s)\n", op, l.errs[op], l.errSample[op])
 	}
 	return b.String()
+}
+
+// synced records a sync that ran to its end: how long it took, and
+// whether the remote refused its push.
+func (l *ledger) synced(h *host, took time.Duration, refused bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.syncTimes[h.name] = append(l.syncTimes[h.name], took)
+	if refused {
+		l.refusedPushes++
+	}
 }

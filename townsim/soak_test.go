@@ -3,6 +3,7 @@ package townsim
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -26,12 +27,17 @@ func TestSoak(t *testing.T) {
 		t.Skip("the town soak takes about a minute; -short skips it")
 	}
 	tw := newTown(t)
-	t.Logf("town soak: seed %d, posting for %v, faults %v", tw.seed, *soakDuration, tw.faults)
+	t.Logf("town soak: seed %d, posting for %v, faults %v, beta on the rename fallbacks %v", tw.seed, *soakDuration, tw.faults, tw.beta.wrap != "")
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	post, stopPost := context.WithTimeout(ctx, *soakDuration)
 	defer stopPost()
 
+	model, stopSession, err := tw.crewSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer model.Close()
 	var wg sync.WaitGroup
 	for _, h := range []*host{tw.alpha, tw.beta} {
 		wg.Go(func() { tw.syncer(ctx, h, time.Second) })
@@ -44,8 +50,13 @@ func TestSoak(t *testing.T) {
 		wg.Go(func() { tw.agent(p, tw.hostOf(p)).polecat(ctx) })
 	}
 
+	wg.Go(func() { tw.overseer(ctx) })
+	wg.Go(func() { tw.agent("deacon", tw.alpha).deacon(ctx, post) })
 	if tw.faults {
 		wg.Go(func() { tw.crashes(post) })
+		wg.Go(func() { tw.refuser(post) })
+		wg.Go(func() { tw.squasher(ctx, post) })
+		wg.Go(func() { tw.powerCuts(post) })
 	}
 	<-post.Done()
 	// The town works on while it makes progress: the stranded are what
@@ -61,8 +72,10 @@ func TestSoak(t *testing.T) {
 	stranded := tw.led.unmerged()
 	stop()
 	wg.Wait()
+	stopSession()
 
 	o := &oracle{tw: tw}
+	o.receiptsTrue(model)
 	if len(stranded) > 0 {
 		o.fail(fmt.Sprintf("%d work items never merged (stranded): %s", len(stranded), strings.Join(stranded, " ")), stranded[:min(len(stranded), 3)]...)
 	}
@@ -143,8 +156,13 @@ func (o *oracle) report() {
 	}
 	t := o.tw.t
 	var b strings.Builder
-	fmt.Fprintf(&b, "the town broke (seed %d; repeat: go test ./townsim -run Soak -soak.seed=%d -soak.duration=%v):\n",
-		o.tw.seed, o.tw.seed, *soakDuration)
+	repeat := fmt.Sprintf("-soak.seed=%d -soak.duration=%v", o.tw.seed, *soakDuration)
+	flag.Visit(func(f *flag.Flag) {
+		if strings.HasPrefix(f.Name, "soak.") && f.Name != "soak.seed" && f.Name != "soak.duration" {
+			repeat += fmt.Sprintf(" -%s=%s", f.Name, f.Value)
+		}
+	})
+	fmt.Fprintf(&b, "the town broke (seed %d; repeat: go test ./townsim -run Soak %s):\n", o.tw.seed, repeat)
 	for i, f := range o.findings {
 		if i == 30 {
 			fmt.Fprintf(&b, "... and %d more findings\n", len(o.findings)-i)
@@ -224,6 +242,11 @@ func (o *oracle) check() {
 	}
 	if n := tw.led.refused["wait timed out with mail waiting"]; n > 0 {
 		o.fail(fmt.Sprintf("wait --timeout ran out %d times with mail unread that had landed on its host well before the end", n), "timed out (3s)")
+	}
+	for _, what := range []string{"web action failed", "web action done twice"} {
+		if n := tw.led.refused[what]; n > 0 {
+			o.fail(fmt.Sprintf("%s: %d times", what, n), "overseer")
+		}
 	}
 	if kept > 0 {
 		o.fail(fmt.Sprintf("%d nudges to polecats homed on beta were queued on alpha (exit 0), where they never arrive", kept), "(homed on beta)")
@@ -343,10 +366,13 @@ func (tw *town) figures(drained time.Duration) {
 	l := tw.led
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	reworks := 0
+	reworks, takenAway := 0, 0
 	for _, e := range l.entries {
-		if e.op == "rework" {
+		switch e.op {
+		case "rework":
 			reworks++
+		case "taken-away":
+			takenAway++
 		}
 	}
 	merged := 0
@@ -362,19 +388,33 @@ func (tw *town) figures(drained time.Duration) {
 	remote := du(tw.remote, "")
 	per := func(n int64) string { return fmt.Sprintf("%.1f KiB", float64(n)/1024/float64(max(l.ops, 1))*1000) }
 	tw.t.Logf(`town figures (seed %d): %v of town (%v posting), %d commands (%d killed), %d syncs (%d killed), %d host crashes
-  work items: %d posted, %d merged, %d reworks; %d claims (%d handed back a held item)
+  work items: %d posted, %d merged, %d reworks; %d claims (%d handed back a held item; %d taken away by the overseer while held)
   acknowledged sends: %d; deletes: %d; remote nudges refused %d, kept %d
-  claims by host: alpha %d, beta %d; wait for an item: alpha p50 %v max %v, beta p50 %v max %v (syncs every ~1s)
+  claims by host: alpha %d, beta %d; wait for an item: alpha p50 %v max %v, beta p50 %v max %v
+  sync period (start to start; the syncer pauses 0.5-1.5 s between syncs): alpha p50 %v, beta p50 %v, p95 %v
+  beta's waits, where they went (%d): until alpha served the request p50 %v, p95 %v; from then until held on beta p50 %v, p95 %v;
+    beta's wait p50 is %.2f of one alpha period and one beta period (a request rides beta's sync up and alpha's next; the item rides that sync down and beta's next)
   send → seen, same host: p50 %v, p95 %v, max %v (%d); across hosts: p50 %v, p95 %v, max %v (%d)
+  doorbells: receipts %s; the crew's session took %d turns, %d lost (the model down), the model got %d
+  overseer's web actions (action status: count):
+    %s
+  power cuts: %d (%d unsynced folder changes dropped; %d armed commands made too few fsyncs)%s
+  remote: %d pushes refused by its hook, %d squashes by a person, %d sync --adopt after a refusal named it; sync took p50 alpha %v, beta %v
   growth per 1,000 commands: alpha's tree %s, its git %s, the remote %s
   exits with an error, by step:
 %s`,
 		tw.seed, drained.Round(time.Second), *soakDuration, l.ops, l.kills, l.syncs, l.syncKills, l.crashes,
-		len(l.posted), merged, reworks, l.claims, l.handed,
+		len(l.posted), merged, reworks, l.claims, l.handed, takenAway,
 		len(l.acked), len(l.deleted), l.refused["remote nudge refused"], l.refused["remote nudge kept"],
 		l.perHost["alpha"], l.perHost["beta"], a50.Round(time.Millisecond), amax.Round(time.Millisecond), b50.Round(time.Millisecond), bmax.Round(time.Millisecond),
+		p50(l.periods["alpha"]), p50(l.periods["beta"]), p95(l.periods["beta"]),
+		len(l.up), p50(l.up), p95(l.up), p50(l.down), p95(l.down),
+		float64(b50)/float64(max(p50(l.periods["alpha"])+p50(l.periods["beta"]), 1)),
 		s50.Round(time.Millisecond), s95.Round(time.Millisecond), smax.Round(time.Millisecond), len(l.sameHost),
 		c50.Round(time.Millisecond), c95.Round(time.Millisecond), cmax.Round(time.Millisecond), len(l.crossHost),
+		receiptSummary(l.receipts), tw.session.turns, tw.session.lost, len(tw.model.Requests()),
+		webSummary(l.webActs, l.errSample),
+		tw.cut.cuts, tw.cut.undone, tw.cut.missed, map[bool]string{true: " — strace is not installed: no cuts"}[tw.cut.strace == "" && tw.faults], l.refusedPushes, l.squashes, l.adopts, p50(l.syncTimes["alpha"]), p50(l.syncTimes["beta"]),
 		per(tree), per(git), per(remote), l.errorSummaryLocked())
 }
 
@@ -397,4 +437,48 @@ func du(dir, skip string) int64 {
 		return nil
 	})
 	return n
+}
+
+// webSummary lists the overseer's outcomes, sorted.
+func webSummary(m map[string]int, sample map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		p := fmt.Sprintf("%s: %d", k, m[k])
+		if s := sample["web "+k]; s != "" {
+			p += " (e.g. " + s + ")"
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, "\n    ")
+}
+
+func p95(ds []time.Duration) time.Duration {
+	_, m, _ := percentiles(ds)
+	return m.Round(time.Millisecond)
+}
+
+func p50(ds []time.Duration) time.Duration {
+	m, _, _ := percentiles(ds)
+	return m.Round(time.Millisecond)
+}
+
+// receiptSummary counts the receipts by what they say.
+func receiptSummary(rs map[string][]string) string {
+	n := map[string]int{}
+	for _, states := range rs {
+		for _, st := range states {
+			n[st]++
+		}
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(n)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, n[k]))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }

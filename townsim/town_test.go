@@ -12,11 +12,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mailfs/mailfs/internal/stubmodel"
 )
 
 var (
@@ -24,6 +27,8 @@ var (
 	soakDuration = flag.Duration("soak.duration", 30*time.Second, "how long the mayor posts work (the town then drains)")
 	soakBin      = flag.String("soak.bin", "", "a mailfs binary to run instead of building this checkout's (to soak another version)")
 	soakFaults   = flag.Bool("soak.faults", true, "kill commands and syncs at random points")
+	soakHooks    = flag.Bool("soak.hooks", false, "the crew's session confirms doorbells from its prompt hook, before the model gets the turn (live.Confirm), as the runtimes' hooks do; finds issue #52's false receipts")
+	soakFallback = flag.Bool("soak.fallback", true, "run beta's commands without renameat2's flags (the link-and-unlink fallbacks)")
 )
 
 // Exit statuses of the command (README, "Exit status").
@@ -40,6 +45,7 @@ type host struct {
 	name string
 	dir  string   // holds .chipset
 	env  []string // the host's own settings
+	wrap string   // a command the host's commands run under ("": none)
 }
 
 func (h *host) root() string { return filepath.Join(h.dir, ".chipset") }
@@ -47,16 +53,20 @@ func (h *host) root() string { return filepath.Join(h.dir, ".chipset") }
 // A town is the hosts, the remote they sync through, the command, the
 // ledger, and the seed every agent's choices come from.
 type town struct {
-	t      *testing.T
-	bin    string
-	dir    string
-	remote string
-	alpha  *host // the queue's home
-	beta   *host
-	seed   uint64
-	faults bool
-	start  time.Time
-	led    *ledger
+	t       *testing.T
+	bin     string
+	dir     string
+	remote  string
+	alpha   *host // the queue's home
+	beta    *host
+	seed    uint64
+	faults  bool
+	start   time.Time
+	led     *ledger
+	refuse  string            // while this file exists the remote refuses pushes
+	cut     cutter            // power cuts
+	session *session          // the crew's live session, on alpha
+	model   *stubmodel.Server // its model
 
 	mu    sync.Mutex
 	procs map[*exec.Cmd]proc // running
@@ -103,6 +113,20 @@ func (tw *town) chance(key string) int {
 // ctx ending kills it too (a wait the town no longer needs).
 func (tw *town) run(ctx context.Context, h *host, kill time.Duration, args ...string) result {
 	cmd := exec.Command(tw.bin, args...)
+	if h.wrap != "" {
+		cmd = exec.Command(h.wrap, append([]string{tw.bin}, args...)...)
+	}
+	// A power cut armed on the host catches this command (not a sync:
+	// git's files are not what the cut models).
+	var cutLog string
+	cutAt := 0
+	if args[0] != "sync" {
+		if cutAt = tw.cut.take(h); cutAt > 0 {
+			n := cutAt
+			cutLog = filepath.Join(tw.dir, fmt.Sprintf("cut-%s-%d.log", h.name, time.Now().UnixNano()))
+			cmd = tw.straced(h, n, cutLog, args)
+		}
+	}
 	cmd.Env = append(append(os.Environ(), "MAILFS_ROOT="+h.root(), "MAILFS_HOST="+h.name, "MAILFS_AGENT="), h.env...)
 	cmd.Dir = h.dir
 	var out, errb bytes.Buffer
@@ -122,7 +146,7 @@ func (tw *town) run(ctx context.Context, h *host, kill time.Duration, args ...st
 	tw.procs[cmd] = proc{h: h, kill: func() { stop(true) }}
 	tw.mu.Unlock()
 	var timer *time.Timer
-	if kill > 0 {
+	if kill > 0 && cutLog == "" { // a command a cut waits for dies by the cut
 		timer = time.AfterFunc(kill, func() { stop(true) })
 	}
 	done := make(chan struct{})
@@ -142,6 +166,10 @@ func (tw *town) run(ctx context.Context, h *host, kill time.Duration, args ...st
 	delete(tw.procs, cmd)
 	tw.mu.Unlock()
 	r := result{out: out.String(), err: errb.String()}
+	if cutLog != "" && tw.afterCut(h, cutAt, cutLog, args) {
+		r.code, r.killed = -1, true
+		return r
+	}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -198,6 +226,22 @@ func build(t *testing.T, dir string) string {
 	return bin
 }
 
+// buildFallback builds norenameflags into dir: the wrapper that runs a
+// host's commands as on a file system without renameat2's flags, so that
+// they take the link-and-unlink fallbacks.
+func buildFallback(t *testing.T, dir string) string {
+	bin := filepath.Join(dir, "norenameflags")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/mailfs/mailfs/townsim/norenameflags")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin, "true").CombinedOutput(); err != nil {
+		t.Logf("no fallback host: norenameflags cannot filter here (%v: %s)", err, out)
+		return ""
+	}
+	return bin
+}
+
 // newTown builds the command and sets up the town: alpha homes the queue,
 // the mayor, the witness, the refinery and two polecats; beta clones by
 // syncing and homes two polecats of its own.
@@ -215,10 +259,24 @@ func newTown(t *testing.T) *town {
 	if out, err := exec.Command("git", "init", "-q", "--bare", "-b", "main", tw.remote).CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v\n%s", err, out)
 	}
+	var err error
+	if tw.refuse, err = refusingRemote(tw.remote); err != nil {
+		t.Fatal(err)
+	}
+	tw.cut.armed = map[*host]int{}
+	if p, err := exec.LookPath("strace"); err == nil && *soakFaults {
+		tw.cut.strace = p
+	}
 	tw.alpha = &host{name: "alpha", dir: filepath.Join(dir, "alpha")}
 	// beta reads without the indexes (runtime/index/), the other way
 	// every listing and claim can go.
+	// beta's file system knows no renameat2 flags (a seccomp filter says
+	// EINVAL, as some FUSE and network file systems do): every move there
+	// takes the link-and-unlink fallbacks.
 	tw.beta = &host{name: "beta", dir: filepath.Join(dir, "beta"), env: []string{"MAILFS_INDEX=off"}}
+	if *soakFallback && runtime.GOOS == "linux" {
+		tw.beta.wrap = buildFallback(t, dir)
+	}
 	for _, h := range []*host{tw.alpha, tw.beta} {
 		if err := os.MkdirAll(h.dir, 0o700); err != nil {
 			t.Fatal(err)
@@ -227,7 +285,7 @@ func newTown(t *testing.T) *town {
 	tw.mustRun(tw.alpha, "init")
 	tw.mustRun(tw.alpha, "host", "alpha")
 	tw.mustRun(tw.alpha, "queue", "create", "work")
-	tw.mustRun(tw.alpha, "home", "claim", "mayor", "witness", "refinery", "p1", "p2")
+	tw.mustRun(tw.alpha, "home", "claim", "mayor", "witness", "refinery", "p1", "p2", "deacon", "crew")
 	tw.mustRun(tw.alpha, "home", "claim", "--all")
 	tw.mustRun(tw.alpha, "sync", "--remote", tw.remote)
 	tw.mustRun(tw.beta, "sync", "--remote", tw.remote)
