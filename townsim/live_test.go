@@ -112,7 +112,7 @@ func (s *session) run(ctx context.Context) {
 			s.mu.Unlock()
 			if hooked != nil {
 				// The prompt hook sees the doorbells in the prompt before the
-				// runtime sends it (hook.Handler.Doorbells calls live.Confirm).
+				// runtime sends it (hook.Handler.Doorbells calls hook.Confirm): submitted, never delivered.
 				hooked(hook.RingMarks(text))
 			}
 			err := s.turn(ctx, base, text)
@@ -172,7 +172,7 @@ func (tw *town) crewSession(ctx context.Context) (*stubmodel.Server, func(), err
 	sess := newSession(model.URL, rng)
 	if *soakHooks {
 		sess.hooked = func(nonces []string) {
-			if err := live.Confirm(s, "crew", nonces); err != nil {
+			if err := hook.Confirm(s, "crew", nonces); err != nil {
 				tw.led.add(entry{host: "alpha", agent: "crew", op: "prompt-hook", note: err.Error()})
 			}
 		}

@@ -27,7 +27,7 @@ var (
 	soakDuration = flag.Duration("soak.duration", 30*time.Second, "how long the mayor posts work (the town then drains)")
 	soakBin      = flag.String("soak.bin", "", "a mailfs binary to run instead of building this checkout's (to soak another version)")
 	soakFaults   = flag.Bool("soak.faults", true, "kill commands and syncs at random points")
-	soakHooks    = flag.Bool("soak.hooks", false, "the crew's session confirms doorbells from its prompt hook, before the model gets the turn (live.Confirm), as the runtimes' hooks do; finds issue #52's false receipts")
+	soakHooks    = flag.Bool("soak.hooks", true, "the crew's session leaves its prompt hook's evidence before the model gets the turn (hook.Confirm: submitted), as the runtimes' hooks do; a receipt must still say delivered only on the model's answer (issue #52)")
 	soakFallback = flag.Bool("soak.fallback", true, "run beta's commands without renameat2's flags (the link-and-unlink fallbacks)")
 )
 
