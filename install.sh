@@ -9,7 +9,7 @@
 #       it unless --checksums names another
 #
 # The archive's SHA-256 must match its line in checksums.txt, or nothing is
-# installed. The binaries (mailfs, mailfs-hook, mailfs-mcp, mailfs-serve,
+# installed. The binaries (mailfs, mailfs-hook, mailfs-mcp, mailfs-serve, mailfs-codex,
 # mailfs-gascity) go into --prefix (default ~/.local/bin), each put in place
 # by a rename, so a running mailfs is never half-replaced and running the
 # script again is safe. Exit status 0 installed, 1 refused (a checksum that
@@ -100,10 +100,10 @@ got=$(sha256 "$archive")
 mkdir -p "$work/x"
 tar -xzf "$archive" -C "$work/x"
 mkdir -p "$prefix"
-for bin in mailfs mailfs-hook mailfs-mcp mailfs-serve mailfs-gascity; do
+for bin in mailfs mailfs-hook mailfs-mcp mailfs-serve mailfs-codex mailfs-gascity; do
 	[ -f "$work/x/$bin" ] || die 2 "$name holds no $bin"
 done
-for bin in mailfs mailfs-hook mailfs-mcp mailfs-serve mailfs-gascity; do
+for bin in mailfs mailfs-hook mailfs-mcp mailfs-serve mailfs-codex mailfs-gascity; do
 	cp "$work/x/$bin" "$prefix/.$bin.installing"
 	chmod 0755 "$prefix/.$bin.installing"
 	mv -f "$prefix/.$bin.installing" "$prefix/$bin"

@@ -31,9 +31,10 @@ var buildOnce = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// mailfs, and beside it mailfs-mcp, which "mailfs mcp" runs, and
-	// mailfs-hook, which the hooks setup writes run.
-	out, err := exec.Command("go", "build", "-o", dir+"/", "github.com/mailfs/mailfs/cmd/mailfs", "github.com/mailfs/mailfs/cmd/mailfs-mcp", "github.com/mailfs/mailfs/cmd/mailfs-hook").CombinedOutput()
+	// mailfs, and beside it mailfs-mcp, which "mailfs mcp" runs,
+	// mailfs-codex, which "mailfs live codex" runs, and mailfs-hook, which
+	// the hooks setup writes run.
+	out, err := exec.Command("go", "build", "-o", dir+"/", "github.com/mailfs/mailfs/cmd/mailfs", "github.com/mailfs/mailfs/cmd/mailfs-mcp", "github.com/mailfs/mailfs/cmd/mailfs-codex", "github.com/mailfs/mailfs/cmd/mailfs-hook").CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
 	}

@@ -7,9 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -350,4 +352,88 @@ func processesIn(dir string) []int {
 		}
 	}
 	return pids
+}
+
+// "mailfs live codex" killed with SIGKILL, which it cannot catch, leaves
+// nothing running: the real Codex TUI and its app server end with it (on
+// Linux, by their parent-death signal). The pane stays open after the
+// launcher dies, so the TUI does not end merely by losing its terminal.
+func TestRealCodexLiveKilled(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("only Linux has a parent-death signal: on macOS a launcher killed with SIGKILL leaves Codex running (documented)")
+	}
+	codex, bin := interactiveCLI(t, "codex", "@openai/codex")
+	base := t.TempDir()
+	proj, codexHome := filepath.Join(base, "proj"), filepath.Join(base, "codex")
+	os.MkdirAll(proj, 0o755)
+	os.MkdirAll(codexHome, 0o700)
+	root := filepath.Join(proj, ".chipset")
+	store, err := maildir.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := stubmodel.Start(func(stubmodel.Request) stubmodel.Reply { return stubmodel.Reply{Text: "done"} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer model.Close()
+	config := fmt.Sprintf("model = \"stub-model\"\nmodel_provider = \"stub\"\n\n[model_providers.stub]\nname = \"stub\"\nbase_url = %q\nwire_api = \"responses\"\nenv_key = \"STUB_KEY\"\n\n[projects.%q]\ntrust_level = \"trusted\"\n",
+		model.URL+"/v1", proj)
+	os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600)
+	sock := filepath.Join(base, "tmux.sock")
+	tmux := func(args ...string) string {
+		out, _ := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
+		return string(out)
+	}
+	env := []string{"CODEX_HOME=" + codexHome, "STUB_KEY=" + testKey, "PATH=" + os.Getenv("PATH"), "HOME=" + base,
+		"MAILFS_ROOT=" + root, "MAILFS_STATE_DIR=" + filepath.Join(base, "state"), "TMPDIR=" + base}
+	script := "cd " + proj + " && exec env " + strings.Join(quoteAll(env), " ") + " " + bin + " live codex toast --codex " + codex + " 2>" + filepath.Join(base, "live.err")
+	if out, err := exec.Command("tmux", "-S", sock, "new-session", "-d", "-x", "200", "-y", "50", "sh", "-c", script).CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v: %s", err, out)
+	}
+	defer func() {
+		if t.Failed() {
+			errs, _ := os.ReadFile(filepath.Join(base, "live.err"))
+			t.Logf("the pane:\n%s\nstderr:\n%s", tmux("capture-pane", "-p"), errs)
+		}
+		tmux("kill-server")
+		if left := endProcessesIn(proj); len(left) > 0 {
+			t.Errorf("left running after the test: %q", left)
+		}
+	}()
+	tmux("set-option", "-g", "remain-on-exit", "on") // the terminal outlives the launcher
+	until(t, "Codex's input box", 60*time.Second, func() bool { return strings.Contains(tmux("capture-pane", "-p"), "Ask Codex") })
+	until(t, "the deliverer to start", 30*time.Second, func() bool { return liveRecord(store, "codex") != nil })
+
+	// The pane's process is the launcher: mailfs execs mailfs-codex.
+	launcher, err := strconv.Atoi(strings.TrimSpace(tmux("display-message", "-p", "-t", "%0", "#{pane_pid}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", launcher)); filepath.Base(exe) != "mailfs-codex" {
+		t.Fatalf("the pane runs %q, want mailfs-codex", exe)
+	}
+	var children []int
+	for _, pid := range processesIn(proj) {
+		if pid != launcher {
+			children = append(children, pid)
+		}
+	}
+	if len(children) < 2 {
+		t.Fatalf("the launcher's session runs %v besides it, want at least the app server and the TUI", children)
+	}
+	t.Logf("killing the launcher (pid %d), which runs %d processes: %v", launcher, len(children), children)
+	if err := syscall.Kill(launcher, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	gone := time.Now().Add(15 * time.Second)
+	for len(processesIn(proj)) > 0 && time.Now().Before(gone) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if left := processesIn(proj); len(left) > 0 {
+		t.Fatalf("%d of the %d processes the launcher started still ran 15s after it was killed: %v", len(left), len(children), left)
+	}
+	if !strings.Contains(tmux("list-panes", "-F", "#{pane_dead}"), "1") {
+		t.Fatalf("the pane closed: the TUI may have ended by losing its terminal, not by the parent-death signal")
+	}
 }

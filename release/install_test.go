@@ -17,7 +17,7 @@ import (
 	"testing"
 )
 
-var bins = []string{"mailfs", "mailfs-hook", "mailfs-mcp", "mailfs-serve", "mailfs-gascity"}
+var bins = []string{"mailfs", "mailfs-hook", "mailfs-mcp", "mailfs-serve", "mailfs-codex", "mailfs-gascity"}
 
 // archive writes a release archive for version and goos/goarch into dir,
 // its binaries stand-ins that say the version, and appends its line to

@@ -1,14 +1,6 @@
 package main
 
-import (
-	"context"
-	"errors"
-	"io"
-	"os"
-	"os/exec"
-
-	"github.com/mailfs/mailfs/live"
-)
+import "github.com/mailfs/mailfs/maildir"
 
 type liveCodexCmd struct {
 	liveFlags
@@ -26,30 +18,43 @@ it at its next request). A doorbell is delivered when Codex's rollout of
 the session shows the model answered it. It ends, with the server, when
 the TUI does, with the TUI's exit status; the deliverer's warnings are
 dropped, as they would draw over the TUI. Use it in place of "codex":
-mailfs live codex toast -- --model o3.`
+mailfs live codex toast -- --model o3.
+
+On Linux the server and the TUI end with it however it ends, even
+killed with SIGKILL (a parent-death signal); on macOS a SIGKILL leaves
+them running. The launcher is the mailfs-codex binary, which this
+command runs in its place: it is installed beside mailfs ("go install
+./cmd/..." from a clone installs both) so that the WebSocket library's
+weight (net/http) is not on every other command's start.`
 }
 
 func (c *liveCodexCmd) Run(a *app) error {
-	args := c.Args
-	if len(args) > 0 && args[0] == "--" {
-		args = args[1:]
+	if c.Every <= 0 {
+		return usage("write durations such as 30s or 10m", "--every must be positive")
 	}
-	// The TUI takes the terminal itself, not this command's buffered
-	// streams.
-	l := live.CodexLaunch{Codex: c.Codex, Args: args, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-		Deliver: func(ctx context.Context, door *live.CodexDoor) error {
-			if liveOff() {
-				<-ctx.Done()
-				return nil
-			}
-			sub := *a
-			sub.ctx, sub.err = ctx, io.Discard
-			return c.deliver(&sub, door)
-		}}
-	err := live.RunCodex(a.ctx, l)
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return &exitStatus{code: ee.ExitCode()}
+	agent, err := needAgent(c.Agent)
+	if err == nil {
+		agent, err = maildir.ParseAgent(agent)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	bin, err := helperBinary("mailfs-codex", "the Codex launcher")
+	if err != nil {
+		return err
+	}
+	s, err := a.open() // the root as every command finds it, passed on as found
+	if err != nil {
+		return err
+	}
+	args := []string{bin, "--root", s.Dir(), "--every", c.Every.String(), "--codex", c.Codex}
+	if a.hostFlag != "" {
+		args = append(args, "--host", a.hostFlag)
+	}
+	codexArgs := c.Args
+	if len(codexArgs) > 0 && codexArgs[0] == "--" {
+		codexArgs = codexArgs[1:]
+	}
+	args = append(append(args, agent, "--"), codexArgs...)
+	return runHelper(a, bin, args)
 }

@@ -75,7 +75,8 @@ func TestStartUpBuildsNothing(t *testing.T) {
 // initialisation or size every command would pay for a few commands'
 // sake: the web view's and the MCP server's (net/http, html/template, the
 // MCP SDK) live in mailfs-serve and mailfs-mcp, which mailfs runs in its
-// place (helper.go). It holds mailfs-hook, which runtimes start every turn,
+// place (helper.go), as the Codex launcher's WebSocket library does in
+// mailfs-codex. It holds mailfs-hook, which runtimes start every turn,
 // to less: none of mailfs's packages that only other commands use either
 // (the installer, sync, fsck, the archive sweep, escalations, live
 // delivery, the Gas City provider). A package
@@ -97,6 +98,9 @@ func TestLinksNothingHeavy(t *testing.T) {
 		// (the network, the city's TOML).
 		{"mailfs-hook", "../mailfs-hook", append(slices.Clip(heavy), mod+"setup", mod+"gitsync", mod+"fsck", mod+"archive", mod+"escalation", mod+"mcpserver", mod+"webview",
 			mod+"live", mod+"gascity", mod+"watch", mod+"townsim", "net", "github.com/pelletier/go-toml/v2", "github.com/muesli/mango")},
+		// mailfs-codex links net/http for its WebSocket library
+		// (github.com/coder/websocket), and nothing else heavy.
+		{"mailfs-codex", "../mailfs-codex", append(slices.DeleteFunc(slices.Clone(heavy), func(p string) bool { return p == "net/http" }), mod+"mcpserver", mod+"webview", mod+"setup")},
 	} {
 		importers := map[string][]string{} // package -> the packages that import it
 		for pkg, imports := range goListImports(t, "-deps", bin.pkg) {

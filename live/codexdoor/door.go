@@ -1,4 +1,11 @@
-package live
+// Package codexdoor is live delivery to a Codex session without tmux:
+// [Run] starts Codex's app server on a private Unix socket, Codex's TUI on
+// the terminal connected to it, and a deliverer whose [Door] is a second
+// client of the server. It is the mailfs-codex binary's ("mailfs live
+// codex" runs it): the app server speaks JSON-RPC over a WebSocket, and
+// the WebSocket library (github.com/coder/websocket) links net/http,
+// which the mailfs binary does not carry.
+package codexdoor
 
 import (
 	"cmp"
@@ -7,97 +14,104 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"github.com/mailfs/mailfs/agentrt"
+	"github.com/mailfs/mailfs/live"
 )
 
-// CodexDoor rings a Codex session through its app server (codex
+// A Door rings a Codex session through its app server (codex
 // app-server), as a second client beside the session's TUI (codex
 // --remote), with nothing typed into a terminal: an idle thread gets a
 // new turn (turn/start), a running turn is steered (turn/steer: Codex
 // gives the model the doorbell at its next request in the same turn).
-// [RunCodex] starts the three together.
+// [Run] starts the three together.
 //
 // It speaks the app server's JSON-RPC over its Unix socket (a WebSocket),
 // one connection per call. Its evidence (a Confirmer) is Codex's
-// rollout of the thread (see [CodexRollouts]), under the home the app
-// server reports.
-type CodexDoor struct {
-	Socket string  // the app server's Unix socket
-	Proc   Process // the TUI's process: the session ends with it
+// rollout of the thread (see [live.CodexRollouts]), under the home the
+// app server reports.
+type Door struct {
+	Socket string       // the app server's Unix socket
+	Proc   live.Process // the TUI's process: the session ends with it
 	// Record reads Codex's rollouts; nil until the first call learns the
 	// server's home.
-	Record Confirmer
+	Record live.Confirmer
 	// Since is when the session started: rollouts older are not read.
 	Since time.Time
 }
 
-// codexRPCTimeout bounds one exchange with the app server.
-const codexRPCTimeout = 5 * time.Second
+// rpcTimeout bounds one exchange with the app server.
+const rpcTimeout = 5 * time.Second
 
-// codexConn is one JSON-RPC connection to a Codex app server.
-type codexConn struct {
-	conn net.Conn
-	ws   *wsConn
+// readLimit bounds one message from the app server (a thread's read).
+const readLimit = 64 << 20
+
+// conn is one JSON-RPC connection to a Codex app server.
+type conn struct {
+	ctx  context.Context
+	ws   *websocket.Conn
 	next int
 }
 
-// dialCodex connects to the app server at sock and initializes the
-// connection; it returns the server's home (codexHome) too.
-func dialCodex(ctx context.Context, sock string) (*codexConn, string, error) {
-	var nd net.Dialer
-	conn, err := nd.DialContext(ctx, "unix", sock)
+// dial connects to the app server at sock and initializes the
+// connection; it returns the server's home (codexHome) too. The
+// connection lives as long as ctx.
+func dial(ctx context.Context, sock string) (*conn, string, error) {
+	// The handshake goes over the Unix socket, whatever the URL's host.
+	client := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", sock)
+		},
+	}}
+	ws, _, err := websocket.Dial(ctx, "ws://localhost/", &websocket.DialOptions{HTTPClient: client})
 	if err != nil {
-		return nil, "", fmt.Errorf("live: codex app server %s: %w", sock, err)
+		return nil, "", fmt.Errorf("codexdoor: codex app server %s: %w", sock, err)
 	}
-	if dl, ok := ctx.Deadline(); ok {
-		conn.SetDeadline(dl)
-	}
-	w, err := wsHandshake(conn, "localhost", "/")
-	if err != nil {
-		conn.Close()
-		return nil, "", fmt.Errorf("live: codex app server %s: %w", sock, err)
-	}
-	c := &codexConn{conn: conn, ws: w}
+	ws.SetReadLimit(readLimit)
+	c := &conn{ctx: ctx, ws: ws}
 	var init struct {
 		CodexHome string `json:"codexHome"`
 	}
 	if err := c.call("initialize", map[string]any{"clientInfo": map[string]any{"name": "mailfs", "version": "live"}}, &init); err != nil {
-		conn.Close()
+		c.Close()
 		return nil, "", err
 	}
 	if err := c.send(map[string]any{"jsonrpc": "2.0", "method": "initialized"}); err != nil {
-		conn.Close()
+		c.Close()
 		return nil, "", err
 	}
 	return c, init.CodexHome, nil
 }
 
-func (c *codexConn) Close() error { return c.conn.Close() }
+func (c *conn) Close() error { return c.ws.CloseNow() }
 
-func (c *codexConn) send(msg any) error {
+func (c *conn) send(msg any) error {
 	b, err := json.Marshal(msg)
 	if err != nil {
 		return err
 	}
-	return c.ws.WriteText(b)
+	return c.ws.Write(c.ctx, websocket.MessageText, b)
 }
 
 // call sends a request and reads until its answer, passing over the
 // server's notifications; result, if not nil, takes the answer's result.
-func (c *codexConn) call(method string, params, result any) error {
+func (c *conn) call(method string, params, result any) error {
 	c.next++
 	id := c.next
 	if err := c.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}); err != nil {
 		return err
 	}
 	for {
-		data, err := c.ws.ReadMessage()
+		_, data, err := c.ws.Read(c.ctx)
 		if err != nil {
-			return fmt.Errorf("live: codex app server: %s: %w", method, err)
+			return fmt.Errorf("codexdoor: codex app server: %s: %w", method, err)
 		}
 		var msg struct {
 			ID     *int            `json:"id"`
@@ -112,7 +126,7 @@ func (c *codexConn) call(method string, params, result any) error {
 			continue // a notification, or a request of the server's this client does not serve
 		}
 		if msg.Error != nil {
-			return fmt.Errorf("live: codex app server: %s: %s (%d)", method, msg.Error.Message, msg.Error.Code)
+			return fmt.Errorf("codexdoor: codex app server: %s: %s (%d)", method, msg.Error.Message, msg.Error.Code)
 		}
 		if result == nil {
 			return nil
@@ -121,8 +135,8 @@ func (c *codexConn) call(method string, params, result any) error {
 	}
 }
 
-// codexThread is what the door reads of a thread.
-type codexThread struct {
+// threadInfo is what the door reads of a thread.
+type threadInfo struct {
 	ID           string  `json:"id"`
 	Ephemeral    bool    `json:"ephemeral"`
 	ParentThread *string `json:"parentThreadId"`
@@ -136,17 +150,17 @@ type codexThread struct {
 // thread finds the session's thread: of the threads the server has
 // loaded, the newest a person started (not an ephemeral helper's, nor a
 // sub-agent's); after /new in the TUI, the new one.
-func (c *codexConn) thread() (codexThread, error) {
+func (c *conn) thread() (threadInfo, error) {
 	var list struct {
 		Data []string `json:"data"`
 	}
 	if err := c.call("thread/loaded/list", map[string]any{}, &list); err != nil {
-		return codexThread{}, err
+		return threadInfo{}, err
 	}
-	var best codexThread
+	var best threadInfo
 	for _, id := range list.Data {
 		var r struct {
-			Thread codexThread `json:"thread"`
+			Thread threadInfo `json:"thread"`
 		}
 		if err := c.call("thread/read", map[string]any{"threadId": id}, &r); err != nil {
 			continue
@@ -160,31 +174,31 @@ func (c *codexConn) thread() (codexThread, error) {
 		}
 	}
 	if best.ID == "" {
-		return best, errors.New("live: the Codex session has no thread yet")
+		return best, errors.New("codexdoor: the Codex session has no thread yet")
 	}
 	return best, nil
 }
 
 // open connects and learns the server's home, for the Record.
-func (d *CodexDoor) open(ctx context.Context) (*codexConn, error) {
-	c, home, err := dialCodex(ctx, d.Socket)
+func (d *Door) open(ctx context.Context) (*conn, error) {
+	c, home, err := dial(ctx, d.Socket)
 	if err != nil {
 		return nil, err
 	}
 	if d.Record == nil && home != "" {
-		d.Record = &CodexRollouts{Dir: filepath.Join(home, "sessions"), Since: d.Since}
+		d.Record = &live.CodexRollouts{Dir: filepath.Join(home, "sessions"), Since: d.Since}
 	}
 	return c, nil
 }
 
 // Session reports the session: gone when its TUI is; busy while its
 // thread runs a turn.
-func (d *CodexDoor) Session(ctx context.Context) (Info, error) {
+func (d *Door) Session(ctx context.Context) (live.Info, error) {
 	if !d.Proc.Alive() {
-		return Info{}, fmt.Errorf("%w: codex (pid %d)", ErrGone, d.Proc.PID)
+		return live.Info{}, fmt.Errorf("%w: codex (pid %d)", live.ErrGone, d.Proc.PID)
 	}
-	info := Info{Runtime: string(agentrt.Codex), Process: d.Proc, Where: d.Socket}
-	ctx, cancel := context.WithTimeout(ctx, codexRPCTimeout)
+	info := live.Info{Runtime: string(agentrt.Codex), Process: d.Proc, Where: d.Socket}
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
 	defer cancel()
 	c, err := d.open(ctx)
 	if err != nil {
@@ -200,11 +214,11 @@ func (d *CodexDoor) Session(ctx context.Context) (Info, error) {
 
 // Ring gives text to the session's thread: a new turn when it is idle,
 // steered into the running turn when it is busy.
-func (d *CodexDoor) Ring(ctx context.Context, text string) error {
+func (d *Door) Ring(ctx context.Context, text string) error {
 	if !d.Proc.Alive() {
-		return fmt.Errorf("%w: codex (pid %d)", ErrGone, d.Proc.PID)
+		return fmt.Errorf("%w: codex (pid %d)", live.ErrGone, d.Proc.PID)
 	}
-	ctx, cancel := context.WithTimeout(ctx, codexRPCTimeout)
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
 	defer cancel()
 	c, err := d.open(ctx)
 	if err != nil {
@@ -235,7 +249,7 @@ func (d *CodexDoor) Ring(ctx context.Context, text string) error {
 			return tr.Status == "inProgress"
 		})
 		if i < 0 {
-			return errors.New("live: no Codex turn is running")
+			return errors.New("codexdoor: no Codex turn is running")
 		}
 		return c.call("turn/steer", map[string]any{"threadId": t.ID, "expectedTurnId": turns.Data[i].ID, "input": input}, nil)
 	}
@@ -254,15 +268,17 @@ func (d *CodexDoor) Ring(ctx context.Context, text string) error {
 	return err
 }
 
-// Evidence reads Codex's rollouts (see CodexRollouts).
-func (d *CodexDoor) Evidence(ctx context.Context, nonces []string) (Evidence, error) {
+// Evidence reads Codex's rollouts (see live.CodexRollouts).
+func (d *Door) Evidence(ctx context.Context, nonces []string) (live.Evidence, error) {
 	if d.Record == nil {
+		ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
+		defer cancel()
 		if c, err := d.open(ctx); err == nil {
 			c.Close()
 		}
 	}
 	if d.Record == nil {
-		return Evidence{}, nil
+		return live.Evidence{}, nil
 	}
 	return d.Record.Evidence(ctx, nonces)
 }
