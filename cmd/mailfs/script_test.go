@@ -148,7 +148,7 @@ func withoutInstalled(path string) string {
 	keep := dirs[:1]
 	for _, dir := range dirs[1:] {
 		installed := false
-		for _, helper := range []string{"mailfs-mcp", "mailfs-serve"} {
+		for _, helper := range []string{"mailfs-mcp", "mailfs-serve", "mailfs-codex"} {
 			if _, err := os.Stat(filepath.Join(dir, helper)); err == nil {
 				installed = true
 			}

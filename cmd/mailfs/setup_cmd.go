@@ -491,6 +491,11 @@ func printHelpers(a *app) (mcpErr error) {
 	} else {
 		fmt.Fprintf(a.out, "serve:     %s\n", serveBin)
 	}
+	if codexBin, err := helperBinary("mailfs-codex", "the Codex launcher"); err != nil {
+		fmt.Fprintf(a.out, "launcher:  mailfs-codex not found beside mailfs or on $PATH: \"mailfs live codex\" cannot start Codex (go install ./cmd/... from a clone)\n")
+	} else {
+		fmt.Fprintf(a.out, "launcher:  %s\n", codexBin)
+	}
 	return mcpErr
 }
 
