@@ -76,7 +76,7 @@ func readRollout(path string, nonces []string, ev Evidence) error {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
-	pending := map[string]bool{}
+	var record []entry
 	for sc.Scan() {
 		var rec struct {
 			Timestamp time.Time `json:"timestamp"`
@@ -92,28 +92,13 @@ func readRollout(path string, nonces []string, ev Evidence) error {
 		}
 		switch p := rec.Payload; {
 		case p.Type == "message" && p.Role == "user":
-			text := string(p.Content)
-			for _, n := range nonces {
-				if strings.Contains(text, hook.RingMark(n)) {
-					pending[n] = true
-				}
-			}
+			record = keepEntry(record, entry{Marks: hook.RingMarks(string(p.Content)), At: rec.Timestamp})
 		case p.Role == "assistant" || p.Type != "message" && !strings.HasSuffix(p.Type, "_output"):
 			// the model's output: a message, a tool call, reasoning (not
 			// a tool's output, nor context Codex adds)
-			for n := range pending {
-				if at, ok := ev.Seen[n]; !ok || rec.Timestamp.Before(at) {
-					ev.Seen[n] = rec.Timestamp
-				}
-				delete(ev.Queued, n)
-			}
-			clear(pending)
+			record = keepEntry(record, entry{Answer: true, At: rec.Timestamp})
 		}
 	}
-	for n := range pending {
-		if _, ok := ev.Seen[n]; !ok {
-			ev.Queued[n] = true
-		}
-	}
+	ev.merge(answered(record, nonces))
 	return sc.Err()
 }

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/mailfs/mailfs/hook"
@@ -81,30 +80,15 @@ func readGeminiChat(path string, nonces []string, ev Evidence) error {
 			msgs = append(msgs, rec.geminiMessage)
 		}
 	}
-	pending := map[string]bool{}
+	var record []entry
 	for _, m := range msgs {
 		switch m.Type {
 		case "user":
-			text := string(m.Content)
-			for _, n := range nonces {
-				if strings.Contains(text, hook.RingMark(n)) {
-					pending[n] = true
-				}
-			}
+			record = keepEntry(record, entry{Marks: hook.RingMarks(string(m.Content)), At: m.Timestamp})
 		case "gemini":
-			for n := range pending {
-				if at, ok := ev.Seen[n]; !ok || m.Timestamp.Before(at) {
-					ev.Seen[n] = m.Timestamp
-				}
-				delete(ev.Queued, n)
-			}
-			clear(pending)
+			record = keepEntry(record, entry{Answer: true, At: m.Timestamp})
 		}
 	}
-	for n := range pending {
-		if _, ok := ev.Seen[n]; !ok {
-			ev.Queued[n] = true
-		}
-	}
+	ev.merge(answered(record, nonces))
 	return sc.Err()
 }

@@ -229,6 +229,22 @@ func answered(record []entry, nonces []string) Evidence {
 	return ev
 }
 
+// merge adds to ev what another record of the session showed: an answer
+// in any record wins, at its earliest; queued only where none answered.
+func (ev Evidence) merge(got Evidence) {
+	for n, at := range got.Seen {
+		if was, ok := ev.Seen[n]; !ok || at.Before(was) {
+			ev.Seen[n] = at
+		}
+		delete(ev.Queued, n)
+	}
+	for n := range got.Queued {
+		if _, ok := ev.Seen[n]; !ok {
+			ev.Queued[n] = true
+		}
+	}
+}
+
 // keepEntry appends e to a record kept for the evidence rule, leaving out
 // what cannot change its verdict: entries with no mark and no answer, and
 // an answer right after an answer.
