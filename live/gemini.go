@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/mailfs/mailfs/agentrt"
 	"github.com/mailfs/mailfs/hook"
 )
 
@@ -85,7 +86,7 @@ func readGeminiChat(path string, nonces []string, ev Evidence) error {
 		switch m.Type {
 		case "user":
 			record = keepEntry(record, entry{Marks: hook.RingMarks(string(m.Content)), At: m.Timestamp})
-		case "gemini":
+		case string(agentrt.Gemini): // the model's messages carry the runtime's name
 			record = keepEntry(record, entry{Answer: true, At: m.Timestamp})
 		}
 	}

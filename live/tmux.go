@@ -92,7 +92,7 @@ func FindTmux(tmux, socket, pane string) (*TmuxDoor, error) {
 // CODEX_HOME), or nil for a runtime that keeps none mailfs reads.
 func RecordOf(rt string, getenv func(string) string, since time.Time) Confirmer {
 	switch rt {
-	case "gemini":
+	case string(agentrt.Gemini):
 		home := getenv("GEMINI_CLI_HOME")
 		if home == "" {
 			home = getenv("HOME")
@@ -101,7 +101,7 @@ func RecordOf(rt string, getenv func(string) string, since time.Time) Confirmer 
 			return nil
 		}
 		return &GeminiChats{Dir: filepath.Join(home, ".gemini", "tmp"), Since: since}
-	case "codex":
+	case string(agentrt.Codex):
 		home := getenv("CODEX_HOME")
 		if home == "" && getenv("HOME") != "" {
 			home = filepath.Join(getenv("HOME"), ".codex")
@@ -155,14 +155,14 @@ func DetectRuntime(pid int) (string, func(string) string) {
 		args := strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")
 		for _, a := range args[:min(len(args), 3)] { // node gemini.js, codex --flags
 			switch base := filepath.Base(a); {
-			case base == "codex" || strings.Contains(a, "/@openai/codex"):
-				return "codex", environOf(p)
-			case base == "gemini" || strings.Contains(a, "/@google/gemini-cli"):
-				return "gemini", environOf(p)
-			case base == "qwen" || strings.Contains(a, "/@qwen-code/qwen-code"):
-				return "qwen", environOf(p)
-			case base == "claude" || strings.Contains(a, "/@anthropic-ai/claude-code"):
-				return "claude", environOf(p)
+			case base == string(agentrt.Codex) || strings.Contains(a, "/@openai/codex"):
+				return string(agentrt.Codex), environOf(p)
+			case base == string(agentrt.Gemini) || strings.Contains(a, "/@google/gemini-cli"):
+				return string(agentrt.Gemini), environOf(p)
+			case base == string(agentrt.Qwen) || strings.Contains(a, "/@qwen-code/qwen-code"):
+				return string(agentrt.Qwen), environOf(p)
+			case base == string(agentrt.Claude) || strings.Contains(a, "/@anthropic-ai/claude-code"):
+				return string(agentrt.Claude), environOf(p)
 			}
 		}
 	}
@@ -514,27 +514,34 @@ type Prompt struct {
 	Settle time.Duration
 }
 
+// TmuxRuntimes are the runtimes whose prompts [PromptOf] knows, and
+// Plain, a program it does not know: what "mailfs live tmux --runtime"
+// takes.
+func TmuxRuntimes() []agentrt.Runtime {
+	return []agentrt.Runtime{agentrt.Codex, agentrt.Gemini, agentrt.Qwen, agentrt.Claude, agentrt.Plain}
+}
+
 // PromptOf returns the Prompt of runtime rt (codex, gemini, qwen, claude), or
 // PlainPrompt and false for one it does not know.
 func PromptOf(rt string) (Prompt, bool) {
 	switch rt {
-	case "codex":
+	case string(agentrt.Codex):
 		// Codex 0.171: "› " at column 0, rows after it indented by two;
 		// a blank row, then its status line (model · directory).
 		return Prompt{Runtime: rt, Marks: []string{"› "}, Indent: "  ",
 			Placeholders: []string{"Ask Codex to do anything", "Ask a follow-up question"}}, true
-	case "gemini":
+	case string(agentrt.Gemini):
 		// Gemini CLI 0.61: " > " (" * " in YOLO mode, " ! " in shell mode)
 		// under a rule and the approval mode's line, rows after it
 		// indented by three; a blank row, then its footer (workspace,
 		// sandbox, model).
 		return Prompt{Runtime: rt, Marks: []string{" > ", " * "}, Modes: map[string]string{" ! ": "shell mode"}, Indent: "   ",
 			Placeholders: []string{"Type your message or @path/to/file"}, Settle: 250 * time.Millisecond}, true
-	case "claude":
+	case string(agentrt.Claude):
 		// Claude Code 2.1: "❯" and a no-break space at column 0 between
 		// two rules, rows after it indented by two, no placeholder.
 		return Prompt{Runtime: rt, Marks: []string{"❯\u00a0", "❯ "}, Indent: "  "}, true
-	case "qwen":
+	case string(agentrt.Qwen):
 		// Qwen Code 0.24: "> " at column 0 between two rules, rows after
 		// it indented by two; under the lower rule its status lines.
 		return Prompt{Runtime: rt, Marks: []string{"> "}, Indent: "  ",

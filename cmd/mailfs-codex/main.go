@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mailfs/mailfs/agentrt"
 	"github.com/mailfs/mailfs/cmd/internal/town"
 	"github.com/mailfs/mailfs/hook"
 	"github.com/mailfs/mailfs/internal/buildinfo"
@@ -51,7 +52,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root := fs.String("root", "", "the mailfs root, the .chipset directory (default $MAILFS_ROOT, else the nearest .chipset)")
 	host := fs.String("host", "", "this host's name in a town on several machines (default $MAILFS_HOST, else the root's runtime/host)")
 	every := fs.Duration("every", 30*time.Second, "the least time between two doorbells for normal and low mail")
-	codex := fs.String("codex", "codex", "the codex command")
+	codex := fs.String(string(agentrt.Codex), string(agentrt.Codex), "the codex command")
 	if done, code := buildinfo.ParseFlags(fs, args, stdout); done {
 		return code
 	}

@@ -9,8 +9,10 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/mailfs/mailfs/agentrt"
 	"github.com/mailfs/mailfs/cmd/internal/grammar"
 	"github.com/mailfs/mailfs/cmd/internal/hookcmd"
+	"github.com/mailfs/mailfs/live"
 )
 
 // isBrief reports whether args run a command that finishes in moments
@@ -49,7 +51,7 @@ func parse(c *cli, args []string, trap *exitTrap, io stdio) (call *grammar.Call,
 			completeFromModel(parser)
 		}
 		kctx, err = parser.Parse(args)
-		if err != nil && !call.Full() { // said as the whole grammar says it
+		if !call.Full() && (err != nil || !call.Valid(kctx)) { // said as the whole grammar says it
 			call = grammar.Whole(c)
 			kctx, err = newParser(call, args, trap, io).Parse(args)
 		}
@@ -63,6 +65,12 @@ func grammarVars() kong.Vars {
 	vars := hookcmd.Vars()
 	vars["setupTargets"] = setupTargets()
 	vars["setupRuntimes"] = runtimeNames()
+	var tmux []string
+	for _, rt := range live.TmuxRuntimes() {
+		tmux = append(tmux, string(rt))
+	}
+	vars["tmuxRuntimes"] = strings.Join(tmux, ",")
+	vars["codexCommand"] = string(agentrt.Codex) // the runtime's command is named as it is
 	return vars
 }
 

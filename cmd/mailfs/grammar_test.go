@@ -217,4 +217,9 @@ func TestManPageIsCurrent(t *testing.T) {
 	if body(file) != body(out.Bytes()) {
 		t.Fatal("docs/mailfs.1 is not the man page of this code: go test ./cmd/mailfs -run TestManPageIsCurrent -update")
 	}
+	// Help text goes through roff's formatting: a "%" it took for a verb
+	// shows as "%!v(MISSING)" and the like.
+	if i := bytes.Index(out.Bytes(), []byte("%!")); i >= 0 {
+		t.Errorf("the man page holds a formatting error: %q", out.Bytes()[max(0, i-40):min(out.Len(), i+40)])
+	}
 }

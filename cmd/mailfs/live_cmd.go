@@ -269,7 +269,7 @@ type liveTmuxCmd struct {
 	liveFlags
 	Pane    string `required:"" placeholder:"PANE" help:"The tmux pane the agent runs in (%3, session:window.pane)."`
 	Socket  string `type:"path" placeholder:"PATH" help:"The tmux server's socket (tmux -S); default: the server $TMUX names, else tmux's default."`
-	Runtime string `enum:",codex,gemini,qwen,claude,plain" default:"" placeholder:"NAME" help:"The runtime in the pane (codex, gemini, qwen, claude, plain); default: the one found running in it."`
+	Runtime string `enum:",${tmuxRuntimes}" default:"" placeholder:"NAME" help:"The runtime in the pane (codex, gemini, qwen, claude, plain); default: the one found running in it."`
 }
 
 func (c *liveTmuxCmd) Help() string {

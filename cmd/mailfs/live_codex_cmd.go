@@ -4,7 +4,7 @@ import "github.com/mailfs/mailfs/maildir"
 
 type liveCodexCmd struct {
 	liveFlags
-	Codex string   `default:"codex" placeholder:"CMD" help:"The codex command."`
+	Codex string   `default:"${codexCommand}" placeholder:"CMD" help:"The codex command."`
 	Args  []string `arg:"" optional:"" passthrough:"" placeholder:"-- CODEX_ARGS" help:"Arguments for Codex's TUI, after --."`
 }
 

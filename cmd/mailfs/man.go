@@ -73,7 +73,10 @@ func addManCommand(page *mango.ManPage, node *kong.Node, parent *mango.Command) 
 		if flag.Short != 0 {
 			short = string(flag.Short)
 		}
-		item.AddFlag(mango.Flag{Name: strings.TrimPrefix(flag.Summary(), "--"), Short: short, Usage: flag.Help, PFlag: true})
+		// roff writes a flag's usage as a format (Document.Text's writef):
+		// a "%" in it ("%3", a tmux pane) would print as "%!,(MISSING)".
+		usage := strings.ReplaceAll(flag.Help, "%", "%%")
+		item.AddFlag(mango.Flag{Name: strings.TrimPrefix(flag.Summary(), "--"), Short: short, Usage: usage, PFlag: true})
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mailfs/mailfs/agentrt"
 	"github.com/mailfs/mailfs/live"
 )
 
@@ -48,7 +49,7 @@ const serverStart = 30 * time.Second
 func Run(ctx context.Context, l Launch) error {
 	codex := l.Codex
 	if codex == "" {
-		codex = "codex"
+		codex = string(agentrt.Codex) // the runtime's command is named as it is
 	}
 	dir, err := os.MkdirTemp("", "mailfs-codex-")
 	if err != nil {

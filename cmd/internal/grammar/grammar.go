@@ -130,6 +130,38 @@ func (c *Call) Vars(vars kong.Vars) kong.Vars {
 	return used
 }
 
+// Valid reports whether the values a bare grammar parsed pass the
+// Validate methods kong would have called on the full grammar's commands
+// (a bare copy has no methods, so kong called none): for each command on
+// the path, Validate() error or Validate(*kong.Context) error, as kong
+// has them. A call that is not Valid is parsed again with the whole
+// grammar, where kong validates and says why as it always does. It is
+// true for a call that was not bare.
+func (c *Call) Valid(kctx *kong.Context) bool {
+	if !c.bare {
+		return true
+	}
+	c.counterparts = map[place]reflect.Value{}
+	c.copy(c.full.Elem(), c.small.Elem())
+	for node := kctx.Selected(); node != nil; node = node.Parent {
+		v, ok := c.counterparts[placeOf(node.Target)]
+		if !ok {
+			return false
+		}
+		switch x := v.Addr().Interface().(type) {
+		case interface{ Validate() error }:
+			if x.Validate() != nil {
+				return false
+			}
+		case interface{ Validate(*kong.Context) error }:
+			if x.Validate(kctx) != nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // Run runs the command kctx (from kong parsing c.Grammar()) selected, as
 // kctx.Run(arg) does: the Run(A) error method of the selected command and
 // of each command above it that has one, the innermost first. A bare

@@ -207,3 +207,48 @@ func helpsOf(n *kong.Node) []string {
 	}
 	return texts
 }
+
+// Validate is a check kong calls on the whole grammar's command before it
+// runs; a bare copy has no methods, so Valid makes the call.
+func (c *checkCmd) Validate() error {
+	if c.Agent == "invalid" {
+		return fmt.Errorf("bad agent %q", c.Agent)
+	}
+	return nil
+}
+
+// A value a command's Validate refuses is not Valid in the bare grammar
+// (which kong parsed without calling it), and the whole grammar refuses
+// it as kong does; what Validate passes is Valid.
+func TestValidCallsWhatKongWould(t *testing.T) {
+	for _, c := range []struct {
+		agent string
+		valid bool
+	}{{"toast", true}, {"invalid", false}} {
+		var p program
+		args := []string{"check-it", c.agent}
+		call := grammar.For(&p, args)
+		if call.Full() {
+			t.Fatal("check-it got the whole grammar: nothing to test")
+		}
+		k, err := kong.New(call.Grammar(), call.Vars(vars))
+		if err != nil {
+			t.Fatal(err)
+		}
+		kctx, err := k.Parse(args)
+		if err != nil {
+			t.Fatalf("%q: the bare grammar refused: %v", args, err)
+		}
+		if got := call.Valid(kctx); got != c.valid {
+			t.Errorf("%q: Valid %v, want %v", args, got, c.valid)
+		}
+		whole := grammar.Whole(&program{})
+		wk, err := kong.New(whole.Grammar(), whole.Vars(vars))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := wk.Parse(args); (err == nil) != c.valid {
+			t.Errorf("%q: the whole grammar said %v", args, err)
+		}
+	}
+}
