@@ -34,7 +34,7 @@ func (c *replyCmd) Run(a *app) error {
 			return usage("a key is what makes a retried reply the same reply: an id of the task, say", "--idempotency-key: %v", err)
 		}
 	}
-	body, err := c.body(a.in, len(c.Field) > 0)
+	body, err := c.body(a.ctx, a.in, len(c.Field) > 0)
 	if err != nil {
 		return err
 	}

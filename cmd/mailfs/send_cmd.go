@@ -105,7 +105,7 @@ func (c *sendCmd) Run(a *app) error {
 	if err := c.sendKeys.check(c.Key != nil); err != nil {
 		return err
 	}
-	body, err := c.body(a.in, len(c.Field) > 0)
+	body, err := c.body(a.ctx, a.in, len(c.Field) > 0)
 	if err != nil {
 		return err
 	}
