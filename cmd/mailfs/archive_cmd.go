@@ -190,7 +190,18 @@ func (c *restoreCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	return eachMoved(a, s.Restore, ts)
+	// An id restore cannot find is looked for in the archive: say how to
+	// list those, not the mailbox's ids.
+	restore := func(box maildir.Address, ids []string) ([]error, error) {
+		errs, err := s.Restore(box, ids)
+		for i, e := range errs {
+			if errors.Is(e, maildir.ErrNotFound) {
+				errs[i] = withHint(e, fmt.Sprintf("%q lists the archived ids", "mailfs inbox "+box.String()+" --archived"))
+			}
+		}
+		return errs, err
+	}
+	return eachMoved(a, restore, ts)
 }
 
 // eachMoved runs an Archive or Restore for the targets, one call per
