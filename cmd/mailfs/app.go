@@ -20,6 +20,7 @@ import (
 
 	"github.com/mailfs/mailfs/cmd/internal/hookcmd"
 	"github.com/mailfs/mailfs/cmd/internal/town"
+	"github.com/mailfs/mailfs/escalation"
 	"github.com/mailfs/mailfs/gitsync"
 	"github.com/mailfs/mailfs/internal/buildinfo"
 	"github.com/mailfs/mailfs/maildir"
@@ -485,6 +486,8 @@ func hintFor(err error) string {
 		return "agent ids are 1-64 characters of a-z 0-9 . _ - (rig/role is stored as rig.role)"
 	case errors.Is(err, maildir.ErrInvalidName):
 		return "group, queue and channel names are 1-64 characters of a-z 0-9 . _ -"
+	case errors.Is(err, escalation.ErrNotFound):
+		return `"mailfs escalate list" lists the open and acknowledged escalations with their ids`
 	case errors.Is(err, maildir.ErrAmbiguous):
 		return "give more of the id"
 	case errors.Is(err, maildir.ErrNotFound):
