@@ -486,6 +486,8 @@ func hintFor(err error) string {
 		return "agent ids are 1-64 characters of a-z 0-9 . _ - (rig/role is stored as rig.role)"
 	case errors.Is(err, maildir.ErrInvalidName):
 		return "group, queue and channel names are 1-64 characters of a-z 0-9 . _ -"
+	case errors.Is(err, maildir.ErrNotMessage):
+		return "mailfs never reads or changes it (mailfs fsck lists such files): a person looks at it and removes it with rm"
 	case errors.Is(err, escalation.ErrNotFound):
 		return `"mailfs escalate list" lists the open and acknowledged escalations with their ids`
 	case errors.Is(err, maildir.ErrAmbiguous):
