@@ -29,6 +29,11 @@ a timeout) deliver once, as it does for send; keys are shared with send.`
 }
 
 func (c *replyCmd) Run(a *app) error {
+	if c.Subject != "" {
+		if err := checkSubject(c.Subject); err != nil {
+			return err
+		}
+	}
 	if c.Key != nil {
 		if err := maildir.CheckKey(*c.Key); err != nil {
 			return usage("a key is what makes a retried reply the same reply: an id of the task, say", "--idempotency-key: %v", err)
