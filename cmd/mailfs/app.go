@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"reflect"
 	"regexp"
 	"slices"
@@ -493,7 +494,7 @@ func hintFor(err error) string {
 	case errors.Is(err, maildir.ErrAmbiguous):
 		return "give more of the id"
 	case errors.Is(err, maildir.ErrNotFound):
-		return `"mailfs inbox AGENT --all" lists the ids in a mailbox`
+		return notFoundHint(err)
 	case errors.Is(err, maildir.ErrAmbiguousAddress):
 		return "agent:NAME is the agent, @NAME the group, queue:NAME the queue, channel:NAME the channel"
 	case errors.Is(err, maildir.ErrNameTaken):
@@ -512,6 +513,21 @@ func hintFor(err error) string {
 		return "messages are limited to 1 MiB: put large content in a file and send its path"
 	}
 	return ""
+}
+
+// notFoundHint names the command that lists the ids of the folder an id
+// was looked for in ("find state/mail/toast/ID"), or of any mailbox.
+func notFoundHint(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Op == "find" {
+		dir := path.Dir(pe.Path)
+		for prefix, box := range map[string]string{maildir.MailDir + "/": "", maildir.QueueDir + "/": "queue:", maildir.ChannelDir + "/": "channel:"} {
+			if name, ok := strings.CutPrefix(dir, prefix); ok && name != "" && !strings.Contains(name, "/") {
+				return fmt.Sprintf("%q lists the ids there", "mailfs inbox "+box+name+" --all")
+			}
+		}
+	}
+	return `"mailfs inbox AGENT --all" lists the ids in a mailbox`
 }
 
 // usage reports a command-line error the way kong would, without printing
