@@ -53,6 +53,10 @@ func (c *archiveCmd) Run(a *app) error {
 			}
 			if s.Exists(b) {
 				sweepOne = c.Args[0] // an existing mailbox: sweep it
+			} else if _, err := s.Find(c.Args[0]); errors.Is(err, maildir.ErrNotFound) {
+				// Neither a mailbox nor an id: most likely a mailbox
+				// misspelt, or not made yet, meant to be swept.
+				return withHint(fmt.Errorf("%w: no mailbox %q to sweep (nor a message with that id)", maildir.ErrNotFound, c.Args[0]), `"mailfs agents" lists the mailboxes`)
 			}
 		}
 	}
