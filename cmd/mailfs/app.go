@@ -542,7 +542,15 @@ func (a *app) usage(err error) int {
 
 // usageIn reports a usage error in the command kctx parsed (nil: none).
 func (a *app) usageIn(err error, kctx *kong.Context) int {
-	fmt.Fprintf(a.err, "mailfs: error: %s\n", err.Error())
+	msg := err.Error()
+	if kctx == nil || kctx.Command() == "" {
+		// "mailfs frob": kong says "unexpected argument frob"; before any
+		// command, it is a command this mailfs does not have.
+		if rest, ok := strings.CutPrefix(msg, "unexpected argument "); ok {
+			msg = "unknown command " + rest
+		}
+	}
+	fmt.Fprintf(a.err, "mailfs: error: %s\n", msg)
 	cmd := "mailfs"
 	if kctx != nil {
 		if p := kctx.Command(); p != "" {
