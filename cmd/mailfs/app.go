@@ -515,6 +515,11 @@ func hintFor(err error) string {
 	return ""
 }
 
+// negativeValue matches kong's error for a flag given a negative number.
+var negativeValue = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(--[a-z0-9-]+): expected (duration|int|uint) value but got "(-[^"]*)" \(short flag\); perhaps try `)
+})
+
 // notFoundHint names the command that lists the ids of the folder an id
 // was looked for in ("find state/mail/toast/ID"), or of any mailbox.
 func notFoundHint(err error) string {
@@ -549,6 +554,16 @@ func (a *app) usageIn(err error, kctx *kong.Context) int {
 		if rest, ok := strings.CutPrefix(msg, "unexpected argument "); ok {
 			msg = "unknown command " + rest
 		}
+	}
+	if m := negativeValue().FindStringSubmatch(msg); m != nil {
+		// kong reads "--timeout -1s" as a flag without its value and
+		// suggests --timeout="-1s", which is refused in turn: say what
+		// is wrong with the value instead.
+		want := "a number, 0 or more"
+		if m[2] == "duration" {
+			want = "a duration such as 30s or 10m"
+		}
+		msg = fmt.Sprintf("%s: %q is negative: give %s", m[1], m[3], want)
 	}
 	fmt.Fprintf(a.err, "mailfs: error: %s\n", msg)
 	cmd := "mailfs"
