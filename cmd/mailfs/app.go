@@ -555,6 +555,9 @@ func (a *app) usageIn(err error, kctx *kong.Context) int {
 			msg = "unknown command " + rest
 		}
 	}
+	// An optional enum flag lists its unset value "" among the choices:
+	// it is not one a person can give.
+	msg = strings.Replace(msg, `must be one of "",`, "must be one of ", 1)
 	if m := negativeValue().FindStringSubmatch(msg); m != nil {
 		// kong reads "--timeout -1s" as a flag without its value and
 		// suggests --timeout="-1s", which is refused in turn: say what
