@@ -14,7 +14,9 @@ in-flight temp files out of git) and <root>/format, the record of the
 on-disk format ("mailfs format 1"; a mailfs refuses to write to a root in a
 newer format than its own, and reads what it can: see docs/upgrading.md).
 Running it again changes nothing. Other commands create the root on their
-first write, so init is optional.`
+first write, so init is optional. Below a town (a .chipset in a folder
+above), the root is that town's, and init says so: "mailfs --root .chipset
+init" makes a new town in the working directory.`
 }
 
 func (c *initCmd) Run(a *app) error {
