@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -484,6 +485,11 @@ func hintFor(err error) string {
 	case errors.Is(err, maildir.ErrDamagedFormat):
 		return "mailfs fsck --repair rewrites it, or says what to decide"
 	case errors.Is(err, maildir.ErrInvalidAddress):
+		if env := os.Getenv("MAILFS_AGENT"); env != "" && strings.Contains(err.Error(), strconv.Quote(env)) {
+			// Most likely the name came from the variable, not the
+			// command line: say where to fix it.
+			return "the name may come from $MAILFS_AGENT: set it to an agent id, 1-64 characters of a-z 0-9 . _ - (rig/role is stored as rig.role)"
+		}
 		return "agent ids are 1-64 characters of a-z 0-9 . _ - (rig/role is stored as rig.role)"
 	case errors.Is(err, maildir.ErrInvalidName):
 		return "group, queue and channel names are 1-64 characters of a-z 0-9 . _ -"
