@@ -35,6 +35,8 @@ func (f *bodyFlags) body(ctx context.Context, stdin io.Reader, optional bool) (s
 		return f.Message[0], nil
 	case f.Message != nil:
 		r = stdin
+	case f.BodyFile == "-":
+		return "", usage("-m - reads the body from standard input; a file named - is ./-", "--body-file -: standard input is -m -")
 	default:
 		file, err := os.Open(f.BodyFile)
 		if err != nil {
@@ -47,6 +49,9 @@ func (f *bodyFlags) body(ctx context.Context, stdin io.Reader, optional bool) (s
 	// body past what is left cannot be sent, so reading stops there.
 	limit := maildir.MaxSize - maildir.EditRoom
 	b, err := readAll(ctx, io.LimitReader(r, int64(limit)+1))
+	if err != nil && r != stdin && ctx.Err() == nil {
+		return "", fmt.Errorf("--body-file: %w", err)
+	}
 	if err != nil {
 		return "", err
 	}
