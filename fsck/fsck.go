@@ -289,6 +289,10 @@ func (c *checker) walk() {
 				c.dotFile(parent, name)
 			case kind.kind == maildir.KindChannel && strings.HasSuffix(name, ".json") && e.Type().IsRegular():
 				c.channelConfig(parent, name)
+			case !e.IsDir() && maildir.ValidAgent(name):
+				// A valid name, the wrong kind of file (a symbolic link is
+				// never followed out of the root): say which.
+				c.report(NotRegular, parent.Join(name), "not a folder: "+maildir.TypeName(e.Type()))
 			case !e.IsDir() || !maildir.ValidAgent(name):
 				c.report(NotRegular, parent.Join(name), "not a folder named by an agent, queue or channel id")
 			default:

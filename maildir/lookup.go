@@ -193,6 +193,8 @@ func TypeName(m fs.FileMode) string {
 		return "a device"
 	case m.IsDir():
 		return "a directory"
+	case m.IsRegular():
+		return "a regular file"
 	}
 	return "not a regular file"
 }

@@ -210,6 +210,10 @@ func (s *Store) Agents() ([]string, error) {
 		case strings.HasPrefix(name, "."):
 		case e.IsDir() && ValidAgent(name):
 			agents = append(agents, name)
+		case !e.IsDir() && ValidAgent(name):
+			// A valid name, the wrong kind of file: say which (a
+			// symbolic link is never followed out of the root).
+			s.warn(d.Join(name), fmt.Errorf("not a mailbox: it is %s, and a mailbox is a directory", TypeName(e.Type())))
 		default:
 			s.warn(d.Join(name), errors.New("not a mailbox (a mailbox is a directory named by an agent id)"))
 		}

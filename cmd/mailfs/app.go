@@ -8,9 +8,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +23,7 @@ import (
 	"github.com/mailfs/mailfs/cmd/internal/grammar"
 	"github.com/mailfs/mailfs/cmd/internal/hookcmd"
 	"github.com/mailfs/mailfs/cmd/internal/town"
+	"github.com/mailfs/mailfs/escalation"
 	"github.com/mailfs/mailfs/gitsync"
 	"github.com/mailfs/mailfs/internal/buildinfo"
 	"github.com/mailfs/mailfs/maildir"
@@ -483,13 +486,22 @@ func hintFor(err error) string {
 	case errors.Is(err, maildir.ErrDamagedFormat):
 		return "mailfs fsck --repair rewrites it, or says what to decide"
 	case errors.Is(err, maildir.ErrInvalidAddress):
+		if env := os.Getenv("MAILFS_AGENT"); env != "" && strings.Contains(err.Error(), strconv.Quote(env)) {
+			// Most likely the name came from the variable, not the
+			// command line: say where to fix it.
+			return "the name may come from $MAILFS_AGENT: set it to an agent id, 1-64 characters of a-z 0-9 . _ - (rig/role is stored as rig.role)"
+		}
 		return "agent ids are 1-64 characters of a-z 0-9 . _ - (rig/role is stored as rig.role)"
 	case errors.Is(err, maildir.ErrInvalidName):
 		return "group, queue and channel names are 1-64 characters of a-z 0-9 . _ -"
+	case errors.Is(err, maildir.ErrNotMessage):
+		return "mailfs never reads or changes it (mailfs fsck lists such files): a person looks at it and removes it with rm"
+	case errors.Is(err, escalation.ErrNotFound):
+		return `"mailfs escalate list" lists the open and acknowledged escalations with their ids`
 	case errors.Is(err, maildir.ErrAmbiguous):
 		return "give more of the id"
 	case errors.Is(err, maildir.ErrNotFound):
-		return `"mailfs inbox AGENT --all" lists the ids in a mailbox`
+		return notFoundHint(err)
 	case errors.Is(err, maildir.ErrAmbiguousAddress):
 		return "agent:NAME is the agent, @NAME the group, queue:NAME the queue, channel:NAME the channel"
 	case errors.Is(err, maildir.ErrNameTaken):
@@ -510,6 +522,26 @@ func hintFor(err error) string {
 	return ""
 }
 
+// negativeValue matches kong's error for a flag given a negative number.
+var negativeValue = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(--[a-z0-9-]+): expected (duration|int|uint) value but got "(-[^"]*)" \(short flag\); perhaps try `)
+})
+
+// notFoundHint names the command that lists the ids of the folder an id
+// was looked for in ("find state/mail/toast/ID"), or of any mailbox.
+func notFoundHint(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Op == "find" {
+		dir := path.Dir(pe.Path)
+		for prefix, box := range map[string]string{maildir.MailDir + "/": "", maildir.QueueDir + "/": "queue:", maildir.ChannelDir + "/": "channel:"} {
+			if name, ok := strings.CutPrefix(dir, prefix); ok && name != "" && !strings.Contains(name, "/") {
+				return fmt.Sprintf("%q lists the ids there", "mailfs inbox "+box+name+" --all")
+			}
+		}
+	}
+	return `"mailfs inbox AGENT --all" lists the ids in a mailbox`
+}
+
 // usage reports a command-line error the way kong would, without printing
 // usage on stdout.
 func (a *app) usage(err error) int {
@@ -522,7 +554,28 @@ func (a *app) usage(err error) int {
 
 // usageIn reports a usage error in the command kctx parsed (nil: none).
 func (a *app) usageIn(err error, kctx *kong.Context) int {
-	fmt.Fprintf(a.err, "mailfs: error: %s\n", err.Error())
+	msg := err.Error()
+	if kctx == nil || kctx.Command() == "" {
+		// "mailfs frob": kong says "unexpected argument frob"; before any
+		// command, it is a command this mailfs does not have.
+		if rest, ok := strings.CutPrefix(msg, "unexpected argument "); ok {
+			msg = "unknown command " + rest
+		}
+	}
+	// An optional enum flag lists its unset value "" among the choices:
+	// it is not one a person can give.
+	msg = strings.Replace(msg, `must be one of "",`, "must be one of ", 1)
+	if m := negativeValue().FindStringSubmatch(msg); m != nil {
+		// kong reads "--timeout -1s" as a flag without its value and
+		// suggests --timeout="-1s", which is refused in turn: say what
+		// is wrong with the value instead.
+		want := "a number, 0 or more"
+		if m[2] == "duration" {
+			want = "a duration such as 30s or 10m"
+		}
+		msg = fmt.Sprintf("%s: %q is negative: give %s", m[1], m[3], want)
+	}
+	fmt.Fprintf(a.err, "mailfs: error: %s\n", msg)
 	cmd := "mailfs"
 	if kctx != nil {
 		if p := kctx.Command(); p != "" {

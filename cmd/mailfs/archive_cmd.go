@@ -53,6 +53,10 @@ func (c *archiveCmd) Run(a *app) error {
 			}
 			if s.Exists(b) {
 				sweepOne = c.Args[0] // an existing mailbox: sweep it
+			} else if _, err := s.Find(c.Args[0]); errors.Is(err, maildir.ErrNotFound) {
+				// Neither a mailbox nor an id: most likely a mailbox
+				// misspelt, or not made yet, meant to be swept.
+				return withHint(fmt.Errorf("%w: no mailbox %q to sweep (nor a message with that id)", maildir.ErrNotFound, c.Args[0]), `"mailfs agents" lists the mailboxes`)
 			}
 		}
 	}
@@ -190,7 +194,18 @@ func (c *restoreCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	return eachMoved(a, s.Restore, ts)
+	// An id restore cannot find is looked for in the archive: say how to
+	// list those, not the mailbox's ids.
+	restore := func(box maildir.Address, ids []string) ([]error, error) {
+		errs, err := s.Restore(box, ids)
+		for i, e := range errs {
+			if errors.Is(e, maildir.ErrNotFound) {
+				errs[i] = withHint(e, fmt.Sprintf("%q lists the archived ids", "mailfs inbox "+box.String()+" --archived"))
+			}
+		}
+		return errs, err
+	}
+	return eachMoved(a, restore, ts)
 }
 
 // eachMoved runs an Archive or Restore for the targets, one call per

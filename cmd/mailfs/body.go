@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,8 +17,11 @@ type bodyFlags struct {
 }
 
 // body returns the body the flags name, reading at most one byte more than
-// a message may hold so that an oversized body fails fast.
-func (f *bodyFlags) body(stdin io.Reader, optional bool) (string, error) {
+// a message may hold so that an oversized body fails fast. A ^C or SIGTERM
+// (ctx ending) while it reads, or before, sends nothing: the command
+// returns ctx's error, exit 130, even if the body was read whole (a person
+// who forgot the pipe and typed at a terminal must be able to cancel).
+func (f *bodyFlags) body(ctx context.Context, stdin io.Reader, optional bool) (string, error) {
 	var r io.Reader
 	switch {
 	case len(f.Message) > 1:
@@ -31,10 +35,12 @@ func (f *bodyFlags) body(stdin io.Reader, optional bool) (string, error) {
 		return f.Message[0], nil
 	case f.Message != nil:
 		r = stdin
+	case f.BodyFile == "-":
+		return "", usage("-m - reads the body from standard input; a file named - is ./-", "--body-file -: standard input is -m -")
 	default:
 		file, err := os.Open(f.BodyFile)
 		if err != nil {
-			return "", err
+			return "", fmt.Errorf("--body-file: %w", err)
 		}
 		defer file.Close()
 		r = file
@@ -42,7 +48,10 @@ func (f *bodyFlags) body(stdin io.Reader, optional bool) (string, error) {
 	// A message file keeps EditRoom of MaxSize free for later edits: a
 	// body past what is left cannot be sent, so reading stops there.
 	limit := maildir.MaxSize - maildir.EditRoom
-	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	b, err := readAll(ctx, io.LimitReader(r, int64(limit)+1))
+	if err != nil && r != stdin && ctx.Err() == nil {
+		return "", fmt.Errorf("--body-file: %w", err)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -79,4 +88,28 @@ func mailbox(arg string) (maildir.Address, error) {
 		return maildir.Address{}, err
 	}
 	return maildir.ParseMailbox(arg)
+}
+
+// readAll reads r to its end unless ctx ends first. A read blocked on a
+// terminal or a pipe cannot be cut short, so it goes on in its goroutine
+// and its result is dropped: the process is about to exit.
+func readAll(ctx context.Context, r io.Reader) ([]byte, error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(r)
+		done <- result{b, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case res := <-done:
+		if err := ctx.Err(); err != nil {
+			return nil, err // the signal came as the read ended
+		}
+		return res.b, res.err
+	}
 }

@@ -141,6 +141,9 @@ func (d *demo) runAt(root, prefix string, want int, args ...string) string {
 	if code := run(d.a.ctx, append([]string{"--root", root}, args...), io); code != want {
 		d.a.err.Write(errs.Bytes())
 		d.err = fmt.Errorf("demo step %q exited with status %d, not %d", strings.Join(args, " "), code, want)
+		if err := d.a.ctx.Err(); err != nil {
+			d.err = err // ^C or SIGTERM: the tour was interrupted (130), not broken
+		}
 	} else if want != 0 {
 		d.a.out.Write(errs.Bytes())
 	}

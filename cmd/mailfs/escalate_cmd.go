@@ -39,7 +39,10 @@ func (c *escalateRaiseCmd) Run(a *app) error {
 	if c.From == "" {
 		return usage("pass --from AGENT, or set MAILFS_AGENT", "no sender given")
 	}
-	body, err := c.body(a.in, true)
+	if err := checkSubject(c.Subject); err != nil {
+		return err
+	}
+	body, err := c.body(a.ctx, a.in, true)
 	if err != nil {
 		return err
 	}

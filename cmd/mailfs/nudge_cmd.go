@@ -85,6 +85,17 @@ func (c *nudgeCmd) Run(a *app) error {
 			return withHint(fmt.Errorf("%w: %s is homed on host %s, and a nudge stays on the host that queues it (runtime/ is never synced): it would never reach %s", errNudgeAway, to.Name, home, to.Name),
 				fmt.Sprintf("send mail instead, which sync carries (mailfs send %s --nudge ...), or nudge on %s", to.Name, home))
 		}
+		// A nudge to a name the town has no mailbox for is queued (an
+		// agent may be nudged before its first mail), but a typo would
+		// wait unseen: say so, as send does, naming close matches.
+		if to.Kind == maildir.KindAgent && !a.store.Exists(to) {
+			agents, _ := a.store.Agents()
+			hint := ""
+			if similar := maildir.Similar(to.Name, agents); len(similar) > 0 {
+				hint = "; did you mean " + strings.Join(similar, " or ") + "?"
+			}
+			a.warn(fmt.Errorf("no agent has the mailbox %s: the nudge waits until an agent %s checks%s", to.Name, to.Name, hint))
+		}
 	}
 	_, err = q.Enqueue(c.Agent, nudgeq.Nudge{Sender: c.From, Message: msg, Priority: nudgeq.Priority(c.Priority)}, c.TTL)
 	return err

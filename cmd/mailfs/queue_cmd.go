@@ -272,6 +272,9 @@ func (c *reassignCmd) Run(a *app) error {
 	if c.ID && c.JSON {
 		return usage("", "--id and --json: choose one")
 	}
+	if c.To == "" { // not $MAILFS_AGENT's to give: say which flag
+		return usage("give --to the agent who takes the item over: --to nux", "--to is empty")
+	}
 	s, t, err := a.oneTarget(c.Args, "reassign")
 	if err != nil {
 		return err

@@ -29,12 +29,17 @@ a timeout) deliver once, as it does for send; keys are shared with send.`
 }
 
 func (c *replyCmd) Run(a *app) error {
+	if c.Subject != "" {
+		if err := checkSubject(c.Subject); err != nil {
+			return err
+		}
+	}
 	if c.Key != nil {
 		if err := maildir.CheckKey(*c.Key); err != nil {
 			return usage("a key is what makes a retried reply the same reply: an id of the task, say", "--idempotency-key: %v", err)
 		}
 	}
-	body, err := c.body(a.in, len(c.Field) > 0)
+	body, err := c.body(a.ctx, a.in, len(c.Field) > 0)
 	if err != nil {
 		return err
 	}

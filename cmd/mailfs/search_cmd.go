@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/mailfs/mailfs/maildir"
@@ -33,6 +34,16 @@ func (f *filterFlags) matcher(text string) (*maildir.Matcher, error) {
 	}
 	if flt == (maildir.Filter{Regexp: f.Regexp}) {
 		return nil, nil
+	}
+	if f.Regexp {
+		// A pattern that does not compile is a mistake on the command
+		// line (exit 80), named by where it was given.
+		for _, p := range []struct{ where, pat string }{{"the query", text}, {"--subject", f.Subject}, {"--body", f.Body}} {
+			if _, err := regexp.Compile(p.pat); err != nil {
+				return nil, usage(`--regexp takes Go's syntax (https://pkg.go.dev/regexp/syntax): escape ( [ { . * + ? with \, or drop --regexp to match the text literally`,
+					"--regexp: %s %q is not a regular expression: %v", p.where, p.pat, err)
+			}
+		}
 	}
 	return flt.Compile()
 }

@@ -17,6 +17,21 @@ import (
 // list shows whole.
 const maxSubject = 1000
 
+// checkSubject refuses, as a usage error (exit 80), a subject given on the
+// command line that is empty, of several lines, or over maxSubject: send,
+// reply -s and escalate share it.
+func checkSubject(subject string) error {
+	switch {
+	case strings.TrimSpace(subject) == "":
+		return usage("a subject is one line that says what the message is: -s 'MERGE_READY nux'", "the subject is empty")
+	case strings.ContainsAny(subject, "\r\n"):
+		return usage("a subject is one line: put the rest in the body (-m)", "the subject must be one line")
+	case len(subject) > maxSubject:
+		return usage("a subject is one line: put the rest in the body (-m)", "the subject is %d bytes; at most %d", len(subject), maxSubject)
+	}
+	return nil
+}
+
 type sendCmd struct {
 	To      []string `arg:"" name:"to" help:"Recipients: agents (toast, gastown/witness, agent:toast), groups (@name), work queues (queue:name), channels (channel:name)."`
 	Subject string   `short:"s" required:"" placeholder:"TEXT" help:"One-line subject, not empty, at most 1000 bytes. Protocol messages put their type first (MERGE_READY nux)."`
@@ -102,11 +117,8 @@ func (c *sendCmd) Run(a *app) error {
 	if c.From == "" {
 		return usage("pass --from AGENT, or set MAILFS_AGENT", "no sender given")
 	}
-	if strings.TrimSpace(c.Subject) == "" {
-		return usage("a subject is one line that says what the message is: -s 'MERGE_READY nux'", "the subject is empty")
-	}
-	if len(c.Subject) > maxSubject {
-		return usage("a subject is one line: put the rest in the body (-m)", "the subject is %d bytes; at most %d", len(c.Subject), maxSubject)
+	if err := checkSubject(c.Subject); err != nil {
+		return err
 	}
 	if c.Key != nil {
 		if err := maildir.CheckKey(*c.Key); err != nil {
@@ -116,7 +128,7 @@ func (c *sendCmd) Run(a *app) error {
 	if err := c.sendKeys.check(c.Key != nil); err != nil {
 		return err
 	}
-	body, err := c.body(a.in, len(c.Field) > 0)
+	body, err := c.body(a.ctx, a.in, len(c.Field) > 0)
 	if err != nil {
 		return err
 	}

@@ -106,7 +106,7 @@ func (c *handoffCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	body, err := c.body(a.in, false)
+	body, err := c.body(a.ctx, a.in, false)
 	if err != nil {
 		return err
 	}

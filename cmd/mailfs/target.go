@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/mailfs/mailfs/maildir"
@@ -38,7 +39,7 @@ func (a *app) targets(s *maildir.Store, args []string) ([]target, error) {
 		}
 	}
 	out := make([]target, 0, len(args))
-	for _, id := range args {
+	for i, id := range args {
 		if me != nil {
 			if _, err := s.Get(*me, id); err == nil || errors.Is(err, maildir.ErrAmbiguous) {
 				out = append(out, target{*me, id})
@@ -46,6 +47,19 @@ func (a *app) targets(s *maildir.Store, args []string) ([]target, error) {
 			}
 		}
 		m, err := s.Find(id)
+		if i == 0 && errors.Is(err, maildir.ErrNotFound) {
+			if b, perr := maildir.ParseMailbox(id); perr == nil {
+				switch {
+				case len(args) == 1 && s.Exists(b):
+					// "delete toast": the mailbox alone, no id.
+					return nil, usage(fmt.Sprintf(`name the message too: %s ID (%q lists the ids)`, b, "mailfs inbox "+b.String()+" --all"), "no message id given: %s is a mailbox", b)
+				case len(args) >= 2:
+					// "read tost ID": a name that is neither a mailbox
+					// nor an id was most likely meant as the mailbox.
+					return nil, withHint(fmt.Errorf("%w: no mailbox %q (nor a message with that id)", maildir.ErrNotFound, id), `"mailfs agents" lists the mailboxes`)
+				}
+			}
+		}
 		if err != nil {
 			return nil, err
 		}

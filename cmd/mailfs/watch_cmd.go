@@ -109,7 +109,8 @@ type waitCmd struct {
 func (c *waitCmd) Help() string {
 	return `Returns at once, printing the agent's unread messages as inbox does, if it
 has any; otherwise blocks until some arrive. Exit status 0 when mail is
-there, 124 on timeout, 2 on error, so a shell loop can be written:
+there, 124 on timeout, 130 when interrupted (^C, SIGTERM), 2 on error,
+so a shell loop can be written:
 
   while mailfs wait me --timeout 10m; do ...; done`
 }
@@ -171,8 +172,10 @@ func (c *waitCmd) Run(a *app) error {
 		}
 	}
 	if !ok {
-		if a.ctx.Err() != nil {
-			return nil // interrupted
+		if err := a.ctx.Err(); err != nil {
+			// Interrupted (^C, SIGTERM) with no mail: exit 130, never 0,
+			// which a "while mailfs wait" loop reads as mail there.
+			return err
 		}
 		return &exitStatus{code: exitTimeout, msg: fmt.Sprintf("timeout: no unread mail for %s within %v", agent, timeout)}
 	}
