@@ -71,7 +71,10 @@ func TestRealGeminiInTmux(t *testing.T) {
 		return string(out)
 	}
 	env := []string{"HOME=" + home, "GEMINI_API_KEY=test-key", "GOOGLE_GEMINI_BASE_URL=" + model.URL, "PATH=" + os.Getenv("PATH"), "TERM=xterm-256color"}
-	script := "cd " + proj + " && exec env " + strings.Join(quoteAll(env), " ") + " " + gemini + " 2>" + filepath.Join(base, "gemini.err")
+	// env -i: Gemini CLI turns non-interactive (it reads no terminal and
+	// exits) when it finds itself in CI ($CI, $CONTINUOUS_INTEGRATION,
+	// $CI_*), which the tmux server would pass on from a CI run.
+	script := "cd " + proj + " && exec env -i " + strings.Join(quoteAll(env), " ") + " " + gemini + " 2>" + filepath.Join(base, "gemini.err")
 	if out, err := exec.Command("tmux", "-S", sock, "new-session", "-d", "-x", "160", "-y", "50", "sh", "-c", script).CombinedOutput(); err != nil {
 		t.Fatalf("tmux: %v: %s", err, out)
 	}
