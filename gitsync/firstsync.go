@@ -272,7 +272,14 @@ func (s *Syncer) RestoreHeld(which []string) ([]string, error) {
 	defer f.close()
 	for _, p := range back {
 		for _, q := range []string{p, sibling(p)} {
-			if _, err := os.Lstat(filepath.Join(s.Store.Dir(), filepath.FromSlash(q))); err == nil {
+			d, err := f.dir(path.Dir(q), false) // through the root, as the move goes
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			if _, err := d.Lstat(path.Base(q)); err == nil {
 				return nil, fmt.Errorf("gitsync: %s is not put back: %w: %s is in the tree", p, fs.ErrExist, q)
 			} else if !errors.Is(err, fs.ErrNotExist) {
 				return nil, err
