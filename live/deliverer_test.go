@@ -413,14 +413,25 @@ func TestCloseStopsARunAndWaits(t *testing.T) {
 	if err := f.d.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// Close returns once Run's work has ended: its record and lock are
+	// gone at that moment, not some time later. (Run's caller, the
+	// goroutine below, may see its return value a moment after Close
+	// returns; that hand-off is not the deliverer's.)
+	left, err := os.ReadDir(filepath.Join(f.s.Dir(), live.Dir, "toast"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range left {
+		t.Errorf("Close returned with %s still there", e.Name())
+	}
 	select {
 	case err := <-f.done:
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("Run returned %v, want context.Canceled", err)
 		}
 		f.done <- err // for the cleanup
-	default:
-		t.Fatal("Close returned before Run did")
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after Close")
 	}
 	f.d.Close() // a second Close does nothing
 }
