@@ -34,7 +34,7 @@ type nudgeCmd struct {
 	Agent    string        `arg:"" help:"The agent to nudge."`
 	Message  string        `arg:"" help:"The text; \"-\" reads it from standard input."`
 	From     string        `env:"MAILFS_AGENT" placeholder:"AGENT" help:"The sender."`
-	Priority string        `default:"normal" enum:"normal,urgent" help:"normal or urgent: urgent nudges are shown first, flagged, and live longer."`
+	Priority priorityFlag  `default:"normal" enum:"normal,urgent" help:"normal or urgent (any case): urgent nudges are shown first, flagged, and live longer."`
 	TTL      time.Duration `placeholder:"D" help:"How long the nudge lives unseen (default 30m, or 2h when urgent)."`
 }
 

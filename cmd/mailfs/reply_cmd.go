@@ -10,14 +10,14 @@ type replyCmd struct {
 	Args    []string `arg:"" name:"agent-and-id" help:"[AGENT] ID: the mailbox holding the message, the one who replies (default $MAILFS_AGENT's, else the one that holds the id), and the message to answer."`
 	Subject string   `short:"s" placeholder:"TEXT" help:"The subject (default \"Re: \" and the original's)."`
 	bodyFlags
-	From     string   `placeholder:"AGENT" help:"Reply as this agent (default: the mailbox's)."`
-	Type     string   `placeholder:"TYPE" help:"A one-word type (default reply): merge_notification, completion_report, …"`
-	Priority string   `default:"normal" enum:"urgent,high,normal,low" help:"urgent, high, normal or low."`
-	CC       []string `sep:"," placeholder:"A,B" help:"Also deliver a copy to each of these."`
-	Field    []string `sep:"none" placeholder:"KEY=VALUE" help:"Put a \"Key: value\" line at the top of the body (repeatable), as protocol replies (MERGED, REWORK_REQUEST) do."`
-	Nudge    bool     `help:"Also nudge each recipient about the reply."`
-	JSON     bool     `help:"Print the reply as a JSON line instead of its id."`
-	Key      *string  `name:"idempotency-key" placeholder:"KEY" help:"Reply once: another reply or send with this key from the same sender within 24 hours delivers nothing, exits 0 and prints the first one's ids (also after a crash between the two). At most 128 bytes."`
+	From     string       `placeholder:"AGENT" help:"Reply as this agent (default: the mailbox's)."`
+	Type     string       `placeholder:"TYPE" help:"A one-word type (default reply): merge_notification, completion_report, …"`
+	Priority priorityFlag `default:"normal" enum:"urgent,high,normal,low" help:"urgent, high, normal or low (any case)."`
+	CC       []string     `sep:"," placeholder:"A,B" help:"Also deliver a copy to each of these."`
+	Field    []string     `sep:"none" placeholder:"KEY=VALUE" help:"Put a \"Key: value\" line at the top of the body (repeatable), as protocol replies (MERGED, REWORK_REQUEST) do."`
+	Nudge    bool         `help:"Also nudge each recipient about the reply."`
+	JSON     bool         `help:"Print the reply as a JSON line instead of its id."`
+	Key      *string      `name:"idempotency-key" placeholder:"KEY" help:"Reply once: another reply or send with this key from the same sender within 24 hours delivers nothing, exits 0 and prints the first one's ids (also after a crash between the two). At most 128 bytes."`
 }
 
 func (c *replyCmd) Help() string {

@@ -7,11 +7,26 @@ import (
 	"strings"
 	"time"
 
+	"github.com/alecthomas/kong"
 	"github.com/mailfs/mailfs/live"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/nudgeq"
 	"github.com/mailfs/mailfs/watch"
 )
+
+// priorityFlag is --priority: one of maildir's priorities, in any case, as
+// agent names are ("URGENT" is "urgent"); kong's enum check sees the folded
+// value.
+type priorityFlag string
+
+func (p *priorityFlag) Decode(ctx *kong.DecodeContext) error {
+	var s string
+	if err := ctx.Scan.PopValueInto("priority", &s); err != nil {
+		return err
+	}
+	*p = priorityFlag(strings.ToLower(s))
+	return nil
+}
 
 // maxSubject bounds a subject given to send: a subject is one line that a
 // list shows whole.
@@ -38,7 +53,7 @@ type sendCmd struct {
 	bodyFlags
 	From     string         `env:"MAILFS_AGENT" placeholder:"AGENT" help:"The sender."`
 	Type     string         `default:"message" help:"A one-word type: work_assignment, completion_report, merge_notification, health_escalation, coordination, reply, handoff, …"`
-	Priority string         `default:"normal" enum:"urgent,high,normal,low" help:"urgent, high, normal or low."`
+	Priority priorityFlag   `default:"normal" enum:"urgent,high,normal,low" help:"urgent, high, normal or low (any case)."`
 	CC       []string       `sep:"," placeholder:"A,B" help:"Also deliver a copy to each of these agents."`
 	Thread   string         `placeholder:"ID" help:"Continue this thread (default: start a new one)."`
 	ReplyTo  string         `name:"reply-to" placeholder:"ID" help:"The id of the message this answers."`
