@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -331,12 +332,23 @@ func (a *app) open() (*maildir.Store, error) {
 // root that was given (--root, $MAILFS_ROOT) but does not exist is read as
 // empty, with a warning, so that a mistyped path is not taken for a quiet
 // town.
-func (a *app) read() (*maildir.Store, error) {
+func (a *app) read() (*maildir.Store, error) { return a.readFrom(true) }
+
+// peek returns the store as read does, but says nothing when no root was
+// given and none is found: the calls a runtime makes every turn (hooks,
+// check) run in any folder, where no root is the ordinary case.
+func (a *app) peek() (*maildir.Store, error) { return a.readFrom(false) }
+
+func (a *app) readFrom(warnDiscovered bool) (*maildir.Store, error) {
 	s, err := a.open()
-	if err == nil && a.rootFlag != "" && !a.warnedRoot {
+	if err == nil && !a.warnedRoot {
 		if _, serr := os.Lstat(s.Dir()); errors.Is(serr, fs.ErrNotExist) {
 			a.warnedRoot = true
-			a.warn(fmt.Errorf("the root %s does not exist: nothing to read there (\"mailfs init\" creates it)", s.Dir()))
+			if a.rootFlag != "" {
+				a.warn(fmt.Errorf("the root %s does not exist: nothing to read there (\"mailfs init\" creates it)", s.Dir()))
+			} else if warnDiscovered {
+				a.warn(fmt.Errorf("no %s in %s or any folder above it: nothing to read here (a send creates it; --root or MAILFS_ROOT names another)", maildir.RootName, filepath.Dir(s.Dir())))
+			}
 		}
 	}
 	return s, err

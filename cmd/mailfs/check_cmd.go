@@ -46,7 +46,7 @@ func (c *checkCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	s, err := a.read()
+	s, err := a.peek()
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,7 @@ func (c *hookCmd) Run(a *app) error {
 func (a *app) hookEnv() *hookcmd.Env {
 	return &hookcmd.Env{Ctx: a.ctx, In: a.in, Out: a.out, Err: a.err,
 		Open: func() (*maildir.Store, *nudgeq.Queue, error) {
-			s, err := a.read()
+			s, err := a.peek()
 			if err != nil {
 				return nil, nil, err
 			}
