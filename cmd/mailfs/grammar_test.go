@@ -190,6 +190,23 @@ func TestManPage(t *testing.T) {
 			t.Errorf("the page lacks %q", want)
 		}
 	}
+	// Each entry's name is a tag of its own, its help below it; a table
+	// in the help is one block kept as typed, not a paragraph per line.
+	if m := regexp.MustCompile(`(?m)^\\fB(?:[^\\\n]|\\&)*\\fP\S.*$`).FindString(page); m != "" {
+		t.Errorf("an entry's name runs into its text: %.80q", m)
+	}
+	for _, entry := range []string{".TP\n\\fBagents [flags]\\fP\nList every mailbox", ".TP\n\\fBagent add <agent> \\&.\\&.\\&.\\fP\nRegister agents"} {
+		if !strings.Contains(page, entry) {
+			t.Errorf("the page lacks the entry %q", entry)
+		}
+	}
+	table := regexp.MustCompile(`\.nf\n  delivered  [^\n]*\n {13}input held the doorbell[^\n]*\n  submitted `)
+	if !table.MatchString(page) {
+		t.Error("send's table of receipts is not one block of lines")
+	}
+	if strings.Contains(page, ".PP\n.PP") {
+		t.Error("the page holds empty paragraphs")
+	}
 }
 
 // docs/mailfs.1 is the man page of the code as it is: regenerate it with

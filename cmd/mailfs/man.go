@@ -39,7 +39,7 @@ func (manFlag) BeforeApply(app *kong.Kong) error {
 		status[i] += "."
 	}
 	page = page.WithSection("Exit status", "The same for every command.\n"+strings.Join(status, "\n"))
-	fmt.Fprintln(app.Stdout, strings.TrimSuffix(manHeading(page.Build(roff.NewDocument()), buildinfo.Version()), "\n"))
+	fmt.Fprintln(app.Stdout, strings.TrimSuffix(manParagraphs(manHeading(page.Build(roff.NewDocument()), buildinfo.Version())), "\n"))
 	app.Exit(0)
 	return nil
 }
@@ -54,6 +54,13 @@ func addManCommand(page *mango.ManPage, node *kong.Node, parent *mango.Command) 
 		name = node.Name
 	}
 	item := mango.NewCommand(name, node.Help, reflow(node.Detail))
+	if parent != nil {
+		// mango writes a command's usage on its tag's line, as the rest of
+		// a synopsis: starting it on a line of its own makes the command's
+		// name the tag and its help the paragraph below it, summary first.
+		// (mango would then indent the summary again: it is said once.)
+		item = mango.NewCommand(name, "", "\n"+strings.TrimSpace(node.Help+"\n\n"+reflow(node.Detail)))
+	}
 	if parent == nil {
 		page.Root = *item
 		item = &page.Root
@@ -102,4 +109,62 @@ var thLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(
 func manHeading(page, version string) string {
 	version = strings.ReplaceAll(strings.Fields(version + " mailfs")[0], `"`, "")
 	return thLine().ReplaceAllString(page, `.TH MAILFS 1 "$1" "mailfs `+version+`" "mailfs manual"`)
+}
+
+// manParagraphs mends the paragraphs mango's roff writer makes: it starts
+// one (.PP) at every line it is given, and gives the first command or flag
+// of a list no tag of its own (.TP). Here every entry of a list is tagged;
+// in an entry, the help follows its name at once and each further
+// paragraph is an indented one (.IP), so the help stays under the name; a
+// run of indented lines (a table, an example) is one block kept as typed
+// (.nf), not a paragraph per line; empty paragraphs go.
+func manParagraphs(page string) string {
+	lines := strings.Split(page, "\n")
+	var out []string
+	inEntry := false // after an entry's tag, before the next request that ends it
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		prev := ""
+		if len(out) > 0 {
+			prev = out[len(out)-1]
+		}
+		switch {
+		case strings.HasPrefix(line, `\fB`) && strings.HasPrefix(prev, ".RS"):
+			out = append(out, ".TP") // the list's first entry
+			inEntry = true
+		case line == ".TP":
+			inEntry = true
+		case strings.HasPrefix(line, ".RS"), strings.HasPrefix(line, ".RE"), strings.HasPrefix(line, ".SH"):
+			inEntry = false
+		}
+		if line != ".PP" {
+			out = append(out, line)
+			continue
+		}
+		for i+1 < len(lines) && lines[i+1] == ".PP" {
+			i++ // an empty paragraph
+		}
+		para := ".PP"
+		switch {
+		case inEntry && strings.HasPrefix(prev, `\fB`) && len(out) > 1 && out[len(out)-2] == ".TP":
+			para = "" // the entry's first paragraph follows its tag
+		case inEntry:
+			para = ".IP"
+		}
+		if para != "" {
+			out = append(out, para)
+		}
+		if i+1 < len(lines) && strings.HasPrefix(lines[i+1], " ") {
+			out = append(out, ".nf")
+			for i+1 < len(lines) && strings.HasPrefix(lines[i+1], " ") {
+				out = append(out, lines[i+1])
+				i++
+				if i+2 < len(lines) && lines[i+1] == ".PP" && strings.HasPrefix(lines[i+2], " ") {
+					i++ // the next line of the same block
+				}
+			}
+			out = append(out, ".fi")
+		}
+	}
+	return strings.Join(out, "\n")
 }
