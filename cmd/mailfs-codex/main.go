@@ -20,13 +20,11 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/mailfs/mailfs/agentrt"
 	"github.com/mailfs/mailfs/cmd/internal/town"
-	"github.com/mailfs/mailfs/hook"
 	"github.com/mailfs/mailfs/internal/buildinfo"
 	"github.com/mailfs/mailfs/live"
 	"github.com/mailfs/mailfs/live/codexdoor"
@@ -88,17 +86,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	defer q.Close()
 	l := codexdoor.Launch{Codex: *codex, Args: rest, Stdin: stdin, Stdout: stdout, Stderr: stderr,
 		Deliver: func(ctx context.Context, door *codexdoor.Door) error {
-			if liveOff() {
+			if live.Off(os.Getenv) {
 				<-ctx.Done()
 				return nil
 			}
-			d := &live.Deliverer{Store: s, Nudges: q, Agent: agent, Door: door, Every: *every, Warn: func(error) {},
-				Hooks: &hook.Handler{Collector: hook.Collector{Store: s, Nudges: q}}}
-			err := d.Run(ctx)
-			if errors.Is(err, live.ErrRunning) || ctx.Err() != nil {
-				return nil // another deliverer serves the session; or stopped: a clean end
-			}
-			return err
+			return live.Serve(ctx, &live.Deliverer{Store: s, Nudges: q, Agent: agent, Door: door, Every: *every, Warn: func(error) {}})
 		}}
 	err = codexdoor.Run(ctx, l)
 	var ee *exec.ExitError
@@ -113,11 +105,4 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	return 0
-}
-
-// liveOff reports whether live delivery is turned off in this environment
-// (MAILFS_LIVE, as for every deliverer).
-func liveOff() bool {
-	v := strings.ToLower(os.Getenv("MAILFS_LIVE"))
-	return v == "off" || v == "0" || v == "false" || v == "no"
 }

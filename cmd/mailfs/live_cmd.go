@@ -8,12 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/mailfs/mailfs/agentrt"
 	"github.com/mailfs/mailfs/cmd/internal/hookcmd"
-	"github.com/mailfs/mailfs/hook"
 	"github.com/mailfs/mailfs/live"
 	"github.com/mailfs/mailfs/maildir"
 )
@@ -92,20 +90,11 @@ func (f *liveFlags) deliver(a *app, door live.Door) error {
 	if err != nil {
 		return err
 	}
-	d := &live.Deliverer{Store: s, Nudges: q, Agent: agent, Door: door, Every: f.Every, Warn: a.warn,
-		Hooks: &hook.Handler{Collector: hook.Collector{Store: s, Nudges: q}}}
-	err = d.Run(a.ctx)
-	if errors.Is(err, live.ErrRunning) || a.ctx.Err() != nil {
-		return nil // another deliverer serves the session; or stopped: a clean end
-	}
-	return err
+	return live.Serve(a.ctx, &live.Deliverer{Store: s, Nudges: q, Agent: agent, Door: door, Every: f.Every, Warn: a.warn})
 }
 
 // liveOff reports whether live delivery is turned off in this environment.
-func liveOff() bool {
-	v := strings.ToLower(os.Getenv("MAILFS_LIVE"))
-	return v == "off" || v == "0" || v == "false" || v == "no"
-}
+func liveOff() bool { return live.Off(os.Getenv) }
 
 type liveClaudeCmd struct {
 	liveFlags
