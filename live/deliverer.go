@@ -316,7 +316,7 @@ func (st *run) serve(ctx context.Context, sig signals) (keep bool, err error) {
 			if !ok {
 				return st.stopped(ctx) // closed when ctx ended
 			}
-			if ev.Initial && d.shownAtStart(ev.Message, sig.start, rec.Started) || ev.Message.Read || rec.Rung[ev.ID] != (time.Time{}) {
+			if ev.Initial && d.shownAtStart(ev.Message, sig.start, rec.Started) || ev.Message.Read || !rec.Rung[ev.ID].IsZero() || !rec.Hooked[ev.ID].IsZero() {
 				continue
 			}
 			st.waiting[ev.ID] = pending{m: ev.Message, since: time.Now()}
@@ -460,6 +460,7 @@ func (st *run) step(ctx context.Context) (next time.Time, gone bool) {
 		return next, false
 	}
 	bell, leftMail, leftNudges := st.doorbell(dec.mail, nudges)
+	release := st.claim(&bell)
 	if len(bell.Mail) == 0 && len(bell.Nudges) == 0 {
 		if nudges != nil {
 			if err := nudges.Commit(); err != nil { // only announcements of mail already read, or expired nudges
@@ -470,6 +471,9 @@ func (st *run) step(ctx context.Context) (next time.Time, gone bool) {
 		return next, false
 	}
 	if err := st.d.Door.Ring(ctx, bell.Text()); err != nil {
+		if err := release(); err != nil {
+			st.d.warn(err)
+		}
 		if nudges != nil {
 			nudges.Release()
 		}
@@ -525,6 +529,46 @@ func (st *run) doorbell(mail []*maildir.Message, nudges *nudgeq.Batch) (bell Doo
 		}
 	}
 	return bell, leftMail, leftNudges
+}
+
+// claim applies the rule that a message is named once in a turn,
+// whoever names it first (see hook.Handler.Claim): of the bell's mail, a
+// message no doorbell named before that the session's hooks already
+// showed in this turn (a post-tool hook's urgent news while the spacing
+// held it, a person's prompt) is dropped from the bell and recorded as
+// told by the hooks: no doorbell will name it. What the bell keeps is
+// recorded as shown, before it rings, so no hook shows it meanwhile;
+// release undoes that if the ring fails.
+func (st *run) claim(bell *Doorbell) (release func() error) {
+	if st.d.Hooks == nil || len(bell.Mail) == 0 {
+		return func() error { return nil }
+	}
+	var fresh, again []string
+	for _, m := range bell.Mail {
+		if st.tries[m.ID] == 0 {
+			fresh = append(fresh, m.ID)
+		} else {
+			again = append(again, m.ID)
+		}
+	}
+	named, release, err := st.d.Hooks.Claim(st.agent, fresh, again)
+	if err != nil {
+		st.d.warn(err)
+	}
+	at := time.Now().UTC()
+	bell.Mail = slices.DeleteFunc(bell.Mail, func(m *maildir.Message) bool {
+		if slices.Contains(named, m.ID) {
+			return false
+		}
+		delete(st.waiting, m.ID)
+		if st.rec.Hooked == nil {
+			st.rec.Hooked = map[string]time.Time{}
+		}
+		st.rec.Hooked[m.ID] = at
+		st.rec.Updated = time.Time{} // published with what waits, changed or not
+		return true
+	})
+	return release
 }
 
 // failed records a ring that failed: the bell's mail is held, why, and
@@ -587,11 +631,6 @@ func (st *run) rang(bell Doorbell, held map[string]string, leftMail []*maildir.M
 		st.nudgesMaybe = true
 		next = minTime(next, at.Add(st.every))
 	}
-	if st.d.Hooks != nil && len(ids) > 0 {
-		if err := st.d.Hooks.Shown(st.agent, ids); err != nil {
-			st.d.warn(err)
-		}
-	}
 	st.publishHeld(held)
 	if st.d.Rang != nil {
 		st.d.Rang(bell)
@@ -646,10 +685,15 @@ func (st *run) publishHeld(held map[string]string) {
 // forget bounds the record: past maxRung ids, those no longer unread go
 // (a receipt of a read copy says read, whatever the record held).
 func (st *run) forget() {
-	if len(st.rec.Rung) <= maxRung {
+	if len(st.rec.Rung)+len(st.rec.Hooked) <= maxRung {
 		return
 	}
 	box := maildir.Address{Kind: maildir.KindAgent, Name: st.agent}
+	for id := range st.rec.Hooked {
+		if m, err := st.d.Store.Get(box, id); err != nil || m.Read {
+			delete(st.rec.Hooked, id)
+		}
+	}
 	for id := range st.rec.Rung {
 		if m, err := st.d.Store.Get(box, id); err != nil || m.Read {
 			delete(st.rec.Rung, id)

@@ -1129,3 +1129,111 @@ func TestMailFromBeforeTheSessionAnswersOneFinalState(t *testing.T) {
 		t.Fatalf("mail from before the session, with the session running: %+v, want a final answer", rs)
 	}
 }
+
+// A busy session's hooks and its doorbells name each message once between
+// them (#52, item 3): urgent mail the post-tool hook told of while the
+// deliverer held it for the spacing is named by no doorbell (its receipt
+// says so, final), and mail a doorbell named is not told again by the
+// post-tool or stop hooks. Three urgent messages each followed by two
+// normal ones, a post-tool hook after each urgent one, a stop at the end:
+// nine messages, each named once.
+func TestHooksAndDoorbellsNameEachMessageOnce(t *testing.T) {
+	state := t.TempDir()
+	var f *fixture
+	f = start(t, time.Hour, nil, func(d *live.Deliverer) {
+		d.Spacing = live.DefaultSpacing // the urgent mail after the first waits, while the hooks run
+		d.Hooks.StateDir = state
+	})
+	// The session's hooks, sharing the deliverer's hook state.
+	h := &hook.Handler{Collector: hook.Collector{Store: f.s, Nudges: f.q}, StateDir: state, PostToolEvery: time.Nanosecond,
+		Doorbells: func(agent string, nonces []string) error { return hook.Confirm(f.s, agent, nonces) }}
+	var (
+		mu   sync.Mutex
+		told []string // what reached the model: doorbells, and the hooks' notes
+	)
+	tell := func(s string) { mu.Lock(); told = append(told, s); mu.Unlock() }
+	hookRun := func(ev hook.Event, in hook.Input) {
+		a := h.Handle(context.Background(), agentrt.Claude, ev, "toast", in)
+		if len(a.Errs) > 0 {
+			t.Errorf("the %s hook: %v", ev, a.Errs)
+		}
+		tell(string(a.Output))
+	}
+	prompts := 0 // the doorbells' prompt hooks that have run
+	f.door.set(func(d *fakeDoor) {
+		d.onRing = func(text string) { // the doorbell becomes a prompt: its hook runs
+			tell(text)
+			hookRun(hook.PromptSubmit, hook.Input{Prompt: text})
+			mu.Lock()
+			prompts++
+			mu.Unlock()
+		}
+	})
+	var ids []string
+	for i := range 3 {
+		u := send(t, f.s, fmt.Sprint("urgent ", i), maildir.Urgent)
+		ids = append(ids, u.ID)
+		if i == 0 {
+			f.firstRingNames(t, u.ID)
+		}
+		hookRun(hook.PostTool, hook.Input{}) // the busy session's next tool call
+		for j := range 2 {
+			ids = append(ids, send(t, f.s, fmt.Sprint("normal ", i, j), maildir.Normal).ID)
+		}
+	}
+	text := func() string { mu.Lock(); defer mu.Unlock(); return strings.Join(told, "\n") }
+	until(t, "every message named", 30*time.Second, func() bool {
+		all := text()
+		return !slices.ContainsFunc(ids, func(id string) bool { return !strings.Contains(all, id) })
+	})
+	hookRun(hook.PostTool, hook.Input{})
+	hookRun(hook.Stop, hook.Input{})
+	// Every receipt is final or submitted before the session ends: no
+	// message waits for a doorbell.
+	until(t, "every message rung or told by the hooks", 10*time.Second, func() bool {
+		rs, _ := waitReceipts(t, f.s, sentIDs(f.s, ids), 0)
+		return !slices.ContainsFunc(rs, func(r live.Receipt) bool { return r.Live != live.Submitted && !r.Final })
+	})
+	f.door.set(func(d *fakeDoor) { d.gone = true })
+	if err := <-f.done; err != nil {
+		t.Fatal(err)
+	}
+	f.done <- nil // for the cleanup
+	until(t, "every doorbell's prompt hook", 10*time.Second, func() bool {
+		f.door.mu.Lock()
+		rung := len(f.door.rings)
+		f.door.mu.Unlock()
+		mu.Lock()
+		defer mu.Unlock()
+		return prompts == rung
+	})
+	all := text()
+	twice := 0
+	for _, id := range ids {
+		if n := strings.Count(all, id); n != 1 {
+			t.Errorf("%s named %d times", id, n)
+			twice += min(n, 2) - 1
+		}
+	}
+	rs, err := waitReceipts(t, f.s, sentIDs(f.s, ids), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if !r.Final || r.Live != live.Submitted && r.Live != live.Held {
+			t.Errorf("receipt after the session: %+v", r)
+		}
+	}
+	t.Logf("9 messages: %d named twice; receipts %s", twice, live.Summary(rs))
+}
+
+// sentIDs is the agent toast's copies of ids.
+func sentIDs(s *maildir.Store, ids []string) []*maildir.Message {
+	var out []*maildir.Message
+	for _, id := range ids {
+		if m, err := s.Get(maildir.Address{Kind: maildir.KindAgent, Name: "toast"}, id); err == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
