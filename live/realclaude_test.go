@@ -52,6 +52,7 @@ type town struct {
 	store   *maildir.Store
 	model   *stubmodel.Server
 	release string // the file the long tool call waits for
+	sock    string // the tmux server's socket, for an interactive session
 	env     []string
 	// hold, when set, runs before the stand-in answers a request, on its
 	// goroutine: a model that takes its time until the test says.
@@ -468,6 +469,7 @@ func (tw *town) interactive() (*live.Record, func(args ...string) string) {
 	})
 	os.WriteFile(filepath.Join(tw.home, ".claude.json"), cfg, 0o600)
 	sock := filepath.Join(t.TempDir(), "tmux.sock")
+	tw.sock = sock
 	env := []string{}
 	for _, kv := range tw.env {
 		if strings.HasPrefix(kv, "HOME=") || strings.HasPrefix(kv, "ANTHROPIC_") || strings.HasPrefix(kv, "MAILFS_") || strings.HasPrefix(kv, "IS_SANDBOX") {
@@ -498,7 +500,8 @@ func (tw *town) interactive() (*live.Record, func(args ...string) string) {
 }
 
 // An idle interactive session (in a tmux pane, as a person runs it) is
-// woken into a new turn by urgent mail.
+// woken into a new turn by urgent mail; then the tmux door, on the same
+// session, never types over a person and submits a doorbell once.
 func TestRealClaudeIdleSessionWakes(t *testing.T) {
 	tw := newTown(t, "")
 	rec, tmux := tw.interactive()
@@ -522,6 +525,10 @@ func TestRealClaudeIdleSessionWakes(t *testing.T) {
 	if n := strings.Count(woke, m.ID); n != 1 {
 		t.Errorf("the turn the doorbell started names the message %d times, want once (the doorbell; the prompt hook must not repeat it)", n)
 	}
+	// The same session through the tmux door, as "mailfs live tmux"
+	// would ring it.
+	until(t, "the session to be idle again", 60*time.Second, func() bool { return sessionStatus(tw, rec) == "idle" })
+	submitsThroughTmux(t, "claude", tw.sock, tmux, tw.model.Requests, "1212343456567878")
 	tmux("kill-server")
 	until(t, "the deliverer to end with the session", 30*time.Second, func() bool { return !rec.Deliverer.Alive() })
 	// Claude Code itself, and what it writes into its home, end too before
