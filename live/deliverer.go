@@ -333,6 +333,10 @@ func (st *run) serve(ctx context.Context, sig signals) (keep bool, err error) {
 			if err == nil && info != rec.Session {
 				// The session's status (busy, idle) or id moved on: the
 				// record says what it is now, for live list.
+				if rec.Session.ID != "" && info.ID != "" && info.ID != rec.Session.ID {
+					st.confirm(ctx, false) // what the old conversation answered first
+					st.newConversation()
+				}
 				rec.Session, rec.Updated = info, time.Now().UTC()
 				if info.ID != "" && !slices.Contains(rec.SessionIDs, info.ID) {
 					rec.SessionIDs = append(rec.SessionIDs, info.ID)
@@ -376,6 +380,37 @@ func (st *run) stopped(ctx context.Context) (keep bool, err error) {
 	// the first case, so that the session's next deliverer takes it over.
 	_, serr := st.d.Door.Session(end)
 	return st.end(end, errors.Is(serr, ErrGone)), ctx.Err()
+}
+
+// newConversation hands to the next doorbell the messages of the bells
+// still awaiting an answer when the session's conversation was replaced
+// (its id changed: Codex's /new, Claude Code's /clear). A bell the old
+// conversation took in and never answered will not be answered in the
+// new one, which never held it: its messages ring again, with a fresh
+// nonce, into the new one (up to MaxRings doorbells a message). The old
+// bells are still awaited: an answer the old conversation gives late
+// delivers them all the same.
+func (st *run) newConversation() {
+	now := time.Now()
+	box := maildir.Address{Kind: maildir.KindAgent, Name: st.agent}
+	for i, b := range st.rec.Bells {
+		if b.Again {
+			continue
+		}
+		st.rec.Bells[i].Again = true
+		for _, id := range b.IDs {
+			if !st.rec.Confirmed[id].IsZero() || st.last[id] != b.Nonce {
+				continue // delivered, or a later doorbell named it
+			}
+			if st.tries[id] >= st.maxRings {
+				st.rec.Unconfirmed[id] = now.UTC()
+				continue
+			}
+			if m, err := st.d.Store.Get(box, id); err == nil && !m.Read {
+				st.waiting[id] = pending{m: m, since: now, again: true}
+			}
+		}
+	}
 }
 
 // shownAtStart says m was in the mailbox, unread, when the session

@@ -35,6 +35,7 @@ type fakeDoor struct {
 	fail   error
 	gone   bool
 	status string // what the runtime says: busy, idle
+	id     string // the session's conversation id, as the runtime says
 	rung   chan string
 	onRing func(text string) // the session taking a doorbell in: its prompt hook, say
 }
@@ -64,7 +65,7 @@ func (d *fakeDoor) Session(context.Context) (live.Info, error) {
 	if d.gone {
 		return live.Info{}, live.ErrGone
 	}
-	return live.Info{Runtime: "fake", Process: live.Self(), Status: d.status}, nil
+	return live.Info{Runtime: "fake", Process: live.Self(), Status: d.status, ID: d.id}, nil
 }
 
 func (d *fakeDoor) set(f func(d *fakeDoor)) {
@@ -1236,4 +1237,41 @@ func sentIDs(s *maildir.Store, ids []string) []*maildir.Message {
 		}
 	}
 	return out
+}
+
+// A conversation replaced in the same session (Codex's /new, Claude
+// Code's /clear: the session's id changes): a doorbell the old
+// conversation took in and never answered rings again, with a fresh
+// nonce, into the new one, and is delivered there; a doorbell the old
+// one answered stays delivered and is not rung again.
+func TestANewConversationRingsAgainWhatTheOldOneNeverAnswered(t *testing.T) {
+	door := &confirmingDoor{fakeDoor: newFakeDoor(), queued: true}
+	door.id = "conversation-1"
+	f := start(t, time.Hour, nil, func(d *live.Deliverer) { d.Door = door })
+	f.door = door.fakeDoor
+	answered := send(t, f.s, "answered in the old conversation", maildir.Urgent)
+	door.see(hook.RingNonces("toast", f.next(t, "the first doorbell"))[0])
+	if rs, err := waitReceipts(t, f.s, []*maildir.Message{answered}, 10*time.Second); err != nil || rs[0].Live != live.Delivered {
+		t.Fatalf("the first receipt: %+v %v", rs, err)
+	}
+	taken := send(t, f.s, "taken in, never answered", maildir.Urgent)
+	second := f.next(t, "the second doorbell")
+	until(t, "the second doorbell taken in", 10*time.Second, func() bool {
+		rs, _ := waitReceipts(t, f.s, []*maildir.Message{taken}, 0)
+		return rs[0].Live == live.Submitted
+	})
+	door.set(func(d *fakeDoor) { d.id = "conversation-2" })
+	third := f.next(t, "the doorbell into the new conversation")
+	if !strings.Contains(third, taken.ID) || strings.Contains(third, answered.ID) {
+		t.Fatalf("the doorbell into the new conversation, want %s only:\n%s", taken.ID, third)
+	}
+	nonce := hook.RingNonces("toast", third)[0]
+	if nonce == hook.RingNonces("toast", second)[0] {
+		t.Fatal("rung again with the old nonce")
+	}
+	door.see(nonce)
+	rs, err := waitReceipts(t, f.s, []*maildir.Message{answered, taken}, 10*time.Second)
+	if err != nil || rs[0].Live != live.Delivered || rs[1].Live != live.Delivered {
+		t.Fatalf("the receipts after the new conversation answered: %+v %v", rs, err)
+	}
 }
