@@ -432,7 +432,7 @@ func TestTheTurnsMemoryIsBounded(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := h.Shown("toast", []string{m.ID}); err != nil { // the deliverer says so too
+		if _, _, err := h.Claim("toast", nil, []string{m.ID}); err != nil { // the deliverer says so too
 			t.Fatal(err)
 		}
 	}
@@ -498,5 +498,48 @@ func TestARepeatedReminderIsOneLine(t *testing.T) {
 	out := string(h.Handle(context.Background(), agentrt.Plain, SessionStart, "toast", Input{Source: "compact"}).Output)
 	if !strings.Contains(out, m.ID) || !strings.Contains(out, n.ID) {
 		t.Fatalf("a session start does not list all unread mail again:\n%s", out)
+	}
+}
+
+// A message is named once in a turn, whoever names it first: the
+// deliverer's claim drops mail the post-tool hook showed, keeps its own
+// repeats, and what it claimed the hooks do not show; a claim released
+// (the doorbell could not be written) leaves the hooks free to show it.
+func TestClaimNamesEachMessageOnceATurn(t *testing.T) {
+	h, now := newHandler(t)
+	h.PostToolEvery = time.Nanosecond
+	if a := h.Handle(context.Background(), agentrt.Claude, SessionStart, "toast", Input{}); len(a.Errs) > 0 {
+		t.Fatal(a.Errs)
+	}
+	told := send(t, h, "told by the hook", maildir.Urgent, "")
+	rung := send(t, h, "rung before", maildir.Urgent, "")
+	postTool := func() string {
+		*now = now.Add(time.Second)
+		a := h.Handle(context.Background(), agentrt.Claude, PostTool, "toast", Input{})
+		if len(a.Errs) > 0 {
+			t.Fatal(a.Errs)
+		}
+		return string(a.Output)
+	}
+	if out := postTool(); !strings.Contains(out, told.ID) {
+		t.Fatalf("the post-tool hook did not tell of %s:\n%s", told.ID, out)
+	}
+	named, _, err := h.Claim("toast", []string{told.ID}, []string{rung.ID})
+	if err != nil || !slices.Equal(named, []string{rung.ID}) {
+		t.Fatalf("claim: %v %v, want only the deliverer's own repeat", named, err)
+	}
+	late := send(t, h, "claimed, then the ring failed", maildir.Urgent, "")
+	named, release, err := h.Claim("toast", []string{late.ID}, nil)
+	if err != nil || !slices.Equal(named, []string{late.ID}) {
+		t.Fatalf("claim: %v %v", named, err)
+	}
+	if out := postTool(); strings.Contains(out, late.ID) || strings.Contains(out, rung.ID) {
+		t.Fatalf("the post-tool hook told of claimed mail:\n%s", out)
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	if out := postTool(); !strings.Contains(out, late.ID) || strings.Contains(out, told.ID) {
+		t.Fatalf("after the release, the post-tool hook should tell of %s only:\n%s", late.ID, out)
 	}
 }

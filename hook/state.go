@@ -185,15 +185,57 @@ func (h *Handler) peek(agent string) (state, error) {
 	return readState(d, agent)
 }
 
-// Shown records that ids were shown to agent in this turn by another way
-// (a live doorbell), so the post-tool and stop hooks do not show them
-// again, and the next prompt counts them among the mail named earlier in
-// the session (see [Reminder.Earlier]).
-func (h *Handler) Shown(agent string, ids []string) error {
-	return h.update(agent, func(st *state) bool {
-		turn := st.shown(ids...)
-		return st.reminded(ids...) || turn
+// Claim is a deliverer's half of the rule that a message is named once
+// in a turn, whoever names it first: the hooks (a prompt's note, a
+// post-tool hook's urgent news, a stop's block) or a live doorbell. It is
+// decided under the same lock as the hooks' own decisions. Of fresh (mail
+// no doorbell named yet), those already shown in this turn are dropped;
+// again (mail the deliverer's own doorbells named before) is kept
+// whatever the turn showed. What is kept (named) is recorded as shown in
+// this turn, so the post-tool and stop hooks do not show it again, and as
+// named in the session, so the next prompt counts it among the mail named
+// earlier (see [Reminder.Earlier]). release undoes what the claim
+// recorded, for a doorbell that could not be written. On an error the
+// state could not be read or written: named is all of fresh and again
+// (the hooks, without a record, say nothing of their own).
+func (h *Handler) Claim(agent string, fresh, again []string) (named []string, release func() error, err error) {
+	var turn, session []string // what this claim added
+	release = func() error {
+		if len(turn) == 0 && len(session) == 0 {
+			return nil
+		}
+		return h.update(agent, func(st *state) bool {
+			st.TurnShown = slices.DeleteFunc(st.TurnShown, func(id string) bool { return slices.Contains(turn, id) })
+			st.Reminded = slices.DeleteFunc(st.Reminded, func(id string) bool { return slices.Contains(session, id) })
+			return true
+		})
+	}
+	err = h.update(agent, func(st *state) bool {
+		named = nil
+		for _, id := range fresh {
+			if !slices.Contains(st.TurnShown, id) {
+				named = append(named, id)
+			}
+		}
+		named = append(named, again...)
+		turn, session = nil, nil
+		for _, id := range named {
+			if !slices.Contains(st.TurnShown, id) {
+				turn = append(turn, id)
+			}
+			if !slices.Contains(st.Reminded, id) {
+				session = append(session, id)
+			}
+		}
+		st.shown(named...)
+		st.reminded(named...)
+		return len(turn) > 0 || len(session) > 0
 	})
+	if err != nil {
+		turn, session = nil, nil
+		return append(slices.Clone(fresh), again...), release, err
+	}
+	return named, release, nil
 }
 
 // maxTurnShown bounds the ids a turn remembers as shown. A session fed

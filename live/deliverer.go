@@ -316,7 +316,7 @@ func (st *run) serve(ctx context.Context, sig signals) (keep bool, err error) {
 			if !ok {
 				return st.stopped(ctx) // closed when ctx ended
 			}
-			if ev.Initial && d.shownAtStart(ev.Message, sig.start, rec.Started) || ev.Message.Read || rec.Rung[ev.ID] != (time.Time{}) {
+			if ev.Initial && d.shownAtStart(ev.Message, sig.start, rec.Started) || ev.Message.Read || !rec.Rung[ev.ID].IsZero() || !rec.Hooked[ev.ID].IsZero() {
 				continue
 			}
 			st.waiting[ev.ID] = pending{m: ev.Message, since: time.Now()}
@@ -333,6 +333,10 @@ func (st *run) serve(ctx context.Context, sig signals) (keep bool, err error) {
 			if err == nil && info != rec.Session {
 				// The session's status (busy, idle) or id moved on: the
 				// record says what it is now, for live list.
+				if rec.Session.ID != "" && info.ID != "" && info.ID != rec.Session.ID {
+					st.confirm(ctx, false) // what the old conversation answered first
+					st.newConversation()
+				}
 				rec.Session, rec.Updated = info, time.Now().UTC()
 				if info.ID != "" && !slices.Contains(rec.SessionIDs, info.ID) {
 					rec.SessionIDs = append(rec.SessionIDs, info.ID)
@@ -376,6 +380,37 @@ func (st *run) stopped(ctx context.Context) (keep bool, err error) {
 	// the first case, so that the session's next deliverer takes it over.
 	_, serr := st.d.Door.Session(end)
 	return st.end(end, errors.Is(serr, ErrGone)), ctx.Err()
+}
+
+// newConversation hands to the next doorbell the messages of the bells
+// still awaiting an answer when the session's conversation was replaced
+// (its id changed: Codex's /new, Claude Code's /clear). A bell the old
+// conversation took in and never answered will not be answered in the
+// new one, which never held it: its messages ring again, with a fresh
+// nonce, into the new one (up to MaxRings doorbells a message). The old
+// bells are still awaited: an answer the old conversation gives late
+// delivers them all the same.
+func (st *run) newConversation() {
+	now := time.Now()
+	box := maildir.Address{Kind: maildir.KindAgent, Name: st.agent}
+	for i, b := range st.rec.Bells {
+		if b.Again {
+			continue
+		}
+		st.rec.Bells[i].Again = true
+		for _, id := range b.IDs {
+			if !st.rec.Confirmed[id].IsZero() || st.last[id] != b.Nonce {
+				continue // delivered, or a later doorbell named it
+			}
+			if st.tries[id] >= st.maxRings {
+				st.rec.Unconfirmed[id] = now.UTC()
+				continue
+			}
+			if m, err := st.d.Store.Get(box, id); err == nil && !m.Read {
+				st.waiting[id] = pending{m: m, since: now, again: true}
+			}
+		}
+	}
 }
 
 // shownAtStart says m was in the mailbox, unread, when the session
@@ -460,6 +495,7 @@ func (st *run) step(ctx context.Context) (next time.Time, gone bool) {
 		return next, false
 	}
 	bell, leftMail, leftNudges := st.doorbell(dec.mail, nudges)
+	release := st.claim(&bell)
 	if len(bell.Mail) == 0 && len(bell.Nudges) == 0 {
 		if nudges != nil {
 			if err := nudges.Commit(); err != nil { // only announcements of mail already read, or expired nudges
@@ -470,6 +506,9 @@ func (st *run) step(ctx context.Context) (next time.Time, gone bool) {
 		return next, false
 	}
 	if err := st.d.Door.Ring(ctx, bell.Text()); err != nil {
+		if err := release(); err != nil {
+			st.d.warn(err)
+		}
 		if nudges != nil {
 			nudges.Release()
 		}
@@ -525,6 +564,46 @@ func (st *run) doorbell(mail []*maildir.Message, nudges *nudgeq.Batch) (bell Doo
 		}
 	}
 	return bell, leftMail, leftNudges
+}
+
+// claim applies the rule that a message is named once in a turn,
+// whoever names it first (see hook.Handler.Claim): of the bell's mail, a
+// message no doorbell named before that the session's hooks already
+// showed in this turn (a post-tool hook's urgent news while the spacing
+// held it, a person's prompt) is dropped from the bell and recorded as
+// told by the hooks: no doorbell will name it. What the bell keeps is
+// recorded as shown, before it rings, so no hook shows it meanwhile;
+// release undoes that if the ring fails.
+func (st *run) claim(bell *Doorbell) (release func() error) {
+	if st.d.Hooks == nil || len(bell.Mail) == 0 {
+		return func() error { return nil }
+	}
+	var fresh, again []string
+	for _, m := range bell.Mail {
+		if st.tries[m.ID] == 0 {
+			fresh = append(fresh, m.ID)
+		} else {
+			again = append(again, m.ID)
+		}
+	}
+	named, release, err := st.d.Hooks.Claim(st.agent, fresh, again)
+	if err != nil {
+		st.d.warn(err)
+	}
+	at := time.Now().UTC()
+	bell.Mail = slices.DeleteFunc(bell.Mail, func(m *maildir.Message) bool {
+		if slices.Contains(named, m.ID) {
+			return false
+		}
+		delete(st.waiting, m.ID)
+		if st.rec.Hooked == nil {
+			st.rec.Hooked = map[string]time.Time{}
+		}
+		st.rec.Hooked[m.ID] = at
+		st.rec.Updated = time.Time{} // published with what waits, changed or not
+		return true
+	})
+	return release
 }
 
 // failed records a ring that failed: the bell's mail is held, why, and
@@ -587,11 +666,6 @@ func (st *run) rang(bell Doorbell, held map[string]string, leftMail []*maildir.M
 		st.nudgesMaybe = true
 		next = minTime(next, at.Add(st.every))
 	}
-	if st.d.Hooks != nil && len(ids) > 0 {
-		if err := st.d.Hooks.Shown(st.agent, ids); err != nil {
-			st.d.warn(err)
-		}
-	}
 	st.publishHeld(held)
 	if st.d.Rang != nil {
 		st.d.Rang(bell)
@@ -646,10 +720,15 @@ func (st *run) publishHeld(held map[string]string) {
 // forget bounds the record: past maxRung ids, those no longer unread go
 // (a receipt of a read copy says read, whatever the record held).
 func (st *run) forget() {
-	if len(st.rec.Rung) <= maxRung {
+	if len(st.rec.Rung)+len(st.rec.Hooked) <= maxRung {
 		return
 	}
 	box := maildir.Address{Kind: maildir.KindAgent, Name: st.agent}
+	for id := range st.rec.Hooked {
+		if m, err := st.d.Store.Get(box, id); err != nil || m.Read {
+			delete(st.rec.Hooked, id)
+		}
+	}
 	for id := range st.rec.Rung {
 		if m, err := st.d.Store.Get(box, id); err != nil || m.Read {
 			delete(st.rec.Rung, id)

@@ -35,6 +35,7 @@ type fakeDoor struct {
 	fail   error
 	gone   bool
 	status string // what the runtime says: busy, idle
+	id     string // the session's conversation id, as the runtime says
 	rung   chan string
 	onRing func(text string) // the session taking a doorbell in: its prompt hook, say
 }
@@ -64,7 +65,7 @@ func (d *fakeDoor) Session(context.Context) (live.Info, error) {
 	if d.gone {
 		return live.Info{}, live.ErrGone
 	}
-	return live.Info{Runtime: "fake", Process: live.Self(), Status: d.status}, nil
+	return live.Info{Runtime: "fake", Process: live.Self(), Status: d.status, ID: d.id}, nil
 }
 
 func (d *fakeDoor) set(f func(d *fakeDoor)) {
@@ -1127,5 +1128,150 @@ func TestMailFromBeforeTheSessionAnswersOneFinalState(t *testing.T) {
 	rs, _ := waitReceipts(t, f.s, []*maildir.Message{early}, 0)
 	if !rs[0].Final || rs[0].Live == live.Delivered {
 		t.Fatalf("mail from before the session, with the session running: %+v, want a final answer", rs)
+	}
+}
+
+// A busy session's hooks and its doorbells name each message once between
+// them (#52, item 3): urgent mail the post-tool hook told of while the
+// deliverer held it for the spacing is named by no doorbell (its receipt
+// says so, final), and mail a doorbell named is not told again by the
+// post-tool or stop hooks. Three urgent messages each followed by two
+// normal ones, a post-tool hook after each urgent one, a stop at the end:
+// nine messages, each named once.
+func TestHooksAndDoorbellsNameEachMessageOnce(t *testing.T) {
+	state := t.TempDir()
+	var f *fixture
+	f = start(t, time.Hour, nil, func(d *live.Deliverer) {
+		d.Spacing = live.DefaultSpacing // the urgent mail after the first waits, while the hooks run
+		d.Hooks.StateDir = state
+	})
+	// The session's hooks, sharing the deliverer's hook state.
+	h := &hook.Handler{Collector: hook.Collector{Store: f.s, Nudges: f.q}, StateDir: state, PostToolEvery: time.Nanosecond,
+		Doorbells: func(agent string, nonces []string) error { return hook.Confirm(f.s, agent, nonces) }}
+	var (
+		mu   sync.Mutex
+		told []string // what reached the model: doorbells, and the hooks' notes
+	)
+	tell := func(s string) { mu.Lock(); told = append(told, s); mu.Unlock() }
+	hookRun := func(ev hook.Event, in hook.Input) {
+		a := h.Handle(context.Background(), agentrt.Claude, ev, "toast", in)
+		if len(a.Errs) > 0 {
+			t.Errorf("the %s hook: %v", ev, a.Errs)
+		}
+		tell(string(a.Output))
+	}
+	prompts := 0 // the doorbells' prompt hooks that have run
+	f.door.set(func(d *fakeDoor) {
+		d.onRing = func(text string) { // the doorbell becomes a prompt: its hook runs
+			tell(text)
+			hookRun(hook.PromptSubmit, hook.Input{Prompt: text})
+			mu.Lock()
+			prompts++
+			mu.Unlock()
+		}
+	})
+	var ids []string
+	for i := range 3 {
+		u := send(t, f.s, fmt.Sprint("urgent ", i), maildir.Urgent)
+		ids = append(ids, u.ID)
+		if i == 0 {
+			f.firstRingNames(t, u.ID)
+		}
+		hookRun(hook.PostTool, hook.Input{}) // the busy session's next tool call
+		for j := range 2 {
+			ids = append(ids, send(t, f.s, fmt.Sprint("normal ", i, j), maildir.Normal).ID)
+		}
+	}
+	text := func() string { mu.Lock(); defer mu.Unlock(); return strings.Join(told, "\n") }
+	until(t, "every message named", 30*time.Second, func() bool {
+		all := text()
+		return !slices.ContainsFunc(ids, func(id string) bool { return !strings.Contains(all, id) })
+	})
+	hookRun(hook.PostTool, hook.Input{})
+	hookRun(hook.Stop, hook.Input{})
+	// Every receipt is final or submitted before the session ends: no
+	// message waits for a doorbell.
+	until(t, "every message rung or told by the hooks", 10*time.Second, func() bool {
+		rs, _ := waitReceipts(t, f.s, sentIDs(f.s, ids), 0)
+		return !slices.ContainsFunc(rs, func(r live.Receipt) bool { return r.Live != live.Submitted && !r.Final })
+	})
+	f.door.set(func(d *fakeDoor) { d.gone = true })
+	if err := <-f.done; err != nil {
+		t.Fatal(err)
+	}
+	f.done <- nil // for the cleanup
+	until(t, "every doorbell's prompt hook", 10*time.Second, func() bool {
+		f.door.mu.Lock()
+		rung := len(f.door.rings)
+		f.door.mu.Unlock()
+		mu.Lock()
+		defer mu.Unlock()
+		return prompts == rung
+	})
+	all := text()
+	twice := 0
+	for _, id := range ids {
+		if n := strings.Count(all, id); n != 1 {
+			t.Errorf("%s named %d times", id, n)
+			twice += min(n, 2) - 1
+		}
+	}
+	rs, err := waitReceipts(t, f.s, sentIDs(f.s, ids), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if !r.Final || r.Live != live.Submitted && r.Live != live.Held {
+			t.Errorf("receipt after the session: %+v", r)
+		}
+	}
+	t.Logf("9 messages: %d named twice; receipts %s", twice, live.Summary(rs))
+}
+
+// sentIDs is the agent toast's copies of ids.
+func sentIDs(s *maildir.Store, ids []string) []*maildir.Message {
+	var out []*maildir.Message
+	for _, id := range ids {
+		if m, err := s.Get(maildir.Address{Kind: maildir.KindAgent, Name: "toast"}, id); err == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// A conversation replaced in the same session (Codex's /new, Claude
+// Code's /clear: the session's id changes): a doorbell the old
+// conversation took in and never answered rings again, with a fresh
+// nonce, into the new one, and is delivered there; a doorbell the old
+// one answered stays delivered and is not rung again.
+func TestANewConversationRingsAgainWhatTheOldOneNeverAnswered(t *testing.T) {
+	door := &confirmingDoor{fakeDoor: newFakeDoor(), queued: true}
+	door.id = "conversation-1"
+	f := start(t, time.Hour, nil, func(d *live.Deliverer) { d.Door = door })
+	f.door = door.fakeDoor
+	answered := send(t, f.s, "answered in the old conversation", maildir.Urgent)
+	door.see(hook.RingNonces("toast", f.next(t, "the first doorbell"))[0])
+	if rs, err := waitReceipts(t, f.s, []*maildir.Message{answered}, 10*time.Second); err != nil || rs[0].Live != live.Delivered {
+		t.Fatalf("the first receipt: %+v %v", rs, err)
+	}
+	taken := send(t, f.s, "taken in, never answered", maildir.Urgent)
+	second := f.next(t, "the second doorbell")
+	until(t, "the second doorbell taken in", 10*time.Second, func() bool {
+		rs, _ := waitReceipts(t, f.s, []*maildir.Message{taken}, 0)
+		return rs[0].Live == live.Submitted
+	})
+	door.set(func(d *fakeDoor) { d.id = "conversation-2" })
+	third := f.next(t, "the doorbell into the new conversation")
+	if !strings.Contains(third, taken.ID) || strings.Contains(third, answered.ID) {
+		t.Fatalf("the doorbell into the new conversation, want %s only:\n%s", taken.ID, third)
+	}
+	nonce := hook.RingNonces("toast", third)[0]
+	if nonce == hook.RingNonces("toast", second)[0] {
+		t.Fatal("rung again with the old nonce")
+	}
+	door.see(nonce)
+	rs, err := waitReceipts(t, f.s, []*maildir.Message{answered, taken}, 10*time.Second)
+	if err != nil || rs[0].Live != live.Delivered || rs[1].Live != live.Delivered {
+		t.Fatalf("the receipts after the new conversation answered: %+v %v", rs, err)
 	}
 }

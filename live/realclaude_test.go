@@ -52,6 +52,7 @@ type town struct {
 	store   *maildir.Store
 	model   *stubmodel.Server
 	release string // the file the long tool call waits for
+	sock    string // the tmux server's socket, for an interactive session
 	env     []string
 	// hold, when set, runs before the stand-in answers a request, on its
 	// goroutine: a model that takes its time until the test says.
@@ -134,10 +135,15 @@ func newTown(t testing.TB, liveArgs string) *town {
 // start runs "claude -p" on a prompt that makes the long tool call; the
 // returned channel closes when claude exits.
 func (tw *town) start(ctx context.Context, perms ...string) (*exec.Cmd, <-chan error) {
+	return tw.startWith(ctx, "START-LONG-TOOL", perms...)
+}
+
+// startWith runs "claude -p" on prompt.
+func (tw *town) startWith(ctx context.Context, prompt string, perms ...string) (*exec.Cmd, <-chan error) {
 	if perms == nil {
 		perms = []string{"--dangerously-skip-permissions"}
 	}
-	args := append([]string{"-p", "START-LONG-TOOL", "--debug-file", filepath.Join(tw.home, "debug.log")}, perms...)
+	args := append([]string{"-p", prompt, "--debug-file", filepath.Join(tw.home, "debug.log")}, perms...)
 	cmd := exec.CommandContext(ctx, tw.claude, args...)
 	cmd.Dir = tw.proj
 	cmd.Env = tw.env
@@ -463,6 +469,7 @@ func (tw *town) interactive() (*live.Record, func(args ...string) string) {
 	})
 	os.WriteFile(filepath.Join(tw.home, ".claude.json"), cfg, 0o600)
 	sock := filepath.Join(t.TempDir(), "tmux.sock")
+	tw.sock = sock
 	env := []string{}
 	for _, kv := range tw.env {
 		if strings.HasPrefix(kv, "HOME=") || strings.HasPrefix(kv, "ANTHROPIC_") || strings.HasPrefix(kv, "MAILFS_") || strings.HasPrefix(kv, "IS_SANDBOX") {
@@ -493,7 +500,8 @@ func (tw *town) interactive() (*live.Record, func(args ...string) string) {
 }
 
 // An idle interactive session (in a tmux pane, as a person runs it) is
-// woken into a new turn by urgent mail.
+// woken into a new turn by urgent mail; then the tmux door, on the same
+// session, never types over a person and submits a doorbell once.
 func TestRealClaudeIdleSessionWakes(t *testing.T) {
 	tw := newTown(t, "")
 	rec, tmux := tw.interactive()
@@ -517,6 +525,10 @@ func TestRealClaudeIdleSessionWakes(t *testing.T) {
 	if n := strings.Count(woke, m.ID); n != 1 {
 		t.Errorf("the turn the doorbell started names the message %d times, want once (the doorbell; the prompt hook must not repeat it)", n)
 	}
+	// The same session through the tmux door, as "mailfs live tmux"
+	// would ring it.
+	until(t, "the session to be idle again", 60*time.Second, func() bool { return sessionStatus(tw, rec) == "idle" })
+	submitsThroughTmux(t, "claude", tw.sock, tmux, tw.model.Requests, "1212343456567878")
 	tmux("kill-server")
 	until(t, "the deliverer to end with the session", 30*time.Second, func() bool { return !rec.Deliverer.Alive() })
 	// Claude Code itself, and what it writes into its home, end too before
@@ -901,4 +913,123 @@ func TestRealClaudeKilledDelivererThenClearKeepsEveryReceipt(t *testing.T) {
 		t.Fatalf("delivered, yet no request carried %s", first.ID)
 	}
 	_ = second
+}
+
+// A busy session (one short tool call after another, the post-tool hook
+// free to speak at each) is sent three urgent messages each followed by
+// two normal ones, three times over: the post-tool hook tells of the
+// urgent mail the spacing holds, the doorbells name the rest, and across
+// every request the model received each message is named once (#52,
+// item 3: 4 of 9 were named twice).
+func TestRealClaudeBusyHooksAndDoorbellsNameEachMessageOnce(t *testing.T) {
+	tw := newTown(t, "")
+	tw.rewriteSettings("hook post-tool toast", "hook post-tool toast --every 100ms")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_, done := tw.startWith(ctx, "START-BUSY-LOOP")
+	tw.deliverer()
+	until(t, "the busy loop", 60*time.Second, func() bool { return len(tw.model.Requests()) >= 2 })
+	var ids []string
+	for round := range 3 {
+		first := len(ids)
+		for i := range 3 {
+			ids = append(ids, tw.send(fmt.Sprintf("URGENT %d.%d", round, i), maildir.Urgent).ID)
+			for j := range 2 {
+				ids = append(ids, tw.send(fmt.Sprintf("normal %d.%d.%d", round, i, j), maildir.Normal).ID)
+			}
+		}
+		// The next round once this one has reached the model.
+		until(t, "the round to reach the model", 60*time.Second, func() bool {
+			all := ""
+			for _, r := range tw.model.Requests() {
+				all += r.Raw
+			}
+			return !slices.ContainsFunc(ids[first:], func(id string) bool { return !strings.Contains(all, id) })
+		})
+	}
+	os.WriteFile(tw.release, nil, 0o644)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// What each request added (after the model's last answer: the tool's
+	// result, the hooks' notes and the queued doorbells, which Claude Code
+	// sends as system messages), each such input once: a message is named
+	// once across all of them.
+	named := map[string]int{}
+	inputs := map[string]bool{}
+	for _, r := range tw.model.Requests() {
+		in := newInputAll(r)
+		if inputs[in] {
+			continue
+		}
+		inputs[in] = true
+		for _, id := range ids {
+			named[id] += strings.Count(in, id)
+		}
+	}
+	twice, byHooks := 0, 0
+	for _, id := range ids {
+		if named[id] != 1 {
+			t.Errorf("%s is named %d times in what the model received; want 1", id, named[id])
+		}
+		if named[id] > 1 {
+			twice++
+		}
+	}
+	rs := receipts(t, tw, 30*time.Second, sentIDs(tw.store, ids)...)
+	for _, r := range rs {
+		if r.Live == live.Held && r.Final {
+			byHooks++
+		} else if r.Live != live.Delivered {
+			t.Errorf("%s: %+v, want delivered, or held (final) as the hooks showed it", r.ID, r)
+		}
+	}
+	t.Logf("%d messages to a busy session: %d named twice; %d doorbells; %d told by the post-tool hook first; receipts %s", len(ids), twice, tw.bellCount(), byHooks, live.Summary(rs))
+}
+
+// newInputAll is every message of a request after the model's last
+// answer, system messages too, as JSON.
+func newInputAll(r stubmodel.Request) string {
+	msgs, _ := r.Body["messages"].([]any)
+	var in []any
+	for _, m := range msgs {
+		if mm, _ := m.(map[string]any); mm["role"] == "assistant" {
+			in = nil
+		} else {
+			in = append(in, m)
+		}
+	}
+	b, _ := json.Marshal(in)
+	return string(b)
+}
+
+// rewriteSettings replaces old with new in the project's Claude Code
+// settings, as a person tuning a hook would.
+func (tw *town) rewriteSettings(old, new string) {
+	tw.t.Helper()
+	files, _ := filepath.Glob(filepath.Join(tw.proj, ".claude", "settings*.json"))
+	n := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			tw.t.Fatal(err)
+		}
+		if strings.Contains(string(data), old) {
+			n++
+			os.WriteFile(f, []byte(strings.ReplaceAll(string(data), old, new)), 0o644)
+		}
+	}
+	if n == 0 {
+		tw.t.Fatalf("no Claude Code settings in %s hold %q", tw.proj, old)
+	}
+}
+
+// bellCount is how many doorbells the session's record says rang.
+func (tw *town) bellCount() int {
+	recs, _ := live.Records(tw.store, "toast")
+	n := 0
+	for _, r := range recs {
+		n += r.Rings
+	}
+	return n
 }

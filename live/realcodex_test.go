@@ -186,7 +186,9 @@ func TestRealCodexInTmuxWakes(t *testing.T) {
 // and the deliverer as a second client of the server. An idle session
 // wakes with a new turn; a busy one has the doorbell steered into its
 // running turn; each receipt is delivered only once Codex's rollout shows
-// the model answered, checked against the stand-in's log.
+// the model answered, checked against the stand-in's log; /new keeps every
+// receipt, and a doorbell the old conversation never answered rings again
+// into the new one.
 func TestRealCodexLive(t *testing.T) {
 	codex, bin := interactiveCLI(t, "codex", "@openai/codex")
 	base := t.TempDir()
@@ -204,9 +206,18 @@ func TestRealCodexLive(t *testing.T) {
 	var once sync.Once
 	let := func() { once.Do(func() { close(release) }) }
 	defer let()
+	// And its answer to the doorbell rung just before /new, until the
+	// test lets that go.
+	across := make(chan struct{})
+	var onceAcross sync.Once
+	letAcross := func() { onceAcross.Do(func() { close(across) }) }
+	defer letAcross()
 	model, err := stubmodel.Start(func(r stubmodel.Request) stubmodel.Reply {
 		if strings.Contains(r.Raw, "LONG_TURN") && !strings.Contains(r.Raw, "MID-TURN") {
 			<-release
+		}
+		if strings.Contains(r.Raw, "ACROSS-NEW") {
+			<-across
 		}
 		return stubmodel.Reply{Text: "done"}
 	})
@@ -304,6 +315,70 @@ func TestRealCodexLive(t *testing.T) {
 	if n := turnsBetween(t, codexHome, "LONG_TURN", busy.ID); n != 0 {
 		t.Fatalf("%d turns started between the person's prompt and the doorbell, want 0 (steered into the running turn)", n)
 	}
+
+	// /new, a new conversation in the same session. A doorbell rung just
+	// before it, whose turn a person interrupted before the model
+	// answered, is not delivered by the old conversation: it rings again
+	// into the new one and is delivered there; the receipts delivered
+	// before /new stay delivered; mail after it goes into the new
+	// conversation and is delivered there.
+	until(t, "the session to be idle", 30*time.Second, func() bool {
+		r := liveRecord(store, "codex")
+		return r != nil && r.Session.Status == "idle"
+	})
+	before := liveRecord(store, "codex").Session.ID
+	held := sendToast(t, store, "ACROSS-NEW: rung before /new", maildir.Urgent)
+	until(t, "the doorbell before /new to reach the model", 30*time.Second, func() bool { return reached(held.ID) })
+	until(t, "the turn on screen", 30*time.Second, func() bool { return strings.Contains(tmux("capture-pane", "-p"), "esc to interrupt") })
+	tmux("send-keys", "-t", "%0", "Escape") // the person interrupts the turn
+	until(t, "the interrupted turn to end", 30*time.Second, func() bool { return !strings.Contains(tmux("capture-pane", "-p"), "esc to interrupt") })
+	tmux("send-keys", "-t", "%0", "-l", "/new")
+	until(t, "/new in the box", 10*time.Second, func() bool { return strings.Contains(tmux("capture-pane", "-p"), "/new") })
+	// An Enter that came before the command's menu was drawn only picks
+	// it there: Enter again while the box still holds it.
+	var entered time.Time
+	until(t, "the new conversation", 30*time.Second, func() bool {
+		if r := liveRecord(store, "codex"); r != nil && r.Session.ID != "" && r.Session.ID != before {
+			return true
+		}
+		if time.Since(entered) > time.Second && strings.Contains(tmux("capture-pane", "-p"), "› /new") {
+			tmux("send-keys", "-t", "%0", "Enter")
+			entered = time.Now()
+		}
+		return false
+	})
+	if rs := receiptsOf(t, store, 0, held); rs[0].Live == live.Delivered {
+		t.Fatalf("the doorbell interrupted before the model answered, at /new: %+v, want not delivered", rs[0])
+	}
+	letAcross() // the interrupted turn's answer comes too late for any turn
+	after := sendToast(t, store, "AFTER-NEW: in the new conversation", maildir.Urgent)
+	ctx3, cancel3 := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel3()
+	if rs, err := live.WaitDelivered(ctx3, store, []*maildir.Message{after}); err != nil || rs[0].Live != live.Delivered {
+		t.Fatalf("the receipt after /new: %+v %v, want delivered", rs, err)
+	}
+	for _, r := range model.Requests() {
+		if strings.Contains(r.Raw, after.ID) && (strings.Contains(r.Raw, m.ID) || strings.Contains(r.Raw, "LONG_TURN")) {
+			t.Fatalf("the doorbell after /new went into the old conversation:\n%.2000s", r.Raw)
+		}
+	}
+	rs := receiptsOf(t, store, 60*time.Second, m, busy, held)
+	if rs[0].Live != live.Delivered || rs[1].Live != live.Delivered {
+		t.Fatalf("receipts delivered before /new, after it: %+v", rs[:2])
+	}
+	if rs[2].Live != live.Delivered {
+		t.Fatalf("the doorbell interrupted before the model answered, then /new: %+v, want delivered by the new conversation", rs[2])
+	}
+	inNew := false // a request of the new conversation named it
+	for _, r := range model.Requests() {
+		if strings.Contains(r.Raw, held.ID) && !strings.Contains(r.Raw, "LONG_TURN") {
+			inNew = true
+		}
+	}
+	if !inNew {
+		t.Fatalf("%s is delivered, yet no request of the new conversation named it", held.ID)
+	}
+	t.Logf("/new: before it %s, %s; interrupted, then rung again into the new conversation: %s; after it %s", rs[0].Live, rs[1].Live, rs[2].Live, live.Delivered)
 
 	// The session ends with the TUI; the launcher, its server and its
 	// deliverer with it.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -256,9 +257,10 @@ func boxOf(t *testing.T, tmux func(...string) string, door *live.TmuxDoor) func(
 }
 
 // neverOverAPerson puts a person's text in the runtime's input box in
-// each way a person leaves it, rings, and checks the door waited
-// (ErrBusy) and the box holds exactly the person's text, then clears it.
-func neverOverAPerson(t *testing.T, tmux func(...string) string, door *live.TmuxDoor, bell string) {
+// each way a person leaves it (only those named in only, if any), rings,
+// and checks the door waited (ErrBusy) and the box holds exactly the
+// person's text, then clears it.
+func neverOverAPerson(t *testing.T, tmux func(...string) string, door *live.TmuxDoor, bell string, only ...string) {
 	t.Helper()
 	input := boxOf(t, tmux, door)
 	for _, c := range []struct {
@@ -275,6 +277,9 @@ func neverOverAPerson(t *testing.T, tmux func(...string) string, door *live.Tmux
 		{"only |", [][]string{{"-l", "| "}}, "|"},
 		{"only »", [][]string{{"-l", "» "}}, "»"},
 	} {
+		if len(only) > 0 && !slices.Contains(only, c.name) {
+			continue
+		}
 		for _, k := range c.keys {
 			tmux(append([]string{"send-keys", "-t", "%0"}, k...)...)
 		}

@@ -35,6 +35,7 @@ type qtown struct {
 	store   *maildir.Store
 	model   *stubmodel.Server
 	release string // the file the long tool call waits for
+	sock    string // the tmux server's socket
 	tmux    func(args ...string) string
 }
 
@@ -76,6 +77,7 @@ func newQwenTown(t testing.TB) *qtown {
 		t.Fatal(err)
 	}
 	sock := filepath.Join(base, "tmux.sock")
+	tw.sock = sock
 	tw.tmux = func(args ...string) string {
 		out, _ := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
 		return string(out)
@@ -154,8 +156,9 @@ func (tw *qtown) unread(m *maildir.Message) {
 	stillUnread(tw.t, tw.store, m.ID)
 }
 
-// An idle Qwen Code session is woken into a new turn by urgent mail, and
-// when the session ends its deliverer ends too.
+// An idle Qwen Code session is woken into a new turn by urgent mail; the
+// tmux door, on the same session, never types over a person and submits
+// a doorbell once; when the session ends its deliverer ends too.
 func TestRealQwenIdleSessionWakes(t *testing.T) {
 	tw := newQwenTown(t)
 	rec := tw.deliverer()
@@ -169,6 +172,9 @@ func TestRealQwenIdleSessionWakes(t *testing.T) {
 		t.Fatalf("the receipt of the wake: %+v, want delivered", rs[0])
 	}
 	tw.unread(m)
+	// The same session through the tmux door, as "mailfs live tmux"
+	// would ring it.
+	submitsThroughTmux(t, "qwen", tw.sock, tw.tmux, tw.model.Requests, "3434565678789090")
 	tw.tmux("kill-server")
 	until(t, "the deliverer to end with the session", 30*time.Second, func() bool { return !rec.Deliverer.Alive() })
 	until(t, "the session to end", 30*time.Second, func() bool { return !rec.Session.Process.Alive() })

@@ -35,7 +35,8 @@ const (
 	// spacing, a retry, or the session holds messages from other
 	// processes for review; or no doorbell will name the copy (it was in
 	// the mailbox when the session started: the session-start hook
-	// showed it), then final.
+	// showed it; or the session's hooks showed it in the turn before any
+	// doorbell named it), then final.
 	Held = "held"
 	// Refused: the session refuses messages from other processes (its
 	// settings, looked at again before each try).
@@ -200,6 +201,8 @@ func answer(v seen, id string) (Receipt, bool) {
 			r.Why = "the session ended with no evidence it took the doorbell in (the mail waits in the mailbox)"
 		case rec.Held[id] == refusedWhy:
 			r.Live, r.Why = Refused, refusedWhy
+		case !rec.Hooked[id].IsZero():
+			r.Live, r.Why, r.Session = Held, hookedWhy, ""
 		default:
 			return Receipt{}, false
 		}
@@ -220,6 +223,8 @@ func answer(v seen, id string) (Receipt, bool) {
 	case !rec.Rung[id].IsZero():
 		r.Live, r.At = Rung, rec.Rung[id]
 		r.Why = "written into the session, not yet taken in"
+	case !rec.Hooked[id].IsZero():
+		r.Live, r.Why, r.Final, r.Session = Held, hookedWhy, true, ""
 	case rec.Held[id] == refusedWhy:
 		r.Live, r.Why, r.Session = Refused, refusedWhy+" (tried again while the session runs)", ""
 	case rec.Held[id] != "":
@@ -235,6 +240,10 @@ func answer(v seen, id string) (Receipt, bool) {
 	}
 	return r, true
 }
+
+// hookedWhy is why no doorbell names a copy the session's hooks showed
+// first (see Record.Hooked).
+const hookedWhy = "the session's hooks showed it in the turn (a post-tool or stop hook's note, or a prompt's): no doorbell names it"
 
 // refusedWhy is why a copy waits when the session refuses other
 // processes' messages.

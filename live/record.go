@@ -50,7 +50,12 @@ type Record struct {
 	// for it, after MaxRings doorbells named it (the mail still waits in
 	// the mailbox, for the hooks and the agent's next look).
 	Unconfirmed map[string]time.Time `json:"unconfirmed,omitempty"`
-	Error       string               `json:"error,omitempty"`
+	// Hooked: message id -> when the deliverer found that the session's
+	// hooks had shown it in the turn (a post-tool hook's urgent news, a
+	// stop's block, a person's prompt) before any doorbell named it: no
+	// doorbell names it (see hook.Handler.Claim).
+	Hooked map[string]time.Time `json:"hooked,omitempty"`
+	Error  string               `json:"error,omitempty"`
 	// Ended is when the session ended, for a record kept after it (see
 	// keptFor): what its doorbells became stays there for senders still
 	// waiting on a receipt.
@@ -132,6 +137,7 @@ func takeOver(was, now *Record) *Record {
 	out.Confirmed = mergeTimes(was.Confirmed, now.Confirmed, true)
 	out.Submitted = mergeTimes(was.Submitted, now.Submitted, true)
 	out.Unconfirmed = mergeTimes(was.Unconfirmed, now.Unconfirmed, true)
+	out.Hooked = mergeTimes(was.Hooked, now.Hooked, true)
 	out.Bells = append(slices.Clone(was.Bells), now.Bells...)
 	out.SessionIDs = slices.Clone(was.SessionIDs)
 	for _, id := range now.SessionIDs {

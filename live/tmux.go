@@ -542,9 +542,10 @@ func PromptOf(rt string) (Prompt, bool) {
 		// two rules, rows after it indented by two, no placeholder.
 		return Prompt{Runtime: rt, Marks: []string{"❯\u00a0", "❯ "}, Indent: "  "}, true
 	case string(agentrt.Qwen):
-		// Qwen Code 0.24: "> " at column 0 between two rules, rows after
-		// it indented by two; under the lower rule its status lines.
-		return Prompt{Runtime: rt, Marks: []string{"> "}, Indent: "  ",
+		// Qwen Code 0.24: "> " ("* " in YOLO mode) at column 0 between
+		// two rules, rows after it indented by two; under the lower rule
+		// its status lines.
+		return Prompt{Runtime: rt, Marks: []string{"> ", "* "}, Indent: "  ",
 			Placeholders: []string{"Type your message or @path/to/file"}, Settle: 250 * time.Millisecond}, true
 	}
 	return PlainPrompt(), false

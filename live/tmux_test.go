@@ -197,6 +197,7 @@ func TestPromptInputFromRealScreens(t *testing.T) {
 		{screen: "claude-only-glyph-7c", want: "|"},
 		{screen: "claude-only-glyph-c2bb", want: "»"},
 		{screen: "qwen-empty", want: ""},
+		{screen: "qwen-yolo-empty", want: ""}, // "* " in YOLO mode (--yolo, as the real-runtime tests run it)
 		{screen: "qwen-half-typed", want: "PERSON half a li"},
 		{screen: "qwen-cursor-at-start", want: "PERSON half a li"},
 		{screen: "qwen-multiline", want: "PERSON half a li\nsecond line"},
