@@ -26,11 +26,16 @@ import (
 // mailfs's hooks and live deliverer installed as "mailfs setup claude"
 // installs them. Without claude on $PATH they skip, saying so.
 
+// binDir is the folder buildOnce built the binaries in, which TestMain
+// removes once every test has run.
+var binDir string
+
 var buildOnce = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "mailfs-live-bin-")
 	if err != nil {
 		return "", err
 	}
+	binDir = dir
 	// mailfs, and beside it mailfs-mcp, which "mailfs mcp" runs,
 	// mailfs-codex, which "mailfs live codex" runs, and mailfs-hook, which
 	// the hooks setup writes run.
