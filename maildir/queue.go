@@ -85,6 +85,8 @@ const claimPick = 16
 
 // Claim moves the oldest item waiting in the work queue into agent's
 // mailbox, records the claim in it ([Message.Claim]) and returns it there.
+// Oldest is by arrival on this host, the queue's home (see [ArrivalDir]):
+// the arrival its sync noted, else the stamp of the item's name.
 //
 // Claims of all queues are serialised by a lock on the queues' folder,
 // state/queue, which the kernel drops when a claimant dies. Under it the
