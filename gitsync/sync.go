@@ -80,6 +80,10 @@ type Syncer struct {
 	// working tree (it stays in history; see Recall). Zero means
 	// DefaultPruneAfter; negative, never.
 	PruneAfter time.Duration
+	// Peek is how often Every looks at the remote for claim requests and
+	// served items between its syncs (see Every); zero means
+	// max(one second, a period / 8).
+	Peek time.Duration
 	// Git is the git command; "" means "git" on $PATH.
 	Git string
 	// Now returns the current time; nil means time.Now.
