@@ -166,16 +166,12 @@ func (p *peeker) due(ctx context.Context, own bool) bool {
 
 // homesAQueue reports whether this host is the home of a work queue.
 func (p *peeker) homesAQueue() bool {
-	homes, err := p.s.Store.Homes()
+	queues, err := p.s.Store.Queues()
 	if err != nil {
 		return false
 	}
-	host, err := p.s.Store.LocalHost()
-	if err != nil {
-		return false
-	}
-	for _, h := range homes {
-		if h.Object.Kind == maildir.KindQueue && h.Host == host {
+	for _, q := range queues {
+		if p.s.Store.MayChange(maildir.Address{Kind: maildir.KindQueue, Name: q}) == nil {
 			return true
 		}
 	}
