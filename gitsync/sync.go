@@ -423,9 +423,7 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 	}
 	// Queue items from other hosts are noted as arriving now, by this
 	// host's clock, before they are in the tree: claims here go by that.
-	if err := s.noteArrivals(g, r.plan.apply, r.their); err != nil {
-		return false, err
-	}
+	s.noteArrivals(g, r.plan.apply, r.their)
 	// What the others did, into the working tree; then the branch.
 	if mine != "" && (mine != r.head || len(r.plan.apply) > 0) {
 		if err := s.land(ctx, g, mine, rep.Branch, r.snapshot, r.plan.apply, rep); err != nil {
@@ -879,8 +877,9 @@ func (s *Syncer) requestsArrived(pulled []string) bool {
 // claims follow arrival here rather than their senders' clocks. An item
 // the same changes remove elsewhere is not an arrival but a move back (a
 // release on another host): it keeps its place by name, as a release here
-// does.
-func (s *Syncer) noteArrivals(g *git, apply []change, their map[string]change) error {
+// does. A note that cannot be written is warned about, not an error: the
+// items then go by their names.
+func (s *Syncer) noteArrivals(g *git, apply []change, their map[string]change) {
 	mine := s.mineIn(g.homes)
 	moved := map[string]bool{}
 	for p, c := range their {
@@ -900,8 +899,8 @@ func (s *Syncer) noteArrivals(g *git, apply []change, their map[string]change) e
 	now := s.now()
 	for _, a := range slices.SortedFunc(maps.Keys(byQueue), func(x, y maildir.Address) int { return strings.Compare(x.Name, y.Name) }) {
 		if err := s.Store.NoteArrivals(a, byQueue[a], now); err != nil {
-			return err
+			// Only the order is lost: these items go by their names.
+			s.warnf("could not note the arrival of %d items of %s (they are claimed by their names' stamps): %v", len(byQueue[a]), a, err)
 		}
 	}
-	return nil
 }
