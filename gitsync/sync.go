@@ -80,6 +80,10 @@ type Syncer struct {
 	// working tree (it stays in history; see Recall). Zero means
 	// DefaultPruneAfter; negative, never.
 	PruneAfter time.Duration
+	// Peek is how often Every looks at the remote for claim requests and
+	// served items between its syncs (see Every); zero means
+	// max(one second, a period / 8).
+	Peek time.Duration
 	// Git is the git command; "" means "git" on $PATH.
 	Git string
 	// Now returns the current time; nil means time.Now.
@@ -417,6 +421,9 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 	if err := s.gate(ctx, g, rep.Host, r, mine); err != nil {
 		return false, err
 	}
+	// Queue items from other hosts are noted as arriving now, by this
+	// host's clock, before they are in the tree: claims here go by that.
+	s.noteArrivals(g, r.plan.apply, r.their)
 	// What the others did, into the working tree; then the branch.
 	if mine != "" && (mine != r.head || len(r.plan.apply) > 0) {
 		if err := s.land(ctx, g, mine, rep.Branch, r.snapshot, r.plan.apply, rep); err != nil {
@@ -863,4 +870,37 @@ func (s *Syncer) requestsArrived(pulled []string) bool {
 		}
 	}
 	return false
+}
+
+// noteArrivals notes the arrival, now by this host's clock, of the items
+// apply adds to queues homed here (see maildir.ArrivalDir), so that their
+// claims follow arrival here rather than their senders' clocks. An item
+// the same changes remove elsewhere is not an arrival but a move back (a
+// release on another host): it keeps its place by name, as a release here
+// does. A note that cannot be written is warned about, not an error: the
+// items then go by their names.
+func (s *Syncer) noteArrivals(g *git, apply []change, their map[string]change) {
+	mine := s.mineIn(g.homes)
+	moved := map[string]bool{}
+	for p, c := range their {
+		if c.status == 'D' && isMessage(p) {
+			moved[messageID(p)] = true
+		}
+	}
+	byQueue := map[maildir.Address][]string{}
+	for _, c := range apply {
+		a, ok := objectOf(c.path)
+		if !ok || a.Kind != maildir.KindQueue || c.status != 'A' || !isMessage(c.path) ||
+			path.Dir(c.path) != a.Dir(false) || moved[messageID(c.path)] || !mine(a) {
+			continue
+		}
+		byQueue[a] = append(byQueue[a], path.Base(c.path))
+	}
+	now := s.now()
+	for _, a := range slices.SortedFunc(maps.Keys(byQueue), func(x, y maildir.Address) int { return strings.Compare(x.Name, y.Name) }) {
+		if err := s.Store.NoteArrivals(a, byQueue[a], now); err != nil {
+			// Only the order is lost: these items go by their names.
+			s.warnf("could not note the arrival of %d items of %s (they are claimed by their names' stamps): %v", len(byQueue[a]), a, err)
+		}
+	}
 }

@@ -85,6 +85,8 @@ const claimPick = 16
 
 // Claim moves the oldest item waiting in the work queue into agent's
 // mailbox, records the claim in it ([Message.Claim]) and returns it there.
+// Oldest is by arrival on this host, the queue's home (see [ArrivalDir]):
+// the arrival its sync noted, else the stamp of the item's name.
 //
 // Claims of all queues are serialised by a lock on the queues' folder,
 // state/queue, which the kernel drops when a claimant dies. Under it the
@@ -162,7 +164,7 @@ func (s *Store) claim(q, a Address, request string) (*Message, error) {
 			return nil, err
 		}
 	}
-	// Stamped names sort oldest first. A claim needs the oldest item that
+	// Otherwise stamped names sort oldest first. A claim needs the oldest item that
 	// can be had, not the whole sorted queue: the cursor (see folderindex.ClaimWindow)
 	// or one pass that keeps the claimPick smallest names, and only if
 	// none of them can be had the next ones.
@@ -173,6 +175,27 @@ func (s *Store) claim(q, a Address, request string) (*Message, error) {
 			dst.Close()
 		}
 	}()
+	// Items that came from other hosts go by their arrival here (see
+	// ArrivalDir): the whole queue in that order.
+	noted, err := s.arrivals(q)
+	if err != nil {
+		return nil, err
+	}
+	if len(noted) > 0 {
+		names, err := arrivalOrder(src, noted, tried)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range names {
+			tried[name] = true
+			m, err := s.takeItem(src, &dst, q, name, a, request)
+			if errors.Is(err, errPassOver) {
+				continue
+			}
+			return m, err
+		}
+		return nil, fmt.Errorf("%w: nothing waits in %s", ErrQueueEmpty, q)
+	}
 	var rules *folderindex.Rules
 	if s.indexOn() {
 		rules = s.rules(false)

@@ -184,3 +184,64 @@ func TestClaimOnTheHomeServesRequestsFirst(t *testing.T) {
 		t.Fatalf("toast holds %+v (%v), want WORK 1", m, err)
 	}
 }
+
+// Off the queue's home the claim tool does what the CLI's claim does
+// there, through the same code path (watch.Claim): with nothing in this
+// host's copy of the queue it answers ErrQueueEmpty and asks nothing;
+// with an item there it leaves a claim request for the home (once: a
+// second call finds it waiting) and says so; once the home served it,
+// the next call hands the item over, and the one after hands the same
+// item back while the agent has not marked it done.
+func TestClaimOffTheHomeLeavesARequest(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".chipset")
+	open := func(host string) *maildir.Store {
+		s, err := maildir.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Host = host
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	alpha, beta := open("alpha"), open("beta")
+	if err := alpha.CreateQueue("work"); err != nil {
+		t.Fatal(err)
+	}
+	q, _ := alpha.Resolve("queue:work")
+	toast := maildir.Address{Kind: maildir.KindAgent, Name: "toast"}
+	if err := beta.ClaimHome(toast); err != nil {
+		t.Fatal(err)
+	}
+	srv := &Server{Store: beta, Agent: "toast", StateDir: t.TempDir()}
+	ctx := context.Background()
+	if m, err := srv.claim(ctx, claimIn{Queue: "queue:work"}); !errors.Is(err, maildir.ErrQueueEmpty) {
+		t.Fatalf("a claim off the home of an empty queue: %+v %v", m, err)
+	}
+	if reqs, _ := beta.Requests(q); len(reqs) != 0 {
+		t.Fatalf("an empty queue was asked: %+v", reqs)
+	}
+	if _, err := alpha.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "WORK 1", Body: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	asked, err := srv.claim(ctx, claimIn{Queue: "queue:work"})
+	reqs, _ := beta.Requests(q)
+	if err != nil || asked.ID != "" || len(reqs) != 1 || reqs[0].Agent != "toast" || reqs[0].Host != "beta" ||
+		!strings.Contains(asked.Note, "asked it for an item") || !strings.Contains(asked.Note, reqs[0].ID) {
+		t.Fatalf("a claim off the home: %+v %v; requests %+v", asked, err, reqs)
+	}
+	again, err := srv.claim(ctx, claimIn{Queue: "queue:work"})
+	if reqs2, _ := beta.Requests(q); err != nil || len(reqs2) != 1 || !strings.Contains(again.Note, "already asked") {
+		t.Fatalf("a second claim before the home served: %+v %v; requests %+v", again, err, reqs2)
+	}
+	if served, err := alpha.ServeRequests(); err != nil || len(served) != 1 {
+		t.Fatalf("the home served %+v %v", served, err)
+	}
+	got, err := srv.claim(ctx, claimIn{Queue: "queue:work"})
+	if err != nil || got.Subject != "WORK 1" {
+		t.Fatalf("the claim after the home served: %+v %v", got, err)
+	}
+	back, err := srv.claim(ctx, claimIn{Queue: "queue:work"})
+	if err != nil || back.ID != got.ID || !strings.Contains(back.Note, "still hold") {
+		t.Fatalf("a claim while the item is held: %+v %v", back, err)
+	}
+}

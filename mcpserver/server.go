@@ -16,6 +16,7 @@ import (
 	"github.com/mailfs/mailfs/hook"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/nudgeq"
+	"github.com/mailfs/mailfs/watch"
 )
 
 // Server is an agent's mail as MCP tools. Set the fields, then call
@@ -314,37 +315,36 @@ func (s *Server) claim(ctx context.Context, in claimIn) (Message, error) {
 		return Message{}, err
 	}
 	me := s.me()
-	// As the CLI's claim: an item claimed for this agent and not yet
-	// marked done comes back first, so an agent whose session ended
-	// between its claim and the answer takes the same item, not a second
-	// one that would strand the first. (Where this host may change the
-	// agent's mailbox: elsewhere the claim below refuses, naming its home.)
-	if q.Kind == maildir.KindQueue && s.Store.MayChange(me) == nil {
-		held, err := s.Store.Held(q, me)
-		if err != nil {
-			return Message{}, err
-		}
-		if held != nil {
-			out := toMessage(held, true)
-			out.Note = fmt.Sprintf("you still hold %s, claimed from %s and not marked read: handed back (mark it read when done)", held.ID, q)
-			return out, nil
-		}
-	}
-	var served error
-	if q.Kind == maildir.KindQueue && s.Store.MayChange(q) == nil {
-		// On the queue's home, as the CLI's claim: the claim requests of
-		// other hosts' agents waited longer, and go first, or the home's
-		// own agents take every item between two syncs.
-		_, served = s.Store.ServeQueue(q)
-	}
-	m, err := s.Store.Claim(q, me)
+	// The CLI's claim path (watch.Claim): the agent's own held item
+	// first; on the queue's home, other hosts' requests first; elsewhere
+	// a claim request to the home, which this tool leaves and does not
+	// wait on: the model is told to claim again once the syncs ran.
+	got, err := watch.Claim(s.Store, q, me, false)
 	if err != nil {
 		return Message{}, err
 	}
-	out := toMessage(m, true)
-	if served != nil {
-		out.Note = "serving the claim requests of " + q.String() + " first: " + served.Error()
+	var out Message
+	var notes []string
+	switch {
+	case got.Item == nil:
+		verb := "asked"
+		if !got.Fresh {
+			verb = "already asked"
+		}
+		notes = append(notes, fmt.Sprintf("%s is homed on host %s: %s it for an item for you (request %s). %s hands one out at its next sync and it arrives here with the sync after: claim again then, and that item comes back to you", q, got.Home, verb, got.Request.ID, got.Home))
+	case got.Held:
+		out = toMessage(got.Item, true)
+		notes = append(notes, fmt.Sprintf("you still hold %s, claimed from %s and not marked read: handed back (mark it read when done)", got.Item.ID, q))
+	default:
+		out = toMessage(got.Item, true)
 	}
+	if got.ServeErr != nil {
+		notes = append(notes, "serving the claim requests of "+q.String()+" first: "+got.ServeErr.Error())
+	}
+	if out.Note != "" {
+		notes = append([]string{out.Note}, notes...)
+	}
+	out.Note = strings.Join(notes, "; ")
 	return out, nil
 }
 

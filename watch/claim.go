@@ -2,6 +2,8 @@ package watch
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/mailfs/mailfs/maildir"
@@ -77,4 +79,72 @@ func WaitServed(ctx context.Context, s *maildir.Store, q, agent maildir.Address,
 		case <-tick.C:
 		}
 	}
+}
+
+// Claimed is what [Claim] did.
+type Claimed struct {
+	// Item is the item, in the agent's mailbox; nil when Claim only asked
+	// the queue's home for one (Request).
+	Item *maildir.Message
+	// Held is set when Item is one the agent already held (claimed, not
+	// yet marked read) and Claim handed it back instead of a second.
+	Held bool
+	// Home is the queue's home host when this host is not it.
+	Home string
+	// Request is the claim request waiting for the agent at the home:
+	// made by this Claim (Fresh), or one made earlier.
+	Request *maildir.Request
+	Fresh   bool
+	// ServeErr is why serving the requests waiting on the queue's home
+	// first failed; the claim went on.
+	ServeErr error
+}
+
+// Claim is the claim verb, as the CLI's claim and the MCP server's claim
+// tool both run it: one code path, so an agent gets the same answer
+// through either.
+//
+//   - An item claimed from q for agent as and not yet marked done (read)
+//     is handed back first, wherever the agent's mailbox is this host's:
+//     a worker stopped between its claim and reading the id does not take
+//     a second item and strand the first.
+//   - On q's home, the claim requests other hosts' agents left wait
+//     longer than this claim: they are served first, then the oldest item
+//     left is claimed.
+//   - Elsewhere, an item a request brought and the agent has not done is
+//     returned; else, while this host's copy of q holds an item (or ask
+//     is set: the caller will wait for one), a request is left for the
+//     home (or the one waiting is reused) and returned with Item nil: the
+//     home serves it at its next sync, and the item arrives with the next
+//     sync here. [WaitServed] waits for it; a later Claim returns it.
+//
+// An empty queue is [maildir.ErrQueueEmpty].
+func Claim(s *maildir.Store, q, as maildir.Address, ask bool) (*Claimed, error) {
+	if q.Kind == maildir.KindQueue && s.MayChange(as) == nil {
+		m, err := s.Held(q, as)
+		if err != nil || m != nil {
+			return &Claimed{Item: m, Held: m != nil}, err
+		}
+	}
+	out := &Claimed{}
+	if q.Kind == maildir.KindQueue && s.MayChange(q) == nil {
+		_, out.ServeErr = s.ServeQueue(q)
+	}
+	m, err := s.Claim(q, as)
+	var nh *maildir.NotHomeError
+	if !errors.As(err, &nh) || nh.Home == "" || nh.Host == "" {
+		out.Item = m
+		return out, err
+	}
+	out.Home = nh.Home
+	if out.Item, err = Served(s, q, as); err != nil || out.Item != nil {
+		return out, err
+	}
+	if more, err := Waiting(s, q); err != nil {
+		return out, err
+	} else if !more && !ask {
+		return out, fmt.Errorf("%w (this host's copy of %s, homed on %s)", maildir.ErrQueueEmpty, q, nh.Home)
+	}
+	out.Request, out.Fresh, err = s.RequestClaim(q, as)
+	return out, err
 }

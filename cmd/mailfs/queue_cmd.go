@@ -81,33 +81,22 @@ func (c *claimCmd) Run(a *app) error {
 	if c.Timeout != nil && *c.Timeout < 0 {
 		return usage("write a duration such as 30s or 10m; 0 asks and does not wait", "--timeout must not be negative")
 	}
-	// An item claimed for the agent and not yet marked done comes back
-	// first, on every host: a worker killed between its claim and reading
-	// the id must not take a second item and strand the first.
-	// (Where the agent's mailbox is this host's to change: elsewhere the
-	// claim below refuses, naming its home.)
-	if q.Kind == maildir.KindQueue && s.MayChange(as) == nil {
-		m, err := s.Held(q, as)
-		if err != nil {
-			return err
-		}
-		if m != nil {
-			fmt.Fprintf(a.err, "mailfs: %s still holds %s, claimed from %s and not marked read: handing it back (mark it read when done, or release it)\n", as.Name, m.ID, q)
-			return printItem(a, m, c.ID, c.JSON)
-		}
+	// The one claim path (watch.Claim, which the MCP claim tool runs too):
+	// the agent's own held item first, on every host; on the queue's
+	// home, the requests other hosts left first; elsewhere a request.
+	got, err := watch.Claim(s, q, as, c.Timeout != nil)
+	if got != nil && got.ServeErr != nil {
+		a.warn(fmt.Errorf("serving the claim requests of %s first: %w", q, got.ServeErr))
 	}
-	if q.Kind == maildir.KindQueue && s.MayChange(q) == nil {
-		// On the queue's home, the claim requests other hosts made wait
-		// longer than this claim: they go first, or the home's own agents
-		// take every item between two syncs.
-		if _, err := s.ServeQueue(q); err != nil {
-			a.warn(fmt.Errorf("serving the claim requests of %s first: %w", q, err))
-		}
+	if err == nil && got.Held {
+		fmt.Fprintf(a.err, "mailfs: %s still holds %s, claimed from %s and not marked read: handing it back (mark it read when done, or release it)\n", as.Name, got.Item.ID, q)
 	}
-	m, err := s.Claim(q, as)
-	var nh *maildir.NotHomeError
-	if errors.As(err, &nh) && nh.Home != "" && nh.Host != "" {
-		m, err = c.viaHome(a, s, q, as, nh.Home)
+	var m *maildir.Message
+	if err == nil {
+		m = got.Item
+		if m == nil {
+			m, err = c.waitHome(a, s, q, as, got)
+		}
 	}
 	if errors.Is(err, maildir.ErrQueueEmpty) {
 		return &exitStatus{code: exitNothing, msg: fmt.Sprintf("queue empty: nothing waits in %s", q)}
@@ -128,28 +117,12 @@ func printItem(a *app, m *maildir.Message, idOnly, asJSON bool) error {
 	return printOne(a, m, asJSON)
 }
 
-// viaHome claims on a host that is not the queue's home: an item a
-// request already brought, else a request to the home and a wait for
-// what it brings.
-func (c *claimCmd) viaHome(a *app, s *maildir.Store, q, as maildir.Address, home string) (*maildir.Message, error) {
-	if m, err := watch.Served(s, q, as); err != nil || m != nil {
-		return m, err
-	}
-	// With --timeout the agent says it waits for an item: it asks even
-	// while this host's copy of the queue is empty, so its request is in
-	// line at the home when the next item comes, rather than after the
-	// home's own agents took it.
-	if more, err := watch.Waiting(s, q); err != nil {
-		return nil, err
-	} else if !more && c.Timeout == nil {
-		return nil, fmt.Errorf("%w (this host's copy of %s, homed on %s)", maildir.ErrQueueEmpty, q, home)
-	}
-	r, fresh, err := s.RequestClaim(q, as)
-	if err != nil {
-		return nil, err
-	}
+// waitHome waits, on a host that is not the queue's home, for the item
+// the claim request got (left or found by watch.Claim) brings.
+func (c *claimCmd) waitHome(a *app, s *maildir.Store, q, as maildir.Address, got *watch.Claimed) (*maildir.Message, error) {
+	r, home := got.Request, got.Home
 	verb := "asked"
-	if !fresh {
+	if !got.Fresh {
 		verb = "already asked"
 	}
 	wait := "waiting for it"
