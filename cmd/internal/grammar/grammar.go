@@ -42,7 +42,7 @@ type Call struct {
 	// tags are the tags of the bare grammar's fields, all but help.
 	tags []string
 	// counterparts maps each struct kong filled in small to the same
-	// struct in full, once Run has copied it.
+	// struct in full, once Valid or Run has copied it (copyOnce).
 	counterparts map[place]reflect.Value
 }
 
@@ -141,8 +141,7 @@ func (c *Call) Valid(kctx *kong.Context) bool {
 	if !c.bare {
 		return true
 	}
-	c.counterparts = map[place]reflect.Value{}
-	c.copy(c.full.Elem(), c.small.Elem())
+	c.copyOnce()
 	for node := kctx.Selected(); node != nil; node = node.Parent {
 		v, ok := c.counterparts[placeOf(node.Target)]
 		if !ok {
@@ -171,8 +170,7 @@ func Run[A any](c *Call, kctx *kong.Context, arg A) error {
 	if !c.bare {
 		return kctx.Run(arg)
 	}
-	c.counterparts = map[place]reflect.Value{}
-	c.copy(c.full.Elem(), c.small.Elem())
+	c.copyOnce()
 	ran := false
 	for node := kctx.Selected(); node != nil; node = node.Parent {
 		v, ok := c.counterparts[placeOf(node.Target)]
@@ -190,6 +188,16 @@ func Run[A any](c *Call, kctx *kong.Context, arg A) error {
 		return fmt.Errorf("no Run() method found in hierarchy of %s", kctx.Selected().Summary())
 	}
 	return nil
+}
+
+// copyOnce copies the values kong parsed into the full grammar's, the
+// first time Valid or Run needs them (once: what a Validate method changed
+// there is what Run sees).
+func (c *Call) copyOnce() {
+	if c.counterparts == nil {
+		c.counterparts = map[place]reflect.Value{}
+		c.copy(c.full.Elem(), c.small.Elem())
+	}
 }
 
 // copy sets dst's fields to those of src, a struct made here from dst's
