@@ -247,7 +247,7 @@ func (s *Store) threadOf(key, id string) ([]*Message, error) {
 // when the index is off.
 func (s *Store) threadIn(a Address, archived bool, key string, in func(*Message) bool) ([]*Message, error) {
 	if !s.indexOn() {
-		return s.readFolder(a, archived, in)
+		return s.readFolderIf(context.Background(), a, archived, nil, in)
 	}
 	d, err := s.openFolder(a, archived)
 	if d == nil {
