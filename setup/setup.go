@@ -118,15 +118,6 @@ func hookEvents(rt agentrt.Runtime) []hookEvent {
 	return nil
 }
 
-// Events lists rt's hook events, as the runtime names them.
-func Events(rt agentrt.Runtime) []string {
-	var names []string
-	for _, ev := range hookEvents(rt) {
-		names = append(names, ev.runtime)
-	}
-	return names
-}
-
 // Command is the mailfs hook command for runtime rt's event, run by
 // [HookBinary] of bin; agent "" leaves it to $MAILFS_AGENT.
 func Command(bin string, rt agentrt.Runtime, event, agent string) string {
