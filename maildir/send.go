@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sync"
 	"time"
 
@@ -128,7 +129,7 @@ func (s *Store) prepare(m *Message) (*Message, []Address, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if !containsAddr(written, a) {
+		if !slices.Contains(written, a) {
 			written = append(written, a)
 			c.CC = append(c.CC, s.writtenAs(cc, a))
 		}
@@ -156,7 +157,7 @@ func (s *Store) prepare(m *Message) (*Message, []Address, error) {
 			}
 		}
 		for _, b := range boxes {
-			if !containsAddr(rcpts, b) {
+			if !slices.Contains(rcpts, b) {
 				rcpts = append(rcpts, b)
 			}
 		}
@@ -192,15 +193,6 @@ func (s *Store) writtenAs(addr string, a Address) string {
 		return s.written(addr)
 	}
 	return a.String()
-}
-
-func containsAddr(list []Address, a Address) bool {
-	for _, b := range list {
-		if b.Kind == a.Kind && b.Name == a.Name {
-			return true
-		}
-	}
-	return false
 }
 
 // stamp returns a time for n copies that no earlier send through s used:

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -200,7 +201,7 @@ func claudePlugin(dir string, env Env) string {
 			continue
 		}
 		enabled, _ := m["enabledPlugins"].(map[string]any)
-		for _, name := range mapKeys(enabled) {
+		for name := range enabled {
 			if (name == "mailfs" || strings.HasPrefix(name, "mailfs@")) && enabled[name] == true {
 				return name
 			}
@@ -393,7 +394,7 @@ func codexTrust(dir string, env Env) []Finding {
 	state, _ := hooks["state"].(map[string]any)
 	var unapproved []string
 	for _, ev := range hookEvents(agentrt.Codex) {
-		approved := slices.ContainsFunc(mapKeys(state), func(k string) bool {
+		approved := slices.ContainsFunc(slices.Collect(maps.Keys(state)), func(k string) bool {
 			t, _ := state[k].(map[string]any)
 			return strings.HasPrefix(k, hooksFile+":"+snake(ev.runtime)+":") && t["trusted_hash"] != nil
 		})
@@ -405,14 +406,6 @@ func codexTrust(dir string, env Env) []Finding {
 		out = append(out, Finding{false, fmt.Sprintf("Codex has not approved the hooks %s: start codex in %s and approve them with /hooks", strings.Join(unapproved, ", "), dir)})
 	}
 	return out
-}
-
-func mapKeys(m map[string]any) []string {
-	var keys []string
-	for k := range m {
-		keys = append(keys, k)
-	}
-	return keys
 }
 
 // snake is an event name as Codex's hook state writes it: SessionStart →
