@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -248,40 +249,25 @@ func embeddedName(f reflect.StructField) string {
 	return "Embedded" + string(unicode.ToUpper(r[0])) + string(r[1:])
 }
 
-// withoutHelp returns tag without its help key, the rest as it was. It
-// reads the tag as reflect.StructTag.Lookup does.
+// withoutHelp returns tag without its help key, the other keys and
+// values as they were. It reads the tag as reflect.StructTag.Lookup does
+// (key:"Go-quoted value" pairs apart by spaces); from what is not in that
+// format on, the tag is kept as it is.
 func withoutHelp(tag reflect.StructTag) reflect.StructTag {
-	s := string(tag)
-	var b strings.Builder
-	for s != "" {
-		rest := strings.TrimLeft(s, " ")
-		lead := s[:len(s)-len(rest)]
-		s = rest
-		i := 0
-		for i < len(s) && s[i] > ' ' && s[i] != ':' && s[i] != '"' && s[i] != 0x7f {
-			i++
-		}
-		if i == 0 || i+1 >= len(s) || s[i] != ':' || s[i+1] != '"' {
-			b.WriteString(lead + s) // not the conventional format: left as it is
-			break
-		}
-		key := s[:i]
-		j := i + 1
-		for j++; j < len(s) && s[j] != '"'; j++ {
-			if s[j] == '\\' {
-				j++
-			}
-		}
-		if j >= len(s) {
-			b.WriteString(lead + s)
+	var kept []string
+	for s := strings.TrimLeft(string(tag), " "); s != ""; s = strings.TrimLeft(s, " ") {
+		key, rest, _ := strings.Cut(s, ":")
+		value, err := strconv.QuotedPrefix(rest)
+		if key == "" || strings.ContainsAny(key, " \"\x7f") || err != nil || value[0] != '"' {
+			kept = append(kept, s)
 			break
 		}
 		if key != "help" {
-			b.WriteString(lead + s[:j+1])
+			kept = append(kept, key+":"+value)
 		}
-		s = s[j+1:]
+		s = rest[len(value):]
 	}
-	return reflect.StructTag(strings.TrimSpace(b.String()))
+	return reflect.StructTag(strings.Join(kept, " "))
 }
 
 // asksHelp reports whether args ask for help: --help, or -h alone or in a
