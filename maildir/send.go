@@ -1,6 +1,7 @@
 package maildir
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -165,12 +166,8 @@ func (s *Store) prepare(m *Message) (*Message, []Address, error) {
 	if len(rcpts) == 0 {
 		return nil, nil, fmt.Errorf("%w: the groups named have no members but the sender (@all is every existing mailbox)", ErrNoRecipients)
 	}
-	if c.Type == "" {
-		c.Type = DefaultType
-	}
-	if c.Priority == "" {
-		c.Priority = Normal
-	}
+	c.Type = cmp.Or(c.Type, DefaultType)
+	c.Priority = cmp.Or(c.Priority, Normal)
 	if err := c.check(); err != nil {
 		return nil, nil, err
 	}

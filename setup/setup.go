@@ -2,6 +2,7 @@ package setup
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -305,9 +306,7 @@ func pluginServes(data []byte, agent string) bool {
 // Skill is the Agent Skill (SKILL.md) that teaches agent the mailfs
 // commands; agent "" writes $MAILFS_AGENT.
 func Skill(agent string) []byte {
-	if agent == "" {
-		agent = "$MAILFS_AGENT"
-	}
+	agent = cmp.Or(agent, "$MAILFS_AGENT")
 	return []byte(strings.ReplaceAll(skill, "AGENT", agent))
 }
 
