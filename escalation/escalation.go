@@ -1,6 +1,7 @@
 package escalation
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -125,9 +126,7 @@ func (e *Desk) Config() (Config, time.Duration, error) {
 			return c, 0, fmt.Errorf("escalation: %s: resend_after %q is not a positive duration", ConfigFile, c.ResendAfter)
 		}
 	}
-	if c.MaxResends == 0 {
-		c.MaxResends = DefaultMaxResends
-	}
+	c.MaxResends = cmp.Or(c.MaxResends, DefaultMaxResends)
 	return c, after, nil
 }
 

@@ -311,9 +311,7 @@ func (s *Store) createNoted(d *durable.Dir, b Address, name string, data []byte)
 	// a listing costs a reader about 0.4 µs a file. Below noteFromSize bytes
 	// of directory (some hundreds of files) the listing is the cheaper.
 	from := s.noteFrom
-	if from == 0 {
-		from = noteFromSize
-	}
+	from = cmp.Or(from, noteFromSize)
 	if st, err := d.Stat(); err != nil || st.Size < from {
 		return d.Create(name, data)
 	}
