@@ -1,6 +1,7 @@
 package escalation
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mailfs/mailfs/internal/chipset"
 	"github.com/mailfs/mailfs/internal/durable"
 	"github.com/mailfs/mailfs/maildir"
 )
@@ -104,11 +104,7 @@ func (e *Desk) now() time.Time {
 // Config reads the configuration, with the defaults filled in.
 func (e *Desk) Config() (Config, time.Duration, error) {
 	var c Config
-	root, err := chipset.New(e.Store.Dir())
-	if err != nil {
-		return c, 0, err
-	}
-	defer root.Close()
+	root := e.Store.Root()
 	d, err := root.Dir("state")
 	if d != nil {
 		defer d.Close()
@@ -130,9 +126,7 @@ func (e *Desk) Config() (Config, time.Duration, error) {
 			return c, 0, fmt.Errorf("escalation: %s: resend_after %q is not a positive duration", ConfigFile, c.ResendAfter)
 		}
 	}
-	if c.MaxResends == 0 {
-		c.MaxResends = DefaultMaxResends
-	}
+	c.MaxResends = cmp.Or(c.MaxResends, DefaultMaxResends)
 	return c, after, nil
 }
 
@@ -173,11 +167,7 @@ func (e *Desk) Raise(from, severity, subject, body string) (*Record, []*maildir.
 // List returns the escalations, oldest first: the open and acknowledged
 // ones, or with all the closed ones too.
 func (e *Desk) List(all bool) ([]*Record, error) {
-	root, err := chipset.New(e.Store.Dir())
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
+	root := e.Store.Root()
 	d, err := root.Dir(Dir)
 	if d == nil {
 		return nil, err
@@ -290,11 +280,7 @@ func (e *Desk) edit(id string, create bool, change func(*Record) error) error {
 	if _, err := maildir.ParseID(id); err != nil {
 		return err
 	}
-	root, err := chipset.New(e.Store.Dir())
-	if err != nil {
-		return err
-	}
-	defer root.Close()
+	root := e.Store.Root()
 	r, err := root.Open(create)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w %q", ErrNotFound, id)

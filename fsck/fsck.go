@@ -60,6 +60,7 @@
 package fsck
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -154,18 +155,10 @@ func Check(ctx context.Context, dir string, opt Options) ([]*Finding, error) {
 	if opt.Now != nil {
 		c.now = opt.Now()
 	}
-	if c.opt.TempAge == 0 {
-		c.opt.TempAge = time.Hour
-	}
-	if c.opt.Grace == 0 {
-		c.opt.Grace = time.Minute
-	}
-	if c.opt.OrphanAfter == 0 {
-		c.opt.OrphanAfter = nudgeq.DefaultOrphanAfter
-	}
-	if c.opt.UnreadAfter == 0 {
-		c.opt.UnreadAfter = DefaultUnreadAfter
-	}
+	c.opt.TempAge = cmp.Or(c.opt.TempAge, time.Hour)
+	c.opt.Grace = cmp.Or(c.opt.Grace, time.Minute)
+	c.opt.OrphanAfter = cmp.Or(c.opt.OrphanAfter, nudgeq.DefaultOrphanAfter)
+	c.opt.UnreadAfter = cmp.Or(c.opt.UnreadAfter, DefaultUnreadAfter)
 	damaged := c.format()
 	c.places = map[string][]place{}
 	root, err := r.Open("")

@@ -180,22 +180,16 @@ func readJournal(g *git) (*journal, error) {
 
 // folders opens the folders of a tree's paths, once each.
 type folders struct {
-	root *chipset.Root
-	r    *durable.Root
+	r    *durable.Root // the store's: not closed here
 	dirs map[string]*durable.Dir
 }
 
 func (s *Syncer) openFolders() (*folders, error) {
-	root, err := chipset.New(s.Store.Dir())
+	r, err := s.Store.Root().Open(true)
 	if err != nil {
 		return nil, err
 	}
-	r, err := root.Open(true)
-	if err != nil {
-		root.Close()
-		return nil, err
-	}
-	return &folders{root: root, r: r, dirs: map[string]*durable.Dir{}}, nil
+	return &folders{r: r, dirs: map[string]*durable.Dir{}}, nil
 }
 
 // of returns the folder of path p, made if create.
@@ -246,7 +240,6 @@ func (f *folders) close() {
 	for _, d := range f.dirs {
 		d.Close()
 	}
-	f.root.Close()
 }
 
 // stage writes each arriving file whole under its dot-name (step 2).

@@ -22,10 +22,10 @@ type Collector struct {
 	Budget time.Duration // 0 means DefaultBudget
 
 	// claim, fromIndex and list stand in for Nudges.ClaimContext,
-	// Store.ListFromIndex and Store.List in tests.
+	// Store.ListFromIndex and Store.ListContext in tests.
 	claim     func(ctx context.Context, agent string) (*nudgeq.Batch, error)
 	fromIndex func(ctx context.Context, agent string) ([]*maildir.Message, error)
-	list      func(agent string) ([]*maildir.Message, error)
+	list      func(ctx context.Context, agent string) ([]*maildir.Message, error)
 }
 
 // A Result is one collected reminder. Print Reminder.String(), then call
@@ -59,7 +59,9 @@ func (r *Result) Commit() error {
 // Collect claims agent's nudges and lists its unread mail, and
 // returns what it has when both are done or when the budget (or ctx) runs
 // out, whichever comes first; then Reminder.Partial says why. agent is an
-// agent id (not a group, queue or channel).
+// agent id (not a group, queue or channel). Nothing it started outlives
+// it: a listing cut short by the budget stops at its next file, keeps no
+// index, and has ended when Collect returns.
 func (c *Collector) Collect(ctx context.Context, agent string) *Result {
 	res := &Result{}
 	agent, err := maildir.ParseAgent(agent) // the reminder names the mailbox one way
@@ -75,8 +77,10 @@ func (c *Collector) Collect(ctx context.Context, agent string) *Result {
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	defer c.holdBack(res, agent)
-	mail, claim := c.read(ctx, agent)
+	mail, claim, listed := c.read(ctx, agent)
 	res.gather(ctx, budget, mail, claim)
+	cancel()
+	<-listed
 	return res
 }
 
@@ -98,7 +102,8 @@ type (
 const fewFiles = 32
 
 // read makes the collection's two reads, each answering on its channel:
-// a claim of the agent's nudges, then its unread mail.
+// a claim of the agent's nudges, then its unread mail. listed is closed
+// once the mail read has ended.
 //
 // The claim runs here: it is quick, and it stops at its next nudge once
 // ctx is done, so its answer always comes (gather waits for it anyway, to
@@ -109,10 +114,11 @@ const fewFiles = 32
 // claim, made of the same operations, would have hung first. A folder
 // that changed costs a listing and a stat of each file, which can take
 // long on a big, cold folder: that read runs on a goroutine of its own,
-// so that the caller can stop waiting when the budget is spent whatever
-// the read is stuck on. (Starting a goroutine wakes a second thread:
+// so that the caller can stop waiting when the budget is spent: the
+// reminder is then partial, and the listing stops at its next file (it
+// checks ctx before each). (Starting a goroutine wakes a second thread:
 // 0.1 ms of a 2.2 ms prompt hook, paid only then.)
-func (c *Collector) read(ctx context.Context, agent string) (<-chan mailRead, <-chan claimRead) {
+func (c *Collector) read(ctx context.Context, agent string) (mailc chan mailRead, claimc chan claimRead, listed chan struct{}) {
 	claim, fromIndex, list := c.claim, c.fromIndex, c.list
 	box := maildir.Address{Kind: maildir.KindAgent, Name: agent}
 	if claim == nil {
@@ -124,22 +130,24 @@ func (c *Collector) read(ctx context.Context, agent string) (<-chan mailRead, <-
 		}
 	}
 	if list == nil {
-		list = func(agent string) ([]*maildir.Message, error) {
-			return c.Store.List(box, maildir.ListOptions{})
+		list = func(ctx context.Context, agent string) ([]*maildir.Message, error) {
+			return c.Store.ListContext(ctx, box, maildir.ListOptions{})
 		}
 	}
-	mailc, claimc := make(chan mailRead, 1), make(chan claimRead, 1)
+	mailc, claimc, listed = make(chan mailRead, 1), make(chan claimRead, 1), make(chan struct{})
 	b, err := claim(ctx, agent)
 	claimc <- claimRead{b, err}
 	if msgs, err := fromIndex(ctx, agent); !errors.Is(err, maildir.ErrNeedsListing) {
 		mailc <- mailRead{msgs, err}
-		return mailc, claimc
+		close(listed)
+		return mailc, claimc, listed
 	}
 	go func() {
-		msgs, err := list(agent)
+		defer close(listed)
+		msgs, err := list(ctx, agent)
 		mailc <- mailRead{msgs, err}
 	}()
-	return mailc, claimc
+	return mailc, claimc, listed
 }
 
 // gather takes the two reads' answers into the reminder as they come,

@@ -2,12 +2,16 @@ package hook
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mailfs/mailfs/internal/leakcheck"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/nudgeq"
 )
@@ -86,36 +90,51 @@ func TestTheAgentIsAlwaysTheAgent(t *testing.T) {
 	}
 }
 
-// A listing of the mailbox that is stuck (a big folder on a cold, slow
-// disk, say) does not hold the hook past its budget: the reminder says it
-// is partial and still shows the nudges, which were claimed first; and
-// they are the agent's to commit.
-func TestAStuckMailReadDoesNotHoldTheHook(t *testing.T) {
+// A listing of the mailbox that is slow (a big folder on a cold disk,
+// say) does not hold the hook past its budget: the reminder says it is
+// partial and still shows the nudges, which were claimed first; and they
+// are the agent's to commit. The listing ends with the call: it stops at
+// its next file once the budget is spent, and has ended, without making
+// an index of what it read, when Collect returns, so that a caller may
+// remove the root at once (demo's scratch town, a test's temp dir).
+func TestASlowMailReadDoesNotOutliveTheHook(t *testing.T) {
+	leakcheck.Check(t)
 	s, q := newTown(t)
 	if _, err := q.Enqueue("toast", nudgeq.Nudge{Sender: "mayor", Message: "ping", Priority: nudgeq.Urgent}, 0); err != nil {
 		t.Fatal(err)
 	}
-	stuck, listing := make(chan struct{}), make(chan struct{})
-	defer close(stuck)
+	if _, err := s.Send(&maildir.Message{From: "mayor", To: "toast", Subject: "work"}); err != nil {
+		t.Fatal(err)
+	}
+	ended := false
 	c := &Collector{Store: s, Nudges: q, Budget: 20 * time.Millisecond,
 		fromIndex: func(context.Context, string) ([]*maildir.Message, error) {
 			return nil, maildir.ErrNeedsListing // the folder changed
 		},
-		list: func(string) ([]*maildir.Message, error) {
-			close(listing)
-			<-stuck
-			return nil, nil
+		list: func(ctx context.Context, agent string) ([]*maildir.Message, error) {
+			<-ctx.Done() // slow: the budget is spent before the first file
+			msgs, err := s.ListContext(ctx, maildir.Address{Kind: maildir.KindAgent, Name: agent}, maildir.ListOptions{})
+			ended = true
+			return msgs, err
 		}}
 	res := c.Collect(context.Background(), "toast")
-	<-listing
-	if res.Reminder.Partial == "" || len(res.Reminder.Nudges) != 1 {
-		t.Fatalf("partial %q, %d nudges shown; want a partial reminder with the nudge", res.Reminder.Partial, len(res.Reminder.Nudges))
+	if !ended {
+		t.Fatal("Collect returned before its listing ended")
+	}
+	if res.Reminder.Partial == "" || len(res.Reminder.Nudges) != 1 || len(res.Reminder.Mail) != 0 {
+		t.Fatalf("partial %q, %d nudges, %d messages shown; want a partial reminder with the nudge only",
+			res.Reminder.Partial, len(res.Reminder.Nudges), len(res.Reminder.Mail))
 	}
 	if err := res.Commit(); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := q.Len("toast"); err != nil || n != 0 {
 		t.Fatalf("%d nudges left after the commit (%v)", n, err)
+	}
+	// The mailbox's index (runtime/index/state~mail~toast), made by a
+	// listing that went to its end.
+	if _, err := os.Stat(filepath.Join(s.Dir(), "runtime", "index", "state~mail~toast")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a listing cut short kept an index (%v)", err)
 	}
 }
 
@@ -135,7 +154,7 @@ func TestACurrentIndexAnswersTheHookWithoutAListing(t *testing.T) {
 	}
 	listed := 0
 	c := &Collector{Store: s, Nudges: q,
-		list: func(agent string) ([]*maildir.Message, error) {
+		list: func(_ context.Context, agent string) ([]*maildir.Message, error) {
 			listed++
 			return s.List(maildir.Address{Kind: maildir.KindAgent, Name: agent}, maildir.ListOptions{})
 		}}

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"time"
 
-	"github.com/mailfs/mailfs/internal/chipset"
 	"github.com/mailfs/mailfs/maildir"
 )
 
@@ -24,11 +23,7 @@ func SetDND(s *maildir.Store, agent string, on bool, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	root, err := chipset.New(s.Dir())
-	if err != nil {
-		return err
-	}
-	defer root.Close()
+	root := s.Root()
 	r, err := root.Open(on) // turning it off needs no root to exist
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -59,11 +54,7 @@ func DND(s *maildir.Store, agent string) (on bool, since time.Time, err error) {
 	if err != nil {
 		return false, time.Time{}, err
 	}
-	root, err := chipset.New(s.Dir())
-	if err != nil {
-		return false, time.Time{}, err
-	}
-	defer root.Close()
+	root := s.Root()
 	d, err := root.Dir(DNDDir)
 	if d == nil {
 		return false, time.Time{}, err

@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"time"
 
-	"github.com/mailfs/mailfs/internal/chipset"
 	"github.com/mailfs/mailfs/maildir"
 )
 
@@ -61,11 +60,7 @@ func leave(s *maildir.Store, agent string, nonces []string, suffix string) error
 	if err != nil {
 		return err
 	}
-	root, err := chipset.New(s.Dir())
-	if err != nil {
-		return err
-	}
-	defer root.Close()
+	root := s.Root()
 	d, err := root.Dir(LiveDir + "/" + agent)
 	if d == nil {
 		if errors.Is(err, fs.ErrNotExist) {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/mailfs/mailfs/hook"
-	"github.com/mailfs/mailfs/internal/chipset"
 	"github.com/mailfs/mailfs/internal/durable"
 	"github.com/mailfs/mailfs/maildir"
 	"github.com/mailfs/mailfs/nudgeq"
@@ -166,11 +165,7 @@ func (d *Deliverer) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	root, err := chipset.New(d.Store.Dir())
-	if err != nil {
-		return err
-	}
-	defer root.Close()
+	root := d.Store.Root()
 	dir, err := recordDir(root, agent, true)
 	if err != nil {
 		return err

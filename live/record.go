@@ -220,11 +220,7 @@ func Records(s *maildir.Store, agent string) ([]*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	root, err := chipset.New(s.Dir())
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
+	root := s.Root()
 	d, err := recordDir(root, agent, false)
 	if d == nil {
 		return nil, err
@@ -263,11 +259,7 @@ func readRecord(d *durable.Dir, name string) (*Record, error) {
 
 // Agents returns the agents that have deliverer records.
 func Agents(s *maildir.Store) ([]string, error) {
-	root, err := chipset.New(s.Dir())
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
+	root := s.Root()
 	d, err := root.Dir(Dir)
 	if d == nil {
 		return nil, err
@@ -293,11 +285,7 @@ func Prune(s *maildir.Store, agent string) error {
 	if err != nil {
 		return err
 	}
-	root, err := chipset.New(s.Dir())
-	if err != nil {
-		return err
-	}
-	defer root.Close()
+	root := s.Root()
 	d, err := recordDir(root, agent, false)
 	if d == nil {
 		if errors.Is(err, fs.ErrNotExist) {

@@ -21,8 +21,6 @@ type ChannelConfig struct {
 	RetainHours float64 `json:"retain_hours"` // keep posts at most this many hours
 }
 
-func channelConfig(name string) string { return ChannelDir + "/" + name + ".json" }
-
 // A ChannelChange names the retention limits [Store.CreateChannel] sets; a
 // nil limit is left as it is (zero, no limit, for a new channel).
 type ChannelChange struct {

@@ -150,3 +150,9 @@ func knownKeyOfWrongType(members map[string][]byte) bool {
 	}
 	return false
 }
+
+// withRead returns the file for fields with "read" set, as a mark
+// rewrites it: sorted keys, every other value byte for byte as it was.
+func withRead(fields []field, read bool) []byte {
+	return encodeObject(setField(fields, "read", marshalValue(read)))
+}

@@ -374,7 +374,7 @@ func (s *Store) expandWith(g *Group, stack []string, override map[string]*Group)
 	stack = append(stack, g.Name)
 	var out []Address
 	add := func(a Address) {
-		if !containsAddr(out, a) {
+		if !slices.Contains(out, a) {
 			out = append(out, a)
 		}
 	}

@@ -1,6 +1,7 @@
 package maildir
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io/fs"
@@ -206,9 +207,7 @@ func (s *Store) countNames(d *durable.Dir) (int, error) {
 // of messages (an archive when archived) holds.
 func (s *Store) rules(archived bool) *folderindex.Rules {
 	w := s.racy
-	if w == 0 {
-		w = RacyWindow
-	}
+	w = cmp.Or(w, RacyWindow)
 	return &folderindex.Rules{
 		Open:   s.indexDir,
 		Window: w,

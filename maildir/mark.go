@@ -112,9 +112,3 @@ func (s *Store) Delete(b Address, id string) error {
 	}
 	return d.Sync()
 }
-
-// withRead returns the file for fields with "read" set: sorted keys, every
-// other value byte for byte as it was.
-func withRead(fields []field, read bool) []byte {
-	return encodeObject(setField(fields, "read", marshalValue(read)))
-}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"strings"
 	"time"
 	"unicode"
@@ -298,7 +299,7 @@ func (s *Store) pruneOnceIn(d *durable.Dir, top bool) (int, error) {
 func (s *Store) sentBefore(rec onceRecord) []*Message {
 	var out []*Message
 	for _, p := range rec.Paths {
-		id := strings.TrimSuffix(lastElem(p), ".json")
+		id := strings.TrimSuffix(path.Base(p), ".json")
 		m := &Message{ID: id, Path: p}
 		if b, ok := boxOfPath(p); ok {
 			m.Box = b
@@ -309,13 +310,6 @@ func (s *Store) sentBefore(rec onceRecord) []*Message {
 		out = append(out, m)
 	}
 	return out
-}
-
-func lastElem(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		return p[i+1:]
-	}
-	return p
 }
 
 // boxOfPath returns the folder a message path is in.

@@ -35,6 +35,13 @@ type ListOptions struct {
 // A folder that does not exist is empty. Files that are not messages are
 // reported to [Store.Warn] and skipped.
 func (s *Store) List(b Address, opt ListOptions) ([]*Message, error) {
+	return s.ListContext(context.Background(), b, opt)
+}
+
+// ListContext is List with ctx checked before each file is read: once
+// ctx is done it stops, keeps no index of what it read, and returns ctx's
+// error.
+func (s *Store) ListContext(ctx context.Context, b Address, opt ListOptions) ([]*Message, error) {
 	if err := s.check(b); err != nil {
 		return nil, err
 	}
@@ -46,9 +53,9 @@ func (s *Store) List(b Address, opt ListOptions) ([]*Message, error) {
 	var msgs []*Message
 	var err error
 	if all || opt.Archived {
-		msgs, err = s.readFolder(b, opt.Archived, keep)
+		msgs, err = s.readFolderIf(ctx, b, opt.Archived, nil, keep)
 	} else {
-		msgs, _, err = s.readUnread(b, unreadScan{keep: keep})
+		msgs, _, err = s.readUnread(b, unreadScan{keep: keep, ctx: ctx})
 	}
 	if err != nil {
 		return nil, err
@@ -235,19 +242,15 @@ func (s *Store) Agents() ([]string, error) {
 	return agents, nil
 }
 
-// readFolder parses the messages in one folder of a box and returns those
-// keep accepts (keep is called in file-name order, from the calling
-// goroutine). Files that vanish meanwhile are skipped silently; files that
-// are not messages are reported to Warn.
-func (s *Store) readFolder(b Address, archived bool, keep func(*Message) bool) ([]*Message, error) {
-	return s.readFolderIf(context.Background(), b, archived, nil, keep)
-}
-
 // errRuledOut is a file a reader's prefilter ruled out before parsing it.
 var errRuledOut = errors.New("ruled out")
 
-// readFolderIf is readFolder with a prefilter on each file's raw bytes: a
-// file pre rejects is not parsed (nor kept).
+// readFolderIf parses the messages in one folder of a box and returns
+// those keep accepts (keep is called in file-name order, from the calling
+// goroutine), ctx checked before each file. pre, if not nil, sees each
+// file's raw bytes first: a file it rejects is not parsed (nor kept).
+// Files that vanish meanwhile are skipped silently; files that are not
+// messages are reported to Warn.
 func (s *Store) readFolderIf(ctx context.Context, b Address, archived bool, pre func([]byte) bool, keep func(*Message) bool) ([]*Message, error) {
 	d, err := s.openFolder(b, archived)
 	if d == nil {
@@ -325,28 +328,18 @@ func (s *Store) load(d *durable.Dir, b Address, archived bool, name string) (*Me
 	return m, err
 }
 
-// loadIf loads as load does, unless pre (if not nil) rules the file out
-// from its raw bytes: then errRuledOut.
-func (s *Store) loadIf(d *durable.Dir, b Address, archived bool, name string, pre func([]byte) bool) (*Message, error) {
-	m, _, _, err := s.loadFieldsIf(d, b, archived, name, pre)
-	return m, err
-}
-
 // loadFields reads and parses one message file of box b, returning the
 // message, its top-level fields and the file's bytes. It is the one place
 // that decides what a message file is and fills in the defaults for what a
 // script left out: every reader and every rewrite goes through it.
 func (s *Store) loadFields(d *durable.Dir, b Address, archived bool, name string) (*Message, []field, []byte, error) {
-	return s.loadFieldsIf(d, b, archived, name, nil)
-}
-
-func (s *Store) loadFieldsIf(d *durable.Dir, b Address, archived bool, name string, pre func([]byte) bool) (*Message, []field, []byte, error) {
-	m, fields, data, _, err := s.loadStat(d, b, archived, name, pre)
+	m, fields, data, _, err := s.loadStat(d, b, archived, name, nil)
 	return m, fields, data, err
 }
 
-// loadStat is loadFieldsIf that also returns the stat of the file whose
-// bytes were parsed, for the folder index.
+// loadStat is loadFields that also returns the stat of the file whose
+// bytes were parsed, for the folder index, and rules out a file pre (if
+// not nil) rejects from its raw bytes: then errRuledOut.
 func (s *Store) loadStat(d *durable.Dir, b Address, archived bool, name string, pre func([]byte) bool) (*Message, []field, []byte, durable.Stat, error) {
 	data, st, err := d.ReadFile(name, MaxSize)
 	if errors.Is(err, durable.ErrTooLarge) {

@@ -1,9 +1,11 @@
 package maildir
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sync"
 	"time"
 
@@ -128,7 +130,7 @@ func (s *Store) prepare(m *Message) (*Message, []Address, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if !containsAddr(written, a) {
+		if !slices.Contains(written, a) {
 			written = append(written, a)
 			c.CC = append(c.CC, s.writtenAs(cc, a))
 		}
@@ -156,7 +158,7 @@ func (s *Store) prepare(m *Message) (*Message, []Address, error) {
 			}
 		}
 		for _, b := range boxes {
-			if !containsAddr(rcpts, b) {
+			if !slices.Contains(rcpts, b) {
 				rcpts = append(rcpts, b)
 			}
 		}
@@ -164,12 +166,8 @@ func (s *Store) prepare(m *Message) (*Message, []Address, error) {
 	if len(rcpts) == 0 {
 		return nil, nil, fmt.Errorf("%w: the groups named have no members but the sender (@all is every existing mailbox)", ErrNoRecipients)
 	}
-	if c.Type == "" {
-		c.Type = DefaultType
-	}
-	if c.Priority == "" {
-		c.Priority = Normal
-	}
+	c.Type = cmp.Or(c.Type, DefaultType)
+	c.Priority = cmp.Or(c.Priority, Normal)
 	if err := c.check(); err != nil {
 		return nil, nil, err
 	}
@@ -192,15 +190,6 @@ func (s *Store) writtenAs(addr string, a Address) string {
 		return s.written(addr)
 	}
 	return a.String()
-}
-
-func containsAddr(list []Address, a Address) bool {
-	for _, b := range list {
-		if b.Kind == a.Kind && b.Name == a.Name {
-			return true
-		}
-	}
-	return false
 }
 
 // stamp returns a time for n copies that no earlier send through s used:
@@ -322,9 +311,7 @@ func (s *Store) createNoted(d *durable.Dir, b Address, name string, data []byte)
 	// a listing costs a reader about 0.4 µs a file. Below noteFromSize bytes
 	// of directory (some hundreds of files) the listing is the cheaper.
 	from := s.noteFrom
-	if from == 0 {
-		from = noteFromSize
-	}
+	from = cmp.Or(from, noteFromSize)
 	if st, err := d.Stat(); err != nil || st.Size < from {
 		return d.Create(name, data)
 	}

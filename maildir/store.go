@@ -108,6 +108,11 @@ func (s *Store) Dir() string { return s.root.Path() }
 // Close releases the store's descriptors.
 func (s *Store) Close() error { return s.root.Close() }
 
+// Root returns the store's guarded root, opened once, for the packages
+// that keep files of their own below it (hooks, live, escalations, sync).
+// It is the store's: callers must not Close it, nor what its Open returns.
+func (s *Store) Root() *chipset.Root { return s.root }
+
 // Init creates the root, its state/mail directory and its .gitignore. It
 // is idempotent, and never replaces an existing .gitignore.
 func (s *Store) Init() error {

@@ -1,6 +1,7 @@
 package maildir
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -78,9 +79,7 @@ func (s *Store) reply(orig *Message, r *Message) (*Message, error) {
 		reply.To = "agent:" + orig.From
 	}
 	reply.Thread = orig.Thread
-	if reply.Thread == "" {
-		reply.Thread = orig.ID
-	}
+	reply.Thread = cmp.Or(reply.Thread, orig.ID)
 	reply.ReplyTo = orig.ID
 	if reply.Subject == "" {
 		reply.Subject = orig.Subject
@@ -88,9 +87,7 @@ func (s *Store) reply(orig *Message, r *Message) (*Message, error) {
 			reply.Subject = "Re: " + reply.Subject
 		}
 	}
-	if reply.Type == "" {
-		reply.Type = "reply"
-	}
+	reply.Type = cmp.Or(reply.Type, "reply")
 	return &reply, nil
 }
 
@@ -247,7 +244,7 @@ func (s *Store) threadOf(key, id string) ([]*Message, error) {
 // when the index is off.
 func (s *Store) threadIn(a Address, archived bool, key string, in func(*Message) bool) ([]*Message, error) {
 	if !s.indexOn() {
-		return s.readFolder(a, archived, in)
+		return s.readFolderIf(context.Background(), a, archived, nil, in)
 	}
 	d, err := s.openFolder(a, archived)
 	if d == nil {

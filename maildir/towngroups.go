@@ -1,6 +1,7 @@
 package maildir
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -168,9 +169,7 @@ func readTown(dir string, boxes []string) *town {
 		}
 	}
 	root := primary
-	if root == "" {
-		root = secondary
-	}
+	root = cmp.Or(root, secondary)
 	if root == "" {
 		return t
 	}

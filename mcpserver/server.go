@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -353,9 +354,7 @@ func (s *Server) claim(ctx context.Context, in claimIn) (Message, error) {
 func (s *Server) check(ctx context.Context, _ struct{}) (string, error) {
 	res := (&hook.Collector{Store: s.Store, Nudges: s.Nudges}).Collect(ctx, s.Agent)
 	out := res.Reminder.String()
-	if out == "" {
-		out = "Nothing waits: no unread mail, no nudges."
-	}
+	out = cmp.Or(out, "Nothing waits: no unread mail, no nudges.")
 	if err := res.Commit(); err != nil {
 		res.Errs = append(res.Errs, err)
 	}

@@ -73,7 +73,8 @@ type Queue struct {
 	// message that is already read, or gone.
 	Mail *maildir.Store
 
-	root *chipset.Root
+	root   *chipset.Root
+	shared bool // root is Mail's: its Close closes it
 
 	mu   sync.Mutex
 	last int64 // the latest enqueue time given out, in nanoseconds
@@ -92,8 +93,18 @@ func open(dir string, opts ...durable.Option) (*Queue, error) {
 	return &Queue{root: r}, nil
 }
 
+// OfStore returns the queues under s's root, through the root s opened
+// (one open of it for both), with Mail set to s. Set the other fields
+// before the Queue is used; its Close leaves the root to s's.
+func OfStore(s *maildir.Store) *Queue { return &Queue{root: s.Root(), shared: true, Mail: s} }
+
 // Close releases the queue's descriptors.
-func (q *Queue) Close() error { return q.root.Close() }
+func (q *Queue) Close() error {
+	if q.shared {
+		return nil
+	}
+	return q.root.Close()
+}
 
 func (q *Queue) now() time.Time {
 	if q.Now != nil {

@@ -2,10 +2,12 @@ package setup
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -200,7 +202,7 @@ func claudePlugin(dir string, env Env) string {
 			continue
 		}
 		enabled, _ := m["enabledPlugins"].(map[string]any)
-		for _, name := range mapKeys(enabled) {
+		for name := range enabled {
 			if (name == "mailfs" || strings.HasPrefix(name, "mailfs@")) && enabled[name] == true {
 				return name
 			}
@@ -236,9 +238,7 @@ func geminiTrust(dir string, env Env) []Finding {
 	}
 	gemini := filepath.Join(home(env, "GEMINI_CLI_HOME"), ".gemini")
 	rules := env.Getenv("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
-	if rules == "" {
-		rules = filepath.Join(gemini, "trustedFolders.json")
-	}
+	rules = cmp.Or(rules, filepath.Join(gemini, "trustedFolders.json"))
 	return folderTrust("Gemini CLI", Binary(agentrt.Gemini), dir, gemini, rules, true)
 }
 
@@ -258,9 +258,7 @@ func qwenTrust(dir string, env Env) []Finding {
 func qwenMCPApproval(dir string, env Env) Finding {
 	qwen := agentrt.QwenHome(env.Getenv)
 	path := env.Getenv("QWEN_CODE_MCP_APPROVALS_PATH")
-	if path == "" {
-		path = filepath.Join(qwen, "mcpApprovals.json")
-	}
+	path = cmp.Or(path, filepath.Join(qwen, "mcpApprovals.json"))
 	m, _ := agentrt.ReadSettings(path)
 	project, _ := m[dir].(map[string]any)
 	rec, _ := project["mailfs"].(map[string]any)
@@ -284,9 +282,7 @@ var pluginBin = sync.OnceValue(func() *regexp.Regexp {
 // ~/.copilot), which it asks about at its first start there.
 func copilotTrust(dir string, env Env) Finding {
 	home := env.Getenv("COPILOT_HOME")
-	if home == "" {
-		home = filepath.Join(env.Getenv("HOME"), ".copilot")
-	}
+	home = cmp.Or(home, filepath.Join(env.Getenv("HOME"), ".copilot"))
 	path := filepath.Join(home, "config.json")
 	m, _ := agentrt.ReadSettings(path)
 	folders, _ := m["trusted_folders"].([]any)
@@ -352,9 +348,7 @@ func within(path, dir string) bool {
 // project's .codex/ is not loaded), and each hook approved in /hooks.
 func codexTrust(dir string, env Env) []Finding {
 	codexHome := env.Getenv("CODEX_HOME")
-	if codexHome == "" {
-		codexHome = filepath.Join(env.Getenv("HOME"), ".codex")
-	}
+	codexHome = cmp.Or(codexHome, filepath.Join(env.Getenv("HOME"), ".codex"))
 	userConfig := filepath.Join(codexHome, "config.toml")
 	var user map[string]any
 	if data, err := os.ReadFile(userConfig); err == nil {
@@ -393,7 +387,7 @@ func codexTrust(dir string, env Env) []Finding {
 	state, _ := hooks["state"].(map[string]any)
 	var unapproved []string
 	for _, ev := range hookEvents(agentrt.Codex) {
-		approved := slices.ContainsFunc(mapKeys(state), func(k string) bool {
+		approved := slices.ContainsFunc(slices.Collect(maps.Keys(state)), func(k string) bool {
 			t, _ := state[k].(map[string]any)
 			return strings.HasPrefix(k, hooksFile+":"+snake(ev.runtime)+":") && t["trusted_hash"] != nil
 		})
@@ -405,14 +399,6 @@ func codexTrust(dir string, env Env) []Finding {
 		out = append(out, Finding{false, fmt.Sprintf("Codex has not approved the hooks %s: start codex in %s and approve them with /hooks", strings.Join(unapproved, ", "), dir)})
 	}
 	return out
-}
-
-func mapKeys(m map[string]any) []string {
-	var keys []string
-	for k := range m {
-		keys = append(keys, k)
-	}
-	return keys
 }
 
 // snake is an event name as Codex's hook state writes it: SessionStart →

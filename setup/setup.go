@@ -2,6 +2,7 @@ package setup
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -116,15 +117,6 @@ func hookEvents(rt agentrt.Runtime) []hookEvent {
 		return []hookEvent{{"stop", "agentStop", ""}}
 	}
 	return nil
-}
-
-// Events lists rt's hook events, as the runtime names them.
-func Events(rt agentrt.Runtime) []string {
-	var names []string
-	for _, ev := range hookEvents(rt) {
-		names = append(names, ev.runtime)
-	}
-	return names
 }
 
 // Command is the mailfs hook command for runtime rt's event, run by
@@ -314,9 +306,7 @@ func pluginServes(data []byte, agent string) bool {
 // Skill is the Agent Skill (SKILL.md) that teaches agent the mailfs
 // commands; agent "" writes $MAILFS_AGENT.
 func Skill(agent string) []byte {
-	if agent == "" {
-		agent = "$MAILFS_AGENT"
-	}
+	agent = cmp.Or(agent, "$MAILFS_AGENT")
 	return []byte(strings.ReplaceAll(skill, "AGENT", agent))
 }
 

@@ -197,7 +197,7 @@ func TestHooksFileRoundTrip(t *testing.T) {
 			}
 			for _, line := range strings.Split(tc.old, "\n") {
 				// A one-line list mailfs adds its group to ends on a new line.
-				appended := strings.HasSuffix(strings.TrimSuffix(line, ","), "]") && slices.ContainsFunc(Events(tc.rt), func(ev string) bool { return strings.Contains(line, `"`+ev+`": [`) })
+				appended := strings.HasSuffix(strings.TrimSuffix(line, ","), "]") && slices.ContainsFunc(events(tc.rt), func(ev string) bool { return strings.Contains(line, `"`+ev+`": [`) })
 				if !appended && !strings.Contains(line, "mailfs") && !strings.Contains(string(got), line) {
 					t.Errorf("line lost or reformatted: %q\n%s", line, got)
 				}
@@ -557,4 +557,13 @@ func TestSetupKeepsWhatAPersonSetBeforeMailfs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// events lists rt's hook events, as the runtime names them.
+func events(rt agentrt.Runtime) []string {
+	var names []string
+	for _, ev := range hookEvents(rt) {
+		names = append(names, ev.runtime)
+	}
+	return names
 }

@@ -124,9 +124,7 @@ func (s *Server) activity() (*Activity, error) {
 			act.Recent = append(act.Recent, m)
 		}
 		key := m.Thread
-		if key == "" {
-			key = m.ID
-		}
+		key = cmp.Or(key, m.ID)
 		switch l := latest[key]; {
 		case len(l) > 0 && sameSend(m, l[0]):
 			latest[key] = append(l, m)

@@ -536,12 +536,7 @@ func (d *demo) liveDoorbell() {
 		return
 	}
 	defer s.Close()
-	q, err := nudgeq.Open(d.root)
-	if err != nil {
-		d.err = err
-		return
-	}
-	defer q.Close()
+	q := nudgeq.OfStore(s) // the queues as every command opens them, through the store's root
 	config, err := os.MkdirTemp("", "mailfs-demo-claude-")
 	if err != nil {
 		d.err = err

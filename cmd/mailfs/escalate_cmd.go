@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"strconv"
@@ -97,7 +98,7 @@ func (c *escalateAckCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	_, err = (&escalation.Desk{Store: s}).Ack(c.ID, whoOr(c.As))
+	_, err = (&escalation.Desk{Store: s}).Ack(c.ID, cmp.Or(c.As, "someone"))
 	return err
 }
 
@@ -112,7 +113,7 @@ func (c *escalateCloseCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	_, err = (&escalation.Desk{Store: s}).Close(c.ID, whoOr(c.As), c.Reason)
+	_, err = (&escalation.Desk{Store: s}).Close(c.ID, cmp.Or(c.As, "someone"), c.Reason)
 	return err
 }
 
@@ -138,11 +139,4 @@ func bumpEscalations(a *app, root string, d *escalation.Desk) error {
 		fmt.Fprintf(a.err, "mailfs: re-sent escalation %s (%s, resend %d): nobody acknowledged it\n", r.ID, r.Severity, r.Resends)
 	}
 	return err
-}
-
-func whoOr(s string) string {
-	if s == "" {
-		return "someone"
-	}
-	return s
 }

@@ -21,15 +21,9 @@ import (
 // worst, which fsck removes). A command that can wait (send --wait-for)
 // or loops is not brief.
 func isBrief(args []string) bool {
-	if f, ok := grammar.Field(reflect.TypeFor[cli](), grammar.Command((*cli)(nil), args)); !ok || !hasTag(f, "brief") {
-		return false
-	}
-	return !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--wait") })
-}
-
-func hasTag(f reflect.StructField, key string) bool {
-	_, ok := f.Tag.Lookup(key)
-	return ok
+	f, _ := grammar.Field(reflect.TypeFor[cli](), grammar.Command((*cli)(nil), args)) // none: no tags
+	_, brief := f.Tag.Lookup("brief")
+	return brief && !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--wait") })
 }
 
 // parse reads args into c, or into the smaller grammar package grammar

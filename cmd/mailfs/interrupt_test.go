@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -106,17 +107,19 @@ func TestInterruptedWaitAndSendDoNothing(t *testing.T) {
 }
 
 // A demo stopped by ^C or SIGTERM exits 130, saying it was interrupted, not
-// 2 as if a step of the tour were broken. (Whether its scratch root is
-// gone is not checked here: check --inject's listing goroutine in hook/
-// outlives an interrupted in-process hook call and may write its index
-// after the demo removed the folder; see the newcomer report.)
+// 2 as if a step of the tour were broken, and leaves no scratch root
+// behind (nothing an in-process hook call started outlives it).
 func TestInterruptedDemo(t *testing.T) {
-	t.Setenv("TMPDIR", t.TempDir())
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var out, errs bytes.Buffer
 	code := run(ctx, []string{"demo"}, stdio{in: strings.NewReader(""), out: &out, err: &errs})
 	if code != exitInterrupted || !strings.Contains(errs.String(), "interrupted") || strings.Contains(errs.String(), "not 0") {
 		t.Fatalf("exit %d, stderr %q; want %d, \"interrupted\"", code, errs.String(), exitInterrupted)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Fatalf("the interrupted demo left %v in $TMPDIR", left)
 	}
 }

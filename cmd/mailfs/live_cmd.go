@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -368,17 +369,10 @@ func (c *liveListCmd) Run(a *app) error {
 			if !r.LastRing.IsZero() {
 				last = r.LastRing.Format(time.RFC3339)
 			}
-			fmt.Fprintf(a.out, "%-20s %-7s %-8d %-6s %-5d %-9d %-9d %-5d %-5d %s\n", r.Agent, r.Session.Runtime, r.Session.Process.PID, orDash(r.Session.Status), r.Rings, len(r.Confirmed), r.NotAnswered(), r.NotConfirmed(), len(r.Held), last)
+			fmt.Fprintf(a.out, "%-20s %-7s %-8d %-6s %-5d %-9d %-9d %-5d %-5d %s\n", r.Agent, r.Session.Runtime, r.Session.Process.PID, cmp.Or(r.Session.Status, "-"), r.Rings, len(r.Confirmed), r.NotAnswered(), r.NotConfirmed(), len(r.Held), last)
 		}
 	}
 	return nil
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // drainStdin reads and drops a hook's event, so the runtime's write never

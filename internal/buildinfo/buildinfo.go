@@ -2,6 +2,7 @@
 package buildinfo
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -24,9 +25,7 @@ func Version() string {
 		return "(unknown)"
 	}
 	v := bi.Main.Version
-	if v == "" {
-		v = "(devel)"
-	}
+	v = cmp.Or(v, "(devel)")
 	if stamp != "" {
 		v = stamp
 	}

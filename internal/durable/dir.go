@@ -3,6 +3,7 @@
 package durable
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -914,9 +915,7 @@ func (d *Dir) err(op, name string, err error) error {
 	if name != "" {
 		path = d.Join(name)
 	}
-	if path == "" {
-		path = "."
-	}
+	path = cmp.Or(path, ".")
 	return &fs.PathError{Op: op, Path: path, Err: err}
 }
 

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -42,7 +43,7 @@ type Call struct {
 	// tags are the tags of the bare grammar's fields, all but help.
 	tags []string
 	// counterparts maps each struct kong filled in small to the same
-	// struct in full, once Run has copied it.
+	// struct in full, once Valid or Run has copied it (copyOnce).
 	counterparts map[place]reflect.Value
 }
 
@@ -141,8 +142,7 @@ func (c *Call) Valid(kctx *kong.Context) bool {
 	if !c.bare {
 		return true
 	}
-	c.counterparts = map[place]reflect.Value{}
-	c.copy(c.full.Elem(), c.small.Elem())
+	c.copyOnce()
 	for node := kctx.Selected(); node != nil; node = node.Parent {
 		v, ok := c.counterparts[placeOf(node.Target)]
 		if !ok {
@@ -171,8 +171,7 @@ func Run[A any](c *Call, kctx *kong.Context, arg A) error {
 	if !c.bare {
 		return kctx.Run(arg)
 	}
-	c.counterparts = map[place]reflect.Value{}
-	c.copy(c.full.Elem(), c.small.Elem())
+	c.copyOnce()
 	ran := false
 	for node := kctx.Selected(); node != nil; node = node.Parent {
 		v, ok := c.counterparts[placeOf(node.Target)]
@@ -190,6 +189,16 @@ func Run[A any](c *Call, kctx *kong.Context, arg A) error {
 		return fmt.Errorf("no Run() method found in hierarchy of %s", kctx.Selected().Summary())
 	}
 	return nil
+}
+
+// copyOnce copies the values kong parsed into the full grammar's, the
+// first time Valid or Run needs them (once: what a Validate method changed
+// there is what Run sees).
+func (c *Call) copyOnce() {
+	if c.counterparts == nil {
+		c.counterparts = map[place]reflect.Value{}
+		c.copy(c.full.Elem(), c.small.Elem())
+	}
 }
 
 // copy sets dst's fields to those of src, a struct made here from dst's
@@ -240,40 +249,25 @@ func embeddedName(f reflect.StructField) string {
 	return "Embedded" + string(unicode.ToUpper(r[0])) + string(r[1:])
 }
 
-// withoutHelp returns tag without its help key, the rest as it was. It
-// reads the tag as reflect.StructTag.Lookup does.
+// withoutHelp returns tag without its help key, the other keys and
+// values as they were. It reads the tag as reflect.StructTag.Lookup does
+// (key:"Go-quoted value" pairs apart by spaces); from what is not in that
+// format on, the tag is kept as it is.
 func withoutHelp(tag reflect.StructTag) reflect.StructTag {
-	s := string(tag)
-	var b strings.Builder
-	for s != "" {
-		rest := strings.TrimLeft(s, " ")
-		lead := s[:len(s)-len(rest)]
-		s = rest
-		i := 0
-		for i < len(s) && s[i] > ' ' && s[i] != ':' && s[i] != '"' && s[i] != 0x7f {
-			i++
-		}
-		if i == 0 || i+1 >= len(s) || s[i] != ':' || s[i+1] != '"' {
-			b.WriteString(lead + s) // not the conventional format: left as it is
-			break
-		}
-		key := s[:i]
-		j := i + 1
-		for j++; j < len(s) && s[j] != '"'; j++ {
-			if s[j] == '\\' {
-				j++
-			}
-		}
-		if j >= len(s) {
-			b.WriteString(lead + s)
+	var kept []string
+	for s := strings.TrimLeft(string(tag), " "); s != ""; s = strings.TrimLeft(s, " ") {
+		key, rest, _ := strings.Cut(s, ":")
+		value, err := strconv.QuotedPrefix(rest)
+		if key == "" || strings.ContainsAny(key, " \"\x7f") || err != nil || value[0] != '"' {
+			kept = append(kept, s)
 			break
 		}
 		if key != "help" {
-			b.WriteString(lead + s[:j+1])
+			kept = append(kept, key+":"+value)
 		}
-		s = s[j+1:]
+		s = rest[len(value):]
 	}
-	return reflect.StructTag(strings.TrimSpace(b.String()))
+	return reflect.StructTag(strings.Join(kept, " "))
 }
 
 // asksHelp reports whether args ask for help: --help, or -h alone or in a

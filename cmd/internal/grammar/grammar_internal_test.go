@@ -13,7 +13,7 @@ func TestWithoutHelp(t *testing.T) {
 		`arg:"" help:"a: b" optional:"" env:"X"`:    `arg:"" optional:"" env:"X"`,
 		`default:"${d}" enum:"${e}"`:                `default:"${d}" enum:"${e}"`,
 		`helpful:"yes" help:"no"`:                   `helpful:"yes"`,
-		`name:"host" help:"x"   placeholder:"NAME"`: `name:"host"   placeholder:"NAME"`,
+		`name:"host" help:"x"   placeholder:"NAME"`: `name:"host" placeholder:"NAME"`,
 		`help:"unterminated`:                        `help:"unterminated`,
 	} {
 		got := withoutHelp(tag)

@@ -209,8 +209,10 @@ func helpsOf(n *kong.Node) []string {
 }
 
 // Validate is a check kong calls on the whole grammar's command before it
-// runs; a bare copy has no methods, so Valid makes the call.
+// runs; a bare copy has no methods, so Valid makes the call. It also
+// tidies what it checks, as a Validate may: Run sees the tidied value.
 func (c *checkCmd) Validate() error {
+	c.Agent = strings.TrimSpace(c.Agent)
 	if c.Agent == "invalid" {
 		return fmt.Errorf("bad agent %q", c.Agent)
 	}
@@ -250,5 +252,45 @@ func TestValidCallsWhatKongWould(t *testing.T) {
 		if _, err := wk.Parse(args); (err == nil) != c.valid {
 			t.Errorf("%q: the whole grammar said %v", args, err)
 		}
+	}
+}
+
+// Valid copies the parsed values into the full grammar once, and Run
+// runs on that copy: what Validate changed is what Run sees, as when kong
+// validates and runs the whole grammar (a second copy would undo it).
+func TestRunSeesWhatValidateChanged(t *testing.T) {
+	args := []string{"check-it", " toast "}
+	var p program
+	call := grammar.For(&p, args)
+	k, err := kong.New(call.Grammar(), call.Vars(vars))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kctx, err := k.Parse(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !call.Valid(kctx) {
+		t.Fatalf("%q: not Valid", args)
+	}
+	var e env
+	if err := grammar.Run(call, kctx, &e); err != nil {
+		t.Fatal(err)
+	}
+	var whole program
+	wk, err := kong.New(&whole, kong.Vars(vars))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, err := wk.Parse(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var we env
+	if err := wctx.Run(&we); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(e.ran) != fmt.Sprint(we.ran) || fmt.Sprint(e.ran) != "[check toast]" {
+		t.Errorf("ran %q through the bare grammar, %q through the whole; want [check toast]", e.ran, we.ran)
 	}
 }

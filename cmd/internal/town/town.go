@@ -70,12 +70,8 @@ func Open(c Config) (*maildir.Store, *nudgeq.Queue, error) {
 		warn(fmt.Errorf("$%s=%q is neither off (off, 0, false, no) nor on (on, 1, true, yes): the indexes stay on", maildir.IndexEnv, getenv(maildir.IndexEnv)))
 	}
 	s.NoIndex = off
-	q, err := nudgeq.Open(s.Dir())
-	if err != nil {
-		s.Close()
-		return nil, nil, err
-	}
-	q.Warn, q.Mail = warn, s
+	q := nudgeq.OfStore(s)
+	q.Warn = warn
 	return s, q, nil
 }
 

@@ -1,12 +1,14 @@
 package town
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/mailfs/mailfs/maildir"
+	"github.com/mailfs/mailfs/nudgeq"
 )
 
 func touch(t *testing.T, path string) {
@@ -79,5 +81,51 @@ func TestOpenIsTheOnePath(t *testing.T) {
 	env["MAILFS_HOST"] = "../x"
 	if _, _, err := Open(Config{Getenv: getenv}); !errors.Is(err, maildir.ErrInvalidHost) {
 		t.Fatalf("a bad $MAILFS_HOST: %v", err)
+	}
+}
+
+// The store and the nudge queues of a town share one open of its root:
+// a hook that sends, enqueues and claims holds one descriptor of the root,
+// and the queues' Close leaves it to the store's.
+func TestOneOpenOfTheRoot(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".chipset")
+	s, q, err := Open(Config{Root: dir, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Send(&maildir.Message{From: "mayor", To: "toast", Subject: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Enqueue("toast", nudgeq.Nudge{Sender: "mayor", Message: "ping"}, 0); err != nil {
+		t.Fatal(err)
+	}
+	b, err := q.ClaimContext(context.Background(), "toast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Commit()
+	opens := func() int {
+		fds, _ := os.ReadDir("/proc/self/fd")
+		n := 0
+		for _, fd := range fds {
+			if target, _ := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); target == dir {
+				n++
+			}
+		}
+		return n
+	}
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("no /proc/self/fd to count descriptors in")
+	}
+	if n := opens(); n != 1 {
+		t.Fatalf("the root is open %d times, want once", n)
+	}
+	q.Close()
+	if n := opens(); n != 1 {
+		t.Fatalf("after the queues' Close the root is open %d times, want once (the store's)", n)
+	}
+	if _, err := s.List(maildir.Address{Kind: maildir.KindAgent, Name: "toast"}, maildir.ListOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
