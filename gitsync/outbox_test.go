@@ -3,6 +3,7 @@ package gitsync_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -176,6 +177,97 @@ func TestASendItsHomeDeletedIsNoLossWithoutItsTombstone(t *testing.T) {
 	for _, h := range []*host{a, b} {
 		if _, ok := stateFiles(t, h.store)[p]; ok {
 			t.Errorf("%s: the deleted send is back", h.name)
+		}
+	}
+}
+
+// An outbox entry waiting on a commit that a compaction replaced (issue
+// 59, "outbox re-pointing at compaction"): the entry is re-pointed at the
+// compaction, whose tree holds the send, and is dropped only once its
+// home has the send — by its sync since the compaction, or by one the
+// compaction names as newer than the push on the line it replaced, which
+// the sender never fetched — and until then it still puts the send back
+// on a rewrite that lost it.
+func TestAnOutboxEntryOutlivesACompactionUntilItsHomeHasIt(t *testing.T) {
+	t.Parallel()
+	tw := newTown(t, "alpha", "beta", "gamma")
+	a, b, c := tw.hosts["alpha"], tw.hosts["beta"], tw.hosts["gamma"]
+	must(t, a.store.ClaimHome(agent("mayor")))
+	must(t, b.store.ClaimHome(agent("witness")))
+	for _, h := range []*host{a, b, c, a} {
+		h.syncOK(t)
+	}
+	outbox := filepath.Join(a.store.Dir(), ".git", "mailfs-outbox.json")
+	pending := func(id string) bool {
+		t.Helper()
+		data, err := os.ReadFile(outbox)
+		if errors.Is(err, os.ErrNotExist) {
+			return false
+		}
+		must(t, err)
+		return strings.Contains(string(data), id)
+	}
+	compact := func() {
+		t.Helper()
+		c.sync.Compact = true
+		defer func() { c.sync.Compact = false }()
+		if rep := c.syncOK(t); rep.Compacted == 0 {
+			t.Fatal("gamma compacted nothing")
+		}
+	}
+
+	// The home's sync after the compaction, before the sender's.
+	id1 := sendBefore(t, a, "witness", 1)[0]
+	a.syncOK(t)
+	compact()
+	b.syncOK(t)
+	a.syncOK(t)
+	if pending(id1) {
+		t.Errorf("the send beta's sync after the compaction took is still in alpha's outbox")
+	}
+
+	// The home's sync before the compaction, which alpha never fetched.
+	id2 := sendBefore(t, a, "witness", 1)[0]
+	a.syncOK(t)
+	b.syncOK(t)
+	compact()
+	a.syncOK(t)
+	if pending(id2) {
+		t.Errorf("the send beta's sync took before the compaction is still in alpha's outbox")
+	}
+
+	// No sync of the home's since the push: it stays, and still proves
+	// the send when a person's rewrite drops it.
+	id3 := sendBefore(t, a, "witness", 1)[0]
+	a.syncOK(t)
+	compact()
+	a.syncOK(t)
+	if !pending(id3) {
+		t.Fatal("a send no sync of its home's has seen left alpha's outbox")
+	}
+	clone := filepath.Join(t.TempDir(), "clone")
+	gitRun(t, filepath.Dir(clone), "clone", "-q", tw.remote, clone)
+	gitRun(t, clone, "rm", "-q", "state/mail/witness/"+id3+".json")
+	tree := strings.TrimSpace(gitRun(t, clone, "write-tree"))
+	rewrite := strings.TrimSpace(gitRun(t, clone, "commit-tree", tree, "-m", "rewritten"))
+	gitRun(t, clone, "push", "-q", "--force", "origin", rewrite+":refs/heads/main")
+	if _, err := a.sync.Sync(context.Background()); !errors.Is(err, gitsync.ErrRewritten) {
+		t.Fatalf("alpha's sync after the rewrite = %v; want refused", err)
+	}
+	a.adoptOK(t) // puts the send back from its outbox
+	if !pending(id3) {
+		t.Error("the adopt dropped the send from alpha's outbox")
+	}
+	b.adoptOK(t)
+	a.syncOK(t)
+	if pending(id3) {
+		t.Errorf("the send beta's sync took is still in alpha's outbox")
+	}
+	for _, h := range []*host{a, b} {
+		for _, id := range []string{id1, id2, id3} {
+			if got := placesOf(t, h, id); len(got) != 1 {
+				t.Errorf("%s: %s is at %v; want it in witness's mailbox", h.name, id, got)
+			}
 		}
 	}
 }
