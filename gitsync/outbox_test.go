@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mailfs/mailfs/gitsync"
 	"github.com/mailfs/mailfs/maildir"
@@ -150,7 +151,10 @@ func TestAPutBackOverASquashKeepsAClaimForAnotherHost(t *testing.T) {
 // tombstone; the home's sync that removed it is in the history they
 // build on, and the no-loss gate takes that as the home's word, not a
 // loss. Found by TestTownOnThreeHosts (beta: "would lose 2 message files"
-// after a compaction and a tidy-up of state/gone).
+// after a compaction and a tidy-up of state/gone). Since the compaction
+// names beta's sync that took the send, alpha's outbox acks it at its
+// first sync after the compaction; TestASendWhoseTombstoneItsHomeForgotIsNoLoss
+// keeps the gate's own check of such an entry tested.
 func TestASendItsHomeDeletedIsNoLossWithoutItsTombstone(t *testing.T) {
 	t.Parallel()
 	tw, a, b := twoHosts(t)
@@ -271,3 +275,52 @@ func TestAnOutboxEntryOutlivesACompactionUntilItsHomeHasIt(t *testing.T) {
 		}
 	}
 }
+
+// The gate's own check of a send already gone from the sender's disk,
+// when its outbox entry outlived every record its home left but its
+// delete. An entry is acked by the home's first sync after the sender's
+// push, so this takes an entry whose commit the sender's repository does
+// not hold (an outbox restored with a backup of .git, or a commit
+// pruned), written here by hand: no home's sync acks it. Its home deleted
+// the send and forgot the tombstone 90 days later (a delete of the
+// tombstone file by the home's own sync, no cut). The sender's next sync
+// finds the send nowhere and no tombstone: the home's sync that deleted
+// it, in the whole history the sender builds on, is the home's word, not
+// a loss (TestASendItsHomeDeletedIsNoLossWithoutItsTombstone met this
+// while a compaction left entries pending; they are acked since the
+// compaction names the homes' syncs).
+func TestASendWhoseTombstoneItsHomeForgotIsNoLoss(t *testing.T) {
+	t.Parallel()
+	_, a, b := twoHosts(t)
+	ms, err := a.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "m"})
+	must(t, err)
+	p := "state/mail/witness/" + ms[0].ID + ".json"
+	a.syncOK(t)
+	outbox := filepath.Join(a.store.Dir(), ".git", "mailfs-outbox.json")
+	saved, err := os.ReadFile(outbox)
+	must(t, err)
+	b.syncOK(t)
+	must(t, b.store.Delete(agent("witness"), ms[0].ID))
+	b.syncOK(t)
+	a.syncOK(t) // lands the delete; beta's syncs ack the send
+	later := func() time.Time { return time.Now().Add(GoneForAndTwoDays) }
+	a.sync.Now, b.sync.Now = later, later
+	sendBefore(t, a, "mayor", 1)
+	a.syncOK(t) // the town's clock is 92 days on
+	b.syncOK(t) // forgets the tombstone
+	if files := stateFiles(t, b.store); len(gone(files, ms[0].ID)) > 0 {
+		t.Fatalf("beta's tombstone of the delete stands: %v", gone(files, ms[0].ID))
+	}
+	stale := regexp.MustCompile(`"commit":"[0-9a-f]+"`).ReplaceAll(saved, []byte(`"commit":"`+strings.Repeat("7", 40)+`"`))
+	must(t, os.WriteFile(outbox, stale, 0o600))
+	a.syncOK(t)
+	b.syncOK(t)
+	for _, h := range []*host{a, b} {
+		if _, ok := stateFiles(t, h.store)[p]; ok {
+			t.Errorf("%s: the deleted send is back", h.name)
+		}
+	}
+}
+
+// GoneForAndTwoDays is past the life of a tombstone laid today.
+const GoneForAndTwoDays = gitsync.GoneFor + 2*24*time.Hour
