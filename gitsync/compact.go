@@ -52,11 +52,11 @@ func (s *Syncer) compact(ctx context.Context, g *git, rep *Report) error {
 	if err != nil {
 		return err
 	}
-	line, err := g.run(ctx, "rev-list", "--first-parent", "-n", strconv.Itoa(maxCompactList), tip)
+	line, err := g.run(ctx, "log", "--first-parent", "-n", strconv.Itoa(maxCompactList), "--format=%H %s", tip)
 	if err != nil {
 		return err
 	}
-	commits := strings.Fields(line)
+	commits, newest := replacedLine(line)
 	if len(commits) < 2 {
 		return nil // one commit already
 	}
@@ -68,7 +68,7 @@ func (s *Syncer) compact(ctx context.Context, g *git, rep *Report) error {
 	if cut := tombstonesCut(log); len(cut) > 0 {
 		return fmt.Errorf("%w: the tombstones of %s were removed by a commit that was not their home's sync, and the history is the last record of the deletes they stood for; nothing was replaced: sync on %s (it puts them back), then compact", ErrCompactWaits, strings.Join(cut, ", "), strings.Join(cut, ", "))
 	}
-	msg := fmt.Sprintf(compactSubject+"%s: %d commits replaced by one\n\n%s", rep.Host, len(commits), strings.Join(commits, "\n"))
+	msg := fmt.Sprintf(compactSubject+"%s: %d commits replaced by one\n\n%s\n\n%s", rep.Host, len(commits), strings.Join(commits, "\n"), newest)
 	c, err := g.commitTree(ctx, tree, msg)
 	if err != nil {
 		return err
@@ -103,6 +103,75 @@ func (s *Syncer) compact(ctx context.Context, g *git, rep *Report) error {
 	}
 	rep.Compacted = len(commits)
 	return nil
+}
+
+// newestSyncOf begins a line of a compaction's message that names, for
+// one host, the newest of the replaced commits its syncs made:
+// "newest sync of <host>: <commit>". A host whose outbox waited on a
+// replaced commit reads them (see ackedAt): a home whose sync is newer
+// on the line has what the commit held.
+const newestSyncOf = "newest sync of "
+
+// replacedLine reads "git log --first-parent --format='%H %s'" of the
+// history a compaction replaces: its commits, newest first, and the
+// lines of the message that name each host's newest sync among them
+// (see newestSyncOf), sorted. It is pure.
+func replacedLine(log string) (commits []string, newest string) {
+	seen := map[string]string{}
+	for l := range strings.Lines(log) {
+		c, subject, _ := strings.Cut(strings.TrimSpace(l), " ")
+		if c == "" {
+			continue
+		}
+		commits = append(commits, c)
+		if rest, ok := strings.CutPrefix(subject, syncSubject); ok {
+			if host, _, _ := strings.Cut(rest, ":"); seen[host] == "" {
+				seen[host] = c
+			}
+		}
+	}
+	var lines []string
+	for _, host := range slices.Sorted(maps.Keys(seen)) {
+		lines = append(lines, newestSyncOf+host+": "+seen[host])
+	}
+	return commits, strings.Join(lines, "\n")
+}
+
+// ackedAt reads the messages of a history's compactions, newest first
+// ("git log --format=%x01%H%n%B"), and finds the newest that replaced
+// commit: it returns that compaction and the hosts whose syncs made a
+// commit newer than commit on the line it replaced (they built on it),
+// or "" and nil when none replaced it. It is pure.
+func ackedAt(log, commit string) (compaction string, synced map[string]bool) {
+	for _, entry := range strings.Split(log, "\x01")[1:] {
+		c, body, _ := strings.Cut(entry, "\n")
+		at := map[string]int{}
+		newest := map[string]string{}
+		i := 0
+		for l := range strings.Lines(body) {
+			l = strings.TrimSpace(l)
+			if rest, ok := strings.CutPrefix(l, newestSyncOf); ok {
+				if host, by, ok := strings.Cut(rest, ": "); ok {
+					newest[host] = by
+				}
+			} else if l != "" && !strings.Contains(l, " ") {
+				at[l] = i
+				i++
+			}
+		}
+		pos, ok := at[commit]
+		if !ok {
+			continue
+		}
+		synced = map[string]bool{}
+		for host, by := range newest {
+			if n, ok := at[by]; ok && n < pos {
+				synced[host] = true
+			}
+		}
+		return strings.TrimSpace(c), synced
+	}
+	return "", nil
 }
 
 // compactedFrom reads the messages of a history's compactions (git log

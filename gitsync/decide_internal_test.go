@@ -362,3 +362,74 @@ func TestTombstonesCut(t *testing.T) {
 		}
 	}
 }
+
+// TestCutOf: which tombstones a history shows cut — removed by a commit
+// other than their home's sync, and not back in the tree.
+func TestCutOf(t *testing.T) {
+	del := func(subject, file string, lines ...string) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "\x01%s\n\ndiff --git a/%s b/%s\ndeleted file mode 100644\nindex 1111111..0000000\n--- a/%s\n+++ /dev/null\n@@ -1,%d +0,0 @@\n", subject, file, file, file, len(lines))
+		for _, l := range lines {
+			b.WriteString("-" + l + "\n")
+		}
+		return b.String()
+	}
+	a1, b1 := "state/gone/alpha/2026-11-28/01.txt", "state/gone/beta/2026-11-28/01.txt"
+	m1, m2, w1 := "state/mail/mayor/m1.json", "state/mail/mayor/m2.json", "state/mail/witness/w1.json"
+	for _, tc := range []struct {
+		name string
+		log  string
+		kept map[string]bool
+		want tombstones
+	}{
+		{"none", "", nil, tombstones{}},
+		{"a person's", del("tidy up", a1, m1, m2) + del("tidy up", b1, w1), nil,
+			tombstones{graveOf(m1): "alpha", graveOf(m2): "alpha", graveOf(w1): "beta"}},
+		{"the home forgets", del("mailfs sync from alpha: 1 files", a1, m1), nil, tombstones{}},
+		{"another host's", del("mailfs sync from beta: 1 files", a1, m1), nil, tombstones{graveOf(m1): "alpha"}},
+		{"the newest delete decides", del("mailfs sync from alpha: 1 files", a1, m2) + del("tidy up", a1, m1), nil, tombstones{}},
+		{"back in the tree", del("tidy up", a1, m1), map[string]bool{a1: true}, tombstones{}},
+		{"a host named like a prefix", del("mailfs sync from alphabet: 1 files", a1, m1), nil, tombstones{graveOf(m1): "alpha"}},
+	} {
+		if got := cutOf(tc.log, tc.kept); !maps.Equal(got, tc.want) {
+			t.Errorf("%s: cutOf = %v; want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestReplacedLine and TestAckedAt: a compaction names each host's newest
+// sync among the commits it replaced, and an outbox entry waiting on one
+// of them is acked by a home whose newest sync is newer on the line.
+func TestReplacedLine(t *testing.T) {
+	commits, newest := replacedLine("c4 mailfs sync from beta: 0 files, 1 sends to its homes received\nc3 mailfs sync from alpha: 2 files\nc2 tidy up\nc1 mailfs sync from beta: 1 files\n")
+	if !slices.Equal(commits, []string{"c4", "c3", "c2", "c1"}) {
+		t.Errorf("commits %v", commits)
+	}
+	if want := "newest sync of alpha: c3\nnewest sync of beta: c4"; newest != want {
+		t.Errorf("newest %q; want %q", newest, want)
+	}
+}
+
+func TestAckedAt(t *testing.T) {
+	body := func(c string, lines ...string) string {
+		return "\x01" + c + "\nmailfs compact from gamma: 4 commits replaced by one\n\n" + strings.Join(lines, "\n") + "\n"
+	}
+	line := []string{"c4", "c3", "c2", "c1", ""}
+	withNewest := body("k", append(line, "newest sync of alpha: c3", "newest sync of beta: c1")...)
+	for _, tc := range []struct {
+		name, log, commit, want string
+		synced                  map[string]bool
+	}{
+		{"no compaction", "", "c2", "", nil},
+		{"not among those replaced", withNewest, "c0", "", nil},
+		{"a home newer on the line acks", withNewest, "c2", "k", map[string]bool{"alpha": true}},
+		{"the commit itself is no ack", withNewest, "c3", "k", map[string]bool{}},
+		{"an older compaction names none", body("k", line...), "c2", "k", map[string]bool{}},
+		{"the newest that replaced it", body("k2", "x2", "x1") + withNewest, "c2", "k", map[string]bool{"alpha": true}},
+	} {
+		got, synced := ackedAt(tc.log, tc.commit)
+		if got != tc.want || !maps.Equal(synced, tc.synced) {
+			t.Errorf("%s: ackedAt = %q %v; want %q %v", tc.name, got, synced, tc.want, tc.synced)
+		}
+	}
+}

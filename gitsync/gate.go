@@ -196,7 +196,17 @@ func (s *Syncer) gate(ctx context.Context, g *git, host string, r *round, mine s
 		}
 		maps.Copy(removedBy, before)
 	}
-	if lost = wouldLose(lost, ids, graves, removedBy, home); len(lost) > 0 {
+	if lost = wouldLose(lost, ids, graves, removedBy, home); len(lost) == 0 {
+		return nil
+	}
+	// A home's tombstone that a person's commit removed still stands
+	// until the home puts it back (see cutTombstones): after a compaction
+	// it is the only record of the delete.
+	cut, err := g.cutTombstones(ctx, mine)
+	if err != nil {
+		return err
+	}
+	if lost = wouldLose(lost, ids, cut, removedBy, home); len(lost) > 0 {
 		return &LossError{Paths: lost}
 	}
 	return nil

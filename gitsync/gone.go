@@ -374,3 +374,60 @@ func (g *git) stageTombstones(ctx context.Context, tombs []change) (string, erro
 	out, err := g.run(ctx, "write-tree")
 	return strings.TrimSpace(out), err
 }
+
+// cutTombstones returns the tombstones in mine's history that a commit
+// other than their home's sync removed — a person's git rm -r
+// state/gone — and that are not back in mine's tree (where the file as
+// the home put it back decides): they still stand. The home puts them
+// back at its next sync (see settle); until then, and after a compaction
+// cut the history of the deletes they stood for, they are the only
+// record of those deletes (see gate). Two git execs: the tombstone files
+// deleted, and those mine holds.
+func (g *git) cutTombstones(ctx context.Context, mine string) (tombstones, error) {
+	out, err := g.run(ctx, "log", "--format=%x01%s", "-p", "--no-color", "--no-ext-diff", "--no-renames", "--diff-filter=D", mine, "--", GoneDir)
+	if err != nil || !strings.Contains(out, "\n-") {
+		return tombstones{}, err
+	}
+	there, err := g.paths(ctx, "ls-tree", "-r", "-z", "--name-only", "--full-tree", mine, "--", GoneDir)
+	if err != nil {
+		return nil, err
+	}
+	kept := map[string]bool{}
+	for _, p := range there {
+		kept[p] = true
+	}
+	return cutOf(out, kept), nil
+}
+
+// cutOf reads "git log --format=%x01%s -p --diff-filter=D" of the
+// tombstone folder, newest first: the lines of each tombstone file whose
+// newest delete was made by a commit other than its host's sync, unless
+// the file is back (kept). It is pure.
+func cutOf(log string, kept map[string]bool) tombstones {
+	out := tombstones{}
+	seen := map[string]bool{}
+	subject, host, take := "", "", false
+	for l := range strings.Lines(log) {
+		l = strings.TrimRight(l, "\n")
+		switch {
+		case strings.HasPrefix(l, "\x01"):
+			subject, take = strings.TrimPrefix(l, "\x01"), false
+		case strings.HasPrefix(l, "diff --git "):
+			take = false
+		case strings.HasPrefix(l, "--- a/"):
+			file := strings.TrimPrefix(l, "--- a/")
+			parts := strings.Split(file, "/")
+			if len(parts) < 4 || seen[file] {
+				continue // its newest delete decided
+			}
+			seen[file] = true
+			host = parts[2]
+			take = !kept[file] && !strings.HasPrefix(subject, syncSubject+host+":")
+		case take && strings.HasPrefix(l, "-"):
+			if k := graveOf(strings.TrimSpace(l[1:])); k != "" {
+				out[k] = host
+			}
+		}
+	}
+	return out
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mailfs/mailfs/maildir"
@@ -138,21 +139,46 @@ func (s *Syncer) sent(g *git, o *outbox, ours []change, mine string) error {
 // acked drops from the outbox what the homes have: the entries whose home
 // made a commit that descends from the one that pushed them, within
 // theirs's history. One git exec, only while entries are pending.
+//
+// A compaction replaced that commit when theirs's history does not hold
+// it: the entries are then re-pointed at the compaction, whose tree holds
+// what the commit held (or what their homes made of it), and the homes'
+// syncs the compaction names as newer than the commit, on the line it
+// replaced, ack theirs (see ackedAt) — a home that built on the send
+// before the compaction has it, even where this host never fetched that
+// history. Then the homes' syncs since the compaction ack theirs, as
+// above.
 func (s *Syncer) acked(ctx context.Context, g *git, o *outbox, theirs string) error {
 	if len(o.Entries) == 0 || o.Commit == "" || theirs == "" || theirs == o.Commit {
 		return nil
 	}
 	out, err := g.run(ctx, "log", "--ancestry-path", "--format=%s", o.Commit+".."+theirs)
 	var ge *GitError
-	if errors.As(err, &ge) {
-		return nil // the commit is not here (pruned, or a new clone): keep them
-	}
-	if err != nil {
+	if err != nil && !errors.As(err, &ge) {
 		return err
 	}
-	n := len(o.Entries)
+	n, moved := len(o.Entries), false
+	if out == "" {
+		// Not in theirs's history (or not here at all: pruned). Replaced
+		// by a compaction?
+		bodies, err := g.run(ctx, "log", "--first-parent", "-n", strconv.Itoa(maxCompactList), "--grep=^"+compactSubject, "--format=%x01%H%n%B", theirs)
+		if err != nil {
+			return err
+		}
+		c, synced := ackedAt(bodies, o.Commit)
+		if c == "" {
+			return nil // keep them: a rewrite this host's sync judges (see lineage)
+		}
+		o.Entries = ackedBy(o.Entries, synced)
+		o.Commit, moved = c, true
+		if c != theirs && len(o.Entries) > 0 {
+			if out, err = g.run(ctx, "log", "--ancestry-path", "--format=%s", c+".."+theirs); err != nil {
+				return err
+			}
+		}
+	}
 	o.Entries = ackedBy(o.Entries, syncedHosts(out))
-	if len(o.Entries) == n {
+	if len(o.Entries) == n && !moved {
 		return nil
 	}
 	return writeOutbox(g, o)

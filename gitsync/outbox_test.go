@@ -3,10 +3,12 @@ package gitsync_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mailfs/mailfs/gitsync"
 	"github.com/mailfs/mailfs/maildir"
@@ -149,7 +151,10 @@ func TestAPutBackOverASquashKeepsAClaimForAnotherHost(t *testing.T) {
 // tombstone; the home's sync that removed it is in the history they
 // build on, and the no-loss gate takes that as the home's word, not a
 // loss. Found by TestTownOnThreeHosts (beta: "would lose 2 message files"
-// after a compaction and a tidy-up of state/gone).
+// after a compaction and a tidy-up of state/gone). Since the compaction
+// names beta's sync that took the send, alpha's outbox acks it at its
+// first sync after the compaction; TestASendWhoseTombstoneItsHomeForgotIsNoLoss
+// keeps the gate's own check of such an entry tested.
 func TestASendItsHomeDeletedIsNoLossWithoutItsTombstone(t *testing.T) {
 	t.Parallel()
 	tw, a, b := twoHosts(t)
@@ -179,3 +184,143 @@ func TestASendItsHomeDeletedIsNoLossWithoutItsTombstone(t *testing.T) {
 		}
 	}
 }
+
+// An outbox entry waiting on a commit that a compaction replaced (issue
+// 59, "outbox re-pointing at compaction"): the entry is re-pointed at the
+// compaction, whose tree holds the send, and is dropped only once its
+// home has the send — by its sync since the compaction, or by one the
+// compaction names as newer than the push on the line it replaced, which
+// the sender never fetched — and until then it still puts the send back
+// on a rewrite that lost it.
+func TestAnOutboxEntryOutlivesACompactionUntilItsHomeHasIt(t *testing.T) {
+	t.Parallel()
+	tw := newTown(t, "alpha", "beta", "gamma")
+	a, b, c := tw.hosts["alpha"], tw.hosts["beta"], tw.hosts["gamma"]
+	must(t, a.store.ClaimHome(agent("mayor")))
+	must(t, b.store.ClaimHome(agent("witness")))
+	for _, h := range []*host{a, b, c, a} {
+		h.syncOK(t)
+	}
+	outbox := filepath.Join(a.store.Dir(), ".git", "mailfs-outbox.json")
+	pending := func(id string) bool {
+		t.Helper()
+		data, err := os.ReadFile(outbox)
+		if errors.Is(err, os.ErrNotExist) {
+			return false
+		}
+		must(t, err)
+		return strings.Contains(string(data), id)
+	}
+	compact := func() {
+		t.Helper()
+		c.sync.Compact = true
+		defer func() { c.sync.Compact = false }()
+		if rep := c.syncOK(t); rep.Compacted == 0 {
+			t.Fatal("gamma compacted nothing")
+		}
+	}
+
+	// The home's sync after the compaction, before the sender's.
+	id1 := sendBefore(t, a, "witness", 1)[0]
+	a.syncOK(t)
+	compact()
+	b.syncOK(t)
+	a.syncOK(t)
+	if pending(id1) {
+		t.Errorf("the send beta's sync after the compaction took is still in alpha's outbox")
+	}
+
+	// The home's sync before the compaction, which alpha never fetched.
+	id2 := sendBefore(t, a, "witness", 1)[0]
+	a.syncOK(t)
+	b.syncOK(t)
+	compact()
+	a.syncOK(t)
+	if pending(id2) {
+		t.Errorf("the send beta's sync took before the compaction is still in alpha's outbox")
+	}
+
+	// No sync of the home's since the push: it stays, and still proves
+	// the send when a person's rewrite drops it.
+	id3 := sendBefore(t, a, "witness", 1)[0]
+	a.syncOK(t)
+	compact()
+	a.syncOK(t)
+	if !pending(id3) {
+		t.Fatal("a send no sync of its home's has seen left alpha's outbox")
+	}
+	clone := filepath.Join(t.TempDir(), "clone")
+	gitRun(t, filepath.Dir(clone), "clone", "-q", tw.remote, clone)
+	gitRun(t, clone, "rm", "-q", "state/mail/witness/"+id3+".json")
+	tree := strings.TrimSpace(gitRun(t, clone, "write-tree"))
+	rewrite := strings.TrimSpace(gitRun(t, clone, "commit-tree", tree, "-m", "rewritten"))
+	gitRun(t, clone, "push", "-q", "--force", "origin", rewrite+":refs/heads/main")
+	if _, err := a.sync.Sync(context.Background()); !errors.Is(err, gitsync.ErrRewritten) {
+		t.Fatalf("alpha's sync after the rewrite = %v; want refused", err)
+	}
+	a.adoptOK(t) // puts the send back from its outbox
+	if !pending(id3) {
+		t.Error("the adopt dropped the send from alpha's outbox")
+	}
+	b.adoptOK(t)
+	a.syncOK(t)
+	if pending(id3) {
+		t.Errorf("the send beta's sync took is still in alpha's outbox")
+	}
+	for _, h := range []*host{a, b} {
+		for _, id := range []string{id1, id2, id3} {
+			if got := placesOf(t, h, id); len(got) != 1 {
+				t.Errorf("%s: %s is at %v; want it in witness's mailbox", h.name, id, got)
+			}
+		}
+	}
+}
+
+// The gate's own check of a send already gone from the sender's disk,
+// when its outbox entry outlived every record its home left but its
+// delete. An entry is acked by the home's first sync after the sender's
+// push, so this takes an entry whose commit the sender's repository does
+// not hold (an outbox restored with a backup of .git, or a commit
+// pruned), written here by hand: no home's sync acks it. Its home deleted
+// the send and forgot the tombstone 90 days later (a delete of the
+// tombstone file by the home's own sync, no cut). The sender's next sync
+// finds the send nowhere and no tombstone: the home's sync that deleted
+// it, in the whole history the sender builds on, is the home's word, not
+// a loss (TestASendItsHomeDeletedIsNoLossWithoutItsTombstone met this
+// while a compaction left entries pending; they are acked since the
+// compaction names the homes' syncs).
+func TestASendWhoseTombstoneItsHomeForgotIsNoLoss(t *testing.T) {
+	t.Parallel()
+	_, a, b := twoHosts(t)
+	ms, err := a.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "m"})
+	must(t, err)
+	p := "state/mail/witness/" + ms[0].ID + ".json"
+	a.syncOK(t)
+	outbox := filepath.Join(a.store.Dir(), ".git", "mailfs-outbox.json")
+	saved, err := os.ReadFile(outbox)
+	must(t, err)
+	b.syncOK(t)
+	must(t, b.store.Delete(agent("witness"), ms[0].ID))
+	b.syncOK(t)
+	a.syncOK(t) // lands the delete; beta's syncs ack the send
+	later := func() time.Time { return time.Now().Add(GoneForAndTwoDays) }
+	a.sync.Now, b.sync.Now = later, later
+	sendBefore(t, a, "mayor", 1)
+	a.syncOK(t) // the town's clock is 92 days on
+	b.syncOK(t) // forgets the tombstone
+	if files := stateFiles(t, b.store); len(gone(files, ms[0].ID)) > 0 {
+		t.Fatalf("beta's tombstone of the delete stands: %v", gone(files, ms[0].ID))
+	}
+	stale := regexp.MustCompile(`"commit":"[0-9a-f]+"`).ReplaceAll(saved, []byte(`"commit":"`+strings.Repeat("7", 40)+`"`))
+	must(t, os.WriteFile(outbox, stale, 0o600))
+	a.syncOK(t)
+	b.syncOK(t)
+	for _, h := range []*host{a, b} {
+		if _, ok := stateFiles(t, h.store)[p]; ok {
+			t.Errorf("%s: the deleted send is back", h.name)
+		}
+	}
+}
+
+// GoneForAndTwoDays is past the life of a tombstone laid today.
+const GoneForAndTwoDays = gitsync.GoneFor + 2*24*time.Hour

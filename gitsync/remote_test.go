@@ -695,3 +695,50 @@ func TestACompactionWaitsForRemovedTombstones(t *testing.T) {
 		}
 	}
 }
+
+// A delete behind a compaction, then a person's commit removing the
+// tombstones, before the host that still holds the message syncs: the
+// compaction cut the home's sync that deleted it from history, and the
+// person's commit the tombstone from the tree, so the result shows
+// neither. The history still shows the tombstone, cut by a commit not its
+// home's (the cut the home puts back at its next sync): the no-loss gate
+// takes it as the home's word, as a compaction does (see
+// ErrCompactWaits), and the host lands the delete instead of refusing
+// until the home syncs. Found by TestTownOnThreeHosts (seed
+// 9391097366831467175 at 3,000 operations: alpha's gate refused "would
+// lose 2 message files" in the final round, alpha syncing first).
+func TestADeleteBehindACompactionAndATidyUpIsNoLoss(t *testing.T) {
+	t.Parallel()
+	tw, a, b := twoHosts(t)
+	ms, err := a.store.Send(&maildir.Message{From: "mayor", To: "witness", Subject: "m"})
+	must(t, err)
+	id := ms[0].ID
+	a.syncOK(t)
+	b.syncOK(t)
+	must(t, b.store.Delete(agent("witness"), id))
+	b.syncOK(t)
+	b.sync.Compact = true
+	if rep := b.syncOK(t); rep.Compacted == 0 {
+		t.Fatal("nothing compacted")
+	}
+	b.sync.Compact = false
+	clone := filepath.Join(t.TempDir(), "clone")
+	gitRun(t, filepath.Dir(clone), "clone", "-q", tw.remote, clone)
+	gitRun(t, clone, "rm", "-q", "-r", "state/gone")
+	gitRun(t, clone, "commit", "-q", "-m", "tidy up")
+	gitRun(t, clone, "push", "-q", "origin", "HEAD:main")
+	a.syncOK(t) // still holds the message, and has seen neither the delete nor the compaction
+	if got := placesOf(t, a, id); len(got) > 0 {
+		t.Errorf("alpha still holds the deleted message at %v", got)
+	}
+	b.syncOK(t) // puts its tombstones back
+	a.syncOK(t)
+	for _, h := range []*host{a, b} {
+		if got := placesOf(t, h, id); len(got) > 0 {
+			t.Errorf("%s: the deleted message is at %v", h.name, got)
+		}
+		if !strings.Contains(strings.Join(slices.Collect(maps.Values(stateFiles(t, h.store))), ""), "state/mail/witness/"+id+".json") {
+			t.Errorf("%s: beta's tombstone of the delete is not back", h.name)
+		}
+	}
+}
