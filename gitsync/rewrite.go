@@ -60,6 +60,21 @@ func (s *Syncer) lineage(ctx context.Context, g *git, rep *Report, known, upstre
 		if err != nil {
 			return "", "", false, err
 		}
+		if !r.ahead {
+			at, err := g.landedUnrecorded(ctx, head, known, upstream)
+			if err != nil {
+				return "", "", false, err
+			}
+			if at != "" {
+				// A stopped sync took this new history, and landed it, but
+				// never recorded it: this host builds on it from what it
+				// landed, as from any remote that moved on. Judged again
+				// against known (which this host's tree has left), the
+				// changes it landed would look like its own.
+				s.recovered(rep, fmt.Sprintf("a stopped sync had taken the remote's new history of %s here (up to %.12s) and never recorded it: this sync builds on it", rep.Branch, at))
+				r = rewriteSeen{ahead: true}
+			}
+		}
 		switch judgeRewrite(r, s.Adopt) {
 		case keepTheirs:
 		case woundBack:
@@ -130,6 +145,32 @@ func (s *Syncer) landedBase(ctx context.Context, g *git, head, known, knownTree,
 		return knownTree, err
 	}
 	return tree, nil
+}
+
+// landedUnrecorded returns the commit of the remote's history (upstream)
+// that this host's branch (head) landed and the commit it last recorded
+// as the remote (known) does not hold: the newest they share, when known
+// does not hold it. That is a new history (squashed, compacted, adopted,
+// with what was put back) that a sync took, landed and was stopped before
+// it moved the tracking ref. "" when head holds nothing of upstream
+// beyond known.
+func (g *git) landedUnrecorded(ctx context.Context, head, known, upstream string) (string, error) {
+	if head == "" || head == known {
+		return "", nil
+	}
+	out, err := g.run(ctx, "merge-base", head, upstream)
+	var ge *GitError
+	if err != nil && errors.As(err, &ge) && strings.TrimSpace(out) == "" {
+		return "", nil // no history in common
+	}
+	if err != nil {
+		return "", err
+	}
+	mb := strings.TrimSpace(out)
+	if held, err := g.ok(ctx, "merge-base", "--is-ancestor", mb, known); err != nil || held {
+		return "", err
+	}
+	return mb, nil
 }
 
 // A rewriteSeen is what a sync found of the remote's history against the

@@ -30,7 +30,9 @@ type plan struct {
 //   - a path only one side changed takes that side's change;
 //   - a path both changed alike is left alone;
 //   - a message name added on both is kept twice: this host's copy is
-//     renamed to carry the host's name;
+//     renamed to carry the host's name — unless they are one message,
+//     as this host sent it and as its home (another host) changed it
+//     since (homesCopy, see homesVersions): then the home's stands;
 //   - a home record added on both goes to the one pushed first: this
 //     host's yields, and what it changed under that home is undone (the
 //     files go back to the winner's), so the loser never pushes changes
@@ -50,8 +52,9 @@ type plan struct {
 // changes its files, so that is a stale version a host that saw less put
 // back after a force-push, and the home's own stands — as it was, or as
 // the home changed it since.
-func (s *Syncer) settle(g *git, rep *Report, ours, theirs map[string]change, graves tombstones, shadowed map[string]bool) (*plan, error) {
+func (s *Syncer) settle(g *git, rep *Report, ours, theirs map[string]change, graves tombstones, shadowed, homesCopy map[string]bool) (*plan, error) {
 	st := s.settling(ours, theirs)
+	st.homesCopy = homesCopy
 	p := &plan{}
 	if both := st.takeTheirs(p, rep, graves, shadowed); len(both) > 0 {
 		return nil, bothChanged(g, rep.Remote+"/"+rep.Branch, theirs, both)
@@ -74,6 +77,7 @@ type settlement struct {
 	lost         map[maildir.Address]bool
 	homes        map[maildir.Address]bool
 	mayChange    map[maildir.Address]error
+	homesCopy    map[string]bool // adds on both sides that are one message (see homesVersions)
 }
 
 func (s *Syncer) settling(ours, theirs map[string]change) *settlement {
@@ -156,6 +160,12 @@ func (st *settlement) takeTheirs(p *plan, rep *Report, graves tombstones, shadow
 			// This host's record of its name, as it took it over (see
 			// claimName): its own stands.
 			p.ours = append(p.ours, oc)
+		case oc.status == 'A' && tc.status == 'A' && st.homesCopy[path] && !lost[a]:
+			// One message, as this host sent it and as its home (another
+			// host) changed it since: the home's version is written over
+			// this host's, and this host pushes nothing of it.
+			p.apply = append(p.apply, change{path: path, status: 'M', mode: tc.mode, omode: oc.mode, blob: tc.blob, old: oc.blob})
+			st.s.recovered(rep, fmt.Sprintf("%s was added here and on the remote in two versions of one message: its home's (read or claimed since) stands, not a second copy", path))
 		case oc.status == 'A' && tc.status == 'A' && isMessage(path):
 			p.rename = append(p.rename, oc)
 			p.apply = append(p.apply, tc)

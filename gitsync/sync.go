@@ -608,7 +608,11 @@ func (s *Syncer) decide(ctx context.Context, g *git, rep *Report, r *round) erro
 			}
 		}
 	}
-	plan, err := s.settle(g, rep, ours, r.their, graves, shadowed)
+	homesCopy, err := s.homesVersions(ctx, g, ours, r.their)
+	if err != nil {
+		return err
+	}
+	plan, err := s.settle(g, rep, ours, r.their, graves, shadowed, homesCopy)
 	if err != nil {
 		return err
 	}
