@@ -3,6 +3,7 @@ package townsim
 import (
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -112,6 +113,17 @@ func newLedger(start time.Time) *ledger {
 		seenIDs: map[string]bool{}, perHost: map[string]int{}, waits: map[string][]time.Duration{},
 		webActs: map[string]int{}, syncTimes: map[string][]time.Duration{}, receipts: map[string][]string{},
 		lastSync: map[string]time.Time{}, periods: map[string][]time.Duration{}}
+}
+
+// dump writes every entry of the ledger to path (-soak.keep).
+func (l *ledger) dump(path string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var b strings.Builder
+	for _, e := range l.entries {
+		fmt.Fprintln(&b, e)
+	}
+	_ = os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 func (l *ledger) add(e entry) {

@@ -287,17 +287,19 @@ func (o *oracle) orphans() {
 }
 
 // townProcs lists the processes (Linux: /proc) whose command line or
-// working directory is in dir, other than this one.
+// working directory is in dir, other than this one and its parent.
 func townProcs(dir string) []string {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
 	var out []string
-	self := fmt.Sprint(os.Getpid())
+	// Not this process, nor the go command that started it, whose command
+	// line names dir under -soak.keep.
+	self, parent := fmt.Sprint(os.Getpid()), fmt.Sprint(os.Getppid())
 	for _, e := range ents {
 		pid := e.Name()
-		if pid == self || pid[0] < '0' || pid[0] > '9' {
+		if pid == self || pid == parent || pid[0] < '0' || pid[0] > '9' {
 			continue
 		}
 		cmdline, err := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))

@@ -28,6 +28,7 @@ var (
 	soakBin      = flag.String("soak.bin", "", "a mailfs binary to run instead of building this checkout's (to soak another version)")
 	soakFaults   = flag.Bool("soak.faults", true, "kill commands and syncs at random points")
 	soakHooks    = flag.Bool("soak.hooks", true, "the crew's session leaves its prompt hook's evidence before the model gets the turn (hook.Confirm: submitted), as the runtimes' hooks do; a receipt must still say delivered only on the model's answer (issue #52)")
+	soakKeep     = flag.String("soak.keep", "", "a directory (new or empty) the town works in and leaves behind, with its whole ledger in ledger.txt, to read after a failure")
 	soakFallback = flag.Bool("soak.fallback", true, "run beta's commands without renameat2's flags (the link-and-unlink fallbacks)")
 )
 
@@ -253,6 +254,12 @@ func newTown(t *testing.T) *town {
 		t.Skip("go is not on $PATH to build the command (or pass -soak.bin)")
 	}
 	dir := t.TempDir()
+	if *soakKeep != "" {
+		dir = *soakKeep
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	tw := &town{t: t, dir: dir, seed: *soakSeed, faults: *soakFaults, procs: map[*exec.Cmd]proc{}}
 	tw.bin = build(t, dir)
 	tw.remote = filepath.Join(dir, "remote.git")
@@ -294,6 +301,9 @@ func newTown(t *testing.T) *town {
 	tw.mustRun(tw.alpha, "sync")
 	tw.start = time.Now()
 	tw.led = newLedger(tw.start)
+	if *soakKeep != "" {
+		t.Cleanup(func() { tw.led.dump(filepath.Join(dir, "ledger.txt")) })
+	}
 	return tw
 }
 

@@ -19,8 +19,10 @@ const SwapPrefix = ".mailfs-swap."
 // from some FUSE and network file systems), and for systems without them:
 //
 //   - a no-replace rename is link(2), which refuses an existing target, then
+//     (between two folders) an fsync of the new name's folder, then
 //     unlink(2) of the old name; a crash between the two leaves both names
-//     on one file, never neither, and nothing is replaced;
+//     on one file, never neither, and nothing is replaced — without the
+//     fsync a power cut could keep the unlink and drop the link;
 //   - an exchange is a link of the file to SwapPrefix+name (failing if it
 //     has gone, so nothing is resurrected), then a plain rename(2) of the
 //     new file over the name (atomic: readers see the old file or the new,
@@ -56,6 +58,15 @@ func (r *Root) rename(src *Dir, old string, dst *Dir, new string) error {
 	defer unlock()
 	if err := unix.Linkat(src.fd, old, dst.fd, new, 0); err != nil {
 		return src.wrap("rename", old, err)
+	}
+	// Between two folders, the new name is made durable before the old
+	// one goes: the two calls change two folders, and a power cut may
+	// keep the unlink in one and drop the link in the other (the new
+	// folder not yet fsynced), which leaves the file under no name.
+	if dst.path != src.path {
+		if err := dst.Sync(); err != nil {
+			return err
+		}
 	}
 	// A crash here leaves one file under both names, never neither.
 	if err := r.step(StepLinked, dst.Join(new)); err != nil {

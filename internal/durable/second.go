@@ -43,7 +43,8 @@ func Same(a, b Stat) bool { return a.Dev == b.Dev && a.Ino == b.Ino }
 // The caller holds the locks the writers of both directories take, so
 // that a fallback move in progress (link, then unlink, under the source
 // directory's lock) is not mistaken for a finished one; RemoveSecond
-// takes no lock itself. It does not sync: call [Dir.Sync] after.
+// takes no lock itself. It fsyncs kd when that is another folder, before
+// anything is removed; it does not sync d: call [Dir.Sync] after.
 func (d *Dir) RemoveSecond(name string, kd *Dir, keep string, judged Stat) error {
 	if err := d.root.writable(); err != nil {
 		return err
@@ -59,6 +60,15 @@ func (d *Dir) RemoveSecond(name string, kd *Dir, keep string, judged Stat) error
 	}
 	if !second(name) {
 		return d.err("remove", name, ErrNotSecond)
+	}
+	// The kept name, in another folder, is made durable first: a move cut
+	// short after its link may have been stopped before it fsynced that
+	// folder, and a power cut must not keep this removal and drop that
+	// name.
+	if kd.path != d.path {
+		if err := kd.Sync(); err != nil {
+			return err
+		}
 	}
 	if err := linkRenameOrRename(d, name, aside); err != nil {
 		if errors.Is(err, unix.ENOENT) {
