@@ -20,7 +20,7 @@ func (g *git) blobs(ctx context.Context, ids []string, fn func(id string, data [
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, g.bin, "cat-file", "--batch")
-	cmd.Dir, cmd.Env = g.dir, g.env
+	cmd.Dir, cmd.Env, cmd.SysProcAttr = g.dir, g.env, gitAttr()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return err

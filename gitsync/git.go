@@ -152,6 +152,7 @@ func (g *git) run(ctx context.Context, args ...string) (string, error) {
 // runIn runs git with args, stdin (if not nil) and extra environment.
 func (g *git) runIn(ctx context.Context, stdin io.Reader, env []string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, g.bin, args...)
+	cmd.SysProcAttr = gitAttr()
 	cmd.Dir = g.dir
 	cmd.Env = append(g.env, env...)
 	cmd.Stdin = stdin
