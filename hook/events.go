@@ -609,8 +609,11 @@ func (h *Handler) stop(rt agentrt.Runtime, agent string, in Input) Answer {
 		for _, m := range pressing {
 			st.StopBlocked = append(st.StopBlocked, m.ID)
 		}
-		out = h.stopAnswer(rt, agent, fresh, len(pressing)-len(fresh))
-		for _, m := range fresh {
+		var listed int
+		out, listed = h.stopAnswer(rt, agent, fresh, len(pressing)-len(fresh))
+		// Only what the block names is shown: the "and N more" are left to
+		// the next prompt or doorbell to name.
+		for _, m := range fresh[:listed] {
 			st.shown(m.ID)
 		}
 		return true
@@ -624,8 +627,9 @@ func (h *Handler) stop(rt agentrt.Runtime, agent string, in Input) Answer {
 }
 
 // stopAnswer is the block of a stop for rt naming the fresh messages (and
-// counting those already shown), within the byte bound.
-func (h *Handler) stopAnswer(rt agentrt.Runtime, agent string, fresh []*maildir.Message, told int) []byte {
+// counting those already shown), within the byte bound, and how many of
+// fresh it names (the first ones; the rest are counted).
+func (h *Handler) stopAnswer(rt agentrt.Runtime, agent string, fresh []*maildir.Message, told int) (out []byte, listed int) {
 	limit := h.limit(rt)
 	for lines := min(len(fresh), maxStopLines); ; lines-- {
 		var b strings.Builder
@@ -636,7 +640,6 @@ func (h *Handler) stopAnswer(rt agentrt.Runtime, agent string, fresh []*maildir.
 		if more := len(fresh) - lines + told; more > 0 {
 			fmt.Fprintf(&b, "\n- and %d more (mailfs inbox %s --by priority)", more, agent)
 		}
-		var out []byte
 		switch rt {
 		case agentrt.Plain:
 			out = []byte(b.String() + "\n")
@@ -646,7 +649,7 @@ func (h *Handler) stopAnswer(rt agentrt.Runtime, agent string, fresh []*maildir.
 			out = marshal(map[string]string{"decision": "block", "reason": b.String()})
 		}
 		if len(out) <= limit || lines == 0 {
-			return out
+			return out, lines
 		}
 	}
 }

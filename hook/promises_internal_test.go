@@ -543,3 +543,40 @@ func TestClaimNamesEachMessageOnceATurn(t *testing.T) {
 		t.Fatalf("after the release, the post-tool hook should tell of %s only:\n%s", late.ID, out)
 	}
 }
+
+// A stop's block names at most maxStopLines messages and counts the rest:
+// only those it names are shown, so a doorbell still names the others.
+func TestAStopShowsOnlyWhatItNames(t *testing.T) {
+	h, now := newHandler(t)
+	if a := h.Handle(context.Background(), agentrt.Claude, SessionStart, "toast", Input{}); len(a.Errs) > 0 {
+		t.Fatal(a.Errs)
+	}
+	var ids []string
+	for i := range maxStopLines + 3 {
+		ids = append(ids, send(t, h, fmt.Sprintf("urgent %d", i), maildir.Urgent, "").ID)
+	}
+	*now = now.Add(time.Second)
+	a := h.Handle(context.Background(), agentrt.Claude, Stop, "toast", Input{})
+	if len(a.Errs) > 0 {
+		t.Fatal(a.Errs)
+	}
+	out := string(a.Output)
+	var inBlock []string
+	for _, id := range ids {
+		if strings.Contains(out, id) {
+			inBlock = append(inBlock, id)
+		}
+	}
+	if len(inBlock) == 0 || len(inBlock) == len(ids) || !strings.Contains(out, "more") {
+		t.Fatalf("the block names %d of %d:\n%s", len(inBlock), len(ids), out)
+	}
+	named, _, err := h.Claim("toast", ids, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if slices.Contains(inBlock, id) == slices.Contains(named, id) {
+			t.Errorf("%s: in the block %v, named by the doorbell %v: want exactly one", id, slices.Contains(inBlock, id), slices.Contains(named, id))
+		}
+	}
+}

@@ -246,8 +246,8 @@ func TestRealQwenBurstIsBounded(t *testing.T) {
 		sent = append(sent, tw.send(fmt.Sprintf("MERGE_FAILED gt-%d", i), maildir.Urgent))
 	}
 	for _, r := range qreceipts(t, tw, 90*time.Second, sent...) {
-		if r.Live != live.Delivered {
-			t.Fatalf("%s: %+v, want delivered", r.ID, r)
+		if r.Live != live.Delivered && !hookShown(r) {
+			t.Fatalf("%s: %+v, want delivered, or held (final) as the hooks showed it", r.ID, r)
 		}
 	}
 	rings := tw.record().Rings
