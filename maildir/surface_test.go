@@ -28,7 +28,7 @@ var contract = map[string]string{
 	"Entry": "returned by Store.Entries", "Served": "returned by Store.ServeRequests", "Written": "returned by Store.Send",
 	"AmbiguousError": "errors.As target", "NameError": "errors.As target",
 	"ErrGroupCycle": "errors.Is target", "ErrUnfinishedMove": "errors.Is target", "ErrUnclaimable": "errors.Is target (a claim's warning, Claimable)", "ErrClaimHere": "errors.Is target", "ErrSameClaimant": "errors.Is target",
-	"ErrStale": "errors.Is target (StaleError)", "Reassign": "Release's twin: the reassign of any claimed item, done or not (ReassignSeen checks)",
+	"ErrStale": "errors.Is target (StaleError)", "Arrivals": "reads what NoteArrivals wrote, the order a claim on the home follows (runtime/arrivals, docs/routing.md)", "Reassign": "Release's twin: the reassign of any claimed item, done or not (ReassignSeen checks)",
 	// Methods that satisfy an interface, or that a test outside uses.
 	"MarshalText": "encoding.TextMarshaler", "UnmarshalText": "encoding.TextUnmarshaler", "MarshalJSON": "json.Marshaler",
 	"Is": "errors.Is", "Unwrap": "errors.Unwrap", "Error": "error", "String": "fmt.Stringer",
