@@ -179,17 +179,29 @@ func readJournal(g *git) (*journal, error) {
 }
 
 // folders opens the folders of a tree's paths, once each.
+//
+// It opens the root anew, not through the store's open root, which checks
+// the root's set-up (.gitignore, format record) once only: through it,
+// after an adopt of an emptied remote, runtime/host-id entered the tree
+// (TestAnAdoptKeepsOtherHomesMailItHolds); a fresh open puts the set-up
+// back before anything is written.
 type folders struct {
-	r    *durable.Root // the store's: not closed here
+	root *chipset.Root
+	r    *durable.Root
 	dirs map[string]*durable.Dir
 }
 
 func (s *Syncer) openFolders() (*folders, error) {
-	r, err := s.Store.Root().Open(true)
+	root, err := chipset.New(s.Store.Dir())
 	if err != nil {
 		return nil, err
 	}
-	return &folders{r: r, dirs: map[string]*durable.Dir{}}, nil
+	r, err := root.Open(true)
+	if err != nil {
+		root.Close()
+		return nil, err
+	}
+	return &folders{root: root, r: r, dirs: map[string]*durable.Dir{}}, nil
 }
 
 // of returns the folder of path p, made if create.
@@ -240,6 +252,7 @@ func (f *folders) close() {
 	for _, d := range f.dirs {
 		d.Close()
 	}
+	f.root.Close()
 }
 
 // stage writes each arriving file whole under its dot-name (step 2).
