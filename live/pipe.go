@@ -2,14 +2,12 @@ package live
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"sync"
 	"time"
 )
@@ -96,7 +94,7 @@ func (d *PipeDoor) read(in io.Reader) {
 			d.status = m.Status
 		case "record":
 			if d.file == nil || d.file.path != m.Path {
-				d.file = &recordFile{path: m.Path}
+				d.file = &recordFile{growing: growing{path: m.Path}}
 			}
 		case "message":
 			if json.Unmarshal(m.ID, &m.ocMessage.ID) == nil && m.ocMessage.ID != "" && len(d.msgs) < maxMessages {
@@ -270,10 +268,7 @@ const (
 // A recordFile is a runtime's record of a session kept as JSON lines,
 // read as it grows: each look takes in the lines appended since the last.
 type recordFile struct {
-	path    string
-	off     int64
-	partial []byte
-	skip    bool // inside a line too long to keep: drop up to its end
+	growing
 	entries []entry
 }
 
@@ -281,51 +276,19 @@ type recordFile struct {
 // each whole line to parse; the entries it returns are kept (see
 // keepEntry). A file that shrank is read again from its start.
 func (r *recordFile) more(parse func(line []byte) (entry, bool)) error {
-	f, err := os.Open(r.path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Size() < r.off {
-		r.off, r.partial, r.skip, r.entries = 0, nil, false, nil
-	}
-	if _, err := f.Seek(r.off, io.SeekStart); err != nil {
-		return err
-	}
-	buf, err := io.ReadAll(io.LimitReader(f, maxRecordRead))
-	if err != nil {
-		return err
-	}
-	r.off += int64(len(buf))
-	for len(buf) > 0 {
-		i := bytes.IndexByte(buf, '\n')
-		if i < 0 {
-			if !r.skip {
-				r.partial = append(r.partial, buf...)
-				if len(r.partial) > maxRecordLine {
-					r.partial, r.skip = nil, true
-				}
-			}
-			break
-		}
-		line := buf[:i]
-		buf = buf[i+1:]
-		if r.skip {
-			r.skip = false
-			continue
-		}
-		if len(r.partial) > 0 {
-			line = append(r.partial, line...)
-			r.partial = nil
-		}
-		if len(line) > maxRecordLine {
-			continue
-		}
+	var got []entry
+	restarted, err := r.next(maxRecordRead, maxRecordLine, func(line []byte) {
 		if e, ok := parse(line); ok {
-			r.entries = keepEntry(r.entries, e)
+			got = append(got, e)
 		}
+	})
+	if restarted {
+		r.entries = nil
 	}
-	return nil
+	for _, e := range got {
+		r.entries = keepEntry(r.entries, e)
+	}
+	return err
 }
 
 // Evidence applies the evidence rule to what the door has of the runtime's

@@ -51,7 +51,7 @@ func fileEvidence(t *testing.T, ls []string, k int, parse func([]byte) (entry, b
 	if err := os.WriteFile(path, []byte(text[:half]), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := &recordFile{path: path}
+	r := &recordFile{growing: growing{path: path}}
 	if err := r.more(parse); err != nil {
 		t.Fatal(err)
 	}

@@ -224,7 +224,7 @@ func (d *QwenDoor) Evidence(ctx context.Context, nonces []string) (Evidence, err
 	}
 	if d.lastID != "" && d.chats[d.lastID] == nil {
 		if p := glob1(filepath.Join(d.Home, "projects", "*", "chats", d.lastID+".jsonl")); p != "" {
-			d.chats[d.lastID] = &recordFile{path: p}
+			d.chats[d.lastID] = &recordFile{growing: growing{path: p}}
 		}
 	}
 	ev := Evidence{Seen: map[string]time.Time{}, Queued: map[string]bool{}}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,10 +42,7 @@ const (
 
 // tail is what has been read of one transcript.
 type tail struct {
-	path      string
-	off       int64
-	partial   []byte
-	skip      bool                 // inside a line too long to keep: drop up to its end
+	growing
 	seen      map[string]time.Time // nonce -> when an answer to it was read: delivered
 	submitted map[string]time.Time // nonce -> when it was read on a line that is not an answer
 	queued    map[string]bool      // nonce -> read only on an enqueue so far
@@ -63,55 +59,21 @@ type node struct {
 
 // newTail returns the tail of the transcript at path, nothing read yet.
 func newTail(path string) *tail {
-	return &tail{path: path, seen: map[string]time.Time{}, submitted: map[string]time.Time{}, queued: map[string]bool{}, nodes: map[string]node{}}
+	return &tail{growing: growing{path: path}, seen: map[string]time.Time{}, submitted: map[string]time.Time{}, queued: map[string]bool{}, nodes: map[string]node{}}
 }
 
 // read takes in what was appended since the last read.
 func (t *tail) read() error {
-	f, err := os.Open(t.path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Size() < t.off {
-		t.off, t.partial, t.skip = 0, nil, false // rewritten from the start
-		t.nodes = map[string]node{}
-	}
-	if _, err := f.Seek(t.off, io.SeekStart); err != nil {
-		return err
-	}
-	buf, err := io.ReadAll(io.LimitReader(f, maxTranscriptRead))
-	if err != nil {
-		return err
-	}
-	t.off += int64(len(buf))
 	now := time.Now()
-	for len(buf) > 0 {
-		i := bytes.IndexByte(buf, '\n')
-		if i < 0 {
-			if !t.skip {
-				t.partial = append(t.partial, buf...)
-				if len(t.partial) > maxTranscriptLine {
-					t.partial, t.skip = nil, true
-				}
-			}
-			break
-		}
-		line := buf[:i]
-		buf = buf[i+1:]
-		if t.skip {
-			t.skip = false
-			continue
-		}
-		if len(t.partial) > 0 {
-			line = append(t.partial, line...)
-			t.partial = nil
-		}
-		if len(line) <= maxTranscriptLine {
-			t.line(line, now)
-		}
+	var lines [][]byte
+	restarted, err := t.next(maxTranscriptRead, maxTranscriptLine, func(line []byte) { lines = append(lines, line) })
+	if restarted {
+		t.nodes = map[string]node{} // rewritten from the start
 	}
-	return nil
+	for _, line := range lines {
+		t.line(line, now)
+	}
+	return err
 }
 
 // transcriptLine is what tail reads of a line.
