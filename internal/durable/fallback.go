@@ -37,6 +37,14 @@ const SwapPrefix = ".mailfs-swap."
 // In fallback mode every rename, exchange and removal in a directory holds
 // the directory's advisory lock, so that a remove or a move waits for an
 // exchange in progress instead of finding the file missing.
+//
+// The mode is the file system's, not the process's: a file system that
+// refuses the flags refuses every process, so all writers of one tree use
+// the fallbacks or none do. The two must not be mixed on one tree: a
+// native rename takes no folder lock, so it could move a name out from
+// under a fallback exchange in progress, which then writes the name again
+// (one message, two files). Only tests force the fallbacks, and a test
+// that runs writers side by side forces them on all or none.
 
 // usesFallback reports whether r uses the fallbacks: because a test forced it,
 // or because the file system refused the flags once.
