@@ -71,15 +71,22 @@ func (f *liveFlags) Validate() error {
 	return err
 }
 
-// deliver runs a deliverer on door until its session ends.
-func (f *liveFlags) deliver(a *app, door live.Door) error {
+// agent checks --every and returns the agent whose mail is delivered,
+// for a deliverer: here, or in the Codex launcher it runs.
+func (f *liveFlags) agent() (string, error) {
 	if f.Every <= 0 {
-		return usage("write durations such as 30s or 10m", "--every must be positive")
+		return "", usage("write durations such as 30s or 10m", "--every must be positive")
 	}
 	agent, err := needAgent(f.Agent)
-	if err == nil {
-		agent, err = maildir.ParseAgent(agent)
+	if err != nil {
+		return "", err
 	}
+	return maildir.ParseAgent(agent)
+}
+
+// deliver runs a deliverer on door until its session ends.
+func (f *liveFlags) deliver(a *app, door live.Door) error {
+	agent, err := f.agent()
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,5 @@
 package main
 
-import "github.com/mailfs/mailfs/maildir"
-
 type liveCodexCmd struct {
 	liveFlags
 	Codex string   `default:"${codexCommand}" placeholder:"CMD" help:"The codex command."`
@@ -29,13 +27,7 @@ weight (net/http) is not on every other command's start.`
 }
 
 func (c *liveCodexCmd) Run(a *app) error {
-	if c.Every <= 0 {
-		return usage("write durations such as 30s or 10m", "--every must be positive")
-	}
-	agent, err := needAgent(c.Agent)
-	if err == nil {
-		agent, err = maildir.ParseAgent(agent)
-	}
+	agent, err := c.agent()
 	if err != nil {
 		return err
 	}
