@@ -30,7 +30,7 @@ func (f *bodyFlags) body(ctx context.Context, stdin io.Reader, optional bool) (s
 	case f.Message == nil && f.BodyFile == "" && optional:
 		return "", nil
 	case f.Message == nil && f.BodyFile == "":
-		return "", withHint(errors.New("no body given"), `give one with -m TEXT, -m - (standard input) or --body-file FILE; -m '' sends an empty body`)
+		return "", usage(`give one with -m TEXT, -m - (standard input) or --body-file FILE; -m '' sends an empty body`, "no body given")
 	case f.Message != nil && f.Message[0] != "-":
 		return f.Message[0], nil
 	case f.Message != nil:

@@ -54,7 +54,7 @@ that host, never queued here where it would not arrive. Send mail instead
 
 func (c *nudgeCmd) Run(a *app) error {
 	if c.From == "" {
-		return withHint(fmt.Errorf("no sender given"), "pass --from AGENT, or set MAILFS_AGENT")
+		return usage("pass --from AGENT, or set MAILFS_AGENT", "no sender given")
 	}
 	msg := c.Message
 	if msg == "-" {

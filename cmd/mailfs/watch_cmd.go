@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -35,7 +34,7 @@ command that fails is reported and the watch goes on.`
 
 func (c *watchCmd) Run(a *app) error {
 	if len(c.Agents) == 0 && !c.AllAgents {
-		return withHint(errors.New("no mailbox to watch"), "name the agents, or pass --all-agents")
+		return usage("name the agents, or pass --all-agents", "no mailbox to watch")
 	}
 	w, err := c.watcher(a)
 	if err != nil {
