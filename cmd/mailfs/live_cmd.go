@@ -24,7 +24,7 @@ type liveCmd struct {
 	Codex    liveCodexCmd    `cmd:"" help:"Run Codex with an app server of its own, and deliver to it through the server (no tmux)."`
 	OpenCode liveOpenCodeCmd `cmd:"" name:"opencode" help:"Deliver to an OpenCode session, through mailfs's OpenCode plugin (which starts it)."`
 	Pi       livePiCmd       `cmd:"" name:"pi" help:"Deliver to a pi session, through mailfs's pi extension (which starts it)."`
-	Seen     liveSeenCmd     `cmd:"" help:"Record as delivered the doorbells whose ring marks standard input holds (what a runtime's plugin sent the model)."`
+	Seen     liveSeenCmd     `cmd:"" help:"Record as taken in (submitted; with --answered, delivered) the doorbells whose ring marks standard input holds (what a runtime's plugin sent the model)."`
 	List     liveListCmd     `cmd:"" help:"List the running deliverers: which session each serves, what it rang, what waits."`
 }
 

@@ -99,6 +99,8 @@ What each runtime still needs from you, which "mailfs doctor" checks:
   codex   trust the project, and approve the hooks with /hooks
   qwen    approve the project's MCP server when Qwen Code asks; trust the
           folder, if folder trust is on (it is off by default)
+  copilot trust the folder (Copilot CLI loads no .github/hooks or
+          .github/mcp.json in an untrusted one)
 
   plugin  writes a Claude Code plugin into --out: hooks, the MCP server and
           the skill, for the agent $MAILFS_AGENT names in the session

@@ -31,7 +31,7 @@ type cli struct {
 }
 
 type liveCmd struct {
-	Seen Seen `cmd:"" help:"Record as delivered the doorbells whose ring marks standard input holds (what a runtime's plugin sent the model)."`
+	Seen Seen `cmd:"" help:"Record as taken in (submitted; with --answered, delivered) the doorbells whose ring marks standard input holds (what a runtime's plugin sent the model)."`
 }
 
 type checkCmd struct {
