@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -123,4 +126,59 @@ func anchors(md string) []string {
 		out = append(out, b.String())
 	}
 	return out
+}
+
+// The README's "Every command" table names each command "mailfs --help"
+// lists, and no other: a command added, renamed or dropped fails here until
+// the README says so.
+func TestReadmeListsEveryCommand(t *testing.T) {
+	var out bytes.Buffer
+	if code := run(context.Background(), []string{"--help"}, stdio{in: strings.NewReader(""), out: &out, err: io.Discard}); code != 0 {
+		t.Fatalf("--help: status %d", code)
+	}
+	_, list, ok := strings.Cut(out.String(), "\nCommands:\n")
+	if !ok {
+		t.Fatal("--help prints no Commands: section")
+	}
+	help := map[string]bool{}
+	name := regexp.MustCompile(`^  ([a-z][a-z-]*(?: [a-z][a-z-]*)?)(?:  |$)`)
+	for line := range strings.Lines(list) {
+		if m := name.FindStringSubmatch(strings.TrimRight(line, "\n")); m != nil {
+			help[m[1]] = true
+		}
+	}
+	if len(help) < 40 {
+		t.Fatalf("read only %d commands from --help: %v", len(help), help)
+	}
+
+	readme := string(docs(t)["README.md"])
+	_, section, ok := strings.Cut(readme, "\n## Every command\n")
+	if !ok {
+		t.Fatal(`the README has no "## Every command" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	listed := map[string]bool{}
+	for line := range strings.Lines(section) {
+		cells := strings.Split(line, "|")
+		if len(cells) < 3 || !strings.Contains(cells[1], "`") {
+			continue
+		}
+		for _, c := range strings.Split(cells[1], ",") {
+			c = strings.Trim(strings.TrimSpace(c), "`")
+			if listed[c] {
+				t.Errorf("the README lists %q twice", c)
+			}
+			listed[c] = true
+		}
+	}
+	for c := range help {
+		if !listed[c] {
+			t.Errorf("mailfs --help lists %q; the README's \"Every command\" does not", c)
+		}
+	}
+	for c := range listed {
+		if !help[c] {
+			t.Errorf("the README's \"Every command\" lists %q; mailfs --help does not", c)
+		}
+	}
 }
