@@ -1,5 +1,5 @@
 #!/bin/sh
-# install.sh — install mailfs's four binaries from a release, checked.
+# install.sh — install mailfs's six binaries from a release, checked.
 #
 #   install.sh --base URL [--version V] [--prefix DIR]
 #       fetches URL/checksums.txt and URL/mailfs_V_OS_ARCH.tar.gz
