@@ -64,9 +64,10 @@ const exitHelp = `Exit status, the same for every command:
   3    send --idempotency-key: the key was used for a different message
        (another sender, recipient, subject or body); nothing was sent
   80   usage error: a wrong flag or argument (a negative duration
-       included), a missing agent or sender
+       included), a missing agent, sender or body
   124  timeout: wait --timeout with no mail in time, send --wait-for
-       with a copy still unread, rung or held
+       with a copy still unread, submitted, rung, held or refused,
+       claim --timeout with another host's queue not answering yet
   130  interrupted (^C, SIGTERM) before it was done: fsck, search,
        archive and other long commands report what they did first; a
        loop (watch, archive --every, sync --every) stops cleanly with 0`

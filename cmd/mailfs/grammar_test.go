@@ -184,7 +184,7 @@ func TestManPage(t *testing.T) {
 	if !regexp.MustCompile(`^\.TH MAILFS 1 "\d{4}-\d\d-\d\d" "mailfs [^"]+" "mailfs manual"$`).MatchString(first) {
 		t.Fatalf("heading %q", first)
 	}
-	for _, want := range []string{".SH DESCRIPTION\nmailfs keeps the mail", "124: timeout: wait --timeout with no mail in time, send --wait-for with a copy still unread, rung or held\\&.", "1: \"no\", or nothing there, from a command that fetches or tests: check with nothing to say, take,",
+	for _, want := range []string{".SH DESCRIPTION\nmailfs keeps the mail", "124: timeout: wait --timeout with no mail in time, send --wait-for with a copy still unread, submitted, rung, held or refused, claim --timeout with another host's queue not answering yet\\&.", "1: \"no\", or nothing there, from a command that fetches or tests: check with nothing to say, take,",
 		"Exit status 1, with nothing on stdout, when the queue is empty; 2 when the queue does not exist or anything else fails\\&. A worker"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
