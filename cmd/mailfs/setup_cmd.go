@@ -52,24 +52,25 @@ func (c *setupCmd) Help() string {
 	return `Installs mailfs into the runtime's project settings in --dir:
 
   claude  .claude/settings.json: SessionStart, UserPromptSubmit, PostToolUse
-          and Stop hooks running "mailfs hook EVENT AGENT";
+          and Stop hooks running "mailfs-hook hook EVENT AGENT";
           .claude/skills/mailfs/SKILL.md
   gemini  .gemini/settings.json: SessionStart, BeforeAgent, AfterTool and
-          AfterAgent hooks running "mailfs hook EVENT AGENT --runtime gemini",
-          and the MCP server "mailfs mcp --agent AGENT" (mcpServers);
+          AfterAgent hooks running "mailfs-hook hook EVENT AGENT --runtime
+          gemini", and the MCP server "mailfs mcp --agent AGENT" (mcpServers);
           .gemini/skills/mailfs/SKILL.md
   codex   .codex/config.toml: the MCP server "mailfs mcp --agent AGENT";
           .codex/hooks.json: SessionStart, UserPromptSubmit and Stop hooks
-          running "mailfs hook EVENT AGENT --runtime codex";
+          running "mailfs-hook hook EVENT AGENT --runtime codex";
           .agents/skills/mailfs/SKILL.md
   qwen    .qwen/settings.json: SessionStart, UserPromptSubmit, PostToolUse
-          and Stop hooks running "mailfs hook EVENT AGENT --runtime qwen",
-          and the MCP server "mailfs mcp --agent AGENT" (mcpServers);
+          and Stop hooks running "mailfs-hook hook EVENT AGENT --runtime
+          qwen", and the MCP server "mailfs mcp --agent AGENT" (mcpServers);
           .qwen/skills/mailfs/SKILL.md
-  copilot .github/hooks/mailfs.json: the agentStop hook running "mailfs hook
-          stop AGENT --runtime copilot" (the only hook whose answer Copilot
-          CLI shows the model: a block's reason becomes the next prompt);
-          .github/mcp.json: the MCP server; .github/skills/mailfs/SKILL.md
+  copilot .github/hooks/mailfs.json: the agentStop hook running
+          "mailfs-hook hook stop AGENT --runtime copilot" (the only hook whose
+          answer Copilot CLI shows the model: a block's reason becomes the
+          next prompt); .github/mcp.json: the MCP server;
+          .github/skills/mailfs/SKILL.md
   opencode opencode.json: the MCP server (mcp.mailfs);
           .opencode/plugins/mailfs.js: mail at each prompt (the first one's
           with the session-start reminder), urgent news after tools, a new
