@@ -411,6 +411,8 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 			return false, err
 		}
 		r.plan.ours = append(r.plan.ours, r.tombs...)
+	} else if err := r.snapshotTree(ctx, g); err != nil {
+		return false, err
 	}
 	mine, err := s.commit(ctx, g, rep, r)
 	if err != nil {
@@ -525,17 +527,19 @@ func (s *Syncer) fetch(ctx context.Context, g *git, rep *Report) (*round, error)
 
 // snapshot takes every file of the tree as it is now, and both sides'
 // changes since the base.
+//
+// This host's changes are read from the index (diff-index), and its tree
+// is written only once the round has staged what it buries (see
+// snapshotTree): a round that buries writes one tree, not two, and diffs
+// none.
 func (s *Syncer) snapshot(ctx context.Context, g *git, r *round) error {
 	s.step("reading the state tree")
 	if err := g.addAll(ctx); err != nil {
 		return err
 	}
-	out, err := g.run(ctx, "write-tree")
-	if err != nil {
-		return err
-	}
-	r.snapshot = strings.TrimSpace(out)
-	if r.ours, err = g.diff(ctx, r.base, r.snapshot); err != nil {
+	var err error
+	r.snapshot = ""
+	if r.ours, err = g.diffIndex(ctx, r.base); err != nil {
 		return err
 	}
 	r.theirTree = r.empty
@@ -594,6 +598,9 @@ func (s *Syncer) decide(ctx context.Context, g *git, rep *Report, r *round) erro
 	}
 	shadowed := map[string]bool{}
 	if len(siblings) > 0 {
+		if err := r.snapshotTree(ctx, g); err != nil {
+			return err
+		}
 		var err error
 		if graves, err = g.readTombstones(ctx, r.snapshot); err != nil {
 			return err
@@ -651,11 +658,9 @@ func (s *Syncer) commit(ctx context.Context, g *git, rep *Report, r *round) (str
 		}
 		slices.Sort(paths)
 	} else {
-		changed, err := g.diff(ctx, r.theirTree, merged)
-		if err != nil {
-			return "", err
-		}
-		paths = slices.Sorted(maps.Keys(changed))
+		// Nothing arrived, so theirs's tree is the base: what the commit
+		// changes is this host's changes and its tombstones.
+		paths = changedWith(r.ours, r.tombs)
 	}
 	s.step("committing %d changed files", len(paths))
 	msg := fmt.Sprintf(syncSubject+"%s: %d files\n\n%s", rep.Host, len(paths), summary(paths))
@@ -675,6 +680,42 @@ func (s *Syncer) commit(ctx context.Context, g *git, rep *Report, r *round) (str
 	}
 	rep.Committed = slices.DeleteFunc(paths, func(p string) bool { return strings.HasPrefix(p, HostsDir+"/") })
 	return mine, nil
+}
+
+// changedWith returns the paths, sorted, where a tree differs from a
+// base when ours are its changes from the base and tombs are changes made
+// on top of it (a tombstone file written 'M', or removed 'D'): a file
+// ours added and tombs removed, or tombs put back as the base had it, is
+// no change. It is pure.
+func changedWith(ours map[string]change, tombs []change) []string {
+	paths := maps.Clone(ours)
+	for _, t := range tombs {
+		o, had := ours[t.path]
+		switch {
+		case had && t.status == 'D' && o.old == zeroID,
+			had && t.status != 'D' && o.old == t.blob && o.omode == t.mode:
+			delete(paths, t.path)
+		default:
+			paths[t.path] = t
+		}
+	}
+	return slices.Sorted(maps.Keys(paths))
+}
+
+// snapshotTree writes the tree of the index that snapshot staged, once.
+// The index has not changed since: r.ours is that tree's diff from the
+// base, and is known as such.
+func (r *round) snapshotTree(ctx context.Context, g *git) error {
+	if r.snapshot != "" {
+		return nil
+	}
+	out, err := g.run(ctx, "write-tree")
+	if err != nil {
+		return err
+	}
+	r.snapshot = strings.TrimSpace(out)
+	g.knowDiff(r.base, r.snapshot, r.ours)
+	return nil
 }
 
 // bookkeeping reports whether p is the sync's own record, not mail: a
