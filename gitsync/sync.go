@@ -354,7 +354,7 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 	// theirs is the commit to build on; base, the tree both this host's
 	// working tree and theirs descend from.
 	var unrelated bool
-	if r.theirs, r.base, unrelated, err = s.lineage(ctx, g, rep, r.known, r.upstream, r.head, r.empty); err != nil {
+	if r.theirs, r.base, r.onto, unrelated, err = s.lineage(ctx, g, rep, r.known, r.upstream, r.head, r.empty); err != nil {
 		return false, err
 	}
 	// What this host now holds of the remote is what it builds on: never
@@ -483,7 +483,8 @@ type round struct {
 	tracking              string // the remote-tracking ref
 	known, upstream, head string // the remote as last seen, as it is now; this host's branch
 	empty                 string // the empty tree
-	theirs, base          string // the commit to build on; the tree both sides descend from
+	theirs, base          string // the remote's commit to merge; the tree both sides descend from
+	onto                  string // the commit to build on: theirs, or this host's branch where it holds theirs and more
 	snapshot, theirTree   string // this host's tree as it is; theirs's
 	ours, their           map[string]change
 	plan                  *plan
@@ -646,7 +647,18 @@ func (s *Syncer) commit(ctx context.Context, g *git, rep *Report, r *round) (str
 	}
 	rep.Committed = nil
 	received := s.received(g, r.plan.apply)
-	if merged == r.theirTree && (r.theirs != "" || merged == r.empty) && (received == 0 || r.theirs == "") {
+	if r.onto != r.theirs {
+		// On this host's own commit the remote lacks (see lineage): a
+		// new commit only for what changed since, even where that undoes
+		// it — the branch never drops it, for the remote may yet take it.
+		ontoTree, err := g.tree(ctx, r.onto)
+		if err != nil {
+			return "", err
+		}
+		if merged == ontoTree {
+			return r.onto, nil
+		}
+	} else if merged == r.theirTree && (r.theirs != "" || merged == r.empty) && (received == 0 || r.theirs == "") {
 		return r.theirs, nil
 	}
 	// What the commit changes on theirs: this host's changes, as merged
@@ -664,15 +676,15 @@ func (s *Syncer) commit(ctx context.Context, g *git, rep *Report, r *round) (str
 	}
 	s.step("committing %d changed files", len(paths))
 	msg := fmt.Sprintf(syncSubject+"%s: %d files\n\n%s", rep.Host, len(paths), summary(paths))
-	if len(paths) == 0 {
+	if len(paths) == 0 && received > 0 {
 		// Nothing of its own, but sends to its homes landed: a commit
 		// that says so, so their senders drop them from their outboxes
 		// now (see acked), not at this host's next change.
 		msg = fmt.Sprintf(syncSubject+"%s: 0 files, %d sends to its homes received", rep.Host, received)
 	}
 	var parents []string
-	if r.theirs != "" {
-		parents = append(parents, r.theirs)
+	if r.onto != "" {
+		parents = append(parents, r.onto)
 	}
 	mine, err := g.commitTree(ctx, merged, msg, parents...)
 	if err != nil {
