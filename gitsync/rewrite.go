@@ -19,8 +19,10 @@ import (
 // Nothing was changed.
 var ErrRewritten = errors.New("gitsync: the remote's branch was rewritten")
 
-// lineage decides what this cycle builds on (theirs) and the tree that it
-// and this host's working tree both descend from (base).
+// lineage decides what this cycle merges (theirs), the tree that it and
+// this host's working tree both descend from (base), and the commit the
+// cycle's own builds on (onto): theirs, or this host's branch where that
+// holds theirs and more (see the end).
 //
 // A remote rewritten by force-push is met in one of four ways. Wound back
 // (what is there now is older than what this host saw): this host still
