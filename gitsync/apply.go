@@ -58,8 +58,15 @@ type journal struct {
 // write of a file an agent has changed or removed since. Writes come
 // before deletes, so a message moved elsewhere (an archive, a claim) is
 // never missing from both places to a reader.
+//
+// With no changes nothing is written, so there is nothing to journal: the
+// branch and the index move (step 4), and a sync stopped before they do
+// left the tree as it was, with this host's changes still uncommitted.
 func (s *Syncer) land(ctx context.Context, g *git, commit, branch, snapshot string, changes []change, rep *Report) error {
 	j := &journal{Commit: commit, Branch: branch, Snapshot: snapshot, Changes: changes}
+	if len(changes) == 0 {
+		return s.moveBranch(ctx, g, j)
+	}
 	if err := s.writeJournal(g, j); err != nil {
 		return err
 	}
@@ -84,6 +91,15 @@ func (s *Syncer) finishLanding(ctx context.Context, g *git, j *journal, rep *Rep
 	if err != nil {
 		return err
 	}
+	if err := s.moveBranch(ctx, g, j); err != nil {
+		return err
+	}
+	return removeJournal(g)
+}
+
+// moveBranch is step 4 of land without the journal: the branch and the
+// index to j.Commit, no file touched.
+func (s *Syncer) moveBranch(ctx context.Context, g *git, j *journal) error {
 	head := g.head
 	if head == "" {
 		head = g.rev(ctx, "HEAD")
@@ -108,7 +124,7 @@ func (s *Syncer) finishLanding(ctx context.Context, g *git, j *journal, rep *Rep
 		}
 		g.head = j.Commit
 	}
-	return removeJournal(g)
+	return nil
 }
 
 // journalDir opens .git for the journal, which is written as durably as

@@ -433,3 +433,32 @@ func TestAckedAt(t *testing.T) {
 		}
 	}
 }
+
+// What a commit changes when nothing arrived: this host's changes from
+// the base with its tombstone files on top, less what the tombstones put
+// back as the base had it (the commit's message and Report.Committed list
+// these, with no diff of the written tree).
+func TestChangedWith(t *testing.T) {
+	const b1, b2, b3 = "1111111111111111111111111111111111111111", "2222222222222222222222222222222222222222", "3333333333333333333333333333333333333333"
+	ours := map[string]change{
+		"state/mail/a/m1.json":              {path: "state/mail/a/m1.json", status: 'A', mode: "100644", omode: "000000", blob: b1, old: zeroID},
+		"state/gone/alpha/2026-11-28/x.txt": {path: "state/gone/alpha/2026-11-28/x.txt", status: 'A', mode: "100644", omode: "000000", blob: b1, old: zeroID},
+		"state/gone/alpha/2026-11-27/y.txt": {path: "state/gone/alpha/2026-11-27/y.txt", status: 'M', mode: "100644", omode: "100644", blob: b2, old: b1},
+		"state/gone/alpha/2026-11-26/z.txt": {path: "state/gone/alpha/2026-11-26/z.txt", status: 'M', mode: "100644", omode: "100644", blob: b2, old: b1},
+	}
+	tombs := []change{
+		{path: "state/gone/alpha/2026-11-28/new.txt", status: 'M', mode: "100644", blob: b3},   // a new batch: a change
+		{path: "state/gone/alpha/2026-11-28/x.txt", status: 'D', mode: "000000", blob: zeroID}, // added since the base, removed: none
+		{path: "state/gone/alpha/2026-11-27/y.txt", status: 'M', mode: "100644", blob: b1},     // back as the base had it: none
+		{path: "state/gone/alpha/2026-11-26/z.txt", status: 'D', mode: "000000", blob: zeroID}, // the base had it: removed
+		{path: "state/gone/alpha/2026-11-25.txt", status: 'D', mode: "000000", blob: zeroID},   // untouched since the base: removed
+	}
+	got := changedWith(ours, tombs)
+	want := []string{"state/gone/alpha/2026-11-25.txt", "state/gone/alpha/2026-11-26/z.txt", "state/gone/alpha/2026-11-28/new.txt", "state/mail/a/m1.json"}
+	if !slices.Equal(got, want) {
+		t.Errorf("changedWith:\n got %q\nwant %q", got, want)
+	}
+	if len(ours) != 4 {
+		t.Errorf("changedWith modified ours: %v", ours)
+	}
+}

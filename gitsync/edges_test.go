@@ -673,3 +673,29 @@ func TestAStaleVersionMeetsTheHomesNewerChange(t *testing.T) {
 		t.Errorf("the remote's %s is %q; want the home's", p, got)
 	}
 }
+
+// A sync that brings nothing writes no journal (nothing arrives to be
+// made durable, issue 59's cycle cost): killed as it moves its branch, it
+// leaves none for the next to finish, and the next commits and pushes
+// what it had not.
+func TestASyncThatBringsNothingLeavesNoJournal(t *testing.T) {
+	needGit(t)
+	tw, a, b := twoHosts(t)
+	l := newLedger()
+	l.work(t, b, "witness", "mayor", 1)
+	killed, err := b.syncIn(t, tw.remote, gitWrapper(t), "update-ref:before", "")
+	if err != nil || !killed {
+		t.Fatalf("the sync to kill at update-ref: killed %v, %v", killed, err)
+	}
+	if _, err := os.Stat(filepath.Join(b.store.Dir(), ".git", "mailfs-apply.json")); err == nil {
+		t.Error("a sync that brought nothing left a landing journal")
+	}
+	rep := b.syncOK(t)
+	for _, r := range rep.Recovered {
+		if strings.Contains(r, "finished writing") || strings.Contains(r, "half-written") {
+			t.Errorf("the next sync recovered a landing of nothing: %s", r)
+		}
+	}
+	a.syncOK(t)
+	l.check(t, a, b)
+}

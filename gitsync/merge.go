@@ -91,6 +91,37 @@ func (g *git) diff(ctx context.Context, a, b string) (map[string]change, error) 
 	return out, nil
 }
 
+// diffIndex returns the changes from tree a to the index (as git
+// diff-tree would give them from a to the index's tree, which it does not
+// write): one exec, where writing the tree and diffing it are two.
+func (g *git) diffIndex(ctx context.Context, a string) (map[string]change, error) {
+	raw, err := g.run(ctx, "diff-index", "--cached", "-r", "-z", "--raw", "--no-renames", "--full-index", a)
+	if err != nil {
+		return nil, err
+	}
+	sets, err := parseRaw(raw, false)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]change{}
+	for _, c := range sets[0] {
+		out[c.path] = c
+	}
+	return out, nil
+}
+
+// knowDiff records d as the changes from tree a to tree b, learnt
+// otherwise than by diff: it is never to be modified.
+func (g *git) knowDiff(a, b string, d map[string]change) {
+	if a == b {
+		return
+	}
+	if g.diffs == nil {
+		g.diffs = map[[2]string]map[string]change{}
+	}
+	g.diffs[[2]string{a, b}] = d
+}
+
 // buildTree returns the tree that is base with changes made to it, built
 // in an index of its own (the repository's index is not touched).
 func (g *git) buildTree(ctx context.Context, base string, changes []change) (string, error) {

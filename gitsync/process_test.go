@@ -115,7 +115,7 @@ func (h *host) syncIn(t testing.TB, remote, wrapper, kill, log string) (killed b
 // The test fails when a sync runs one not listed, or when one listed is
 // never reached.
 var gitSteps = []string{"config", "fetch", "for-each-ref", "merge-base", "update-ref",
-	"add", "write-tree", "diff-tree", "read-tree", "update-index", "cat-file", "commit-tree", "reset", "push",
+	"add", "diff-index", "write-tree", "diff-tree", "read-tree", "update-index", "cat-file", "commit-tree", "reset", "push",
 	"log", "ls-tree"}
 
 // A sync killed with SIGKILL at each git step (before git starts, while

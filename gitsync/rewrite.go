@@ -19,8 +19,10 @@ import (
 // Nothing was changed.
 var ErrRewritten = errors.New("gitsync: the remote's branch was rewritten")
 
-// lineage decides what this cycle builds on (theirs) and the tree that it
-// and this host's working tree both descend from (base).
+// lineage decides what this cycle merges (theirs), the tree that it and
+// this host's working tree both descend from (base), and the commit the
+// cycle's own builds on (onto): theirs, or this host's branch where that
+// holds theirs and more (see the end).
 //
 // A remote rewritten by force-push is met in one of four ways. Wound back
 // (what is there now is older than what this host saw): this host still
@@ -40,7 +42,7 @@ var ErrRewritten = errors.New("gitsync: the remote's branch was rewritten")
 // working tree and known both descend from (see landedBase), not known's
 // own: a sync stopped after it moved the tracking ref and before it
 // landed leaves this host's tree behind known.
-func (s *Syncer) lineage(ctx context.Context, g *git, rep *Report, known, upstream, head, empty string) (theirs, base string, unrelated bool, err error) {
+func (s *Syncer) lineage(ctx context.Context, g *git, rep *Report, known, upstream, head, empty string) (theirs, base, onto string, unrelated bool, err error) {
 	theirs = upstream
 	if upstream == "" && head != "" {
 		// The remote has no such branch: a new repository, a branch
@@ -58,12 +60,12 @@ func (s *Syncer) lineage(ctx context.Context, g *git, rep *Report, known, upstre
 	if known != "" && upstream != "" && known != upstream {
 		r, err := s.lookAtRewrite(ctx, g, known, upstream)
 		if err != nil {
-			return "", "", false, err
+			return "", "", "", false, err
 		}
 		if !r.ahead {
 			at, err := g.landedUnrecorded(ctx, head, known, upstream)
 			if err != nil {
-				return "", "", false, err
+				return "", "", "", false, err
 			}
 			if at != "" {
 				// A stopped sync took this new history, and landed it, but
@@ -86,46 +88,56 @@ func (s *Syncer) lineage(ctx context.Context, g *git, rep *Report, known, upstre
 			// replaced (a put-back it never pushed) is its own, on top.
 			atTree, err := g.tree(ctx, r.compactedAt)
 			if err != nil {
-				return "", "", false, err
+				return "", "", "", false, err
 			}
 			base, err := s.landedBase(ctx, g, head, r.compactedAt, atTree, empty)
-			return upstream, base, true, err
+			return upstream, base, upstream, true, err
 		case squashed:
 			s.recovered(rep, fmt.Sprintf("the remote's branch %s was rewritten (%.12s, the same files as %.12s); this host takes the new history", rep.Branch, upstream, known))
 			base, err := s.landedBase(ctx, g, head, known, r.knownTree, empty)
-			return upstream, base, true, err
+			return upstream, base, upstream, true, err
 		case forked:
 			if theirs, err = s.putBack(ctx, g, rep, known, upstream, r.fork, r.forkTree); err != nil {
-				return "", "", false, err
+				return "", "", "", false, err
 			}
 		case adopted:
 			if theirs, err = s.adopt(ctx, g, rep, known, upstream, r.rewrite); err != nil {
-				return "", "", false, err
+				return "", "", "", false, err
 			}
 			base, err := s.landedBase(ctx, g, head, known, r.knownTree, empty)
-			return theirs, base, true, err
+			return theirs, base, theirs, true, err
 		case refused:
-			return "", "", false, fmt.Errorf("%w: %s/%s no longer holds %.12s, which this host last synced, and its files differ; nothing was changed, and every sync refuses the same until a person acts. If the rewrite was a mistake, put the branch back from this host: git -C %s push --force %s %s:refs/heads/%s. If it is meant (a squash made while this host was behind is), take it here: mailfs sync --adopt",
+			return "", "", "", false, fmt.Errorf("%w: %s/%s no longer holds %.12s, which this host last synced, and its files differ; nothing was changed, and every sync refuses the same until a person acts. If the rewrite was a mistake, put the branch back from this host: git -C %s push --force %s %s:refs/heads/%s. If it is meant (a squash made while this host was behind is), take it here: mailfs sync --adopt",
 				ErrRewritten, rep.Remote, rep.Branch, known, g.dir, rep.Remote, known, rep.Branch)
 		}
 	}
 	switch {
 	case head == "":
-		return theirs, empty, false, nil
+		return theirs, empty, theirs, false, nil
 	case theirs == "" || head == theirs:
 		base, err = g.tree(ctx, head)
-		return theirs, base, false, err
+		return theirs, base, theirs, false, err
 	}
 	base, mb, err := g.base(ctx, head, theirs)
 	if err != nil {
-		return "", "", false, err
+		return "", "", "", false, err
 	}
 	if mb == "" {
 		// Unrelated histories (a host that committed before it ever
 		// fetched): everything here counts as this host's adds.
-		return theirs, empty, false, nil
+		return theirs, empty, theirs, false, nil
 	}
-	return theirs, base, false, nil
+	if mb == theirs {
+		// This host's branch holds theirs and more: its own commit that
+		// a push never saw through (killed, refused, unreachable). It is
+		// built on, not dropped: the remote may yet take that push late
+		// (a remote moves its branch once it has the pack, whether or
+		// not the client is still there), and a branch that had dropped
+		// it would meet its own commit arriving as another host's —
+		// taking back what its agents deleted, archived or read since.
+		return theirs, base, head, false, nil
+	}
+	return theirs, base, theirs, false, nil
 }
 
 // landedBase returns the tree that this host's working tree (last landed

@@ -354,7 +354,7 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 	// theirs is the commit to build on; base, the tree both this host's
 	// working tree and theirs descend from.
 	var unrelated bool
-	if r.theirs, r.base, unrelated, err = s.lineage(ctx, g, rep, r.known, r.upstream, r.head, r.empty); err != nil {
+	if r.theirs, r.base, r.onto, unrelated, err = s.lineage(ctx, g, rep, r.known, r.upstream, r.head, r.empty); err != nil {
 		return false, err
 	}
 	// What this host now holds of the remote is what it builds on: never
@@ -411,6 +411,8 @@ func (s *Syncer) cycle(ctx context.Context, g *git, rep *Report) (bool, error) {
 			return false, err
 		}
 		r.plan.ours = append(r.plan.ours, r.tombs...)
+	} else if err := r.snapshotTree(ctx, g); err != nil {
+		return false, err
 	}
 	mine, err := s.commit(ctx, g, rep, r)
 	if err != nil {
@@ -481,7 +483,8 @@ type round struct {
 	tracking              string // the remote-tracking ref
 	known, upstream, head string // the remote as last seen, as it is now; this host's branch
 	empty                 string // the empty tree
-	theirs, base          string // the commit to build on; the tree both sides descend from
+	theirs, base          string // the remote's commit to merge; the tree both sides descend from
+	onto                  string // the commit to build on: theirs, or this host's branch where it holds theirs and more
 	snapshot, theirTree   string // this host's tree as it is; theirs's
 	ours, their           map[string]change
 	plan                  *plan
@@ -525,17 +528,19 @@ func (s *Syncer) fetch(ctx context.Context, g *git, rep *Report) (*round, error)
 
 // snapshot takes every file of the tree as it is now, and both sides'
 // changes since the base.
+//
+// This host's changes are read from the index (diff-index), and its tree
+// is written only once the round has staged what it buries (see
+// snapshotTree): a round that buries writes one tree, not two, and diffs
+// none.
 func (s *Syncer) snapshot(ctx context.Context, g *git, r *round) error {
 	s.step("reading the state tree")
 	if err := g.addAll(ctx); err != nil {
 		return err
 	}
-	out, err := g.run(ctx, "write-tree")
-	if err != nil {
-		return err
-	}
-	r.snapshot = strings.TrimSpace(out)
-	if r.ours, err = g.diff(ctx, r.base, r.snapshot); err != nil {
+	var err error
+	r.snapshot = ""
+	if r.ours, err = g.diffIndex(ctx, r.base); err != nil {
 		return err
 	}
 	r.theirTree = r.empty
@@ -594,6 +599,9 @@ func (s *Syncer) decide(ctx context.Context, g *git, rep *Report, r *round) erro
 	}
 	shadowed := map[string]bool{}
 	if len(siblings) > 0 {
+		if err := r.snapshotTree(ctx, g); err != nil {
+			return err
+		}
 		var err error
 		if graves, err = g.readTombstones(ctx, r.snapshot); err != nil {
 			return err
@@ -639,7 +647,18 @@ func (s *Syncer) commit(ctx context.Context, g *git, rep *Report, r *round) (str
 	}
 	rep.Committed = nil
 	received := s.received(g, r.plan.apply)
-	if merged == r.theirTree && (r.theirs != "" || merged == r.empty) && (received == 0 || r.theirs == "") {
+	if r.onto != r.theirs {
+		// On this host's own commit the remote lacks (see lineage): a
+		// new commit only for what changed since, even where that undoes
+		// it — the branch never drops it, for the remote may yet take it.
+		ontoTree, err := g.tree(ctx, r.onto)
+		if err != nil {
+			return "", err
+		}
+		if merged == ontoTree {
+			return r.onto, nil
+		}
+	} else if merged == r.theirTree && (r.theirs != "" || merged == r.empty) && (received == 0 || r.theirs == "") {
 		return r.theirs, nil
 	}
 	// What the commit changes on theirs: this host's changes, as merged
@@ -651,23 +670,21 @@ func (s *Syncer) commit(ctx context.Context, g *git, rep *Report, r *round) (str
 		}
 		slices.Sort(paths)
 	} else {
-		changed, err := g.diff(ctx, r.theirTree, merged)
-		if err != nil {
-			return "", err
-		}
-		paths = slices.Sorted(maps.Keys(changed))
+		// Nothing arrived, so theirs's tree is the base: what the commit
+		// changes is this host's changes and its tombstones.
+		paths = changedWith(r.ours, r.tombs)
 	}
 	s.step("committing %d changed files", len(paths))
 	msg := fmt.Sprintf(syncSubject+"%s: %d files\n\n%s", rep.Host, len(paths), summary(paths))
-	if len(paths) == 0 {
+	if len(paths) == 0 && received > 0 {
 		// Nothing of its own, but sends to its homes landed: a commit
 		// that says so, so their senders drop them from their outboxes
 		// now (see acked), not at this host's next change.
 		msg = fmt.Sprintf(syncSubject+"%s: 0 files, %d sends to its homes received", rep.Host, received)
 	}
 	var parents []string
-	if r.theirs != "" {
-		parents = append(parents, r.theirs)
+	if r.onto != "" {
+		parents = append(parents, r.onto)
 	}
 	mine, err := g.commitTree(ctx, merged, msg, parents...)
 	if err != nil {
@@ -675,6 +692,42 @@ func (s *Syncer) commit(ctx context.Context, g *git, rep *Report, r *round) (str
 	}
 	rep.Committed = slices.DeleteFunc(paths, func(p string) bool { return strings.HasPrefix(p, HostsDir+"/") })
 	return mine, nil
+}
+
+// changedWith returns the paths, sorted, where a tree differs from a
+// base when ours are its changes from the base and tombs are changes made
+// on top of it (a tombstone file written 'M', or removed 'D'): a file
+// ours added and tombs removed, or tombs put back as the base had it, is
+// no change. It is pure.
+func changedWith(ours map[string]change, tombs []change) []string {
+	paths := maps.Clone(ours)
+	for _, t := range tombs {
+		o, had := ours[t.path]
+		switch {
+		case had && t.status == 'D' && o.old == zeroID,
+			had && t.status != 'D' && o.old == t.blob && o.omode == t.mode:
+			delete(paths, t.path)
+		default:
+			paths[t.path] = t
+		}
+	}
+	return slices.Sorted(maps.Keys(paths))
+}
+
+// snapshotTree writes the tree of the index that snapshot staged, once.
+// The index has not changed since: r.ours is that tree's diff from the
+// base, and is known as such.
+func (r *round) snapshotTree(ctx context.Context, g *git) error {
+	if r.snapshot != "" {
+		return nil
+	}
+	out, err := g.run(ctx, "write-tree")
+	if err != nil {
+		return err
+	}
+	r.snapshot = strings.TrimSpace(out)
+	g.knowDiff(r.base, r.snapshot, r.ours)
+	return nil
 }
 
 // bookkeeping reports whether p is the sync's own record, not mail: a
