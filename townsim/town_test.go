@@ -165,6 +165,7 @@ func (tw *town) runLines(ctx context.Context, h *host, kill time.Duration, lines
 	cmd.Stdout, cmd.Stderr = &out.buf, &errb.buf
 	if lines != nil {
 		cmd.Stdout, cmd.Stderr = out, errb
+		cmd.SysProcAttr = loopAttr()
 	}
 	if err := cmd.Start(); err != nil {
 		return result{code: exitError, err: err.Error()}
