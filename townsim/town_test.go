@@ -157,6 +157,7 @@ func (tw *town) runLines(ctx context.Context, h *host, kill time.Duration, lines
 			n := cutAt
 			cutLog = filepath.Join(tw.dir, fmt.Sprintf("cut-%s-%d.log", h.name, time.Now().UnixNano()))
 			cmd = tw.straced(h, n, cutLog, args)
+			cmd.SysProcAttr = cutAttr()
 		}
 	}
 	cmd.Env = append(append(os.Environ(), "MAILFS_ROOT="+h.root(), "MAILFS_HOST="+h.name, "MAILFS_AGENT="), h.env...)
@@ -175,6 +176,10 @@ func (tw *town) runLines(ctx context.Context, h *host, kill time.Duration, lines
 	stop := func(fault bool) {
 		once.Do(func() {
 			killed = fault
+			if cutLog != "" {
+				killGroup(cmd.Process) // strace and its child
+				return
+			}
 			cmd.Process.Kill()
 		})
 	}
