@@ -125,7 +125,62 @@ func (s *Syncer) lineage(ctx context.Context, g *git, rep *Report, known, upstre
 		// fetched): everything here counts as this host's adds.
 		return theirs, empty, false, nil
 	}
-	return theirs, base, false, nil
+	// A commit of this host's own that the remote holds beyond the merge
+	// base: a killed sync's push that the server took after this host's
+	// branch had moved on (it had the whole pack, and moved its branch
+	// once the client was gone). Its files are this host's own older
+	// state, not another host's changes: a sync lands its commit before
+	// it pushes it, so this host's tree has held all of it and changed
+	// on from there. Judged against the merge base, what it held then
+	// (an item since claimed, mail since read) would come back as adds.
+	late, err := g.ownSince(ctx, mb, theirs, rep.Host)
+	if err != nil || late == "" {
+		return theirs, base, false, err
+	}
+	s.recovered(rep, fmt.Sprintf("the remote took a push of this host's (%.12s) after this host had moved on (a sync killed as it pushed): it is this host's own older state, and this sync builds from it", late))
+	base, err = g.tree(ctx, late)
+	return theirs, base, false, err
+}
+
+// ownSince returns a commit that a sync of this host made (its subject
+// says so) on base, that theirs holds, and that this host's branch once
+// held (HEAD's reflog: landed here, and not by a machine that held this
+// host's name before a take-over); the newest such, "" when none. That
+// is the commit of a sync killed as it pushed, built on the remote as it
+// was (base, where the host's later syncs built too), which the server
+// took after the host had moved on.
+func (g *git) ownSince(ctx context.Context, base, theirs, host string) (string, error) {
+	if base == theirs {
+		return "", nil
+	}
+	out, err := g.run(ctx, "log", "--topo-order", "--format=%H%x00%P%x00%s", base+".."+theirs)
+	if err != nil {
+		return "", err
+	}
+	var own []string
+	for line := range strings.Lines(out) {
+		f := strings.SplitN(strings.TrimSpace(line), "\x00", 3)
+		if len(f) == 3 && strings.HasPrefix(f[2], syncSubject+host+":") && strings.HasPrefix(f[1]+" ", base+" ") {
+			own = append(own, f[0])
+		}
+	}
+	if len(own) == 0 {
+		return "", nil
+	}
+	out, err = g.run(ctx, "reflog", "show", "--format=%H", "HEAD")
+	if err != nil {
+		return "", err
+	}
+	landed := map[string]bool{}
+	for line := range strings.Lines(out) {
+		landed[strings.TrimSpace(line)] = true
+	}
+	for _, c := range own {
+		if landed[c] {
+			return c, nil
+		}
+	}
+	return "", nil
 }
 
 // landedBase returns the tree that this host's working tree (last landed
