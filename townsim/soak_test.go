@@ -430,7 +430,7 @@ func (tw *town) figures(drained time.Duration) {
 	git := du(filepath.Join(tw.alpha.root(), ".git"), "")
 	remote := du(tw.remote, "")
 	per := func(n int64) string { return fmt.Sprintf("%.1f KiB", float64(n)/1024/float64(max(l.ops, 1))*1000) }
-	tw.t.Logf(`town figures (seed %d): %v of town (%v posting), %d commands (%d killed), %d syncs (%d killed), %d host crashes
+	tw.t.Logf(`town figures (seed %d): %v of town (%v posting), %d commands (%d killed), %d syncs (sync --every killed %d times), %d host crashes
   work items: %d posted, %d merged, %d reworks; %d claims (%d handed back a held item; %d taken away by the overseer while held)
   acknowledged sends: %d; deletes: %d; remote nudges refused %d, kept %d
   claims by host: alpha %d, beta %d; items taken (claims not handing back a held one): alpha %d (%.0f%%), beta %d (%.0f%%); wait for an item: alpha p50 %v max %v, beta p50 %v max %v
