@@ -21,6 +21,10 @@ const requestPoll = time.Second
 //
 //   - a request made on this host starts a sync within requestPoll, so it
 //     reaches the queue's home without waiting for the next tick;
+//   - on a queue's home, a request served outside a sync (a claim there
+//     serves the waiting requests first, when an item came after the
+//     request did) starts a sync within requestPoll too, so the item it
+//     claimed goes down without waiting for the next tick;
 //   - a host that homes a queue looks at the remote every peekEvery(d)
 //     (git ls-remote: one exec, no transfer, while nothing was pushed),
 //     and when it holds a claim request for one of its queues that this
@@ -62,7 +66,7 @@ func (s *Syncer) Every(ctx context.Context, d time.Duration, report func(*Report
 			case <-timer.C:
 				break wait
 			case <-poll.C:
-				if s.newRequest(seen) {
+				if s.requestsChanged(seen) {
 					timer.Stop()
 					break wait
 				}
@@ -202,12 +206,23 @@ func (s *Syncer) requestNames() map[string]bool {
 	return names
 }
 
-// newRequest reports whether a request file is in the tree that was not
-// when seen was taken (requests from other hosts arrive only by a sync,
-// so a new one was made here).
-func (s *Syncer) newRequest(seen map[string]bool) bool {
-	for n := range s.requestNames() {
+// requestsChanged reports whether the claim requests in the tree changed
+// since seen was taken in a way a sync must carry at once: a request file
+// that was not there (requests from other hosts arrive only by a sync, so
+// a new one was made here, and goes up to the home), or, on the queue's
+// home, one that is gone (served here by a claim, which claimed an item
+// for it, or withdrawn: the item, or the news, goes down to the
+// requester).
+func (s *Syncer) requestsChanged(seen map[string]bool) bool {
+	now := s.requestNames()
+	for n := range now {
 		if !seen[n] {
+			return true
+		}
+	}
+	for n := range seen {
+		q, _, _ := strings.Cut(n, "/")
+		if !now[n] && s.Store.MayChange(maildir.Address{Kind: maildir.KindQueue, Name: q}) == nil {
 			return true
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -148,4 +149,45 @@ func TestOffHomeClaimWaitInPeriods(t *testing.T) {
 	slices.Sort(ratios)
 	t.Logf("off-home claim wait, in periods of %v: p50 %.2f, max %.2f (%v); syncs per item: alpha %.1f, beta %.1f",
 		d, ratios[len(ratios)/2], ratios[len(ratios)-1], ratios, float64(syncsA)/n, float64(syncsB)/n)
+}
+
+// A request that waited at the home for an item (the queue was empty when
+// it arrived) is served by the home's next claim, outside a sync; the
+// home's Every then syncs within a second to push the item down, rather
+// than at its tick — an hour away here, and the home's look at the
+// remote (every period/8) as far. Before, the item sat in the home's tree
+// until the tick: up to a whole period, on top of the request's trip.
+func TestAnItemServedByAClaimAtTheHomeGoesDownAtOnce(t *testing.T) {
+	t.Parallel()
+	tw, a, b := twoHosts(t)
+	work := maildir.Address{Kind: maildir.KindQueue, Name: "work"}
+	must(t, a.store.CreateQueue("work"))
+	a.syncOK(t)
+	b.syncOK(t)
+	r, _, err := b.store.RequestClaim(work, agent("witness"))
+	must(t, err)
+	b.syncOK(t)
+	if rep := a.syncOK(t); len(rep.Served) != 0 {
+		t.Fatalf("the queue is empty, yet alpha served %v", rep.Served)
+	}
+	loops := startLoops(t, time.Hour, a)
+	a0 := loops.count("alpha")
+	ms, err := a.store.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "job"})
+	must(t, err)
+	served, err := a.store.ServeQueue(work) // what a claim on the home does first
+	must(t, err)
+	if len(served) != 1 || served[0].Request.ID != r.ID {
+		t.Fatalf("alpha's claim served %v, want request %s", served, r.ID)
+	}
+	item := "state/mail/witness/" + ms[0].ID + ".json"
+	deadline := time.Now().Add(time.Minute) // a second and a sync; a minute only for a machine at load 40
+	for !strings.Contains(gitRun(t, tw.remote, "ls-tree", "-r", "--name-only", "main", "--", "state/mail/witness"), item) {
+		if time.Now().After(deadline) {
+			t.Fatalf("a minute after alpha served the request (tick an hour away), the item is not on the remote; alpha synced %d times since", loops.count("alpha")-a0)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := loops.count("alpha") - a0; n > 2 {
+		t.Errorf("alpha synced %d times for one served request, want 1 (2 if a look at the remote raced it)", n)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -195,6 +196,7 @@ func (a *agent) polecat(ctx context.Context) {
 		}
 		item, attempt := ms[0].field("Item"), ms[0].field("Attempt")
 		if !home && !handed {
+			a.tw.led.offHomeClaim(id, wanted, held)
 			// Where an off-home wait goes: up to the home's serving it
 			// (the request's trip, and a wait for an item), and down.
 			var c struct {
@@ -345,28 +347,87 @@ func (a *agent) refinery(ctx context.Context) {
 	}
 }
 
-// syncer syncs host h every period, killing about one sync in six at a
-// random point.
+// syncer keeps one "mailfs sync --every period --json" running on host
+// h, as docs/machines.md tells a town to (a service the machine restarts
+// when it dies), until ctx ends, then stops it as a person does (SIGINT:
+// a clean stop, exit 0). With faults it is killed (kill -9) at random,
+// about once in every four periods: a third of its runs within 300 ms of
+// their start, so mid-way through the sync it starts at once, the rest
+// after 1 to 12 periods, wherever it then is; a host crash kills it too.
+// Each sync is counted from the line it prints. A sync refused after a
+// person's squash names the recovery (sync --adopt): the syncer is
+// stopped, the one-shot "mailfs sync --adopt" runs, as the person would,
+// and the syncer starts again.
 func (tw *town) syncer(ctx context.Context, h *host, period time.Duration) {
 	a := tw.agent("sync-"+h.name, h)
 	for ctx.Err() == nil {
 		var kill time.Duration
-		if tw.faults && a.rng.IntN(6) == 0 {
-			kill = time.Duration(1+a.rng.IntN(300)) * time.Millisecond
+		if tw.faults {
+			if a.rng.IntN(3) == 0 {
+				kill = time.Duration(1+a.rng.IntN(300)) * time.Millisecond
+			} else {
+				kill = period + time.Duration(a.rng.Int64N(int64(11*period)))
+			}
 		}
-		began := time.Now()
-		tw.led.syncStart(h, began)
-		r := tw.run(ctx, h, kill, "sync")
-		tw.led.ran("sync", r)
-		if ctx.Err() == nil && !r.killed {
-			tw.led.synced(h, time.Since(began), strings.Contains(r.err, "refused by the remote"))
+		run, stop := context.WithCancel(ctx)
+		var mu sync.Mutex
+		adopt := ""
+		tw.led.add(entry{host: h.name, agent: "sync", op: "sync-start", note: fmt.Sprintf("sync --every %v (killed after %v)", period, kill)})
+		r := tw.runLines(run, h, kill, func(line string, stderr bool) {
+			if strings.Contains(line, "mailfs sync --adopt") {
+				mu.Lock()
+				adopt = line
+				mu.Unlock()
+				stop()
+			}
+			if stderr {
+				return
+			}
+			tw.syncLine(h, line)
+		}, "sync", "--every", period.String(), "--json")
+		stop()
+		switch {
+		case r.killed:
+			tw.led.syncKilled()
+			tw.led.add(entry{host: h.name, agent: "sync", op: "sync", note: "sync --every killed"})
+		case adopt != "":
+			tw.adoptIfAsked(ctx, h, adopt)
+		case ctx.Err() != nil && r.code != exitOK:
+			tw.led.add(entry{host: h.name, agent: "sync", op: "sync", note: "sync --every did not stop cleanly on SIGINT: " + r.String()})
+			tw.led.refuse("sync --every unclean stop")
+		case ctx.Err() == nil:
+			// It ended by itself: a loop must not.
+			tw.led.add(entry{host: h.name, agent: "sync", op: "sync", note: "sync --every ended by itself: " + r.String()})
+			tw.led.refuse("sync --every ended by itself")
+			a.pause(ctx, period)
 		}
-		if ctx.Err() == nil && !r.killed && r.code != exitOK {
-			tw.led.add(entry{host: h.name, agent: "sync", op: "sync", note: r.String()})
-			tw.adoptIfAsked(ctx, h, r)
-		}
-		a.pause(ctx, period)
 	}
+}
+
+// syncLine records one sync's report, as sync --every --json prints it
+// when the sync ends.
+func (tw *town) syncLine(h *host, line string) {
+	var rep struct {
+		Seconds   float64  `json:"seconds"`
+		Error     string   `json:"error"`
+		Served    []string `json:"served"`
+		Committed int      `json:"committed"`
+		Pulled    int      `json:"pulled"`
+	}
+	if err := json.Unmarshal([]byte(line), &rep); err != nil {
+		tw.led.add(entry{host: h.name, agent: "sync", op: "sync", note: "not a report: " + line})
+		return
+	}
+	took := time.Duration(rep.Seconds * float64(time.Second))
+	tw.led.syncStart(h, time.Now().Add(-took))
+	r := result{}
+	if rep.Error != "" {
+		r = result{code: exitError, err: rep.Error}
+		tw.led.add(entry{host: h.name, agent: "sync", op: "sync", note: r.String()})
+	}
+	tw.led.ran("sync", r)
+	tw.led.synced(h, took, strings.Contains(rep.Error, "refused by the remote"))
+	tw.led.add(entry{host: h.name, agent: "sync", op: "synced", note: fmt.Sprintf("took %v: committed %d, pulled %d, served %v", took.Round(time.Millisecond), rep.Committed, rep.Pulled, rep.Served)})
 }
 
 // keeper runs the sweep and fsck --repair on host h on timers, killing

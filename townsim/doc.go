@@ -5,7 +5,8 @@
 // TestSoak builds the mailfs command, makes two hosts (separate roots,
 // named alpha and beta; beta without the indexes and on a "file system"
 // without renameat2's flags, so every move there takes the link-and-unlink
-// fallbacks) that sync through a bare git remote on a timer, and runs the
+// fallbacks) that sync through a bare git remote, each host running
+// "mailfs sync --every" as docs/machines.md tells a town to, and runs the
 // town's agents as goroutines that run the command: a mayor posting WORK
 // to a queue homed on alpha, polecats on both hosts claiming, marking
 // their items done and reporting POLECAT_DONE, a witness sending
@@ -18,7 +19,8 @@
 // deacon rings a crew member's live session (a stand-in runtime whose
 // model is internal/stubmodel) and waits for receipts.
 //
-// Faults: commands are killed (kill -9) at random points, syncs too; each
+// Faults: commands are killed (kill -9) at random points, each host's
+// sync --every too (restarted, as a service manager does); each
 // host goes down once; power cuts kill a command at an fsync (strace) and
 // drop the folder changes no fsync made durable; the remote refuses
 // pushes now and then; the crew's model is down for some turns. Each
@@ -28,7 +30,10 @@
 // duplicated or resurrected message, any work item merged twice or never,
 // a web action that failed or was done twice, a "delivered" receipt for
 // mail the stub model never received, any process left behind and any
-// fsck finding, and prints the town's figures.
+// fsck finding, and off-home claims that waited more than three sync
+// periods and three syncs' time (99th percentile), and prints the town's
+// figures: among them off-home claim waits in sync periods and each
+// host's share of the items claimed.
 //
 // The schedule of choices is a pure function of -soak.seed (timing is the
 // machine's); -soak.duration sets how long the mayor posts. A failure

@@ -42,20 +42,24 @@ type ledger struct {
 	ops       int            // commands run
 	kills     int            // commands killed by a fault
 	syncs     int            // syncs run
-	syncKills int            // syncs killed
+	syncKills int            // sync --every processes killed
 	crashes   int            // hosts taken down
 	errs      map[string]int // op → exits with an error
 	errSample map[string]string
 
-	acked   map[string]sent     // message id → its send's acknowledgement
-	deleted map[string]bool     // ids a delete acknowledged
-	posted  map[string]bool     // work items the mayor posted
-	merged  map[string][]string // item → MERGED reply ids acknowledged (distinct)
-	claims  int
-	handed  int                        // claims that handed back a held item
-	perHost map[string]int             // claims by polecats of each host
-	waits   map[string][]time.Duration // per host: from needing an item to holding one
-	refused map[string]int
+	acked    map[string]sent     // message id → its send's acknowledgement
+	deleted  map[string]bool     // ids a delete acknowledged
+	posted   map[string]bool     // work items the mayor posted
+	merged   map[string][]string // item → MERGED reply ids acknowledged (distinct)
+	claims   int
+	handed   int                        // claims that handed back a held item
+	perHost  map[string]int             // claims by polecats of each host
+	items    map[string]int             // per host: claims that took an item (not handed back)
+	offWait  []time.Duration            // off-home claims: wanting an item -> held here
+	offWork  []time.Duration            // the same from when the item was there to take, if later
+	offKnown int                        // off-home claims whose item's send the ledger knows
+	waits    map[string][]time.Duration // per host: from needing an item to holding one
+	refused  map[string]int
 
 	sameHost, crossHost []time.Duration // send → first seen in an inbox listing
 	seenIDs             map[string]bool
@@ -79,6 +83,24 @@ func (l *ledger) syncStart(h *host, at time.Time) {
 		l.periods[h.name] = append(l.periods[h.name], at.Sub(last))
 	}
 	l.lastSync[h.name] = at
+}
+
+// offHomeClaim records an off-home claim of item id (not handed back):
+// the agent wanted an item from wanted on, and held id at held. The wait
+// while work was there starts when id was sent to the queue, if that was
+// later (the queue was empty: no protocol serves what is not there yet).
+func (l *ledger) offHomeClaim(id string, wanted, held time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.offWait = append(l.offWait, held.Sub(wanted))
+	from := wanted
+	if a, ok := l.acked[id]; ok {
+		l.offKnown++
+		if a.at.After(from) {
+			from = a.at
+		}
+	}
+	l.offWork = append(l.offWork, held.Sub(from))
 }
 
 // offHome records where an off-home claim's wait went.
@@ -110,7 +132,7 @@ func (l *ledger) web(action string, code int, says string) {
 func newLedger(start time.Time) *ledger {
 	return &ledger{start: start, errs: map[string]int{}, errSample: map[string]string{}, acked: map[string]sent{},
 		deleted: map[string]bool{}, posted: map[string]bool{}, merged: map[string][]string{}, refused: map[string]int{},
-		seenIDs: map[string]bool{}, perHost: map[string]int{}, waits: map[string][]time.Duration{},
+		seenIDs: map[string]bool{}, perHost: map[string]int{}, items: map[string]int{}, waits: map[string][]time.Duration{},
 		webActs: map[string]int{}, syncTimes: map[string][]time.Duration{}, receipts: map[string][]string{},
 		lastSync: map[string]time.Time{}, periods: map[string][]time.Duration{}}
 }
@@ -142,8 +164,6 @@ func (l *ledger) ran(op string, r result) {
 		l.syncs++
 	}
 	switch {
-	case r.killed && op == "sync":
-		l.syncKills++
 	case r.killed:
 		l.kills++
 	case r.code == exitError:
@@ -238,6 +258,8 @@ func (l *ledger) claimed(h *host, handedBack bool, wait time.Duration) {
 	l.waits[h.name] = append(l.waits[h.name], wait)
 	if handedBack {
 		l.handed++
+	} else {
+		l.items[h.name]++
 	}
 }
 
@@ -299,4 +321,23 @@ func (l *ledger) synced(h *host, took time.Duration, refused bool) {
 	if refused {
 		l.refusedPushes++
 	}
+}
+
+// syncKilled records a kill of a host's sync --every.
+func (l *ledger) syncKilled() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.syncKills++
+}
+
+// offHomeBoundLocked returns how long off-home claims may wait at their
+// 99th percentile (see offHomeBound): offHomeBound periods and
+// offHomeBound syncs of the run's p95 (both hosts' syncs that ran to
+// their end).
+func (l *ledger) offHomeBoundLocked() time.Duration {
+	var all []time.Duration
+	for _, ds := range l.syncTimes {
+		all = append(all, ds...)
+	}
+	return offHomeBound * (*soakPeriod + quantile(all, 0.95))
 }

@@ -276,14 +276,12 @@ func (tw *town) squasher(ctx, post context.Context) {
 	}
 }
 
-// adoptIfAsked runs the recovery a refused sync names after a person's
+// adoptIfAsked runs the recovery a refused sync named after a person's
 // squash (mailfs sync --adopt), once per refusal, as the person who
-// squashed does on each host that refuses.
-func (tw *town) adoptIfAsked(ctx context.Context, h *host, r result) {
-	if !strings.Contains(r.err, "mailfs sync --adopt") {
-		return
-	}
-	r = tw.run(ctx, h, 0, "sync", "--adopt")
+// squashed does on each host that refuses, its syncer stopped.
+func (tw *town) adoptIfAsked(ctx context.Context, h *host, refusal string) {
+	tw.led.add(entry{host: h.name, agent: "sync", op: "sync", note: "refused: " + refusal})
+	r := tw.run(ctx, h, 0, "sync", "--adopt")
 	tw.led.ran("sync", r)
 	tw.led.add(entry{host: h.name, agent: "person", op: "adopt", note: r.String()})
 	tw.led.mu.Lock()

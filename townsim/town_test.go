@@ -29,6 +29,7 @@ var (
 	soakFaults   = flag.Bool("soak.faults", true, "kill commands and syncs at random points")
 	soakHooks    = flag.Bool("soak.hooks", true, "the crew's session leaves its prompt hook's evidence before the model gets the turn (hook.Confirm: submitted), as the runtimes' hooks do; a receipt must still say delivered only on the model's answer (issue #52)")
 	soakKeep     = flag.String("soak.keep", "", "a directory (new or empty) the town works in and leaves behind, with its whole ledger in ledger.txt, to read after a failure")
+	soakPeriod   = flag.Duration("soak.period", 4*time.Second, "each host's sync period: the town runs mailfs sync --every PERIOD on each host")
 	soakFallback = flag.Bool("soak.fallback", true, "run beta's commands without renameat2's flags (the link-and-unlink fallbacks)")
 )
 
@@ -113,6 +114,36 @@ func (tw *town) chance(key string) int {
 // after that long, if it is still running: a crash at a random point.
 // ctx ending kills it too (a wait the town no longer needs).
 func (tw *town) run(ctx context.Context, h *host, kill time.Duration, args ...string) result {
+	return tw.runLines(ctx, h, kill, nil, args...)
+}
+
+// A lineWriter hands each whole line written to it to a function, as it
+// comes, and keeps everything in a buffer.
+type lineWriter struct {
+	buf    bytes.Buffer
+	next   int // start of the line not yet handed on
+	line   func(string, bool)
+	stderr bool
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.buf.Write(p)
+	for {
+		rest := w.buf.Bytes()[w.next:]
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		w.line(string(rest[:i]), w.stderr)
+		w.next += i + 1
+	}
+}
+
+// runLines is run for a command that runs until stopped (sync --every):
+// lines gets each line of its output as it comes (stderr says which
+// stream), and ctx ending interrupts it (SIGINT: a loop's clean stop),
+// killing it only if it has not stopped 10 s later.
+func (tw *town) runLines(ctx context.Context, h *host, kill time.Duration, lines func(line string, stderr bool), args ...string) result {
 	cmd := exec.Command(tw.bin, args...)
 	if h.wrap != "" {
 		cmd = exec.Command(h.wrap, append([]string{tw.bin}, args...)...)
@@ -126,12 +157,17 @@ func (tw *town) run(ctx context.Context, h *host, kill time.Duration, args ...st
 			n := cutAt
 			cutLog = filepath.Join(tw.dir, fmt.Sprintf("cut-%s-%d.log", h.name, time.Now().UnixNano()))
 			cmd = tw.straced(h, n, cutLog, args)
+			cmd.SysProcAttr = cutAttr()
 		}
 	}
 	cmd.Env = append(append(os.Environ(), "MAILFS_ROOT="+h.root(), "MAILFS_HOST="+h.name, "MAILFS_AGENT="), h.env...)
 	cmd.Dir = h.dir
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
+	out, errb := &lineWriter{line: lines}, &lineWriter{line: lines, stderr: true}
+	cmd.Stdout, cmd.Stderr = &out.buf, &errb.buf
+	if lines != nil {
+		cmd.Stdout, cmd.Stderr = out, errb
+		cmd.SysProcAttr = loopAttr()
+	}
 	if err := cmd.Start(); err != nil {
 		return result{code: exitError, err: err.Error()}
 	}
@@ -140,6 +176,10 @@ func (tw *town) run(ctx context.Context, h *host, kill time.Duration, args ...st
 	stop := func(fault bool) {
 		once.Do(func() {
 			killed = fault
+			if cutLog != "" {
+				killGroup(cmd.Process) // strace and its child
+				return
+			}
 			cmd.Process.Kill()
 		})
 	}
@@ -154,9 +194,18 @@ func (tw *town) run(ctx context.Context, h *host, kill time.Duration, args ...st
 	go func() {
 		select {
 		case <-ctx.Done():
-			stop(false)
 		case <-done:
+			return
 		}
+		if lines != nil {
+			cmd.Process.Signal(os.Interrupt)
+			select {
+			case <-done:
+				return
+			case <-time.After(10 * time.Second):
+			}
+		}
+		stop(false)
 	}()
 	err := cmd.Wait()
 	close(done)
@@ -166,7 +215,7 @@ func (tw *town) run(ctx context.Context, h *host, kill time.Duration, args ...st
 	tw.mu.Lock()
 	delete(tw.procs, cmd)
 	tw.mu.Unlock()
-	r := result{out: out.String(), err: errb.String()}
+	r := result{out: out.buf.String(), err: errb.buf.String()}
 	if cutLog != "" && tw.afterCut(h, cutAt, cutLog, args) {
 		r.code, r.killed = -1, true
 		return r
