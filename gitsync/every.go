@@ -44,6 +44,10 @@ func (s *Syncer) Every(ctx context.Context, d time.Duration, report func(*Report
 	defer poll.Stop()
 	pk := &peeker{s: s}
 	for {
+		// The requests as they were before the sync: one made or served
+		// while it ran, or while report runs, is a change the wait below
+		// acts on (at worst one sync more, which finds it carried).
+		seen := s.requestNames()
 		rep, err := s.Sync(ctx)
 		if ctx.Err() != nil {
 			if err == nil {
@@ -53,7 +57,6 @@ func (s *Syncer) Every(ctx context.Context, d time.Duration, report func(*Report
 		}
 		report(rep, err)
 		own, _ := s.Store.OwnRequests()
-		seen := s.requestNames()
 		pk.synced(ctx)
 		timer := time.NewTimer(waitFor(d, len(own)))
 		nextPeek := time.Now().Add(s.peekEvery(d))

@@ -215,6 +215,53 @@ func TestARequestMadeHereSyncsAtOnce(t *testing.T) {
 	}
 }
 
+// A request made the moment a sync of sync --every ends (here, while its
+// report runs) is carried at once too, not at the next tick: the loop
+// compares the requests with those before the sync, not after it.
+func TestARequestMadeAsASyncEndsSyncsAtOnce(t *testing.T) {
+	t.Parallel()
+	tw, a, b := twoHosts(t)
+	work := maildir.Address{Kind: maildir.KindQueue, Name: "work"}
+	must(t, a.store.CreateQueue("work"))
+	_, err := a.store.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "job"})
+	must(t, err)
+	a.syncOK(t)
+	b.syncOK(t)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	reports := make(chan error, 16)
+	done := make(chan struct{})
+	var id string
+	go func() {
+		defer close(done)
+		first := true
+		b.sync.Every(ctx, time.Hour, func(_ *gitsync.Report, err error) {
+			if first && err == nil {
+				first = false
+				r, _, rerr := b.store.RequestClaim(work, agent("witness"))
+				if rerr == nil {
+					id = r.ID
+				}
+				err = rerr
+			}
+			reports <- err
+		})
+	}()
+	for _, what := range []string{"at the start", "after the request, with the next tick an hour away"} {
+		select {
+		case err := <-reports:
+			must(t, err)
+		case <-time.After(2 * time.Minute):
+			t.Fatalf("no sync %s", what)
+		}
+	}
+	cancel()
+	<-done
+	if got := gitRun(t, tw.remote, "ls-tree", "-r", "--name-only", "main", "--", "state/requests"); id == "" || !strings.Contains(got, id) {
+		t.Fatalf("the request %q is not on the remote: %q", id, got)
+	}
+}
+
 // An item the queue's home claimed for an agent homed on another host
 // (claim queue:work --as nux, run on the queue's home) is released on the
 // agent's host, as an item a request brought is: back into the queue as
