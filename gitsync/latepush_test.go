@@ -35,32 +35,7 @@ func TestALatePushIsThisHostsOwn(t *testing.T) {
 		t.Run(strings.ReplaceAll(when, " ", "-"), func(t *testing.T) {
 			tw, a, b := twoHosts(t)
 			dir := t.TempDir()
-			late, old := filepath.Join(dir, "late"), filepath.Join(dir, "old")
-			// The killed sync's git: its push sends the pack (to a side
-			// ref: the objects are on the remote, its branch unmoved),
-			// then the whole sync dies.
-			killedGit := filepath.Join(dir, "git-killed")
-			script := `#!/bin/sh
-if [ "$1" = push ]; then
-	for a in "$@"; do spec=$a; done
-	sha=${spec%%:*}
-	"$GITSYNC_REAL_GIT" push -q "$3" "$sha:refs/late/main" || exit 1
-	echo "$sha" > ` + late + `
-	"$GITSYNC_REAL_GIT" -C ` + tw.remote + ` rev-parse refs/heads/main > ` + old + `
-	kill -9 0
-fi
-exec "$GITSYNC_REAL_GIT" "$@"
-`
-			must(t, os.WriteFile(killedGit, []byte(script), 0o700))
-			// What the remote does late: it moves its branch, as
-			// receive-pack would, only from where the push saw it.
-			land := func(t *testing.T) {
-				t.Helper()
-				sha, _ := os.ReadFile(late)
-				was, _ := os.ReadFile(old)
-				gitRun(t, tw.remote, "update-ref", "refs/heads/main", strings.TrimSpace(string(sha)), strings.TrimSpace(string(was)))
-				gitRun(t, tw.remote, "update-ref", "-d", "refs/late/main")
-			}
+			killedGit, late, old, land := latePush(t, tw, dir)
 
 			l := newLedger()
 			send := func(to string) string {
@@ -149,20 +124,7 @@ func TestALatePushOfWhatWasUndone(t *testing.T) {
 	needGit(t)
 	tw, a, b := twoHosts(t)
 	dir := t.TempDir()
-	late, old := filepath.Join(dir, "late"), filepath.Join(dir, "old")
-	killedGit := filepath.Join(dir, "git-killed")
-	script := `#!/bin/sh
-if [ "$1" = push ]; then
-	for a in "$@"; do spec=$a; done
-	sha=${spec%%:*}
-	"$GITSYNC_REAL_GIT" push -q "$3" "$sha:refs/late/main" || exit 1
-	echo "$sha" > ` + late + `
-	"$GITSYNC_REAL_GIT" -C ` + tw.remote + ` rev-parse refs/heads/main > ` + old + `
-	kill -9 0
-fi
-exec "$GITSYNC_REAL_GIT" "$@"
-`
-	must(t, os.WriteFile(killedGit, []byte(script), 0o700))
+	killedGit, _, _, land := latePush(t, tw, dir)
 	ms, err := b.store.Send(&maildir.Message{From: "witness", To: "witness", Subject: "sent, then deleted"})
 	must(t, err)
 	if killed, err := b.syncIn(t, tw.remote, killedGit, "", ""); err != nil || !killed {
@@ -185,10 +147,7 @@ exec "$GITSYNC_REAL_GIT" "$@"
 	b.sync.Git = unreachable
 	b.sync.Sync(t.Context()) // fails when it has something to push
 	b.sync.Git = ""
-	sha, _ := os.ReadFile(late)
-	was, _ := os.ReadFile(old)
-	gitRun(t, tw.remote, "update-ref", "refs/heads/main", strings.TrimSpace(string(sha)), strings.TrimSpace(string(was)))
-	gitRun(t, tw.remote, "update-ref", "-d", "refs/late/main")
+	land(t)
 	b.syncOK(t)
 	a.syncOK(t)
 	b.syncOK(t)
@@ -262,4 +221,36 @@ func TestAKilledSyncsLatePushIsNotTakenForAnotherHostsChange(t *testing.T) {
 	if out := gitRun(t, tw.remote, "ls-tree", "-r", "--name-only", "main", "--", "state/mail/mayor", "state/queue/work"); strings.Count(out, ms[0].ID) != 1 || strings.Count(out, mine[0].ID) != 1 {
 		t.Errorf("the remote holds the item or the mail other than once:\n%s", out)
 	}
+}
+
+// latePush writes, in dir, the git of a sync to kill at its push
+// (killedGit): the push sends the pack (to a side ref: the objects are on
+// the remote, its branch unmoved) and notes its commit in file late and
+// the remote's branch as it saw it in file old, then the whole sync dies.
+// land does what the remote does late: it moves its branch to that
+// commit, as receive-pack would, only from where the push saw it.
+func latePush(t *testing.T, tw *town, dir string) (killedGit, late, old string, land func(*testing.T)) {
+	t.Helper()
+	late, old = filepath.Join(dir, "late"), filepath.Join(dir, "old")
+	killedGit = filepath.Join(dir, "git-killed")
+	script := `#!/bin/sh
+if [ "$1" = push ]; then
+	for a in "$@"; do spec=$a; done
+	sha=${spec%%:*}
+	"$GITSYNC_REAL_GIT" push -q "$3" "$sha:refs/late/main" || exit 1
+	echo "$sha" > ` + late + `
+	"$GITSYNC_REAL_GIT" -C ` + tw.remote + ` rev-parse refs/heads/main > ` + old + `
+	kill -9 0
+fi
+exec "$GITSYNC_REAL_GIT" "$@"
+`
+	must(t, os.WriteFile(killedGit, []byte(script), 0o700))
+	land = func(t *testing.T) {
+		t.Helper()
+		sha, _ := os.ReadFile(late)
+		was, _ := os.ReadFile(old)
+		gitRun(t, tw.remote, "update-ref", "refs/heads/main", strings.TrimSpace(string(sha)), strings.TrimSpace(string(was)))
+		gitRun(t, tw.remote, "update-ref", "-d", "refs/late/main")
+	}
+	return killedGit, late, old, land
 }

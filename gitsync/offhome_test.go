@@ -79,13 +79,7 @@ func (l *syncLoops) await(t *testing.T, cond func() bool, what string) {
 // Before, alpha served at its next tick: an hour away.
 func TestOffHomeClaimIsServedWithinOnePeriod(t *testing.T) {
 	t.Parallel()
-	_, a, b := twoHosts(t)
-	work := maildir.Address{Kind: maildir.KindQueue, Name: "work"}
-	must(t, a.store.CreateQueue("work"))
-	ms, err := a.store.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "job"})
-	must(t, err)
-	a.syncOK(t)
-	b.syncOK(t)
+	_, a, b, work, ids := queueOnAlpha(t, "job")
 	a.sync.Peek, b.sync.Peek = time.Second, time.Second // not an hour / 8
 	loops := startLoops(t, time.Hour, a, b)
 	a0, b0 := loops.count("alpha"), loops.count("beta")
@@ -95,8 +89,8 @@ func TestOffHomeClaimIsServedWithinOnePeriod(t *testing.T) {
 	loops.stop()
 	m, err := b.store.Held(work, agent("witness"))
 	must(t, err)
-	if m.ID != ms[0].ID || m.Claim.Request != r.ID {
-		t.Fatalf("beta's witness holds %s (request %q), want %s by request %s", m.ID, m.Claim.Request, ms[0].ID, r.ID)
+	if m.ID != ids[0] || m.Claim.Request != r.ID {
+		t.Fatalf("beta's witness holds %s (request %q), want %s by request %s", m.ID, m.Claim.Request, ids[0], r.ID)
 	}
 	da, db := loops.count("alpha")-a0, loops.count("beta")-b0
 	t.Logf("between the request and the item: alpha synced %d times, beta %d; no tick (the period is an hour)", da, db)
@@ -159,11 +153,7 @@ func TestOffHomeClaimWaitInPeriods(t *testing.T) {
 // until the tick: up to a whole period, on top of the request's trip.
 func TestAnItemServedByAClaimAtTheHomeGoesDownAtOnce(t *testing.T) {
 	t.Parallel()
-	tw, a, b := twoHosts(t)
-	work := maildir.Address{Kind: maildir.KindQueue, Name: "work"}
-	must(t, a.store.CreateQueue("work"))
-	a.syncOK(t)
-	b.syncOK(t)
+	tw, a, b, work, _ := queueOnAlpha(t)
 	r, _, err := b.store.RequestClaim(work, agent("witness"))
 	must(t, err)
 	b.syncOK(t)

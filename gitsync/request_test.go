@@ -22,17 +22,7 @@ import (
 // is not served twice.
 func TestClaimRequestsAreServedByTheQueuesHome(t *testing.T) {
 	t.Parallel()
-	_, a, b := twoHosts(t)
-	work := maildir.Address{Kind: maildir.KindQueue, Name: "work"}
-	must(t, a.store.CreateQueue("work"))
-	var items []string
-	for _, subj := range []string{"first", "second"} {
-		ms, err := a.store.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: subj})
-		must(t, err)
-		items = append(items, ms[0].ID)
-	}
-	a.syncOK(t)
-	b.syncOK(t)
+	_, a, b, work, items := queueOnAlpha(t, "first", "second")
 	if _, err := b.store.Claim(work, agent("witness")); !errors.Is(err, maildir.ErrNotHome) {
 		t.Fatalf("beta's own claim: %v", err)
 	}
@@ -107,15 +97,9 @@ func TestClaimRequestsAreServedByTheQueuesHome(t *testing.T) {
 // home hands it to the next claimant.
 func TestAnItemARequestBroughtGoesBack(t *testing.T) {
 	t.Parallel()
-	_, a, b := twoHosts(t)
-	work := maildir.Address{Kind: maildir.KindQueue, Name: "work"}
-	must(t, a.store.CreateQueue("work"))
-	ms, err := a.store.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "the job"})
-	must(t, err)
-	id := ms[0].ID
-	a.syncOK(t)
-	b.syncOK(t)
-	_, _, err = b.store.RequestClaim(work, agent("witness"))
+	_, a, b, work, ids := queueOnAlpha(t, "the job")
+	id := ids[0]
+	_, _, err := b.store.RequestClaim(work, agent("witness"))
 	must(t, err)
 	b.syncOK(t)
 	a.syncOK(t)
@@ -158,107 +142,76 @@ func releasedOffHome(t *testing.T, a, b *host, work maildir.Address, agentName, 
 
 // sync --every does not make a claim request wait for its tick: a
 // request made on this host starts a sync at once (the tick here is an
-// hour), and the loop ends with its context. OwnRequests counts only
-// this host's requests, until the item they brought is back.
+// hour), whether it is made between syncs or the moment one ends (while
+// its report runs: the loop compares the requests with those before the
+// sync, not after it), and the loop ends with its context. OwnRequests
+// counts only this host's requests, until the item they brought is back.
 func TestARequestMadeHereSyncsAtOnce(t *testing.T) {
 	t.Parallel()
-	tw, a, b := twoHosts(t)
-	work := maildir.Address{Kind: maildir.KindQueue, Name: "work"}
-	must(t, a.store.CreateQueue("work"))
-	_, err := a.store.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "job"})
-	must(t, err)
-	a.syncOK(t)
-	b.syncOK(t)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	reports := make(chan error, 16)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		b.sync.Every(ctx, time.Hour, func(_ *gitsync.Report, err error) { reports <- err })
-	}()
-	next := func(what string) {
-		t.Helper()
-		select {
-		case err := <-reports:
-			must(t, err)
-		case <-time.After(2 * time.Minute):
-			t.Fatalf("no sync %s", what)
+	for _, during := range []bool{false, true} {
+		name := "between-syncs"
+		if during {
+			name = "as-a-sync-ends"
 		}
-	}
-	next("at the start")
-	r, _, err := b.store.RequestClaim(work, agent("witness"))
-	must(t, err)
-	next("after the request, with the next tick an hour away")
-	if got := gitRun(t, tw.remote, "ls-tree", "-r", "--name-only", "main", "--", "state/requests"); !strings.Contains(got, r.ID) {
-		t.Fatalf("the request is not on the remote: %q", got)
-	}
-	own, err := b.store.OwnRequests()
-	must(t, err)
-	if len(own) != 1 || own[0].ID != r.ID {
-		t.Errorf("beta's own requests: %v", own)
-	}
-	cancel()
-	select {
-	case <-done:
-	case <-time.After(2 * time.Minute):
-		t.Fatal("the loop did not end with its context")
-	}
-
-	a.syncOK(t) // serves it
-	if own, err := a.store.OwnRequests(); err != nil || len(own) != 0 {
-		t.Errorf("alpha counts beta's request as its own: %v %v", own, err)
-	}
-	b.syncOK(t)
-	if own, err := b.store.OwnRequests(); err != nil || len(own) != 0 {
-		t.Errorf("beta's request is still waiting after the item came: %v %v", own, err)
-	}
-}
-
-// A request made the moment a sync of sync --every ends (here, while its
-// report runs) is carried at once too, not at the next tick: the loop
-// compares the requests with those before the sync, not after it.
-func TestARequestMadeAsASyncEndsSyncsAtOnce(t *testing.T) {
-	t.Parallel()
-	tw, a, b := twoHosts(t)
-	work := maildir.Address{Kind: maildir.KindQueue, Name: "work"}
-	must(t, a.store.CreateQueue("work"))
-	_, err := a.store.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "job"})
-	must(t, err)
-	a.syncOK(t)
-	b.syncOK(t)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	reports := make(chan error, 16)
-	done := make(chan struct{})
-	var id string
-	go func() {
-		defer close(done)
-		first := true
-		b.sync.Every(ctx, time.Hour, func(_ *gitsync.Report, err error) {
-			if first && err == nil {
-				first = false
-				r, _, rerr := b.store.RequestClaim(work, agent("witness"))
-				if rerr == nil {
-					id = r.ID
-				}
-				err = rerr
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			tw, a, b, work, _ := queueOnAlpha(t, "job")
+			ctx, cancel := context.WithCancel(context.Background())
+			reports := make(chan error, 16)
+			done := make(chan struct{})
+			var r *maildir.Request
+			request := func() (err error) {
+				r, _, err = b.store.RequestClaim(work, agent("witness"))
+				return err
 			}
-			reports <- err
-		})
-	}()
-	for _, what := range []string{"at the start", "after the request, with the next tick an hour away"} {
-		select {
-		case err := <-reports:
+			go func() {
+				defer close(done)
+				first := true
+				b.sync.Every(ctx, time.Hour, func(_ *gitsync.Report, err error) {
+					if during && first && err == nil {
+						first, err = false, request()
+					}
+					reports <- err
+				})
+			}()
+			next := func(what string) {
+				t.Helper()
+				select {
+				case err := <-reports:
+					must(t, err)
+				case <-time.After(2 * time.Minute):
+					t.Fatalf("no sync %s", what)
+				}
+			}
+			next("at the start")
+			if !during {
+				must(t, request())
+			}
+			next("after the request, with the next tick an hour away")
+			if got := gitRun(t, tw.remote, "ls-tree", "-r", "--name-only", "main", "--", "state/requests"); !strings.Contains(got, r.ID) {
+				t.Fatalf("the request is not on the remote: %q", got)
+			}
+			own, err := b.store.OwnRequests()
 			must(t, err)
-		case <-time.After(2 * time.Minute):
-			t.Fatalf("no sync %s", what)
-		}
-	}
-	cancel()
-	<-done
-	if got := gitRun(t, tw.remote, "ls-tree", "-r", "--name-only", "main", "--", "state/requests"); id == "" || !strings.Contains(got, id) {
-		t.Fatalf("the request %q is not on the remote: %q", id, got)
+			if len(own) != 1 || own[0].ID != r.ID {
+				t.Errorf("beta's own requests: %v", own)
+			}
+			cancel()
+			select {
+			case <-done:
+			case <-time.After(2 * time.Minute):
+				t.Fatal("the loop did not end with its context")
+			}
+
+			a.syncOK(t) // serves it
+			if own, err := a.store.OwnRequests(); err != nil || len(own) != 0 {
+				t.Errorf("alpha counts beta's request as its own: %v %v", own, err)
+			}
+			b.syncOK(t)
+			if own, err := b.store.OwnRequests(); err != nil || len(own) != 0 {
+				t.Errorf("beta's request is still waiting after the item came: %v %v", own, err)
+			}
+		})
 	}
 }
 
@@ -289,4 +242,22 @@ func TestAnItemTheHomeClaimedForAnotherHostsAgentGoesBack(t *testing.T) {
 		t.Fatalf("release on the queue's home: %v, want refused naming beta", err)
 	}
 	releasedOffHome(t, a, b, work, "nux", id)
+}
+
+// queueOnAlpha is a town of two hosts where alpha homes queue:work and
+// holds an item for each subject, both hosts synced: where a claim
+// request from beta starts. It returns the items' ids.
+func queueOnAlpha(t *testing.T, subjects ...string) (tw *town, a, b *host, work maildir.Address, ids []string) {
+	t.Helper()
+	tw, a, b = twoHosts(t)
+	work = maildir.Address{Kind: maildir.KindQueue, Name: "work"}
+	must(t, a.store.CreateQueue("work"))
+	for _, subj := range subjects {
+		ms, err := a.store.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: subj})
+		must(t, err)
+		ids = append(ids, ms[0].ID)
+	}
+	a.syncOK(t)
+	b.syncOK(t)
+	return tw, a, b, work, ids
 }
