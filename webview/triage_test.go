@@ -426,8 +426,8 @@ func TestActivityShowsTheLastHourAndWhoOwesAReply(t *testing.T) {
 }
 
 // A message to several agents waits on each who has not answered; mail
-// that asks for no answer by mail (a report, a work assignment) waits on
-// no one; the list comes in pages.
+// that asks for no answer by mail (a report, a work assignment, a queue
+// item an agent claimed) waits on no one; the list comes in pages.
 func TestActivityWaitsOnEveryRecipientAndPages(t *testing.T) {
 	tw := newTown(t, "", "")
 	ask := tw.send(&maildir.Message{From: "mayor", To: "nux", CC: []string{"toast", "furiosa"}, Subject: "who can take gt-9?"})
@@ -442,6 +442,15 @@ func TestActivityWaitsOnEveryRecipientAndPages(t *testing.T) {
 	tw.send(&maildir.Message{From: "mayor", To: "slit", CC: []string{"dag"}, Subject: "question for two"})
 	tw.send(&maildir.Message{From: "witness", To: "mayor", Type: "completion_report", Subject: "POLECAT_DONE nux"})
 	tw.send(&maildir.Message{From: "mayor", To: "nux", Type: "work_assignment", Subject: "WORK gt-10"})
+	// A queue item nux claimed is work in nux's mailbox, not a question
+	// to nux: it waits on no one (it was counted as waiting for a reply).
+	if err := tw.store.CreateQueue("work"); err != nil {
+		t.Fatal(err)
+	}
+	tw.send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "WORK gt-11: claimed"})
+	if _, err := tw.store.Claim(maildir.Address{Kind: maildir.KindQueue, Name: "work"}, maildir.Address{Kind: maildir.KindAgent, Name: "nux"}); err != nil {
+		t.Fatal(err)
+	}
 	_, body := tw.get("/activity")
 	waiting := regexp.MustCompile(`(?s)<table id="awaiting">.*?</table>`).FindString(body)
 	rows := regexp.MustCompile(`data-agent="([^"]+)"`).FindAllStringSubmatch(waiting, -1)
@@ -452,7 +461,7 @@ func TestActivityWaitsOnEveryRecipientAndPages(t *testing.T) {
 	if got := strings.Join(who, " "); got != "mayor slit dag" {
 		t.Errorf("waited on: %q, want the mayor (toast's reply) and both of the second question's recipients", got)
 	}
-	for _, not := range []string{"POLECAT_DONE", "WORK gt-10"} {
+	for _, not := range []string{"POLECAT_DONE", "WORK gt-10", "WORK gt-11: claimed"} {
 		if strings.Contains(waiting, not) {
 			t.Errorf("one-way mail is waited on: %s", not)
 		}
