@@ -338,9 +338,10 @@ func (s *Server) guard(next http.Handler) http.Handler {
 // new entry, so no entry holds the token. It is not kept (a cached page
 // would keep its address in the browser's cache). What no server can take
 // back is the browser's record of the address it was sent to: Chromium's
-// History keeps it, as every address visited, and files the page's icon
-// under it too (Favicons), which is why mailfs serve prints the token as
-// the address's password instead. A client that is not a browser
+// History keeps it, as every address whose page it shows (a 4xx page too;
+// only a 204, which shows none, is not recorded), and files the page's
+// icon under it (Favicons) and in its UKM store, which is why mailfs serve
+// prints the token as the address's password instead. A client that is not a browser
 // navigating (curl -L, a script) is redirected (303) as before.
 func tokenDoor(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
