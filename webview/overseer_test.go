@@ -214,6 +214,13 @@ func TestStaleActionsAreRefused(t *testing.T) {
 	if m, err := tw.store.Get(nux, fresh.ID); err != nil || !m.Read || m.Claim == nil {
 		t.Fatalf("the finished item after the refused release: %+v, %v", m, err)
 	}
+	// Nor does any page offer it again: not its own page, nor the
+	// overview's or its queue's claims.
+	for _, path := range []string{"/msg/nux/" + fresh.ID, "/", "/box/queue:work?claimed=1"} {
+		if _, page := tw.get(path); strings.Contains(page, actPath("release", fresh)) || strings.Contains(page, actPath("reassign", fresh)) {
+			t.Errorf("%s offers to release or reassign the finished item", path)
+		}
+	}
 	// Two tabs ask about the stuck item; the first reassigns it to toast,
 	// the second's release loses, and says to whom it went.
 	_, ask = tw.get(actPath("reassign", stuck))
