@@ -11,9 +11,9 @@ import (
 	"github.com/mailfs/mailfs/maildir"
 )
 
-// A channel folder without its configuration, a queue folder that cannot
-// be read and a group file that is not a group are each shown as what
-// they are, and the rest of the town as usual: never a 404 of the
+// A channel folder without its configuration, a channel whose
+// configuration cannot be read, a queue folder that cannot be read and a
+// group file that is not a group are each shown as what they are, and the rest of the town as usual: never a 404 of the
 // overview or the activity page.
 func TestMalformedFoldersAreShownAsSuch(t *testing.T) {
 	tw := newTown(t, "", "")
@@ -27,6 +27,15 @@ func TestMalformedFoldersAreShownAsSuch(t *testing.T) {
 		}
 	}
 	if err := os.WriteFile(filepath.Join(tw.dir, "state/groups/crew.json"), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A channel whose configuration cannot be read: its posts still
+	// read, but posts to it are refused, so it is not shown as a channel
+	// like the others.
+	if err := tw.store.CreateChannel("garbled", maildir.ChannelChange{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tw.dir, "state/channel/garbled.json"), []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	locked := filepath.Join(tw.dir, "state/queue/locked")
@@ -45,6 +54,8 @@ func TestMalformedFoldersAreShownAsSuch(t *testing.T) {
 		"its folder state/channel/broken/ is there but not its configuration state/channel/broken.json",
 		`<a href="/box/channel:merges">channel:merges</a>`,
 		`<ul id="malformed" class="error">`, "@crew: ",
+		`<tr class="malformed"><td><a href="/box/channel:garbled">channel:garbled</a></td><td colspan="2"><span class="mark">malformed</span> channel:garbled: `,
+		"the configuration state/channel/garbled.json cannot be read",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the overview has no %q", want)

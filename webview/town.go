@@ -80,7 +80,7 @@ type Queue struct {
 // A Channel is one channel's line.
 type Channel struct {
 	Name    string
-	Problem string // why it cannot be read (a folder without its configuration); empty when it can
+	Problem string // why it cannot be read or posted to (a folder without its configuration, or one that cannot be read); empty when it can
 	Posts   int
 	Latest  *maildir.Message // nil when it has no post
 }
@@ -137,6 +137,13 @@ func (s *Server) town() (*Town, error) {
 	}
 	for _, c := range channels {
 		read, err := s.channelRead(c)
+		if err == nil {
+			// Its posts read, its configuration may not: posts to it are
+			// refused until that is fixed, as fsck reports.
+			if _, cerr := st.Channel(c); cerr != nil {
+				err = fmt.Errorf("channel:%s: %w", c, cerr)
+			}
+		}
 		if err != nil {
 			t.Channels = append(t.Channels, Channel{Name: c, Problem: err.Error()})
 			t.Malformed = append(t.Malformed, err.Error()) // it names the channel
