@@ -271,4 +271,25 @@ func TestStaleActionsAreRefused(t *testing.T) {
 			t.Errorf("entry %d: %+v, want %+v", i, e, w)
 		}
 	}
+	// The page showed toast's claim; toast released the item and claimed
+	// it again since: the same claimant, a new claim, which the page's
+	// release would undo. Refused, naming when each claim was taken.
+	_, ask = tw.get(actPath("release", moved))
+	old := hiddenFields(ask)
+	if _, err := tw.store.ReleaseSeen(toast, moved.ID, maildir.Seen{Done: true}); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Minute)
+	tw.store.Now = func() time.Time { return later }
+	if _, err := tw.store.Claim(maildir.Address{Kind: maildir.KindQueue, Name: "work"}, toast); err != nil {
+		t.Fatal(err)
+	}
+	tw.store.Now = nil
+	status, body = tw.post(actPath("release", moved), old)
+	if status != 409 || !strings.Contains(body, "“WORK gt-1: stuck one” was released and claimed again by toast at "+later.UTC().Format("15:04:05Z")) {
+		t.Fatalf("a release of a claim taken again since: %d\n%s", status, body)
+	}
+	if _, err := tw.store.Get(toast, moved.ID); err != nil {
+		t.Fatalf("the refused release moved the item: %v", err)
+	}
 }
