@@ -554,6 +554,9 @@ func (c *checker) duplicates() {
 			paths[i] = p.dir + "/" + id + ".json"
 			same = same && p.st.Dev == ps[0].st.Dev && p.st.Ino == ps[0].st.Ino
 		}
+		if !c.stillDuplicated(id, ps) {
+			continue // a message that moved while the scan listed its folders
+		}
 		f := c.report(Duplicate, paths[0], "the same id is also in "+strings.Join(paths[1:], ", "))
 		if !c.opt.Repair {
 			continue
@@ -571,6 +574,30 @@ func (c *checker) duplicates() {
 			return c.dropSecondNames(id, ps, keep)
 		})
 	}
+}
+
+// stillDuplicated reports whether the id the scan saw in every place of ps
+// is still there, each place the file the scan saw, once fsck holds the
+// locks a repair would take (the folders', and the queues' for a queue
+// item): the scan lists folders one after another, so a message moved
+// from one to the other between the two listings (an archive, a claim, a
+// release) is seen in both; that is a move, not a finding (Why 8). Under
+// the locks a fallback move in progress, which holds its folder's lock
+// from its link to its unlink, is waited for; a cut one stays a duplicate.
+func (c *checker) stillDuplicated(id string, ps []place) bool {
+	paths := queueLock(ps)
+	for _, p := range ps {
+		paths = append(paths, p.dir)
+	}
+	err := c.underLocks(paths, func(open map[string]*durable.Dir) error {
+		for _, p := range ps {
+			if err := still(open[p.dir], id+".json", p.st); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return !errors.Is(err, ErrChanged)
 }
 
 // keeper picks which of the places of one file to keep, or -1.

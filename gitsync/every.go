@@ -198,10 +198,9 @@ func waitFor(d time.Duration, own int) time.Duration {
 // without reading them.
 func (s *Syncer) requestNames() map[string]bool {
 	names := map[string]bool{}
-	root := filepath.Join(s.Store.Dir(), filepath.FromSlash(maildir.RequestDir))
-	queues, _ := os.ReadDir(root)
+	queues, _ := listDir(s.Store.Root(), maildir.RequestDir) // the guarded root: no link followed
 	for _, q := range queues {
-		files, _ := os.ReadDir(filepath.Join(root, q.Name()))
+		files, _ := listDir(s.Store.Root(), maildir.RequestDir+"/"+q.Name())
 		for _, f := range files {
 			names[q.Name()+"/"+f.Name()] = true
 		}

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -104,7 +102,9 @@ func (s *Syncer) prune(ctx context.Context, g *git, head string) ([]string, erro
 		dir  string
 		kind maildir.Kind
 	}{{maildir.MailDir, maildir.KindAgent}, {maildir.ChannelDir, maildir.KindChannel}} {
-		boxes, err := os.ReadDir(filepath.Join(g.dir, filepath.FromSlash(top.dir)))
+		// Through the store's guarded root (no link followed), as every
+		// listing of the root is (#53 What to build 1).
+		boxes, err := listDir(s.Store.Root(), top.dir)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
@@ -114,29 +114,30 @@ func (s *Syncer) prune(ctx context.Context, g *git, head string) ([]string, erro
 				continue
 			}
 			arch := path.Join(top.dir, box.Name, maildir.ArchiveDir)
-			files, err := os.ReadDir(filepath.Join(g.dir, filepath.FromSlash(arch)))
-			if err != nil {
+			d, err := s.Store.Root().Dir(arch)
+			if d == nil || err != nil {
 				continue // none, or gone
 			}
-			for _, f := range files {
+			d.Each(func(f fs.DirEntry) {
 				name := f.Name()
 				if !f.Type().IsRegular() || strings.HasPrefix(name, ".") {
-					continue
+					return
 				}
 				t, ok := maildir.ParseStamp(name)
 				if !ok {
-					st, err := f.Info()
+					st, err := d.Lstat(name)
 					if err != nil {
-						continue // gone already
+						return // gone already
 					}
-					t = st.ModTime()
+					t = st.ModTime
 				}
 				if t.Before(cutoff) {
 					rel := path.Join(arch, name)
 					rels = append(rels, rel)
 					cands[rel] = candidate{box, name}
 				}
-			}
+			})
+			d.Close()
 		}
 	}
 	var pruned []string

@@ -9,7 +9,12 @@ import (
 
 // fineClock reports whether the file system of device dev gives a
 // directory a later ctime at every change (see [folderindex.Clock]).
-func (s *Store) fineClock(dev uint64) bool { return !s.coarse && s.clock.Fine(s.indexDir, dev) }
+// With the indexes off it answers coarse, the safe answer, without the
+// probe: the probe writes in the index folder and keeps its verdict
+// there, and with the indexes off a reader writes nothing at all.
+func (s *Store) fineClock(dev uint64) bool {
+	return !s.coarse && !s.NoIndex && s.clock.Fine(s.indexDir, dev)
+}
 
 // indexDir opens the index folder, IndexDir: for reading (nil, nil when
 // there is none) or, with create, for writing, made if missing. The index

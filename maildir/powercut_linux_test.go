@@ -2,10 +2,14 @@ package maildir_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,10 +24,10 @@ import (
 
 // A power cut keeps what was fsynced and drops the rest. powerModel
 // watches every fsync a store makes (durable.WithFsync) and knows, at
-// each, what a cut just before it would leave: each folder's entries as
-// of its last fsync (or as they were when the model started), each file's
-// content as of its last fsync (or as it was at the start; a file never
-// synced since it was made is empty). image writes that tree out.
+// any moment, what was made durable: each folder's entries as of its last
+// fsync (or as they were when the model started), each file's content as
+// of its last fsync (or as it was at the start; a file never synced since
+// it was made is empty). cuts writes out the trees a cut then may leave.
 type powerModel struct {
 	root string
 	dirs map[string]map[string]entry // folder (relative) -> name -> entry, as durable
@@ -103,38 +107,139 @@ func (m *powerModel) fsync(fd int) error {
 	return unix.Fsync(fd)
 }
 
-// image writes the tree a cut would leave into a new folder, hard links
-// kept, and returns its path. With names, the folders' entries are taken
-// as they are now, only the files' contents as fsynced: the other outcome
-// a cut may have, where the file system wrote the names out (a journal
-// commits a rename) but not the data of a file never fsynced, which then
-// reads empty (as LazyFS leaves it).
-func (m *powerModel) image(t *testing.T, names bool) string {
-	dirs := m.dirs
-	if names {
-		now := &powerModel{root: m.root, dirs: map[string]map[string]entry{}}
-		filepath.WalkDir(m.root, func(p string, e fs.DirEntry, err error) error {
-			if err == nil && e.IsDir() {
-				now.listDir(p)
-			}
-			return nil
-		})
-		dirs = now.dirs
+// cuts returns the trees a cut now could leave, each written out once
+// (a tree equal to one already returned is not written again): every
+// file's content as fsynced (a file never synced since it was made reads
+// empty, as LazyFS leaves it), and the folders' entries in every mix of
+// the two outcomes a cut may have for each folder changed since its last
+// fsync — its entries as of that fsync, or as they are now (a journal
+// wrote its names out, not the unsynced data behind them). Every subset
+// of the changed folders is tried when there are at most six, else
+// none, all, each one alone and each one left out.
+//
+// With oneCallMoves, a name moved from one folder to another by one
+// rename(2) (renameat2's move) goes whole or not at all: the two folders
+// keep or lose their changes together, as a journaling file system
+// commits one call. The fallbacks' move is two calls, link then unlink,
+// in two folders: there each folder goes its own way.
+func (m *powerModel) cuts(t *testing.T, seen map[string]bool, oneCallMoves bool) []string {
+	now := &powerModel{root: m.root, dirs: map[string]map[string]entry{}}
+	filepath.WalkDir(m.root, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && e.IsDir() {
+			now.listDir(p)
+		}
+		return nil
+	})
+	group := map[string]string{} // changed folder -> the first folder of its group
+	var find func(rel string) string
+	find = func(rel string) string {
+		if g := group[rel]; g != rel {
+			group[rel] = find(g)
+		}
+		return group[rel]
 	}
+	left, came := map[uint64]string{}, map[uint64]string{} // inode -> folder it left, came into
+	for rel, list := range now.dirs {
+		if maps.Equal(list, m.dirs[rel]) {
+			continue
+		}
+		group[rel] = rel
+		for _, e := range m.dirs[rel] {
+			if !e.dir && !slices.Contains(slices.Collect(maps.Values(list)), e) {
+				left[e.ino] = rel
+			}
+		}
+		for _, e := range list {
+			if !e.dir && !slices.Contains(slices.Collect(maps.Values(m.dirs[rel])), e) {
+				came[e.ino] = rel
+			}
+		}
+	}
+	if oneCallMoves {
+		for ino, from := range left {
+			if to, ok := came[ino]; ok && to != from {
+				group[find(from)] = find(to)
+			}
+		}
+	}
+	var groups []string
+	for rel := range group {
+		if find(rel) == rel {
+			groups = append(groups, rel)
+		}
+	}
+	slices.Sort(groups)
+	var mixes [][]bool // per group: its folders' names as now
+	if len(groups) <= 6 {
+		for bits := range 1 << len(groups) {
+			mix := make([]bool, len(groups))
+			for i := range mix {
+				mix[i] = bits&(1<<i) != 0
+			}
+			mixes = append(mixes, mix)
+		}
+	} else {
+		for i := -1; i <= len(groups); i++ {
+			one, allBut := make([]bool, len(groups)), make([]bool, len(groups))
+			for j := range groups {
+				one[j] = i == len(groups) || j == i
+				allBut[j] = i >= 0 && i < len(groups) && j != i
+			}
+			mixes = append(mixes, one, allBut)
+		}
+	}
+	var out []string
+	for _, mix := range mixes {
+		dirs := maps.Clone(m.dirs)
+		for i, g := range groups {
+			if !mix[i] {
+				continue
+			}
+			for rel := range group {
+				if find(rel) == g {
+					dirs[rel] = now.dirs[rel]
+				}
+			}
+		}
+		if img := m.image(t, dirs, seen); img != "" {
+			out = append(out, img)
+		}
+	}
+	return out
+}
+
+// image writes the tree whose folders hold dirs, with the files' contents
+// as fsynced, into a new folder, hard links kept, and returns its path;
+// or "" when seen already holds that tree.
+func (m *powerModel) image(t *testing.T, dirs map[string]map[string]entry, seen map[string]bool) string {
+	var sig strings.Builder
+	var walk func(rel string)
+	walk = func(rel string) {
+		for _, name := range slices.Sorted(maps.Keys(dirs[rel])) {
+			e, sub := dirs[rel][name], path.Join(rel, name)
+			if e.dir {
+				fmt.Fprintf(&sig, "%s/\n", sub)
+				walk(sub)
+			} else {
+				fmt.Fprintf(&sig, "%s %d %x\n", sub, e.ino, sha256.Sum256(m.data[e.ino]))
+			}
+		}
+	}
+	walk(".")
+	if seen[sig.String()] {
+		return ""
+	}
+	seen[sig.String()] = true
 	out := filepath.Join(t.TempDir(), ".chipset")
 	written := map[uint64]string{}
 	var build func(rel, dst string)
 	build = func(rel, dst string) {
 		os.Mkdir(dst, 0o700)
 		for name, e := range dirs[rel] {
-			sub := name
-			if rel != "." {
-				sub = rel + "/" + name
-			}
 			p := filepath.Join(dst, name)
 			switch {
 			case e.dir:
-				build(sub, p)
+				build(path.Join(rel, name), p)
 			case written[e.ino] != "":
 				os.Link(written[e.ino], p)
 			default:
@@ -147,10 +252,16 @@ func (m *powerModel) image(t *testing.T, names bool) string {
 	return out
 }
 
-// A power cut at every fsync of a keyed send, a mark, a move and a delete,
+// A power cut at every step of a keyed send, a mark, a move and a delete,
 // on both rename paths, then fsck --repair and the client's retry: nothing
 // acknowledged is lost or undone, nothing is delivered twice, nothing
-// deleted comes back (#53 Must show: the power-cut test).
+// deleted comes back (#53 Must show: the power-cut test). The steps are
+// every fsync the store makes (durable.WithFsync) and every point of
+// durable's fault injection (durable.WithFault: before each system call
+// of a write, the fallbacks' link-then-unlink and swap included); at each,
+// every mix of the folders changed since their last fsync keeping or
+// losing their unsynced names is tried, with every unsynced file's data
+// lost (powerModel.cuts).
 func TestPowerCutAtEveryStep(t *testing.T) {
 	toast := maildir.Address{Kind: maildir.KindAgent, Name: "toast"}
 	type op struct {
@@ -226,11 +337,19 @@ func TestPowerCutAtEveryStep(t *testing.T) {
 				unix.Sync()
 				model := newPowerModel(t, ts.dir)
 				var images []string
-				opts := []durable.Option{durable.WithFsync(func(fd int) error {
-					// A cut just before this fsync, both ways.
-					images = append(images, model.image(t, false), model.image(t, true))
-					return model.fsync(fd)
-				})}
+				seen := map[string]bool{}
+				points := 0
+				cut := func() { points++; images = append(images, model.cuts(t, seen, mode == "renameat2")...) }
+				opts := []durable.Option{
+					durable.WithFsync(func(fd int) error {
+						cut() // just before this fsync
+						return model.fsync(fd)
+					}),
+					durable.WithFault(func(durable.Step, string) error {
+						cut() // at every step of every write: before its system call
+						return nil
+					}),
+				}
 				if mode == "fallback" {
 					opts = append(opts, durable.WithFallback())
 				}
@@ -238,9 +357,9 @@ func TestPowerCutAtEveryStep(t *testing.T) {
 				if err := o.run(s.Store, id); err != nil {
 					t.Fatal(err)
 				}
-				images = append(images, model.image(t, false), model.image(t, true)) // a cut after it returned
-				if len(images) < 3 {
-					t.Fatalf("only %d cut points", len(images))
+				cut() // after it returned
+				if points < 3 {
+					t.Fatalf("only %d cut points", points)
 				}
 				for i, img := range images {
 					if _, err := fsck.Check(context.Background(), img, fsck.Options{Repair: true, Now: func() time.Time { return time.Now().Add(2 * time.Hour) }}); err != nil {
@@ -266,7 +385,7 @@ func TestPowerCutAtEveryStep(t *testing.T) {
 					}
 					retry.Close()
 				}
-				t.Logf("%d cut points", len(images))
+				t.Logf("%d cut points, %d distinct trees", points, len(images))
 			})
 		}
 	}

@@ -47,8 +47,9 @@ type Store struct {
 	Host string
 
 	// NoIndex turns the folder index (see [IndexDir]) off: every reader
-	// of unread mail then reads every file of the folder. Set it before
-	// the Store is used.
+	// of unread mail then reads every file of the folder, and readers
+	// write nothing, not even under runtime/index (the clock is taken
+	// as coarse, unprobed). Set it before the Store is used.
 	NoIndex bool
 
 	// Verbatim keeps agent addresses apart exactly as written, as Gas City

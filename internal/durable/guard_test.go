@@ -4,6 +4,7 @@ package durable_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -67,5 +68,36 @@ func TestWriteGuardIsAskedBeforeEveryWrite(t *testing.T) {
 	refuse = false
 	if err := d.Create("g", []byte("y")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Guards given more than once are all asked, in order: the first that
+// refuses fails the write (a test's guard beside chipset's format guard,
+// which chipset adds after the caller's options).
+func TestWriteGuardsAreAllAsked(t *testing.T) {
+	first, second := errors.New("first"), errors.New("second")
+	for _, c := range []struct {
+		a, b error
+		want error
+	}{{nil, nil, nil}, {first, nil, first}, {nil, second, second}, {first, second, first}} {
+		var order []string
+		r, err := durable.OpenRoot(t.TempDir(),
+			durable.WithWriteGuard(func() error { order = append(order, "a"); return c.a }),
+			durable.WithWriteGuard(func() error { order = append(order, "b"); return c.b }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := r.Open("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Create("f", []byte("x")); !errors.Is(err, c.want) || c.want == nil && err != nil {
+			t.Errorf("guards %v, %v: the write says %v, want %v", c.a, c.b, err, c.want)
+		}
+		if want := map[bool]string{true: "[a]", false: "[a b]"}[c.a != nil]; fmt.Sprint(order) != want {
+			t.Errorf("guards %v, %v: asked %v, want %s", c.a, c.b, order, want)
+		}
+		d.Close()
+		r.Close()
 	}
 }

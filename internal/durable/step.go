@@ -55,8 +55,24 @@ func WithFault(f func(step Step, path string) error) Option { return func(r *Roo
 // replaced, moved, removed, a mode or time set, a folder made) ask guard
 // first: an error it returns fails the write before anything is touched.
 // Reading is never asked. The caller keeps guard cheap (it is asked at
-// every write) and must not write from it.
-func WithWriteGuard(guard func() error) Option { return func(r *Root) { r.guard = guard } }
+// every write) and must not write from it. Given more than once (a test's
+// guard beside chipset's format guard), every guard is asked, in order,
+// and the first error fails the write.
+func WithWriteGuard(guard func() error) Option {
+	return func(r *Root) {
+		prev := r.guard
+		if prev == nil {
+			r.guard = guard
+			return
+		}
+		r.guard = func() error {
+			if err := prev(); err != nil {
+				return err
+			}
+			return guard()
+		}
+	}
+}
 
 // WithFsync makes the root call f in place of fsync(2), for every file and
 // directory it makes durable: a test counts the calls (and makes them),
