@@ -2,6 +2,7 @@ package gitsync
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,6 +57,9 @@ func (s *Syncer) Every(ctx context.Context, d time.Duration, report func(*Report
 				report(rep, nil) // it finished: say so
 			}
 			return
+		}
+		if rep != nil {
+			seen = broughtBy(seen, rep.Pulled, rep.Served)
 		}
 		report(rep, err)
 		own, _ := s.Store.OwnRequests()
@@ -211,6 +215,33 @@ func (s *Syncer) requestNames() map[string]bool {
 		}
 	}
 	return names
+}
+
+// broughtBy returns seen with the claim requests a sync pulled and did
+// not serve added (pulled: paths; served: "request id: item"). Such a
+// request arrived after seen was taken; on the queue's home a claim may
+// serve it before the loop next looks (a claim there serves waiting
+// requests first), and the loop must see that as a request gone, whose
+// item goes down at once, not as nothing changed. One still waiting
+// (the queue was empty) is then no new request of this host's either.
+func broughtBy(seen map[string]bool, pulled, served []string) map[string]bool {
+	done := map[string]bool{}
+	for _, sv := range served {
+		id, _, _ := strings.Cut(sv, ":")
+		done[id] = true
+	}
+	out := maps.Clone(seen)
+	for _, p := range pulled {
+		rest, ok := strings.CutPrefix(p, maildir.RequestDir+"/")
+		if !ok {
+			continue
+		}
+		q, name, _ := strings.Cut(rest, "/")
+		if id, ok := strings.CutSuffix(name, ".json"); ok && !done[id] {
+			out[q+"/"+name] = true
+		}
+	}
+	return out
 }
 
 // requestsChanged reports whether the claim requests in the tree changed
