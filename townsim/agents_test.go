@@ -138,10 +138,18 @@ func (a *agent) mayor(ctx, post context.Context) {
 			}
 			a.send(ctx, "reply", "", "reply", "mayor", m.ID, "-m", "noted", "--idempotency-key", "ack-"+m.ID)
 			// A delete acknowledged, or one whose retry finds the message gone
-			// (the killed try had deleted it).
-			_, ok := a.do(ctx, "delete", true, func(r result) bool {
+			// (the killed try had deleted it). It runs to its answer even
+			// when the town stops meanwhile: a delete the stop cut short may
+			// have deleted, and the ledger must know, or the oracle counts
+			// the message lost (seed 201 found one "lost" on both hosts, sent
+			// 4 s before the town stopped, and nothing else about it).
+			// (At most drainMax past the stop: a delete that fails that long
+			// is a finding of its own.)
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drainMax)
+			_, ok := a.do(dctx, "delete", true, func(r result) bool {
 				return r.code == exitOK || strings.Contains(r.err, "not found") || strings.Contains(r.err, "no message")
 			}, "delete", "mayor", m.ID)
+			cancel()
 			if ok {
 				a.tw.led.del(m.ID)
 				a.tw.led.add(entry{host: a.h.name, agent: a.name, op: "delete", id: m.ID})
