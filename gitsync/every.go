@@ -2,6 +2,7 @@ package gitsync
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,8 +12,10 @@ import (
 )
 
 // requestPoll is how often Every looks for a claim request made on this
-// host since its last sync.
-const requestPoll = time.Second
+// host (or, on the queue's home, served here) since its last sync: a few
+// directory reads, so often enough that an agent waiting on a request
+// never waits on this look. It is also the shortest look at the remote.
+const requestPoll = 250 * time.Millisecond
 
 // Every syncs now, then every d until ctx ends, handing each sync's
 // report and error to report (once ctx ended, only a sync that finished).
@@ -25,20 +28,20 @@ const requestPoll = time.Second
 //     serves the waiting requests first, when an item came after the
 //     request did) starts a sync within requestPoll too, so the item it
 //     claimed goes down without waiting for the next tick;
-//   - a host that homes a queue looks at the remote every peekEvery(d)
-//     (git ls-remote: one exec, no transfer, while nothing was pushed),
-//     and when it holds a claim request for one of its queues that this
-//     host has not taken yet, syncs at once: that sync serves it and
-//     pushes the item (see Sync);
+//   - a host that homes a queue looks at the remote every peekEvery(d),
+//     and at once after each sync (git ls-remote: one exec, no transfer,
+//     while nothing was pushed), and when it holds a claim request for
+//     one of its queues that this host has not taken yet, syncs at once:
+//     that sync serves it and pushes the item (see Sync);
 //   - while this host has requests of its own in its tree (not yet served,
 //     or served and not yet brought back), it looks at the remote as
 //     often, and syncs as soon as anything new is there, so the item the
 //     home served comes back; and it syncs every d/4 all the same.
 //
 // So an item asked for off the queue's home reaches the agent within
-// about requestPoll + 2 × peekEvery(d) + three syncs (peekEvery is at
-// most d/8 for a period over 8 s), whatever the hosts'
-// ticks: within one period d, not one period of each host after another.
+// about requestPoll + 2 × peekEvery(d) + three syncs (peekEvery is d/8,
+// at least requestPoll), whatever the hosts' ticks: within one period d,
+// not one period of each host after another.
 func (s *Syncer) Every(ctx context.Context, d time.Duration, report func(*Report, error)) {
 	poll := time.NewTicker(requestPoll)
 	defer poll.Stop()
@@ -55,11 +58,16 @@ func (s *Syncer) Every(ctx context.Context, d time.Duration, report func(*Report
 			}
 			return
 		}
+		if rep != nil {
+			seen = broughtBy(seen, rep.Pulled, rep.Served)
+		}
 		report(rep, err)
 		own, _ := s.Store.OwnRequests()
 		pk.synced(ctx)
 		timer := time.NewTimer(waitFor(d, len(own)))
-		nextPeek := time.Now().Add(s.peekEvery(d))
+		// The first look at the remote comes at the first poll: while
+		// this sync ran, another host may have pushed what it waits for.
+		nextPeek := time.Now()
 	wait:
 		for {
 			select {
@@ -87,8 +95,8 @@ func (s *Syncer) Every(ctx context.Context, d time.Duration, report func(*Report
 }
 
 // peekEvery is how often Every looks at the remote for claim requests
-// and served items: Syncer.Peek, else every requestPoll, or d/8 for a
-// long d (eight ls-remotes a period, for a remote across a network).
+// and served items: Syncer.Peek, else d/8 (eight ls-remotes a period,
+// for a remote across a network), at least requestPoll.
 func (s *Syncer) peekEvery(d time.Duration) time.Duration {
 	if s.Peek > 0 {
 		return s.Peek
@@ -206,6 +214,33 @@ func (s *Syncer) requestNames() map[string]bool {
 		}
 	}
 	return names
+}
+
+// broughtBy returns seen with the claim requests a sync pulled and did
+// not serve added (pulled: paths; served: "request id: item"). Such a
+// request arrived after seen was taken; on the queue's home a claim may
+// serve it before the loop next looks (a claim there serves waiting
+// requests first), and the loop must see that as a request gone, whose
+// item goes down at once, not as nothing changed. One still waiting
+// (the queue was empty) is then no new request of this host's either.
+func broughtBy(seen map[string]bool, pulled, served []string) map[string]bool {
+	done := map[string]bool{}
+	for _, sv := range served {
+		id, _, _ := strings.Cut(sv, ":")
+		done[id] = true
+	}
+	out := maps.Clone(seen)
+	for _, p := range pulled {
+		rest, ok := strings.CutPrefix(p, maildir.RequestDir+"/")
+		if !ok {
+			continue
+		}
+		q, name, _ := strings.Cut(rest, "/")
+		if id, ok := strings.CutSuffix(name, ".json"); ok && !done[id] {
+			out[q+"/"+name] = true
+		}
+	}
+	return out
 }
 
 // requestsChanged reports whether the claim requests in the tree changed

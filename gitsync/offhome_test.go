@@ -181,3 +181,61 @@ func TestAnItemServedByAClaimAtTheHomeGoesDownAtOnce(t *testing.T) {
 		t.Errorf("alpha synced %d times for one served request, want 1 (2 if a look at the remote raced it)", n)
 	}
 }
+
+// A request that a home's sync brings while the queue is empty, and that
+// a claim at the home serves before the loop looks again (here in the
+// sync's report, the moment the sync ends), sends its item down at once
+// too: the loop counts the requests the sync brought and did not serve
+// among those it saw, so their going is a change. Before, it compared
+// only with the requests from before the sync, which lacked this one,
+// and the item sat on the home until the tick (an hour here; seed 301 of
+// the town soak waited 1.2 s of a 4 s period for alpha's next look).
+func TestAnItemServedAsTheSyncThatBroughtItsRequestEndsGoesDownAtOnce(t *testing.T) {
+	t.Parallel()
+	tw, a, b, work, _ := queueOnAlpha(t)
+	r, _, err := b.store.RequestClaim(work, agent("witness"))
+	must(t, err)
+	b.syncOK(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	claimed := make(chan string, 1) // the item's path, once the claim served the request
+	var served []maildir.Served
+	var claimErr error
+	first := true
+	go func() {
+		defer close(done)
+		a.sync.Every(ctx, time.Hour, func(_ *gitsync.Report, err error) {
+			if !first || err != nil {
+				return
+			}
+			// The sync brought the request and found the queue empty; an
+			// item comes, and a claim at the home serves the request first.
+			first = false
+			ms, err := a.store.Send(&maildir.Message{From: "mayor", To: "queue:work", Subject: "job"})
+			if claimErr = err; err == nil {
+				served, claimErr = a.store.ServeQueue(work)
+				claimed <- "state/mail/witness/" + ms[0].ID + ".json"
+			} else {
+				claimed <- ""
+			}
+		})
+	}()
+	defer func() { cancel(); <-done }()
+	var item string
+	select {
+	case item = <-claimed:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("alpha's loop made no first sync")
+	}
+	must(t, claimErr)
+	deadline := time.Now().Add(time.Minute) // a quarter second and a sync; a minute only for a machine at load 40
+	for !strings.Contains(gitRun(t, tw.remote, "ls-tree", "-r", "--name-only", "main", "--", "state/mail/witness"), item) {
+		if time.Now().After(deadline) {
+			t.Fatalf("a minute after alpha's claim served the request its sync brought (tick an hour away), the item is not on the remote (served %v)", served)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(served) != 1 || served[0].Request.ID != r.ID {
+		t.Fatalf("alpha's claim served %v, want request %s", served, r.ID)
+	}
+}

@@ -61,6 +61,10 @@ func (a *agent) do(ctx context.Context, op string, faults bool, ok func(result) 
 			return r, false
 		}
 		if r.killed {
+			if op == "claim" && a.h != a.tw.alpha {
+				// The waiting agent's own request may be made late.
+				a.tw.led.agentFault("claim killed", a.name, a.h)
+			}
 			a.tw.led.add(entry{host: a.h.name, agent: a.name, op: op, note: "killed; retrying: " + strings.Join(args, " ")})
 			continue
 		}
@@ -134,10 +138,18 @@ func (a *agent) mayor(ctx, post context.Context) {
 			}
 			a.send(ctx, "reply", "", "reply", "mayor", m.ID, "-m", "noted", "--idempotency-key", "ack-"+m.ID)
 			// A delete acknowledged, or one whose retry finds the message gone
-			// (the killed try had deleted it).
-			_, ok := a.do(ctx, "delete", true, func(r result) bool {
+			// (the killed try had deleted it). It runs to its answer even
+			// when the town stops meanwhile: a delete the stop cut short may
+			// have deleted, and the ledger must know, or the oracle counts
+			// the message lost (seed 201 found one "lost" on both hosts, sent
+			// 4 s before the town stopped, and nothing else about it).
+			// (At most drainMax past the stop: a delete that fails that long
+			// is a finding of its own.)
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drainMax)
+			_, ok := a.do(dctx, "delete", true, func(r result) bool {
 				return r.code == exitOK || strings.Contains(r.err, "not found") || strings.Contains(r.err, "no message")
 			}, "delete", "mayor", m.ID)
+			cancel()
 			if ok {
 				a.tw.led.del(m.ID)
 				a.tw.led.add(entry{host: a.h.name, agent: a.name, op: "delete", id: m.ID})
@@ -154,6 +166,7 @@ func (a *agent) mayor(ctx, post context.Context) {
 func (a *agent) polecat(ctx context.Context) {
 	home := a.h == a.tw.alpha
 	need := time.Now() // since when the polecat wants an item
+	a.tw.led.want(a.h, a.name, need)
 	for k := 0; ctx.Err() == nil; k++ {
 		args := []string{"claim", "queue:work", "--as", a.name, "--id"}
 		if !home {
@@ -172,12 +185,14 @@ func (a *agent) polecat(ctx context.Context) {
 		id := firstLine(r.out)
 		handed := strings.Contains(r.err, "still holds")
 		held, wanted := time.Now(), need
+		a.tw.led.want(a.h, a.name, time.Time{})
 		a.tw.led.claimed(a.h, handed, held.Sub(wanted))
 		a.tw.led.add(entry{host: a.h.name, agent: a.name, op: "claim", id: id, note: map[bool]string{true: "handed back"}[handed]})
 		if a.tw.faults && a.rng.IntN(20) == 0 {
 			// Killed after the claim moved the item, before the id was
 			// read: the next claim must hand the same item back.
 			a.tw.led.add(entry{host: a.h.name, agent: a.name, op: "lost-id", id: id})
+			a.tw.led.want(a.h, a.name, need)
 			continue
 		}
 		a.seeMine(ctx)
@@ -196,7 +211,7 @@ func (a *agent) polecat(ctx context.Context) {
 		}
 		item, attempt := ms[0].field("Item"), ms[0].field("Attempt")
 		if !home && !handed {
-			a.tw.led.offHomeClaim(id, wanted, held)
+			a.tw.led.offHomeClaim(a.name, id, wanted, held)
 			// Where an off-home wait goes: up to the home's serving it
 			// (the request's trip, and a wait for an item), and down.
 			var c struct {
@@ -218,6 +233,7 @@ func (a *agent) polecat(ctx context.Context) {
 		if r.code != exitOK {
 			a.tw.led.add(entry{host: a.h.name, agent: a.name, op: "taken-away", id: id, item: item, note: "released or reassigned while worked on: not reported"})
 			need = time.Now()
+			a.tw.led.want(a.h, a.name, need)
 			continue
 		}
 		a.send(ctx, "done", item, "send", "witness", "--from", a.name, "-s", "POLECAT_DONE "+item,
@@ -225,6 +241,7 @@ func (a *agent) polecat(ctx context.Context) {
 			"--field", "Claimed="+id, "--field", "Polecat="+a.name, "-m", "done", "--idempotency-key", "done-"+id)
 		a.tw.led.add(entry{host: a.h.name, agent: a.name, op: "finished", id: id, item: item})
 		need = time.Now()
+		a.tw.led.want(a.h, a.name, need)
 		switch a.rng.IntN(10) {
 		case 0:
 			a.send(ctx, "escalate", item, "send", "mayor", "--from", a.name, "-s", "ESCALATION "+item,
@@ -389,6 +406,7 @@ func (tw *town) syncer(ctx context.Context, h *host, period time.Duration) {
 		switch {
 		case r.killed:
 			tw.led.syncKilled()
+			tw.led.fault("sync killed", time.Now(), time.Now(), h.name)
 			tw.led.add(entry{host: h.name, agent: "sync", op: "sync", note: "sync --every killed"})
 		case adopt != "":
 			tw.adoptIfAsked(ctx, h, adopt)
@@ -426,7 +444,7 @@ func (tw *town) syncLine(h *host, line string) {
 		tw.led.add(entry{host: h.name, agent: "sync", op: "sync", note: r.String()})
 	}
 	tw.led.ran("sync", r)
-	tw.led.synced(h, took, strings.Contains(rep.Error, "refused by the remote"))
+	tw.led.synced(h, took, strings.Contains(rep.Error, "refused by the remote"), rep.Error == "")
 	tw.led.add(entry{host: h.name, agent: "sync", op: "synced", note: fmt.Sprintf("took %v: committed %d, pulled %d, served %v", took.Round(time.Millisecond), rep.Committed, rep.Pulled, rep.Served)})
 }
 

@@ -110,6 +110,7 @@ func (tw *town) afterCut(h *host, n int, log string, args []string) bool {
 		return false
 	}
 	died := tw.crash(h) // the power goes for every command at once
+	tw.led.fault("power cut", time.Now(), time.Now(), h.name)
 	undone := undoUnsynced(ops, dir)
 	tw.cut.mu.Lock()
 	tw.cut.cuts++

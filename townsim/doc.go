@@ -30,10 +30,12 @@
 // duplicated or resurrected message, any work item merged twice or never,
 // a web action that failed or was done twice, a "delivered" receipt for
 // mail the stub model never received, any process left behind and any
-// fsck finding, and off-home claims that waited more than three sync
-// periods and three syncs' time (99th percentile), and prints the town's
-// figures: among them off-home claim waits in sync periods and each
-// host's share of the items claimed.
+// fsck finding, and off-home claims that waited more than one sync
+// period and three syncs' time where no fault touched them, three
+// periods and three syncs where one did (99th percentile), and prints
+// the town's figures: among them off-home claim waits in sync periods,
+// the home's queue while off-home agents wanted an item, and each host's
+// share of the items claimed.
 //
 // The schedule of choices is a pure function of -soak.seed (timing is the
 // machine's); -soak.duration sets how long the mayor posts. A failure

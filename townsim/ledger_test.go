@@ -73,6 +73,11 @@ type ledger struct {
 	up, down      []time.Duration            // off-home claims: wanting an item -> the home served it; served -> held here
 	lastSync      map[string]time.Time       // per host: when its last sync began
 	periods       map[string][]time.Duration // per host: from one sync's start to the next's
+	offSpans      []offSpan                  // off-home claims: the waits of offWork, when
+	faults        []faultEvent               // what may have held an off-home claim up
+	cleanSyncs    map[string][]span          // per host: syncs that ended without an error
+	wanting       map[string]wanter          // polecat -> since when it wants an item
+	pile          pile                       // the home's queue while off-home polecats wanted
 }
 
 // syncStart records when a sync of h began: the town's real sync period.
@@ -89,7 +94,7 @@ func (l *ledger) syncStart(h *host, at time.Time) {
 // the agent wanted an item from wanted on, and held id at held. The wait
 // while work was there starts when id was sent to the queue, if that was
 // later (the queue was empty: no protocol serves what is not there yet).
-func (l *ledger) offHomeClaim(id string, wanted, held time.Time) {
+func (l *ledger) offHomeClaim(agent, id string, wanted, held time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.offWait = append(l.offWait, held.Sub(wanted))
@@ -101,6 +106,7 @@ func (l *ledger) offHomeClaim(id string, wanted, held time.Time) {
 		}
 	}
 	l.offWork = append(l.offWork, held.Sub(from))
+	l.offSpans = append(l.offSpans, offSpan{agent, span{from, held}})
 }
 
 // offHome records where an off-home claim's wait went.
@@ -134,7 +140,8 @@ func newLedger(start time.Time) *ledger {
 		deleted: map[string]bool{}, posted: map[string]bool{}, merged: map[string][]string{}, refused: map[string]int{},
 		seenIDs: map[string]bool{}, perHost: map[string]int{}, items: map[string]int{}, waits: map[string][]time.Duration{},
 		webActs: map[string]int{}, syncTimes: map[string][]time.Duration{}, receipts: map[string][]string{},
-		lastSync: map[string]time.Time{}, periods: map[string][]time.Duration{}}
+		lastSync: map[string]time.Time{}, periods: map[string][]time.Duration{},
+		cleanSyncs: map[string][]span{}, wanting: map[string]wanter{}}
 }
 
 // dump writes every entry of the ledger to path (-soak.keep).
@@ -314,10 +321,14 @@ func (l *ledger) errorSummaryLocked() string {
 
 // synced records a sync that ran to its end: how long it took, and
 // whether the remote refused its push.
-func (l *ledger) synced(h *host, took time.Duration, refused bool) {
+func (l *ledger) synced(h *host, took time.Duration, refused, clean bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.syncTimes[h.name] = append(l.syncTimes[h.name], took)
+	if clean {
+		now := time.Now()
+		l.cleanSyncs[h.name] = append(l.cleanSyncs[h.name], span{now.Add(-took), now})
+	}
 	if refused {
 		l.refusedPushes++
 	}
@@ -330,14 +341,12 @@ func (l *ledger) syncKilled() {
 	l.syncKills++
 }
 
-// offHomeBoundLocked returns how long off-home claims may wait at their
-// 99th percentile (see offHomeBound): offHomeBound periods and
-// offHomeBound syncs of the run's p95 (both hosts' syncs that ran to
-// their end).
-func (l *ledger) offHomeBoundLocked() time.Duration {
+// syncP95Locked returns the 95th percentile of the syncs that ran to
+// their end, both hosts'.
+func (l *ledger) syncP95Locked() time.Duration {
 	var all []time.Duration
 	for _, ds := range l.syncTimes {
 		all = append(all, ds...)
 	}
-	return offHomeBound * (*soakPeriod + quantile(all, 0.95))
+	return quantile(all, 0.95)
 }

@@ -217,8 +217,10 @@ func (tw *town) refuser(ctx context.Context) {
 			return
 		}
 		tw.led.add(entry{agent: "remote", op: "refusing", note: "the remote refuses pushes"})
+		from := time.Now()
 		a.pause(ctx, 3*time.Second)
 		os.Remove(tw.refuse)
+		tw.led.fault("push refused", from, time.Now(), tw.alpha.name, tw.beta.name)
 		tw.led.add(entry{agent: "remote", op: "open", note: "the remote takes pushes again"})
 	}
 }
@@ -272,6 +274,7 @@ func (tw *town) squasher(ctx, post context.Context) {
 		tw.led.mu.Lock()
 		tw.led.squashes++
 		tw.led.mu.Unlock()
+		tw.led.fault("squash", time.Now(), time.Now(), tw.alpha.name, tw.beta.name)
 		return
 	}
 }

@@ -22,24 +22,31 @@ import (
 // not merged then are stranded.
 const drainMax = 30 * time.Second
 
-// offHomeBound bounds the wait of off-home claims at their 99th
-// percentile, from wanting an item (or from the item's send, if the queue
-// was empty until then) to holding it: offHomeBound sync periods plus
-// offHomeBound syncs' time (the run's p95 sync).
+// An off-home claim's wait, from wanting an item (or from the item's
+// send, if the queue was empty until then) to holding it, is bounded at
+// its 99th percentile in two ways, by whether a fault touched it.
 //
-// Why so: sync --every promises an off-home claim in about 1 s + 2 ×
-// max(1 s, T/8) plus three syncs' time (the request up, the home's sync
-// that serves and pushes it, the item down; docs/machines.md): within one
-// period T when syncs are quick. The soak's faults add to one claim at
-// most a few seconds and a sync or two (the remote refusing pushes for
-// 3 s, a sync killed and restarted, a host crashed, a squash adopted):
-// three periods hold those with room. A loaded machine stretches every
-// sync alike — at load 40 on two cores one takes seconds, three of them
-// more than any period — and no period can hold that, so the bound adds
-// three syncs as this run measured them. The timing is the machine's;
-// the bound scales with it, and fails only a claim left for a tick
-// (a period) or more beyond the protocol's three hops, which a
-// missing shortcut of Every costs.
+// Untouched by any fault, the bound is one sync period plus three syncs'
+// time (the run's p95 sync, both hosts): the promise of issue #58, "off-
+// home claims served within one sync period". sync --every carries a
+// claim in three hops — the requester's sync takes the request up, the
+// home's sync serves it and pushes the item, the requester's sync brings
+// it down — each started by a look, not a tick: the request is seen
+// within 250 ms, and each host looks at the remote every T/8 (at least
+// 250 ms) and at once after a sync (docs/machines.md). The looks are
+// well under half a period; the rest of the period holds a sync already
+// running when a hop comes (it must end first). The syncs are the
+// machine's: a loaded machine stretches every sync alike, and no period
+// can hold that, so the bound adds three as this run measured them. A
+// claim left for a tick (a period) beyond its three hops, which a missing
+// shortcut of Every costs, fails it.
+//
+// Touched by a fault (its sync loop killed, a power cut, a host crash,
+// pushes refused, a squash, its own claim killed: see faultWindows), the
+// bound is offHomeBound periods plus offHomeBound syncs: each fault adds
+// to a claim at most a few seconds and a sync or two (the remote refusing
+// pushes for 3 s, a sync loop killed and restarted), which three periods
+// hold with room.
 const offHomeBound = 3
 
 // TestSoak runs the town (see the package doc) and checks it.
@@ -72,6 +79,7 @@ func TestSoak(t *testing.T) {
 	}
 
 	wg.Go(func() { tw.overseer(ctx) })
+	wg.Go(func() { tw.watchPile(ctx) })
 	wg.Go(func() { tw.agent("deacon", tw.alpha).deacon(ctx, post) })
 	if tw.faults {
 		wg.Go(func() { tw.crashes(post) })
@@ -121,6 +129,7 @@ func (tw *town) crashes(post context.Context) {
 		tw.led.mu.Lock()
 		tw.led.crashes++
 		tw.led.mu.Unlock()
+		tw.led.fault("host crash", time.Now(), time.Now(), h.name)
 	}
 }
 
@@ -288,17 +297,32 @@ func (o *oracle) check() {
 	o.orphans()
 }
 
-// offHomeServed fails when off-home claims waited longer than
-// offHomeBound allows, at their 99th percentile.
+// offHomeServed fails when off-home claims waited longer than their
+// bounds allow (see offHomeBound), at their 99th percentile: those no
+// fault touched within one period and three syncs, the others within
+// offHomeBound periods and syncs.
 func (o *oracle) offHomeServed() {
 	l := o.tw.led
 	l.mu.Lock()
-	work := slices.Clone(l.offWork)
-	bound := l.offHomeBoundLocked()
+	clean, faulted, _ := l.offHomeSplitLocked()
+	sync := l.syncP95Locked()
 	l.mu.Unlock()
-	if p99 := quantile(work, 0.99); p99 > bound {
-		o.fail(fmt.Sprintf("off-home claims waited too long: p99 %v (%.2f periods of %v) over %d claims, from wanting an item (or from its send, if later) to holding it; the bound is %d periods and %d syncs' time (p95), %v",
-			p99.Round(time.Millisecond), inPeriods(work, 0.99), *soakPeriod, len(work), offHomeBound, offHomeBound, bound.Round(time.Millisecond)))
+	for _, c := range []struct {
+		waits   []time.Duration
+		periods time.Duration
+		which   string
+	}{
+		{clean, 1, "no fault touched"},
+		{faulted, offHomeBound, "a fault touched"},
+	} {
+		bound := c.periods * (*soakPeriod + sync)
+		if c.periods == 1 {
+			bound = *soakPeriod + 3*sync
+		}
+		if p99 := quantile(c.waits, 0.99); p99 > bound {
+			o.fail(fmt.Sprintf("off-home claims that %s waited too long: p99 %v (%.2f periods of %v) over %d claims, from wanting an item (or from its send, if later) to holding it; the bound is %d period(s) and 3 syncs' time (p95 %v), %v",
+				c.which, p99.Round(time.Millisecond), inPeriods(c.waits, 0.99), *soakPeriod, len(c.waits), c.periods, sync.Round(time.Millisecond), bound.Round(time.Millisecond)))
+		}
 	}
 }
 
@@ -422,6 +446,9 @@ func (tw *town) figures(drained time.Duration) {
 	for _, ids := range l.merged {
 		merged += len(ids)
 	}
+	clean, faulted, kinds := l.offHomeSplitLocked()
+	syncP95 := l.syncP95Locked()
+	pl := l.pile
 	s50, s95, smax := percentiles(l.sameHost)
 	c50, c95, cmax := percentiles(l.crossHost)
 	a50, _, amax := percentiles(l.waits["alpha"])
@@ -436,7 +463,11 @@ func (tw *town) figures(drained time.Duration) {
   claims by host: alpha %d, beta %d; items taken (claims not handing back a held one): alpha %d (%.0f%%), beta %d (%.0f%%); wait for an item: alpha p50 %v max %v, beta p50 %v max %v
   syncs: mailfs sync --every %v on each host; start to start alpha p50 %v, beta p50 %v, p95 %v (between ticks a home syncs for a claim request it sees on the remote, a requester for its item)
   off-home claims in sync periods (%d claims, %d of their items' sends known): wanting an item -> held on beta p50 %.2f, p99 %.2f, max %.2f;
-    while work was there (from the item's send, if the queue was empty before) p50 %.2f, p99 %.2f, max %.2f (the check: p99 at most %.2f periods, %d periods and %d syncs at the run's p95)
+    while work was there (from the item's send, if the queue was empty before) p50 %.2f, p99 %.2f, max %.2f; of those,
+    untouched by any fault (%d): p50 %.2f, p99 %.2f, max %.2f (the check: p99 at most %.2f periods, one period and 3 syncs at the run's p95 of %v);
+    touched by one (%d): p50 %.2f, p99 %.2f, max %.2f (the check: p99 at most %.2f periods, %d periods and %d syncs) — %s
+  the home's queue while an off-home polecat wanted an item (%v in all): it held items %v of that (depth p50 %d, max %d); %d items sat in it then, each p50 %v, p99 %v, max %v;
+    a request was in the home's tree %v in all, with items in its queue beside it %v (%d items, each at most %v)
   beta's waits, where they went (%d): until alpha served the request p50 %v, p95 %v; from then until held on beta p50 %v, p95 %v
   send → seen, same host: p50 %v, p95 %v, max %v (%d); across hosts: p50 %v, p95 %v, max %v (%d)
   doorbells: receipts %s; the crew's session took %d turns, %d lost (the model down), the model got %d
@@ -455,7 +486,13 @@ func (tw *town) figures(drained time.Duration) {
 		*soakPeriod, p50(l.periods["alpha"]), p50(l.periods["beta"]), p95(l.periods["beta"]),
 		len(l.offWait), l.offKnown, inPeriods(l.offWait, 0.5), inPeriods(l.offWait, 0.99), inPeriods(l.offWait, 1),
 		inPeriods(l.offWork, 0.5), inPeriods(l.offWork, 0.99), inPeriods(l.offWork, 1),
-		float64(l.offHomeBoundLocked())/float64(*soakPeriod), offHomeBound, offHomeBound,
+		len(clean), inPeriods(clean, 0.5), inPeriods(clean, 0.99), inPeriods(clean, 1),
+		float64(*soakPeriod+3*syncP95)/float64(*soakPeriod), syncP95.Round(time.Millisecond),
+		len(faulted), inPeriods(faulted, 0.5), inPeriods(faulted, 0.99), inPeriods(faulted, 1),
+		float64(offHomeBound*(*soakPeriod+syncP95))/float64(*soakPeriod), offHomeBound, offHomeBound, kindSummary(kinds),
+		pl.wanted, pl.withItems, int(quantile(pl.depths, 0.5)), int(quantile(pl.depths, 1)), len(pl.sat),
+		quantile(durations(pl.sat), 0.5), quantile(durations(pl.sat), 0.99), quantile(durations(pl.sat), 1),
+		pl.atHome, pl.atHomeAnd, len(pl.satAtHome), quantile(durations(pl.satAtHome), 1),
 		len(l.up), p50(l.up), p95(l.up), p50(l.down), p95(l.down),
 		s50.Round(time.Millisecond), s95.Round(time.Millisecond), smax.Round(time.Millisecond), len(l.sameHost),
 		c50.Round(time.Millisecond), c95.Round(time.Millisecond), cmax.Round(time.Millisecond), len(l.crossHost),

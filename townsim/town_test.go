@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -171,11 +172,14 @@ func (tw *town) runLines(ctx context.Context, h *host, kill time.Duration, lines
 	if err := cmd.Start(); err != nil {
 		return result{code: exitError, err: err.Error()}
 	}
-	var killed bool
+	// Whether a fault killed it: set by whoever stops it (a timer, the
+	// context's goroutine), read here after Wait, which the race detector
+	// cannot see ordered after the kill.
+	var killed atomic.Bool
 	var once sync.Once
 	stop := func(fault bool) {
 		once.Do(func() {
-			killed = fault
+			killed.Store(fault)
 			if cutLog != "" {
 				killGroup(cmd.Process) // strace and its child
 				return
@@ -224,8 +228,8 @@ func (tw *town) runLines(ctx context.Context, h *host, kill time.Duration, lines
 	switch {
 	case err == nil:
 	case errors.As(err, &ee) && ee.ProcessState.Sys().(syscall.WaitStatus).Signaled():
-		r.code, r.killed = -1, killed
-		if !killed {
+		r.code, r.killed = -1, killed.Load()
+		if !r.killed {
 			r.code = exitTimeout // ended by the town, not a fault: as a timeout
 		}
 	case errors.As(err, &ee):
