@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailfs/mailfs/internal/stubmodel"
 	"github.com/mailfs/mailfs/live"
 	"github.com/mailfs/mailfs/maildir"
 )
@@ -96,8 +97,9 @@ func reportAs(b *testing.B, prefix string, lat []time.Duration) {
 // Code session, the time from a send beginning to the doorbell written into
 // the session (the record's rung time), to its taking it in (submitted:
 // the prompt hook, the transcript's queue), and to its delivery (the
-// model's answer in the transcript, as the deliverer read it).
-// "idle": the doorbell wakes the session into a new turn. "busy": the
+// model's answer in the transcript, as the deliverer read it); "receipt"
+// is when the deliverer's record first said delivered, as a sender
+// waiting would learn it (polled every 20 ms). "idle": the doorbell wakes the session into a new turn. "busy": the
 // session runs one 200 ms tool call after another, and Claude Code takes
 // the doorbell in at the next call's end. Each iteration waits, untimed,
 // for the deliverer's spacing after the last doorbell: the latency is that
@@ -117,7 +119,7 @@ func BenchmarkRealClaudeDelivered(b *testing.B) {
 				})
 				defer os.WriteFile(tw.release, nil, 0o644)
 			}
-			var written, submitted, confirmed []time.Duration
+			var written, submitted, confirmed, seen []time.Duration
 			for b.Loop() {
 				if r := tw.record(); r != nil && !r.LastRing.IsZero() {
 					time.Sleep(time.Until(r.LastRing.Add(live.DefaultSpacing + 100*time.Millisecond)))
@@ -132,6 +134,10 @@ func BenchmarkRealClaudeDelivered(b *testing.B) {
 					r = tw.record()
 					return r != nil && !r.Confirmed[m.ID].IsZero()
 				})
+				seen = append(seen, time.Since(start))
+				if tw.reachedModel(0, m.ID) == 0 {
+					b.Fatalf("%s is delivered, yet no request to the model carried it", m.ID)
+				}
 				written = append(written, r.Rung[m.ID].Sub(start))
 				if at := r.Submitted[m.ID]; !at.IsZero() {
 					submitted = append(submitted, at.Sub(start))
@@ -143,6 +149,7 @@ func BenchmarkRealClaudeDelivered(b *testing.B) {
 				reportAs(b, "submitted", submitted)
 			}
 			reportAs(b, "delivered", confirmed)
+			reportAs(b, "receipt", seen)
 		})
 	}
 }
@@ -293,4 +300,67 @@ func BenchmarkRealQwenDelivered(b *testing.B) {
 	}
 	reportAs(b, "written", written)
 	reportAs(b, "delivered", delivered)
+}
+
+// BenchmarkRealPiDelivered measures, against a real interactive pi
+// session, the time from a send beginning to the doorbell written (the
+// record's rung time) and to its delivery (the model's answer in pi's
+// session file). "idle": the doorbell wakes the
+// session into a new turn. "busy": the session runs one 200 ms tool call
+// after another, and pi takes the doorbell in (steered) after the running
+// call. Each iteration waits, untimed, for the deliverer's spacing after
+// the last doorbell. "delivered" is the time pi's session file gives the
+// model's answer; "receipt" is when the deliverer's record first said
+// delivered, as a sender waiting would learn it (polled every 20 ms).
+// Run with -benchtime 10x.
+func BenchmarkRealPiDelivered(b *testing.B) {
+	for _, mode := range []string{"idle", "busy"} {
+		b.Run(mode, func(b *testing.B) {
+			var release string
+			ps := startPi(b, func(r stubmodel.Request) stubmodel.Reply {
+				if _, err := os.Stat(release); strings.Contains(r.Raw, "START-BUSY-LOOP") && err != nil {
+					return stubmodel.Reply{Tool: "bash", Input: map[string]any{"command": "sleep 0.2"}}
+				}
+				return stubmodel.Reply{Text: "done"}
+			}, nil)
+			release = ps.release
+			ps.deliverer()
+			if mode == "busy" {
+				ps.type_("START-BUSY-LOOP")
+				until(b, "the session to be busy", 60*time.Second, func() bool {
+					r := liveRecord(ps.store, "pi")
+					return r != nil && r.Session.Status == "busy"
+				})
+				defer os.WriteFile(ps.release, nil, 0o644)
+			}
+			var written, delivered, seen []time.Duration
+			for b.Loop() {
+				if r := liveRecord(ps.store, "pi"); r != nil && !r.LastRing.IsZero() {
+					time.Sleep(time.Until(r.LastRing.Add(live.DefaultSpacing + 100*time.Millisecond)))
+				}
+				if mode == "idle" {
+					ps.idle()
+				}
+				start := time.Now()
+				m := sendToast(b, ps.store, "MERGE_FAILED", maildir.Urgent)
+				var r *live.Record
+				until(b, "the doorbell to be delivered", 60*time.Second, func() bool {
+					r = liveRecord(ps.store, "pi")
+					return r != nil && !r.Confirmed[m.ID].IsZero()
+				})
+				seen = append(seen, time.Since(start))
+				if !slices.ContainsFunc(ps.model.Requests(), func(q stubmodel.Request) bool { return strings.Contains(q.Raw, m.ID) }) {
+					b.Fatalf("%s is delivered, yet no request to the model carried it", m.ID)
+				}
+				if mode == "busy" && r.Session.Status != "busy" {
+					b.Fatalf("the busy loop ended before the doorbell was delivered")
+				}
+				written = append(written, r.Rung[m.ID].Sub(start))
+				delivered = append(delivered, r.Confirmed[m.ID].Sub(start))
+			}
+			reportAs(b, "written", written)
+			reportAs(b, "delivered", delivered)
+			reportAs(b, "receipt", seen)
+		})
+	}
 }

@@ -882,8 +882,9 @@ func TestRealClaudeKilledSessionIsNotDelivered(t *testing.T) {
 	})
 }
 
-// The deliverer is killed (-9) while its session runs, then the session
-// is /cleared, which starts the session's next deliverer: every receipt
+// The deliverer is killed (-9) while its session runs, after a message
+// was delivered and the moment a 30-message burst is named, then the
+// session is /cleared, which starts the session's next deliverer: every receipt
 // the first gave stands (delivered stays delivered, one record for the
 // session), mail sent while no deliverer served the session is never
 // "none", and the new deliverer delivers what comes next. Checked against
@@ -895,6 +896,15 @@ func TestRealClaudeKilledDelivererThenClearKeepsEveryReceipt(t *testing.T) {
 	if rs := receipts(t, tw, 60*time.Second, first); rs[0].Live != live.Delivered {
 		t.Fatalf("the first message: %+v, want delivered", rs[0])
 	}
+	// A burst, and the deliverer killed once every message of it is named
+	// (rung, taken in or answered: whatever each has come to).
+	burst := sentIDs(tw.store, tw.shellLoop(30))
+	until(t, "every message of the burst to be named", 60*time.Second, func() bool {
+		r := tw.record()
+		return r != nil && !slices.ContainsFunc(burst, func(m *maildir.Message) bool {
+			return r.Rung[m.ID].IsZero() && r.Hooked[m.ID].IsZero()
+		})
+	})
 	if p, err := os.FindProcess(rec.Deliverer.PID); err == nil {
 		p.Kill()
 	}
@@ -902,6 +912,7 @@ func TestRealClaudeKilledDelivererThenClearKeepsEveryReceipt(t *testing.T) {
 	if rs := receipts(t, tw, 0, first); rs[0].Live != live.Delivered || !rs[0].Final {
 		t.Fatalf("the first message after its deliverer was killed: %+v", rs[0])
 	}
+	beforeClear := receipts(t, tw, 0, burst...)
 	between := tw.send("SECOND: sent with no deliverer", maildir.Urgent)
 	if rs := receipts(t, tw, 0, between); rs[0].Live == live.NoSession || rs[0].Final {
 		t.Fatalf("mail to a running session whose deliverer died: %+v, want an answer that waits, never none", rs[0])
@@ -928,6 +939,21 @@ func TestRealClaudeKilledDelivererThenClearKeepsEveryReceipt(t *testing.T) {
 	if rs[0].Live != live.Delivered || !rs[0].Final {
 		t.Fatalf("the first message after /clear: %+v, want delivered still", rs[0])
 	}
+	// Every receipt of the burst is where it was or further on: a final
+	// answer stays, a delivered one stays delivered, none goes back to
+	// held or none (#52: 60 turned "held, not yet rung" here).
+	rank := map[string]int{live.NoSession: -1, live.Held: 0, live.Refused: 0, live.Rung: 1, live.Submitted: 2, live.Delivered: 3, live.Read: 3}
+	for i, now := range receipts(t, tw, 0, burst...) {
+		was := beforeClear[i]
+		if rank[now.Live] < rank[was.Live] || was.Final && !now.Final || was.Final && was.Live != now.Live && now.Live != live.Delivered && now.Live != live.Read {
+			t.Errorf("%s: %+v before /clear, %+v after it", now.ID, was, now)
+		}
+	}
+	counts := map[string]int{}
+	for _, r := range beforeClear {
+		counts[r.Live]++
+	}
+	t.Logf("the burst's receipts when its deliverer was killed: %v", counts)
 	if rs[1].Live == live.NoSession || !rs[1].Final {
 		t.Fatalf("mail the /clear session-start showed: %+v, want final, never none", rs[1])
 	}
@@ -941,6 +967,20 @@ func TestRealClaudeKilledDelivererThenClearKeepsEveryReceipt(t *testing.T) {
 	}
 	if tw.reachedModel(0, first.ID) == 0 {
 		t.Fatalf("delivered, yet no request carried %s", first.ID)
+	}
+	// The burst ends delivered (a doorbell the cleared conversation never
+	// answered rings again into the new one) or shown by the hooks, each
+	// delivered one carried to the model.
+	for _, r := range receipts(t, tw, 60*time.Second, burst...) {
+		switch {
+		case r.Live == live.Delivered:
+			if tw.reachedModel(0, r.ID) == 0 {
+				t.Errorf("%s is delivered, yet no request carried it", r.ID)
+			}
+		case hookShown(r):
+		default:
+			t.Errorf("%s after /clear: %+v, want delivered, or held (final) as the hooks showed it", r.ID, r)
+		}
 	}
 	_ = second
 }

@@ -264,18 +264,22 @@ func neverOverAPerson(t *testing.T, tmux func(...string) string, door *live.Tmux
 	t.Helper()
 	input := boxOf(t, tmux, door)
 	for _, c := range []struct {
-		name string
-		keys [][]string // tmux send-keys arguments, in turn
-		want string     // what the box then holds
+		name  string
+		keys  [][]string // tmux send-keys arguments, in turn
+		want  string     // what the box then holds
+		clear [][]string // keys to the box's last row, before it is cleared
 	}{
-		{"half-typed", [][]string{{"-l", "PERSON half a li"}}, "PERSON half a li"},
-		{"cursor at the start", [][]string{{"-l", "PERSON some words"}, {"Home"}}, "PERSON some words"},
-		{"multi-line", [][]string{{"-l", "PERSON first"}, {"C-j"}, {"-l", "second"}}, "PERSON first\nsecond"},
-		{"multi-line, cursor on an empty last row", [][]string{{"-l", "PERSON first"}, {"C-j"}}, "PERSON first\n"},
-		{"only >", [][]string{{"-l", "> "}}, ">"},
-		{"only *", [][]string{{"-l", "* "}}, "*"},
-		{"only |", [][]string{{"-l", "| "}}, "|"},
-		{"only »", [][]string{{"-l", "» "}}, "»"},
+		{"half-typed", [][]string{{"-l", "PERSON half a li"}}, "PERSON half a li", nil},
+		{"cursor at the start", [][]string{{"-l", "PERSON some words"}, {"Home"}}, "PERSON some words", nil},
+		{"multi-line", [][]string{{"-l", "PERSON first"}, {"C-j"}, {"-l", "second"}}, "PERSON first\nsecond", nil},
+		{"multi-line, cursor on an empty last row", [][]string{{"-l", "PERSON first"}, {"C-j"}}, "PERSON first\n", nil},
+		// The cursor's row and all above it blank, the text below: a door
+		// that read the box only down to the cursor would type here.
+		{"text below the cursor", [][]string{{"C-j"}, {"-l", "PERSON below"}, {"Up"}}, "\nPERSON below", [][]string{{"Down"}}},
+		{"only >", [][]string{{"-l", "> "}}, ">", nil},
+		{"only *", [][]string{{"-l", "* "}}, "*", nil},
+		{"only |", [][]string{{"-l", "| "}}, "|", nil},
+		{"only »", [][]string{{"-l", "» "}}, "»", nil},
 	} {
 		if len(only) > 0 && !slices.Contains(only, c.name) {
 			continue
@@ -284,6 +288,7 @@ func neverOverAPerson(t *testing.T, tmux func(...string) string, door *live.Tmux
 			tmux(append([]string{"send-keys", "-t", "%0"}, k...)...)
 		}
 		until(t, c.name+": the person's text in the box", 10*time.Second, func() bool { return input() == c.want })
+		captureScreen(t, tmux, door.Prompt.Runtime, c.name)
 		if err := door.Ring(context.Background(), bell); !errors.Is(err, live.ErrBusy) {
 			t.Fatalf("%s: Ring: %v, want ErrBusy", c.name, err)
 		}
@@ -292,8 +297,37 @@ func neverOverAPerson(t *testing.T, tmux func(...string) string, door *live.Tmux
 		until(t, c.name+": the box to hold only the person's text after the ring", 5*time.Second, func() bool { return input() == c.want })
 		// The person clears the box, key by key (Ctrl+C on an empty box
 		// is half of a quit).
+		for _, k := range c.clear {
+			tmux(append([]string{"send-keys", "-t", "%0"}, k...)...)
+		}
 		tmux("send-keys", "-t", "%0", "End")
 		tmux("send-keys", "-t", "%0", "-N", "40", "BSpace")
 		until(t, c.name+": the box to clear", 10*time.Second, func() bool { return input() == "" })
+	}
+}
+
+// captureScreen writes the pane's screen as the table test reads it
+// (testdata/tmux/*.screen: "cursor X Y", then capture-pane -p) into
+// $MAILFS_TMUX_SCREENS, named rt-case, when that is set: how the screens
+// of TestPromptInputFromRealScreens are taken from the real runtimes.
+func captureScreen(t *testing.T, tmux func(...string) string, rt, name string) {
+	dir := os.Getenv("MAILFS_TMUX_SCREENS")
+	if dir == "" {
+		return
+	}
+	if glyph, ok := strings.CutPrefix(name, "only "); ok {
+		name = fmt.Sprintf("only glyph %x", glyph) // as the table names them
+	}
+	slug := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, strings.ToLower(name))
+	slug = strings.Join(strings.FieldsFunc(slug, func(r rune) bool { return r == '-' }), "-")
+	cursor := strings.TrimSpace(tmux("display-message", "-p", "-t", "%0", "#{cursor_x} #{cursor_y}"))
+	screen := "cursor " + cursor + "\n" + tmux("capture-pane", "-p", "-t", "%0")
+	if err := os.WriteFile(filepath.Join(dir, rt+"-"+slug+".screen"), []byte(screen), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -23,7 +23,7 @@ import (
 // stand-in through an openai-completions provider, in a project "mailfs
 // setup pi" set up.
 type piSession struct {
-	t       *testing.T
+	t       testing.TB
 	store   *maildir.Store
 	model   *stubmodel.Server
 	release string // the file the stand-in's long tool call waits for
@@ -33,7 +33,7 @@ type piSession struct {
 
 // startPi starts pi; the stand-in answers as script says. before runs
 // before pi starts (to send mail that waits for it).
-func startPi(t *testing.T, script func(r stubmodel.Request) stubmodel.Reply, before func(s *maildir.Store)) *piSession {
+func startPi(t testing.TB, script func(r stubmodel.Request) stubmodel.Reply, before func(s *maildir.Store)) *piSession {
 	t.Helper()
 	pi, bin := interactiveCLI(t, "pi", "@mariozechner/pi-coding-agent")
 	base := t.TempDir()

@@ -14,7 +14,7 @@ import (
 // submitsThroughTmux checks the tmux door against a real runtime (rt) idle
 // in pane %0 of the tmux server at sock, the door a person would start
 // with "mailfs live tmux": it finds the runtime's prompt; a person's text
-// in the box (half-typed, two lines) is never sent nor mixed with a
+// in the box (half-typed, two lines, below the cursor) is never sent nor mixed with a
 // doorbell;
 // a doorbell typed into the empty box is submitted once, whole, and
 // reaches the model in one request; the box empties; and, the runtime
@@ -34,10 +34,11 @@ func submitsThroughTmux(t *testing.T, rt, sock string, tmux func(...string) stri
 	input := boxOf(t, tmux, door)
 	until(t, "the empty input box", 30*time.Second, func() bool { return input() == "" })
 	bell := "mailfs doorbell for toast: 1 new message(s), 1 URGENT.\n- [urgent] x from mayor: WAKE UP\nThe mail stays in your mailbox until you read it; this note is only a doorbell " + hook.RingMark(nonce) + "."
-	// Two of the person cases (the Codex and Gemini CLI tests run all;
+	// Three of the person cases (the Codex and Gemini CLI tests run all;
 	// the box as these two runtimes draw it is table-tested from their
-	// screens): text left of the cursor, and a second line.
-	neverOverAPerson(t, tmux, door, bell, "half-typed", "multi-line")
+	// screens): text left of the cursor, a second line, and text below
+	// the cursor's blank row.
+	neverOverAPerson(t, tmux, door, bell, "half-typed", "multi-line", "text below the cursor")
 	for _, r := range requests() {
 		if strings.Contains(r.Raw, "PERSON") || strings.Contains(r.Raw, nonce) {
 			t.Fatalf("a person's text or the doorbell reached the model:\n%.3000s", r.Raw)
@@ -72,5 +73,5 @@ func submitsThroughTmux(t *testing.T, rt, sock string, tmux func(...string) stri
 	if _, ok := ev.Seen[nonce]; ok {
 		t.Fatalf("the tmux door says %s's doorbell delivered: it reads no record of the model's answers", rt)
 	}
-	t.Logf("%s in tmux: 2 person cases never sent; the doorbell submitted once, in request %d", rt, got.N)
+	t.Logf("%s in tmux: 3 person cases never sent; the doorbell submitted once, in request %d", rt, got.N)
 }

@@ -167,6 +167,7 @@ func TestPromptInputFromRealScreens(t *testing.T) {
 		{screen: "codex-busy-typed", want: "PERSON typing while busy"},
 		{screen: "codex-multiline", want: "PERSON half a li\nsecond line"},
 		{screen: "codex-multiline-cursor-on-empty-last-row", want: "PERSON half a li\nsecond line\n"},
+		{screen: "codex-text-below-the-cursor", want: "\nPERSON below"}, // the cursor on the blank first row
 		{screen: "codex-only-glyph-3e", want: ">"},
 		{screen: "codex-only-glyph-2a", want: "*"},
 		{screen: "codex-only-glyph-7c", want: "|"},
@@ -180,6 +181,8 @@ func TestPromptInputFromRealScreens(t *testing.T) {
 		{screen: "gemini-cursor-at-start", want: "PERSON half a li"},
 		{screen: "gemini-busy-typed", want: "PERSON typing while busy"},
 		{screen: "gemini-multiline-cursor-on-empty-last-row", want: "first lineS-Entersecond\nthird\\\n"},
+		{screen: "gemini-multiline", want: "PERSON first\nsecond"},
+		{screen: "gemini-text-below-the-cursor", want: "\nPERSON below"}, // Gemini CLI draws its own cursor; tmux's stays at the text's end
 		{screen: "gemini-only-glyph-3e", want: ">"},
 		{screen: "gemini-only-glyph-2a", want: "*"},
 		{screen: "gemini-only-glyph-7c", want: "|"},
@@ -192,6 +195,7 @@ func TestPromptInputFromRealScreens(t *testing.T) {
 		{screen: "claude-cursor-at-start", want: "PERSON half a li"},
 		{screen: "claude-multiline", want: "PERSON half a li\nsecond line"},
 		{screen: "claude-multiline-cursor-on-empty-last-row", want: "PERSON half a li\nsecond line\n"},
+		{screen: "claude-text-below-the-cursor", want: "\nPERSON below"}, // the cursor on the blank first row
 		{screen: "claude-only-glyph-3e", want: ">"},
 		{screen: "claude-only-glyph-2a", want: "*"},
 		{screen: "claude-only-glyph-7c", want: "|"},
@@ -202,6 +206,7 @@ func TestPromptInputFromRealScreens(t *testing.T) {
 		{screen: "qwen-cursor-at-start", want: "PERSON half a li"},
 		{screen: "qwen-multiline", want: "PERSON half a li\nsecond line"},
 		{screen: "qwen-multiline-cursor-on-empty-last-row", want: "PERSON half a li\nsecond line\n"},
+		{screen: "qwen-text-below-the-cursor", want: "\nPERSON below"}, // Qwen Code draws its own cursor, as Gemini CLI does
 		{screen: "qwen-only-glyph-3e", want: ">"},
 		{screen: "qwen-only-glyph-2a", want: "*"},
 		{screen: "qwen-only-glyph-7c", want: "|"},

@@ -58,8 +58,8 @@ const exitHelp = `Exit status, the same for every command:
        check with nothing to say, take, peek, drain or search finding
        nothing, claim of an empty queue, show --field of a field the
        message lacks, fsck with findings, send --wait-for delivered
-       with a copy not delivered for good (none, refused, rung and
-       given up)
+       with a copy not delivered for good (none, refused, held for
+       good, rung or submitted given up or its session ended)
   2    an error: nothing was done, or only what was reported
   3    send --idempotency-key: the key was used for a different message
        (another sender, recipient, subject or body); nothing was sent

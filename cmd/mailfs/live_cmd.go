@@ -324,9 +324,9 @@ named how many are DELIVERED (the runtime's own record shows the model
 answered a turn whose input held the doorbell: Claude Code's transcript, a
 runtime plugin's report), how many are SUBMITTED and no more (the session
 took the doorbell in: its prompt hook saw the ring mark, the runtime queued
-it; the model has not answered), how many are only RUNG (written, not yet
-taken in, or given up on after the re-rings; submitted ones included), how
-many are HELD (dnd, batched, spacing, retrying, held or refused by the
+it; the model has not answered), how many are RUNG and not delivered
+(the SUBMITTED ones among them, those not yet taken in, and those given up
+on after the re-rings), how many are HELD (dnd, batched, spacing, retrying, held or refused by the
 session), and when it last rang. --json prints each record whole:
 confirmed, submitted, bells (doorbells awaiting an answer), unconfirmed
 and held by message id. Exit status 0.`
