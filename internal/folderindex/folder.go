@@ -87,12 +87,9 @@ func (f *Folder) Usable(st durable.Stat) bool {
 	return f != nil && !f.Racy && f.Stamp == StampOf(st)
 }
 
-// The index files' magics are at version 2 (folder, thread and adds
-// alike): their checksums are Adler-32 (hash/adler32), which needs no
-// table. Version 1's were CRC-32, whose package builds tables at every
-// process's start and first checksum (about 0.08 ms of each hook call);
-// a version-1 file does not parse, so the folder is listed and its index
-// written again, as for a damaged one.
+// Version 2 of the index files (folder, thread, adds) checksums with
+// Adler-32, which needs no table, where version 1's CRC-32 built tables
+// in every process; a version-1 file is rebuilt as a damaged one is.
 const folderMagic = "mailfs-index/2"
 
 // ReadFolder reads the index of folder rel from the index folder d, or nil
