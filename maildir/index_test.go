@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -395,7 +397,9 @@ func TestIndexDamagedIsRebuilt(t *testing.T) {
 		"a byte flipped": func() []byte { b := slices.Clone(good); b[len(b)-3] ^= 0x20; return b }(),
 		"head flipped":   func() []byte { b := slices.Clone(good); b[nl+3] ^= 0x01; return b }(),
 		"not an index":   []byte("hello\n"),
-		"huge lengths":   []byte("mailfs-index/1 1 1 1 1 0 ffffffffffff ffffffffff 0 0 0\n"),
+		"huge lengths":   []byte("mailfs-index/2 1 1 1 1 0 ffffffffffff ffffffffff 0 0 0\n"),
+		// what the releases that checksummed with CRC-32 wrote
+		"the previous release's": previousReleaseIndex(t, good),
 	}
 	for name, data := range damage {
 		t.Run(name, func(t *testing.T) {
@@ -405,12 +409,37 @@ func TestIndexDamagedIsRebuilt(t *testing.T) {
 			if got := view(t, ts.Store); got != want {
 				t.Fatalf("with a damaged index:\ngot  %s\nwant %s", got, want)
 			}
+			if again, _ := os.ReadFile(p); !strings.HasPrefix(string(again), "mailfs-index/2 ") {
+				t.Fatalf("the index was not written again: %q", again)
+			}
 			// and the index written in its place serves the next call
 			if got := view(t, ts.Store); got != want {
 				t.Fatalf("the rebuilt index: %s", got)
 			}
 		})
 	}
+}
+
+// previousReleaseIndex is index, a folder index as this release writes
+// it, as the releases before the index's version 2 wrote it: magic
+// version 1, the head's and tail's checksums CRC-32 where they are now
+// Adler-32.
+func previousReleaseIndex(t *testing.T, index []byte) []byte {
+	t.Helper()
+	line, body, _ := strings.Cut(string(index), "\n")
+	f := strings.Fields(line)
+	if len(f) != 11 || f[0] != "mailfs-index/2" {
+		t.Fatalf("an index header of another shape: %q", line)
+	}
+	headLen, err1 := strconv.ParseUint(f[7], 16, 64)
+	tailLen, err2 := strconv.ParseUint(f[8], 16, 64)
+	if err1 != nil || err2 != nil || uint64(len(body)) != headLen+tailLen {
+		t.Fatalf("an index of another shape: %q", index)
+	}
+	f[0] = "mailfs-index/1"
+	f[9] = strconv.FormatUint(uint64(crc32.ChecksumIEEE([]byte(body[:headLen]))), 16)
+	f[10] = strconv.FormatUint(uint64(crc32.ChecksumIEEE([]byte(body[headLen:]))), 16)
+	return []byte(strings.Join(f, " ") + "\n" + body)
 }
 
 // Writers race readers that use the index; at every moment a reader's

@@ -87,14 +87,23 @@ func (r *Root) Open(create bool) (*durable.Root, error) {
 		r.root = root
 	}
 	if create && !r.checked {
-		if err := ensureGitignore(r.root); err != nil {
+		// One open of the root's folder: the .gitignore, the record.
+		d, err := r.root.Open("")
+		if err != nil {
 			return nil, err
 		}
-		if err := r.formatOK(); err != nil {
+		defer d.Close()
+		if err := ensureGitignore(d); err != nil {
 			return nil, err
 		}
-		if err := ensureFormat(r.root); err != nil {
+		recorded, err := r.formatIn(d)
+		if err != nil {
 			return nil, err
+		}
+		if !recorded {
+			if err := ensureFormat(d); err != nil {
+				return nil, err
+			}
 		}
 		r.checked = true
 	}
@@ -252,11 +261,11 @@ func (r *Root) Format() (int, error) {
 // remembered.
 func (r *Root) formatOK() error {
 	r.fmu.Lock()
-	defer r.fmu.Unlock()
-	if r.fknown {
-		return r.ferr
+	known, err := r.fknown, r.ferr
+	r.fmu.Unlock()
+	if known {
+		return err
 	}
-	path := filepath.Join(r.path, FormatFile)
 	root, err := durable.OpenRoot(r.path, r.opts...)
 	if err != nil {
 		return fmt.Errorf("reading the root's format record: %w", err)
@@ -267,9 +276,22 @@ func (r *Root) formatOK() error {
 		return fmt.Errorf("reading the root's format record: %w", err)
 	}
 	defer d.Close()
+	_, err = r.formatIn(d)
+	return err
+}
+
+// formatIn is formatOK with the root's directory d open: it reads the
+// record there, once, and reports whether there was one.
+func (r *Root) formatIn(d *durable.Dir) (recorded bool, err error) {
+	r.fmu.Lock()
+	defer r.fmu.Unlock()
+	if r.fknown {
+		return true, r.ferr
+	}
+	path := filepath.Join(r.path, FormatFile)
 	data, _, err := d.ReadFile(FormatFile, 256)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return false, nil
 	}
 	r.fknown = true
 	var n int
@@ -282,7 +304,7 @@ func (r *Root) formatOK() error {
 	case n > Format:
 		r.ferr = fmt.Errorf("%w: %s is mailfs format %d, and this mailfs writes format %d; install a newer mailfs to write here (it still reads what it can; see docs/upgrading.md)", ErrNewerFormat, r.path, n, Format)
 	}
-	return r.ferr
+	return true, r.ferr
 }
 
 // RepairFormat rewrites a damaged format record as this mailfs's format,
@@ -319,12 +341,7 @@ func (r *Root) RepairFormat() error {
 
 func formatRecord() []byte { return fmt.Appendf(nil, "mailfs format %d\n", Format) }
 
-func ensureGitignore(r *durable.Root) error {
-	d, err := r.Open("")
-	if err != nil {
-		return err
-	}
-	defer d.Close()
+func ensureGitignore(d *durable.Dir) error {
 	if _, err := d.Lstat(".gitignore"); err == nil {
 		return nil
 	}
@@ -336,16 +353,11 @@ func ensureGitignore(r *durable.Root) error {
 
 // ensureFormat records the format in a root that has no record, before
 // the first write (a Create of the record is itself checked by formatOK).
-func ensureFormat(r *durable.Root) error {
-	d, err := r.Open("")
-	if err != nil {
-		return err
-	}
-	defer d.Close()
+func ensureFormat(d *durable.Dir) error {
 	if _, err := d.Lstat(FormatFile); err == nil {
 		return nil
 	}
-	err = d.Create(FormatFile, formatRecord())
+	err := d.Create(FormatFile, formatRecord())
 	if errors.Is(err, fs.ErrExist) {
 		return nil // another writer recorded it first
 	}

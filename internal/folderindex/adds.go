@@ -3,7 +3,7 @@ package folderindex
 import (
 	"bytes"
 	"fmt"
-	"hash/crc32"
+	"hash/adler32"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,15 +76,15 @@ func NoteAdd(r *Rules, rel string, a Add) {
 	_ = d.AppendEphemeral(AddsName(rel), encodeAdd(a))
 }
 
-const addMagic = "mailfs-add/1"
+const addMagic = "mailfs-add/2"
 
-// encodeAdd is one line: the magic, the two stamps, the name, and a CRC
-// of what precedes it.
+// encodeAdd is one line: the magic, the two stamps, the name, and an
+// Adler-32 of what precedes it.
 func encodeAdd(a Add) []byte {
 	body := fmt.Sprintf("%s %x %x %x %x %x %x %x %x %s", addMagic,
 		a.Before.Dev, a.Before.Ino, uint64(a.Before.Mtime), uint64(a.Before.Ctime),
 		a.After.Dev, a.After.Ino, uint64(a.After.Mtime), uint64(a.After.Ctime), a.Name)
-	return fmt.Appendf(nil, "%s %08x\n", body, crc32.ChecksumIEEE([]byte(body)))
+	return fmt.Appendf(nil, "%s %08x\n", body, adler32.Checksum([]byte(body)))
 }
 
 // decodeAdds reads the notes of a log, stopping at the first line that
@@ -98,7 +98,7 @@ func decodeAdds(data []byte) []Add {
 			break
 		}
 		sum, err := strconv.ParseUint(string(line[i+1:]), 16, 32)
-		if err != nil || crc32.ChecksumIEEE(line[:i]) != uint32(sum) {
+		if err != nil || adler32.Checksum(line[:i]) != uint32(sum) {
 			break
 		}
 		f := strings.SplitN(string(line[:i]), " ", 10)

@@ -18,7 +18,7 @@ package folderindex
 import (
 	"bytes"
 	"fmt"
-	"hash/crc32"
+	"hash/adler32"
 	"io/fs"
 	"slices"
 	"strconv"
@@ -87,7 +87,10 @@ func (f *Folder) Usable(st durable.Stat) bool {
 	return f != nil && !f.Racy && f.Stamp == StampOf(st)
 }
 
-const folderMagic = "mailfs-index/1"
+// Version 2 of the index files (folder, thread, adds) checksums with
+// Adler-32, which needs no table, where version 1's CRC-32 built tables
+// in every process; a version-1 file is rebuilt as a damaged one is.
+const folderMagic = "mailfs-index/2"
 
 // ReadFolder reads the index of folder rel from the index folder d, or nil
 // if there is none or it does not decode. With full false, the known
@@ -124,7 +127,7 @@ type folderHeader struct {
 	f                Folder
 	start            int // where the head section begins
 	headLen, tailLen int
-	headCRC, tailCRC uint32
+	headSum, tailSum uint32
 }
 
 func (h *folderHeader) end(full bool) int {
@@ -171,8 +174,8 @@ func parseFolderHeader(data []byte) (*folderHeader, bool) {
 		start:   start,
 		headLen: int(n[6]),
 		tailLen: int(n[7]),
-		headCRC: uint32(n[8]),
-		tailCRC: uint32(n[9]),
+		headSum: uint32(n[8]),
+		tailSum: uint32(n[9]),
 	}
 	const most = 1 << 30
 	if n[5] > most || n[6] > most || n[7] > most || n[8] > 1<<32-1 || n[9] > 1<<32-1 {
@@ -186,7 +189,7 @@ func parseFolderHeader(data []byte) (*folderHeader, bool) {
 func (h *folderHeader) decode(data []byte, full bool) *Folder {
 	f := h.f
 	head := data[h.start : h.start+h.headLen]
-	if crc32.ChecksumIEEE(head) != h.headCRC {
+	if adler32.Checksum(head) != h.headSum {
 		return nil
 	}
 	for rec := range bytes.SplitSeq(head, []byte{0}) {
@@ -215,7 +218,7 @@ func (h *folderHeader) decode(data []byte, full bool) *Folder {
 		return &f
 	}
 	tail := data[h.start+h.headLen : h.end(true)]
-	if crc32.ChecksumIEEE(tail) != h.tailCRC {
+	if adler32.Checksum(tail) != h.tailSum {
 		return nil
 	}
 	for rec := range bytes.SplitSeq(tail, []byte{0}) {
@@ -270,7 +273,7 @@ func (f *Folder) Encode() []byte {
 	var out bytes.Buffer
 	fmt.Fprintf(&out, "%s %x %x %x %x %x %x %x %x %x %x\n", folderMagic,
 		f.Stamp.Dev, f.Stamp.Ino, uint64(f.Stamp.Mtime), uint64(f.Stamp.Ctime), racy, f.Count,
-		head.Len(), tail.Len(), crc32.ChecksumIEEE(head.Bytes()), crc32.ChecksumIEEE(tail.Bytes()))
+		head.Len(), tail.Len(), adler32.Checksum(head.Bytes()), adler32.Checksum(tail.Bytes()))
 	out.Write(head.Bytes())
 	out.Write(tail.Bytes())
 	return out.Bytes()

@@ -19,7 +19,7 @@ func FuzzIndexFiles(f *testing.F) {
 	}).Encode()
 	f.Add(good)
 	f.Add(good[:len(good)/2])
-	f.Add([]byte("mailfs-index/1 1 1 1 1 0 ffffffffffff ffffffffff 0 0 0\n"))
+	f.Add([]byte("mailfs-index/2 1 1 1 1 0 ffffffffffff ffffffffff 0 0 0\n"))
 	f.Add(EncodeThreads(Stamp{Dev: 1}, false, []ThreadEntry{{Entry: Entry{Name: "x.json", Ino: 1, Ctime: 2}, Hash: 7}}))
 	f.Add((&Cursor{Order: "state~queue~w.order-1", Pos: 3, Off: 40}).Encode())
 	f.Fuzz(func(t *testing.T, data []byte) {

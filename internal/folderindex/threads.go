@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
+	"hash/adler32"
 	"hash/fnv"
 	"slices"
 	"strings"
@@ -19,7 +19,7 @@ import (
 // of thread hashes (12 bytes a message), and the records of the matches;
 // a hash that collides costs one file read, since the caller checks every
 // message found against the thread it asked for.
-const threadMagic = "mailfs-threads/1"
+const threadMagic = "mailfs-threads/2"
 
 // ThreadsName is the thread index file of folder rel.
 func ThreadsName(rel string) string { return FileName(rel) + ".threads" }
@@ -44,7 +44,7 @@ type threadTable struct {
 	n       int
 	start   int // where the hash table begins
 	blobLen int
-	crc     uint32 // of the hash and offset tables
+	sum     uint32 // Adler-32 of the hash and offset tables
 }
 
 func (t *threadTable) blobStart() int { return t.start + 12*t.n }
@@ -59,7 +59,7 @@ func parseThreadHeader(data []byte) (*threadTable, bool) {
 	}
 	return &threadTable{
 		stamp: Stamp{Dev: n[0], Ino: n[1], Mtime: int64(n[2]), Ctime: int64(n[3])},
-		racy:  n[4] != 0, n: int(n[5]), start: start, blobLen: int(n[6]), crc: uint32(n[7]),
+		racy:  n[4] != 0, n: int(n[5]), start: start, blobLen: int(n[6]), sum: uint32(n[7]),
 	}, true
 }
 
@@ -88,7 +88,7 @@ func EncodeThreads(stamp Stamp, racy bool, entries []ThreadEntry) []byte {
 	}
 	var out bytes.Buffer
 	fmt.Fprintf(&out, "%s %x %x %x %x %x %x %x %x\n", threadMagic, stamp.Dev, stamp.Ino, uint64(stamp.Mtime), uint64(stamp.Ctime),
-		r, len(entries), blob.Len(), crc32.ChecksumIEEE(tables))
+		r, len(entries), blob.Len(), adler32.Checksum(tables))
 	out.Write(tables)
 	out.Write(blob.Bytes())
 	return out.Bytes()
@@ -108,7 +108,7 @@ func LookupThread(d *durable.Dir, rel string, st durable.Stat, hash uint64) ([]s
 		return nil, false
 	}
 	tables, err := d.ReadAt(name, int64(t.start), 12*t.n)
-	if err != nil || len(tables) != 12*t.n || crc32.ChecksumIEEE(tables) != t.crc {
+	if err != nil || len(tables) != 12*t.n || adler32.Checksum(tables) != t.sum {
 		return nil, false
 	}
 	hashAt := func(i int) uint64 { return binary.LittleEndian.Uint64(tables[8*i:]) }
@@ -151,7 +151,7 @@ func ReadThreads(d *durable.Dir, rel string) map[string]ThreadEntry {
 	}
 	tables := data[t.start:t.blobStart()]
 	blob := data[t.blobStart():]
-	if crc32.ChecksumIEEE(tables) != t.crc {
+	if adler32.Checksum(tables) != t.sum {
 		return out
 	}
 	for i := range t.n {
