@@ -227,39 +227,61 @@ func BenchmarkCompaction(b *testing.B) {
 	commits := strings.TrimSpace(gitRun(b, tw.remote, "rev-list", "--count", "main"))
 	b.Logf("%d operations, %d syncs in %s: %s commits on the remote, %d messages in the ledger", ops, syncs, time.Since(start).Round(time.Second), commits, len(l.want))
 
-	n := 0
-	path := func(n int) string {
-		return filepath.Join(a.store.Dir(), "state/mail/mayor", maildir.NewID(time.Unix(1e9, int64(n)), "bench")+".json")
-	}
-	drop := func(b *testing.B) {
-		b.StopTimer()
-		if n > 0 {
-			must(b, os.Remove(path(n-5)))
-		}
-		for range 10 {
-			n++
-			must(b, os.WriteFile(path(n), []byte(`{"from":"bench","subject":"s"}`+"\n"), 0o600))
-		}
-		b.StartTimer()
-	}
 	// A cycle is alpha's sync, timed beside its floor: each iteration
-	// runs one of each, on the same repository, so that a machine's load
-	// weighs on both alike; ratio is the sync's time over the floor's.
-	git := func(b *testing.B, args ...string) {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = a.store.Dir()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("git %v: %v\n%s", args, err, out)
+	// runs one of each, so that a machine's load weighs on both alike;
+	// ratio is the sync's time over the floor's. The floor runs on a twin
+	// of alpha's root and of the remote, copied as they are when the
+	// cycles start: run in alpha's own repository, each of its commits
+	// and pushes was a person's commit to the sync after it (a branch
+	// moved by hand, another's commit to read the town's clock from), not
+	// the quiet town these cycles are about.
+	twin := func(b *testing.B) (root string) {
+		b.StopTimer()
+		defer b.StartTimer()
+		base := b.TempDir()
+		root, remote := filepath.Join(base, "alpha"), filepath.Join(base, "remote.git")
+		for _, cp := range [][2]string{{a.store.Dir(), root}, {tw.remote, remote}} {
+			if out, err := exec.Command("cp", "-a", cp[0], cp[1]).CombinedOutput(); err != nil {
+				b.Fatalf("cp -a %s: %v\n%s", cp[0], err, out)
+			}
 		}
+		gitRun(b, root, "remote", "set-url", "origin", remote)
+		// The copy's index no longer matches its files' inodes and change
+		// times: refreshed here, or the floor's first add reads every file.
+		gitRun(b, root, "status", "--porcelain")
+		return root
 	}
+	n := 0
 	cycles := func(b *testing.B) {
+		floorRoot := twin(b)
+		drop := func(b *testing.B, root string) {
+			b.StopTimer()
+			path := func(n int) string {
+				return filepath.Join(root, "state/mail/mayor", maildir.NewID(time.Unix(1e9, int64(n)), "bench")+".json")
+			}
+			if n > 0 {
+				must(b, os.Remove(path(n-5)))
+			}
+			for i := range 10 {
+				must(b, os.WriteFile(path(n+i+1), []byte(`{"from":"bench","subject":"s"}`+"\n"), 0o600))
+			}
+			b.StartTimer()
+		}
+		git := func(b *testing.B, args ...string) {
+			cmd := exec.Command("git", args...)
+			cmd.Dir = floorRoot
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("git %v: %v\n%s", args, err, out)
+			}
+		}
 		var sync, floor time.Duration
 		for b.Loop() {
-			drop(b)
+			drop(b, a.store.Dir())
 			t := time.Now()
 			a.syncOK(b)
 			sync += time.Since(t)
-			drop(b)
+			drop(b, floorRoot)
+			n += 10
 			t = time.Now()
 			git(b, "add", "-A")
 			git(b, "commit", "-q", "-m", "floor")
