@@ -209,11 +209,12 @@ func (l *ledger) agentFault(kind, agent string, h *host) {
 	l.faults = append(l.faults, faultEvent{kind: kind, agent: agent, hosts: []string{h.name}, from: now, to: now})
 }
 
-// kindSummary lists how many waits each kind of fault touched.
-func kindSummary(kinds map[string]int) string {
+// countSummary lists counts by name, sorted ("refused 2, killed 5"), or
+// "none".
+func countSummary(counts map[string]int) string {
 	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(kinds)) {
-		parts = append(parts, fmt.Sprintf("%s %d", k, kinds[k]))
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, counts[k]))
 	}
 	if len(parts) == 0 {
 		return "none"

@@ -489,7 +489,7 @@ func (tw *town) figures(drained time.Duration) {
 		len(clean), inPeriods(clean, 0.5), inPeriods(clean, 0.99), inPeriods(clean, 1),
 		float64(*soakPeriod+3*syncP95)/float64(*soakPeriod), syncP95.Round(time.Millisecond),
 		len(faulted), inPeriods(faulted, 0.5), inPeriods(faulted, 0.99), inPeriods(faulted, 1),
-		float64(offHomeBound*(*soakPeriod+syncP95))/float64(*soakPeriod), offHomeBound, offHomeBound, kindSummary(kinds),
+		float64(offHomeBound*(*soakPeriod+syncP95))/float64(*soakPeriod), offHomeBound, offHomeBound, countSummary(kinds),
 		pl.wanted, pl.withItems, int(quantile(pl.depths, 0.5)), int(quantile(pl.depths, 1)), len(pl.sat),
 		quantile(durations(pl.sat), 0.5), quantile(durations(pl.sat), 0.99), quantile(durations(pl.sat), 1),
 		pl.atHome, pl.atHomeAnd, len(pl.satAtHome), quantile(durations(pl.satAtHome), 1),
@@ -583,12 +583,5 @@ func receiptSummary(rs map[string][]string) string {
 			n[st]++
 		}
 	}
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(n)) {
-		parts = append(parts, fmt.Sprintf("%s %d", k, n[k]))
-	}
-	if len(parts) == 0 {
-		return "none"
-	}
-	return strings.Join(parts, ", ")
+	return countSummary(n)
 }
