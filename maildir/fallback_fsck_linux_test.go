@@ -211,14 +211,6 @@ func TestFallbackCutsNeverResurrectNorUndo(t *testing.T) {
 	}
 }
 
-// first is the error of a one-id move: the call's, or the id's.
-func first(errs []error, err error) error {
-	if err == nil && len(errs) > 0 {
-		err = errs[0]
-	}
-	return err
-}
-
 // A release paused between moving the item back into its queue and
 // dropping its claim record there: a scan passing then sees an item
 // waiting with a claim record, which looks like a release cut short. fsck

@@ -290,3 +290,11 @@ func TestReadersChangeNothingButTheirCache(t *testing.T) {
 		})
 	}
 }
+
+// first is the error of a one-id move: the call's, or the id's.
+func first(errs []error, err error) error {
+	if err == nil && len(errs) > 0 {
+		err = errs[0]
+	}
+	return err
+}
