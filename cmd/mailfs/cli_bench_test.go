@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -31,6 +32,11 @@ import (
 //   - prompt: the prompt hook (hook prompt-submit) of that mailbox, which
 //     also records the turn in the hook's state; prompt-slim, the same
 //     through mailfs-hook, as the hooks setup writes run it.
+//
+// The rows named kong/ time the floor built with kong, which parses the
+// call's command line with kong first, against the floor: what kong costs
+// a program's start, linked and parsing, in the same ratio (see
+// docs/performance.md).
 func BenchmarkCLI(b *testing.B) {
 	dir := b.TempDir()
 	bins := buildCLI(b, dir)
@@ -48,7 +54,7 @@ func BenchmarkCLI(b *testing.B) {
 			ids[agent] = append(ids[agent], id)
 		}
 	}
-	mailfs, slim, floor := bins["mailfs"], bins["mailfs-hook"], bins["floor"]
+	mailfs, slim, floor, floorKong := bins["mailfs"], bins["mailfs-hook"], bins["floor"], bins["floor-kong"]
 	pair := func(b *testing.B, mf, fl func(i int) []string) {
 		var tm, tf time.Duration
 		i := 0
@@ -133,6 +139,26 @@ func BenchmarkCLI(b *testing.B) {
 		pair(b, func(int) []string { return []string{slim, "hook", "prompt-submit", "quiet"} },
 			func(int) []string { return []string{floor, "check", root, "quiet"} })
 	})
+	// kong/: the floor with kong, against the floor, each call's own.
+	withKong := func(call []string, floorArgs func(i int) []string) func(i int) []string {
+		return func(i int) []string {
+			return slices.Concat([]string{floorKong, "kong"}, call, []string{"--"}, floorArgs(i)[1:])
+		}
+	}
+	b.Run("kong/send", func(b *testing.B) {
+		start := time.Now() // the ids: new in each run
+		sendFloor := func(box string) func(i int) []string {
+			return func(i int) []string {
+				return []string{floor, "send", root, box, maildir.NewID(start.Add(time.Duration(i)), "mayor")}
+			}
+		}
+		pair(b, withKong([]string{"send", "sink", "--from", "mayor", "-s", "hi", "-m", "there"}, sendFloor("kongsink")), sendFloor("floorkongsink"))
+	})
+	inbox := func(int) []string { return []string{floor, "inbox", root, "unread"} }
+	b.Run("kong/inbox", func(b *testing.B) { pair(b, withKong([]string{"inbox", "unread"}, inbox), inbox) })
+	check := func(int) []string { return []string{floor, "check", root, "quiet"} }
+	b.Run("kong/check", func(b *testing.B) { pair(b, withKong([]string{"check", "quiet", "--inject"}, check), check) })
+	b.Run("kong/prompt", func(b *testing.B) { pair(b, withKong([]string{"hook", "prompt-submit", "quiet"}, check), check) })
 }
 
 // runTimed runs one process with MAILFS_ROOT=root (and the hooks' state
@@ -151,14 +177,16 @@ func runTimed(b *testing.B, root string, args []string) time.Duration {
 }
 
 // buildCLI builds mailfs, mailfs-hook and the floor program into dir,
-// static, and returns their paths by name.
+// static, and the floor with kong (floor-kong), and returns their paths
+// by name.
 func buildCLI(b *testing.B, dir string) map[string]string {
-	bins := map[string]string{"mailfs": filepath.Join(dir, "mailfs"), "mailfs-hook": filepath.Join(dir, "mailfs-hook"), "floor": filepath.Join(dir, "floor")}
-	for name, pkg := range map[string]string{"mailfs": ".", "mailfs-hook": "../mailfs-hook", "floor": "./testdata/floor"} {
-		cmd := exec.Command("go", "build", "-o", bins[name], pkg)
+	bins := map[string]string{}
+	for name, build := range map[string][]string{"mailfs": {"."}, "mailfs-hook": {"../mailfs-hook"}, "floor": {"./testdata/floor"}, "floor-kong": {"-tags", "kong", "./testdata/floor"}} {
+		bins[name] = filepath.Join(dir, name)
+		cmd := exec.Command("go", slices.Concat([]string{"build", "-o", bins[name]}, build)...)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("building %s: %v\n%s", pkg, err, out)
+			b.Fatalf("building %s: %v\n%s", name, err, out)
 		}
 	}
 	return bins

@@ -6,6 +6,11 @@
 //	floor inbox ROOT AGENT     list the mailbox: read and decode each file, print the unread
 //	floor read ROOT AGENT ID   read a message, print it, rewrite it with "read": true, durably
 //	floor check ROOT AGENT     read and decode the mailbox and list the nudge queue; nothing to say: no output
+//
+// Built with -tags kong (kong.go), it links kong, and "kong CALL... --"
+// before any of these first has kong parse CALL, a mailfs command line
+// (hook, check, inbox or send), with a grammar of the shape kong is given
+// for it: the floor of a program that parses its command line with kong.
 package main
 
 import (
@@ -13,17 +18,24 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"golang.org/x/sys/unix"
 )
 
 func main() {
-	root, agent := os.Args[2], os.Args[3]
+	args := os.Args[1:]
+	if args[0] == "kong" {
+		end := slices.Index(args, "--")
+		parseWithKong(args[1:end])
+		args = args[end+1:]
+	}
+	root, agent := args[1], args[2]
 	box := filepath.Join(root, "state", "mail", agent)
-	switch os.Args[1] {
+	switch args[0] {
 	case "send":
-		id := os.Args[4]
+		id := args[3]
 		data, _ := json.Marshal(map[string]any{"from": "mayor", "to": agent, "subject": "hi", "body": "there", "read": false})
 		write(box, id+".json", data, false)
 		fmt.Println(id)
@@ -34,7 +46,7 @@ func main() {
 			}
 		}
 	case "read":
-		name := os.Args[4] + ".json"
+		name := args[3] + ".json"
 		data, err := os.ReadFile(filepath.Join(box, name))
 		must(err)
 		var m map[string]any
