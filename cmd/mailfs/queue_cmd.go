@@ -238,7 +238,9 @@ Run it on the queue's home host, which must also be both agents' (exit 2
 naming the home otherwise). With --by NAME the reassign is recorded in the
 audit log (mailfs audit), as the web view's are. Prints the item as show
 does (or as JSON). An item its claimant marked done (read) is refused
-unless --force is given.`
+unless --force is given. An agent that had no mailbox gets one, and a
+warning names it, with the agents its name is close to: a slip ("humna")
+is seen, and a hand-off to a new agent still works.`
 }
 
 func (c *reassignCmd) Run(a *app) error {
@@ -261,6 +263,7 @@ func (c *reassignCmd) Run(a *app) error {
 			return usage("give --by an agent id, such as a person's name", "%v", err)
 		}
 	}
+	before, _ := s.Agents() // a reassign to a slip ("humna") creates its mailbox, as a send does: say so
 	m, err := s.ReassignSeen(t.box, t.id, to, maildir.Seen{Done: c.Force})
 	if c.By != "" {
 		e := maildir.AuditEntry{Action: "reassign", Actor: c.By, Addr: "cli", Agent: t.box.Name, Item: t.id, To: to.Name}
@@ -277,6 +280,7 @@ func (c *reassignCmd) Run(a *app) error {
 	if err != nil {
 		return doneHint(err, "reassign")
 	}
+	newMailboxes(a, before, []*maildir.Message{m})
 	return printItem(a, m, c.ID, c.JSON)
 }
 
