@@ -102,7 +102,7 @@ func (c *claimCmd) Run(a *app) error {
 		return &exitStatus{code: exitNothing, msg: fmt.Sprintf("queue empty: nothing waits in %s", q)}
 	}
 	if err != nil {
-		return doneHint(err, "reassign")
+		return err
 	}
 	return printItem(a, m, c.ID, c.JSON)
 }
