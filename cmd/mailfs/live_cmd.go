@@ -313,7 +313,7 @@ func (c *liveTmuxCmd) Run(a *app) error {
 
 type liveListCmd struct {
 	Agent string `arg:"" optional:"" help:"Whose deliverers; default: every agent's."`
-	jsonFlag
+	JSON  bool   `help:"Print each running deliverer's record whole, one JSON object per line."`
 }
 
 func (c *liveListCmd) Help() string {
