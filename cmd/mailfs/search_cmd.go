@@ -25,6 +25,10 @@ func (f *filterFlags) matcher(text string) (*maildir.Matcher, error) {
 	flt := maildir.Filter{From: f.From, Type: f.Type, Priority: maildir.Priority(f.Only), Subject: f.Subject, Body: f.Body, Text: text, Regexp: f.Regexp}
 	if f.Since != "" {
 		if d, err := time.ParseDuration(f.Since); err == nil {
+			if d < 0 {
+				// "-2h" would be two hours from now: nothing, quietly.
+				return nil, usage("write how long ago, without a sign: --since 2h", "--since %q is negative", f.Since)
+			}
 			flt.Since = time.Now().Add(-d)
 		} else if t, err := time.Parse(time.RFC3339, f.Since); err == nil {
 			flt.Since = t
