@@ -628,15 +628,20 @@ func (a *app) usageIn(err error, kctx *kong.Context) int {
 // smallDoors turns the words a newcomer tries first into what they mean:
 // a bare "mailfs" and "mailfs help" print the help, "mailfs help CMD" the
 // command's, and "mailfs version" the version — each exiting 0, not as a
-// usage error.
+// usage error. "version" is no command of kong's, so its help ("mailfs
+// help version", "mailfs version --help") is mailfs's, which lists
+// --version.
 func smallDoors(args []string) []string {
 	switch {
 	case len(args) == 0:
 		return []string{"--help"}
 	case args[0] == "help":
-		return append(slices.Clone(args[1:]), "--help")
+		args = append(slices.Clone(args[1:]), "--help")
 	case len(args) == 1 && args[0] == "version":
 		return []string{"--version"}
+	}
+	if len(args) == 2 && args[0] == "version" && (args[1] == "--help" || args[1] == "-h") {
+		return []string{"--help"}
 	}
 	return args
 }
