@@ -16,7 +16,7 @@ type filterFlags struct {
 	Since   string `placeholder:"WHEN" help:"Only mail sent since: a duration ago (2h, 30m) or an RFC 3339 time."`
 	Subject string `placeholder:"TEXT" help:"Only mail whose subject contains TEXT (any case), or matches it with --regexp."`
 	Body    string `placeholder:"TEXT" help:"Only mail whose body contains TEXT (any case), or matches it with --regexp."`
-	Regexp  bool   `help:"TEXT and QUERY are Go regular expressions, not literal text."`
+	Regexp  bool   `help:"The TEXT of --subject and --body (and search's query) is a Go regular expression, not literal text."`
 }
 
 // matcher compiles the flags, and text (search's QUERY), into a matcher;
