@@ -583,7 +583,7 @@ func (a *app) usage(err error) int {
 
 // usageIn reports a usage error in the command kctx parsed (nil: none).
 func (a *app) usageIn(err error, kctx *kong.Context) int {
-	msg := err.Error()
+	msg := userText(err) // a mapper's error may carry its package's prefix
 	if kctx == nil || kctx.Command() == "" {
 		// "mailfs frob": kong says "unexpected argument frob"; before any
 		// command, it is a command this mailfs does not have.

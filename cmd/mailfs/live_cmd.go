@@ -120,7 +120,8 @@ compaction) finds the first deliverer running and leaves at once.
 
 Being the session's own child is what lets Claude Code deliver the doorbell
 without asking, also in a session that bypasses permissions. Exit status 0
-whatever happens, as a hook's must be; problems go to stderr.`
+whatever happens once it runs, as a hook's must be; problems go to stderr.
+A name that is no agent id is refused before it starts (exit 80).`
 }
 
 func (c *liveClaudeCmd) Run(a *app) error {
