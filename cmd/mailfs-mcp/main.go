@@ -41,6 +41,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	agent := fs.String("agent", os.Getenv("MAILFS_AGENT"), "the agent whose mail the tools read and send as ($MAILFS_AGENT)")
 	root := fs.String("root", "", "the mailfs root, the .chipset directory (default $MAILFS_ROOT, else the nearest .chipset)")
 	host := fs.String("host", "", "this host's name in a town on several machines (default $MAILFS_HOST, else the root's runtime/host)")
+	buildinfo.Describe(fs, "mailfs-mcp [flags]", `The MCP server (on stdin and stdout) that "mailfs mcp" runs, for an agent's
+MCP client to start: "mailfs mcp --help" says more.`)
 	if done, code := buildinfo.ParseFlags(fs, args, stdout); done {
 		return code
 	}

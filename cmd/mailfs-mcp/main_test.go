@@ -33,7 +33,7 @@ func TestRefusesBadCommandLines(t *testing.T) {
 // -h prints the usage and succeeds; --version prints the version.
 func TestHelpAndVersion(t *testing.T) {
 	var out, errs bytes.Buffer
-	if code := run(context.Background(), []string{"-h"}, &out, &errs); code != 0 || !strings.Contains(errs.String(), "-agent") {
+	if code := run(context.Background(), []string{"-h"}, &out, &errs); code != 0 || !strings.Contains(errs.String(), "-agent") || !strings.Contains(errs.String(), `that "mailfs mcp" runs`) {
 		t.Fatalf("-h: status %d, %q", code, errs.String())
 	}
 	if code := run(context.Background(), []string{"--version"}, &out, &errs); code != 0 || !strings.Contains(out.String(), "go1.") {

@@ -34,6 +34,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	token := fs.String("token", "", `require this token for every request; "auto" makes one up`)
 	urgentAfter := fs.Duration("urgent-after", webview.DefaultUrgentAfter, "urgent mail unread this long is waited on (the overview's \"Waiting on\")")
 	stuckAfter := fs.Duration("stuck-after", webview.DefaultStuckAfter, "a claimed queue item not done this long is stuck")
+	buildinfo.Describe(fs, "mailfs-serve [flags]", `The web view of the town's mail that "mailfs serve" runs: "mailfs serve
+--help" says more.`)
 	if done, code := buildinfo.ParseFlags(fs, args, stdout); done {
 		return code
 	}
