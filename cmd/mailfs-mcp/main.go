@@ -47,7 +47,7 @@ MCP client to start: "mailfs mcp --help" says more.`)
 		return code
 	}
 	fail := func(err error) int {
-		fmt.Fprintf(stderr, "mailfs: error: %v\n", err)
+		fmt.Fprintf(stderr, "mailfs: error: %s\n", town.UserText(err))
 		return 2
 	}
 	if fs.NArg() > 0 {
@@ -64,7 +64,7 @@ MCP client to start: "mailfs mcp --help" says more.`)
 		fmt.Fprintln(stderr, "mailfs: error: no agent: give --agent or set $MAILFS_AGENT")
 		return 80
 	}
-	warn := func(err error) { fmt.Fprintf(stderr, "mailfs: warning: %v\n", err) }
+	warn := func(err error) { fmt.Fprintf(stderr, "mailfs: warning: %s\n", town.UserText(err)) }
 	s, q, err := town.Open(town.Config{Root: *root, Host: *host, Warn: warn})
 	if err != nil {
 		return fail(err)

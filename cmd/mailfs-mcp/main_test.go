@@ -20,7 +20,7 @@ func TestRefusesBadCommandLines(t *testing.T) {
 		{[]string{"--root", root}, 80, "no agent: give --agent or set $MAILFS_AGENT"},
 		{[]string{"--root", root, "--agent", "toast", "extra"}, 80, `unexpected argument "extra"`},
 		{[]string{"--root", root, "--bogus"}, 80, "flag provided but not defined: -bogus"},
-		{[]string{"--root", root, "--agent", "../etc"}, 2, "mcp: maildir: invalid"},
+		{[]string{"--root", root, "--agent", "../etc"}, 2, `mailfs: error: invalid agent name "../etc"`},
 		{[]string{"--host", "../x", "--agent", "toast"}, 80, "invalid host name"},
 	} {
 		var errs bytes.Buffer

@@ -394,14 +394,9 @@ func (a *app) close() {
 // escape sequence cannot break the line or drive the terminal.
 func (a *app) warn(err error) { fmt.Fprintf(a.err, "mailfs: warning: %s\n", oneLine(userText(err))) }
 
-// packagePrefix is the "maildir: " a library puts before its errors, for
-// programs; a person reading "mailfs: error: …" needs it no more.
-var packagePrefix = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(^|: )(maildir|nudgeq|gitsync|archive|fsck|watch|escalation|setup|hook): `)
-})
-
-// userText is err's text for a person: without the packages' prefixes.
-func userText(err error) string { return packagePrefix().ReplaceAllString(err.Error(), "$1") }
+// userText is err's text for a person: without the packages' prefixes
+// (town.UserText, as every mailfs program prints it).
+func userText(err error) string { return town.UserText(err) }
 
 // exitStatus is an error that sets the exit status, with an optional
 // message for stderr.
