@@ -89,7 +89,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, open func(war
 	}()
 	if len(args) == 1 && (args[0] == "--help" || args[0] == "-h") {
 		// A person, not Gas City, asks: no op is named "--help".
-		io.WriteString(stdout, Usage)
+		io.WriteString(stdout, usage)
 		return 0
 	}
 	if len(args) == 0 || len(args) > 2 {
@@ -102,7 +102,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, open func(war
 	}
 	handler, ok := gcOpNamed(op)
 	if !ok {
-		fmt.Fprintf(stderr, "mailfs: gascity: unknown op %q (the ops: %s)\n", op, strings.Join(Ops, ", "))
+		fmt.Fprintf(stderr, "mailfs: gascity: unknown op %q (the ops: %s)\n", op, strings.Join(ops, ", "))
 		return 2
 	}
 	if op != "ensure-running" && arg == "" {
@@ -144,13 +144,13 @@ type gcCall struct {
 // A gcOp returns what to print as JSON (nil: print nothing).
 type gcOp func(c *gcCall) (any, error)
 
-// Ops are the ops Run serves (gcOpNamed has a handler for each), in the
+// ops are the ops Run serves (gcOpNamed has a handler for each), in the
 // order Gas City's exec provider documents them.
-var Ops = []string{"ensure-running", "send", "reply", "inbox", "check", "all", "get", "read", "mark-read", "mark-unread", "archive", "delete", "thread", "count"}
+var ops = []string{"ensure-running", "send", "reply", "inbox", "check", "all", "get", "read", "mark-read", "mark-unread", "archive", "delete", "thread", "count"}
 
-// Usage is what "mailfs-gascity --help" prints: what the binary is, how
+// usage is what "mailfs-gascity --help" prints: what the binary is, how
 // Gas City runs it, and its exit statuses (Gas City's, not mailfs's).
-const Usage = `Usage: mailfs-gascity <op> [<arg>]
+const usage = `Usage: mailfs-gascity <op> [<arg>]
 
 Gas City's exec mail provider on a mailfs root: set
 GC_MAIL=exec:/path/to/mailfs-gascity, and Gas City runs it once per mail

@@ -20,22 +20,22 @@ func TestUsageNamesTheOpsServed(t *testing.T) {
 	}
 	for _, arg := range []string{"--help", "-h"} {
 		var out, errw bytes.Buffer
-		if code := Run([]string{arg}, strings.NewReader(""), &out, &errw, noStore); code != 0 || out.String() != Usage || errw.Len() != 0 {
+		if code := Run([]string{arg}, strings.NewReader(""), &out, &errw, noStore); code != 0 || out.String() != usage || errw.Len() != 0 {
 			t.Fatalf("%s: status %d, stdout %q, stderr %q; want 0 and the usage", arg, code, out.String(), errw.String())
 		}
 	}
-	for _, op := range Ops {
+	for _, op := range ops {
 		if _, ok := gcOpNamed(op); !ok {
-			t.Errorf("Ops lists %q, which Run does not serve", op)
+			t.Errorf("ops lists %q, which Run does not serve", op)
 		}
 	}
-	m := regexp.MustCompile(`(?s)\nOps: (.*?)\.\n`).FindStringSubmatch(Usage)
+	m := regexp.MustCompile(`(?s)\nOps: (.*?)\.\n`).FindStringSubmatch(usage)
 	if m == nil {
 		t.Fatal("the usage lists no ops")
 	}
 	listed := strings.Split(strings.Join(strings.Fields(m[1]), " "), ", ")
-	if !slices.Equal(listed, Ops) {
-		t.Errorf("the usage lists %q; Ops are %q", listed, Ops)
+	if !slices.Equal(listed, ops) {
+		t.Errorf("the usage lists %q; ops are %q", listed, ops)
 	}
 	var errw bytes.Buffer
 	if code := Run([]string{"frobnicate"}, strings.NewReader(""), &bytes.Buffer{}, &errw, noStore); code != 2 || !strings.Contains(errw.String(), "the ops: ensure-running, send,") {
