@@ -87,8 +87,13 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, open func(war
 			code = 1
 		}
 	}()
+	if len(args) == 1 && (args[0] == "--help" || args[0] == "-h") {
+		// A person, not Gas City, asks: no op is named "--help".
+		io.WriteString(stdout, usage)
+		return 0
+	}
 	if len(args) == 0 || len(args) > 2 {
-		fmt.Fprintln(stderr, "mailfs: gascity: usage: mailfs-gascity <op> [arg]")
+		fmt.Fprintln(stderr, "mailfs: gascity: usage: mailfs-gascity <op> [arg] (mailfs-gascity --help says more)")
 		return 1
 	}
 	op, arg := args[0], ""
@@ -97,7 +102,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, open func(war
 	}
 	handler, ok := gcOpNamed(op)
 	if !ok {
-		fmt.Fprintf(stderr, "mailfs: gascity: unknown op %q\n", op)
+		fmt.Fprintf(stderr, "mailfs: gascity: unknown op %q (the ops: %s)\n", op, strings.Join(ops, ", "))
 		return 2
 	}
 	if op != "ensure-running" && arg == "" {
@@ -138,6 +143,29 @@ type gcCall struct {
 
 // A gcOp returns what to print as JSON (nil: print nothing).
 type gcOp func(c *gcCall) (any, error)
+
+// ops are the ops Run serves (gcOpNamed has a handler for each), in the
+// order Gas City's exec provider documents them.
+var ops = []string{"ensure-running", "send", "reply", "inbox", "check", "all", "get", "read", "mark-read", "mark-unread", "archive", "delete", "thread", "count"}
+
+// usage is what "mailfs-gascity --help" prints: what the binary is, how
+// Gas City runs it, and its exit statuses (Gas City's, not mailfs's).
+const usage = `Usage: mailfs-gascity <op> [<arg>]
+
+Gas City's exec mail provider on a mailfs root: set
+GC_MAIL=exec:/path/to/mailfs-gascity, and Gas City runs it once per mail
+operation, with JSON on standard input and output.
+
+Ops: ensure-running, send, reply, inbox, check, all, get, read, mark-read,
+mark-unread, archive, delete, thread, count.
+
+The root is $MAILFS_ROOT; else the city's (found as gc finds its city:
+"mailfs gascity --help" gives the order); else the nearest .chipset in the
+working directory or above it.
+
+Exit status, Gas City's contract: 0 success; 2 an op it does not support;
+1 every other failure, with the reason on standard error.
+`
 
 // gcOpNamed is the handler of Gas City's op (false: no such op). A switch,
 // not a map: a table built at start-up is paid by every mailfs command.

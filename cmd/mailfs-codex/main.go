@@ -51,6 +51,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	host := fs.String("host", "", "this host's name in a town on several machines (default $MAILFS_HOST, else the root's runtime/host)")
 	every := fs.Duration("every", 30*time.Second, "the least time between two doorbells for normal and low mail")
 	codex := fs.String(string(agentrt.Codex), string(agentrt.Codex), "the codex command")
+	buildinfo.Describe(fs, "mailfs-codex [flags] [AGENT] [-- CODEX-ARGS...]", `Codex with live delivery through its own app server, which "mailfs live
+codex" runs (AGENT default $MAILFS_AGENT): "mailfs live codex --help" says
+more.`)
 	if done, code := buildinfo.ParseFlags(fs, args, stdout); done {
 		return code
 	}

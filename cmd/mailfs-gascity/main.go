@@ -5,10 +5,18 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/mailfs/mailfs/cmd/internal/citytown"
 	"github.com/mailfs/mailfs/gascity"
+	"github.com/mailfs/mailfs/internal/buildinfo"
 )
 
-func main() { os.Exit(gascity.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, citytown.Open)) }
+func main() {
+	if len(os.Args) == 2 && os.Args[1] == "--version" { // a person asks, as of every mailfs binary
+		fmt.Println(buildinfo.Version())
+		os.Exit(0)
+	}
+	os.Exit(gascity.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, citytown.Open))
+}

@@ -46,6 +46,12 @@ func TestServesTheProtocol(t *testing.T) {
 	if out, code := call("", "count", "rig/toast"); code != 0 || out != `{"total":1,"unread":1}`+"\n" {
 		t.Fatalf("count: %q, status %d", out, code)
 	}
+	if out, code := call("", "--help"); code != 0 || !strings.HasPrefix(out, "Usage: mailfs-gascity <op> [<arg>]") {
+		t.Fatalf("--help: %q, status %d", out, code)
+	}
+	if out, code := call("", "--version"); code != 0 || !strings.Contains(out, "go1.") {
+		t.Fatalf("--version: %q, status %d", out, code)
+	}
 	if _, code := call("", "frobnicate"); code != 2 {
 		t.Fatalf("unknown op: status %d, want 2", code)
 	}

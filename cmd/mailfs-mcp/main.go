@@ -41,11 +41,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	agent := fs.String("agent", os.Getenv("MAILFS_AGENT"), "the agent whose mail the tools read and send as ($MAILFS_AGENT)")
 	root := fs.String("root", "", "the mailfs root, the .chipset directory (default $MAILFS_ROOT, else the nearest .chipset)")
 	host := fs.String("host", "", "this host's name in a town on several machines (default $MAILFS_HOST, else the root's runtime/host)")
+	buildinfo.Describe(fs, "mailfs-mcp [flags]", `The MCP server (on stdin and stdout) that "mailfs mcp" runs, for an agent's
+MCP client to start: "mailfs mcp --help" says more.`)
 	if done, code := buildinfo.ParseFlags(fs, args, stdout); done {
 		return code
 	}
 	fail := func(err error) int {
-		fmt.Fprintf(stderr, "mailfs: error: %v\n", err)
+		fmt.Fprintf(stderr, "mailfs: error: %s\n", town.UserText(err))
 		return 2
 	}
 	if fs.NArg() > 0 {
@@ -62,7 +64,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "mailfs: error: no agent: give --agent or set $MAILFS_AGENT")
 		return 80
 	}
-	warn := func(err error) { fmt.Fprintf(stderr, "mailfs: warning: %v\n", err) }
+	warn := func(err error) { fmt.Fprintf(stderr, "mailfs: warning: %s\n", town.UserText(err)) }
 	s, q, err := town.Open(town.Config{Root: *root, Host: *host, Warn: warn})
 	if err != nil {
 		return fail(err)

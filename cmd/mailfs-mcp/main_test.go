@@ -20,7 +20,7 @@ func TestRefusesBadCommandLines(t *testing.T) {
 		{[]string{"--root", root}, 80, "no agent: give --agent or set $MAILFS_AGENT"},
 		{[]string{"--root", root, "--agent", "toast", "extra"}, 80, `unexpected argument "extra"`},
 		{[]string{"--root", root, "--bogus"}, 80, "flag provided but not defined: -bogus"},
-		{[]string{"--root", root, "--agent", "../etc"}, 2, "mcp: maildir: invalid"},
+		{[]string{"--root", root, "--agent", "../etc"}, 2, `mailfs: error: invalid agent name "../etc"`},
 		{[]string{"--host", "../x", "--agent", "toast"}, 80, "invalid host name"},
 	} {
 		var errs bytes.Buffer
@@ -33,7 +33,7 @@ func TestRefusesBadCommandLines(t *testing.T) {
 // -h prints the usage and succeeds; --version prints the version.
 func TestHelpAndVersion(t *testing.T) {
 	var out, errs bytes.Buffer
-	if code := run(context.Background(), []string{"-h"}, &out, &errs); code != 0 || !strings.Contains(errs.String(), "-agent") {
+	if code := run(context.Background(), []string{"-h"}, &out, &errs); code != 0 || !strings.Contains(errs.String(), "-agent") || !strings.Contains(errs.String(), `that "mailfs mcp" runs`) {
 		t.Fatalf("-h: status %d, %q", code, errs.String())
 	}
 	if code := run(context.Background(), []string{"--version"}, &out, &errs); code != 0 || !strings.Contains(out.String(), "go1.") {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -392,14 +394,9 @@ func (a *app) close() {
 // escape sequence cannot break the line or drive the terminal.
 func (a *app) warn(err error) { fmt.Fprintf(a.err, "mailfs: warning: %s\n", oneLine(userText(err))) }
 
-// packagePrefix is the "maildir: " a library puts before its errors, for
-// programs; a person reading "mailfs: error: …" needs it no more.
-var packagePrefix = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(^|: )(maildir|nudgeq|gitsync|archive|fsck|watch|escalation|setup|hook): `)
-})
-
-// userText is err's text for a person: without the packages' prefixes.
-func userText(err error) string { return packagePrefix().ReplaceAllString(err.Error(), "$1") }
+// userText is err's text for a person: without the packages' prefixes
+// (town.UserText, as every mailfs program prints it).
+func userText(err error) string { return town.UserText(err) }
 
 // exitStatus is an error that sets the exit status, with an optional
 // message for stderr.
@@ -444,7 +441,7 @@ func (a *app) exit(err error) int {
 		return exitInterrupted
 	}
 	fmt.Fprintf(a.err, "mailfs: error: %s\n", userText(err))
-	if hint := hintFor(err); hint != "" {
+	if hint := cmp.Or(hintFor(err), a.rootHint(err)); hint != "" {
 		fmt.Fprintf(a.err, "mailfs: hint: %s\n", hint)
 	}
 	var u *usageErr
@@ -475,6 +472,7 @@ func usage(hint, format string, args ...any) error {
 func hintFor(err error) string {
 	var h *hinted
 	var nh *maildir.NotHomeError
+	var pe *fs.PathError
 	switch {
 	case errors.As(err, &h):
 		return h.hint
@@ -507,6 +505,8 @@ func hintFor(err error) string {
 		return "agent ids are 1-64 characters of a-z 0-9 . _ - (rig/role is stored as rig.role)"
 	case errors.Is(err, maildir.ErrInvalidName):
 		return "group, queue and channel names are 1-64 characters of a-z 0-9 . _ -"
+	case errors.As(err, &pe) && pe.Op == "parse" && errors.Is(err, maildir.ErrInvalidMessage):
+		return "the file is not a message mailfs can read: fix it or remove it by hand (mailfs fsck lists such files; fsck --repair moves them into the folder's quarantine/ once a minute old)"
 	case errors.Is(err, maildir.ErrNotMessage):
 		return "mailfs never reads or changes it (mailfs fsck lists such files): a person looks at it and removes it with rm"
 	case errors.Is(err, escalation.ErrNotFound):
@@ -535,9 +535,20 @@ func hintFor(err error) string {
 	return ""
 }
 
+// rootHint says what to do when the root itself is not a directory (a
+// --root or $MAILFS_ROOT naming a file): the error alone ("open X: not a
+// directory") does not say that X was taken for the root.
+func (a *app) rootHint(err error) string {
+	var pe *fs.PathError
+	if a.store == nil || !errors.As(err, &pe) || !errors.Is(err, syscall.ENOTDIR) || filepath.Clean(pe.Path) != filepath.Clean(a.store.Dir()) {
+		return ""
+	}
+	return fmt.Sprintf("the root must be a directory (the .chipset folder), and %s is not one: check --root and $MAILFS_ROOT", pe.Path)
+}
+
 // negativeValue matches kong's error for a flag given a negative number.
 var negativeValue = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(--[a-z0-9-]+): expected (duration|int|uint) value but got "(-[^"]*)" \(short flag\); perhaps try `)
+	return regexp.MustCompile(`^(--[a-z0-9-]+): expected (duration|int|uint|float|string) value but got "(-[^"]*)" \(short flag\); perhaps try `)
 })
 
 // notFoundHint names the command that lists the ids of the folder an id
@@ -567,7 +578,7 @@ func (a *app) usage(err error) int {
 
 // usageIn reports a usage error in the command kctx parsed (nil: none).
 func (a *app) usageIn(err error, kctx *kong.Context) int {
-	msg := err.Error()
+	msg := userText(err) // a mapper's error may carry its package's prefix
 	if kctx == nil || kctx.Command() == "" {
 		// "mailfs frob": kong says "unexpected argument frob"; before any
 		// command, it is a command this mailfs does not have.
@@ -578,12 +589,17 @@ func (a *app) usageIn(err error, kctx *kong.Context) int {
 	// An optional enum flag lists its unset value "" among the choices:
 	// it is not one a person can give.
 	msg = strings.Replace(msg, `must be one of "",`, "must be one of ", 1)
-	if m := negativeValue().FindStringSubmatch(msg); m != nil {
+	msg = strings.Replace(msg, `,"" but got `, " but got ", 1)
+	if m := negativeValue().FindStringSubmatch(msg); m != nil && (m[2] != "string" || m[1] == "--since") {
 		// kong reads "--timeout -1s" as a flag without its value and
 		// suggests --timeout="-1s", which is refused in turn: say what
-		// is wrong with the value instead.
+		// is wrong with the value instead. (A text flag may well start
+		// with "-": kong's suggestion stands, but for --since, a time.)
 		want := "a number, 0 or more"
-		if m[2] == "duration" {
+		switch {
+		case m[1] == "--since":
+			want = "how long ago, such as 2h or 30m, or an RFC 3339 time"
+		case m[2] == "duration":
 			want = "a duration such as 30s or 10m"
 		}
 		msg = fmt.Sprintf("%s: %q is negative: give %s", m[1], m[3], want)
@@ -607,15 +623,20 @@ func (a *app) usageIn(err error, kctx *kong.Context) int {
 // smallDoors turns the words a newcomer tries first into what they mean:
 // a bare "mailfs" and "mailfs help" print the help, "mailfs help CMD" the
 // command's, and "mailfs version" the version — each exiting 0, not as a
-// usage error.
+// usage error. "version" is no command of kong's, so its help ("mailfs
+// help version", "mailfs version --help") is mailfs's, which lists
+// --version.
 func smallDoors(args []string) []string {
 	switch {
 	case len(args) == 0:
 		return []string{"--help"}
 	case args[0] == "help":
-		return append(slices.Clone(args[1:]), "--help")
+		args = append(slices.Clone(args[1:]), "--help")
 	case len(args) == 1 && args[0] == "version":
 		return []string{"--version"}
+	}
+	if len(args) == 2 && args[0] == "version" && (args[1] == "--help" || args[1] == "-h") {
+		return []string{"--help"}
 	}
 	return args
 }

@@ -146,7 +146,7 @@ func (c *fsckCmd) print(a *app, found []*fsck.Finding) error {
 		if c.JSON {
 			err = printValue(a.out, f)
 		} else {
-			_, err = fmt.Fprintln(a.out, oneLine(f.String()))
+			_, err = fmt.Fprintln(a.out, oneLine(userText(errors.New(f.String())))) // as errors read: no "maildir: "
 		}
 		if err != nil {
 			return err

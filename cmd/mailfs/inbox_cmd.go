@@ -7,7 +7,7 @@ type inboxCmd struct {
 	All      bool   `help:"Include read messages."`
 	Archived bool   `help:"List the archive instead, read and unread."`
 	By       string `default:"time" enum:"time,priority" help:"Order by time (oldest first) or by priority (urgent first, then by time)."`
-	Limit    int    `placeholder:"N" help:"Print at most N messages."`
+	Limit    int    `placeholder:"N" help:"Print at most N messages (0: all)."`
 	filterFlags
 	jsonFlag
 }

@@ -120,7 +120,8 @@ compaction) finds the first deliverer running and leaves at once.
 
 Being the session's own child is what lets Claude Code deliver the doorbell
 without asking, also in a session that bypasses permissions. Exit status 0
-whatever happens, as a hook's must be; problems go to stderr.`
+whatever happens once it runs, as a hook's must be; problems go to stderr.
+A name that is no agent id is refused before it starts (exit 80).`
 }
 
 func (c *liveClaudeCmd) Run(a *app) error {
@@ -313,7 +314,7 @@ func (c *liveTmuxCmd) Run(a *app) error {
 
 type liveListCmd struct {
 	Agent string `arg:"" optional:"" help:"Whose deliverers; default: every agent's."`
-	jsonFlag
+	JSON  bool   `help:"Print each running deliverer's record whole, one JSON object per line."`
 }
 
 func (c *liveListCmd) Help() string {

@@ -7,13 +7,15 @@ type mcpCmd struct {
 func (c *mcpCmd) Help() string {
 	return `Serves the agent's mail over the Model Context Protocol, on stdin and
 stdout, for an agent's MCP client to start (no daemon). Tools: send, inbox,
-read, reply, thread, claim, check. Register it once per agent, for example:
+read, reply, thread, claim, check. "mailfs setup" registers it in the
+project for Gemini CLI, Codex, Qwen Code, Copilot CLI and OpenCode; by hand,
+once per agent, for example:
 
   claude mcp add mailfs -- mailfs mcp --agent gastown/toast
-  codex mcp add mailfs -- mailfs mcp --agent gastown/toast
 
 The root is found as for every command (--root, $MAILFS_ROOT, the nearest
-.chipset). The README has the configuration for Gemini CLI and Cursor.
+.chipset). docs/agents.md ("The MCP server") has Cursor's configuration, and
+why "codex mcp add" is best left to setup (it reaches every project).
 
 The server is the mailfs-mcp binary, which this command runs in its place:
 it is installed beside mailfs ("go install ./cmd/..." from a clone installs

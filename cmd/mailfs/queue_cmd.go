@@ -496,6 +496,9 @@ refused.`
 }
 
 func (c *channelCreateCmd) Run(a *app) error {
+	if (c.RetainCount != nil && *c.RetainCount < 0) || (c.RetainHours != nil && *c.RetainHours < 0) {
+		return usage("give 0 or more; 0 lifts the limit", "--retain-count and --retain-hours must not be negative")
+	}
 	s, err := a.open()
 	if err != nil {
 		return err

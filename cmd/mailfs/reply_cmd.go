@@ -17,7 +17,7 @@ type replyCmd struct {
 	Field    []string     `sep:"none" placeholder:"KEY=VALUE" help:"Put a \"Key: value\" line at the top of the body (repeatable), as protocol replies (MERGED, REWORK_REQUEST) do."`
 	Nudge    bool         `help:"Also nudge each recipient about the reply."`
 	JSON     bool         `help:"Print the reply as a JSON line instead of its id."`
-	Key      *string      `name:"idempotency-key" placeholder:"KEY" help:"Reply once: another reply or send with this key from the same sender within 24 hours delivers nothing, exits 0 and prints the first one's ids (also after a crash between the two). At most 128 bytes."`
+	Key      *string      `name:"idempotency-key" placeholder:"KEY" help:"Reply once: another reply of the same message with this key within 30 days delivers nothing, exits 0 and prints the first reply's ids (also after a crash or a power cut between the two); the key used for a different message (a send's included) exits 3 and sends nothing. Keys are per root, shared with send, at most 128 bytes."`
 }
 
 func (c *replyCmd) Help() string {

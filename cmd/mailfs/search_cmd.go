@@ -16,7 +16,7 @@ type filterFlags struct {
 	Since   string `placeholder:"WHEN" help:"Only mail sent since: a duration ago (2h, 30m) or an RFC 3339 time."`
 	Subject string `placeholder:"TEXT" help:"Only mail whose subject contains TEXT (any case), or matches it with --regexp."`
 	Body    string `placeholder:"TEXT" help:"Only mail whose body contains TEXT (any case), or matches it with --regexp."`
-	Regexp  bool   `help:"TEXT and QUERY are Go regular expressions, not literal text."`
+	Regexp  bool   `help:"The TEXT of --subject and --body (and search's query) is a Go regular expression, not literal text."`
 }
 
 // matcher compiles the flags, and text (search's QUERY), into a matcher;
@@ -25,6 +25,10 @@ func (f *filterFlags) matcher(text string) (*maildir.Matcher, error) {
 	flt := maildir.Filter{From: f.From, Type: f.Type, Priority: maildir.Priority(f.Only), Subject: f.Subject, Body: f.Body, Text: text, Regexp: f.Regexp}
 	if f.Since != "" {
 		if d, err := time.ParseDuration(f.Since); err == nil {
+			if d < 0 {
+				// "-2h" would be two hours from now: nothing, quietly.
+				return nil, usage("write how long ago, without a sign: --since 2h", "--since %q is negative", f.Since)
+			}
 			flt.Since = time.Now().Add(-d)
 		} else if t, err := time.Parse(time.RFC3339, f.Since); err == nil {
 			flt.Since = t

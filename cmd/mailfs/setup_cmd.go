@@ -138,10 +138,12 @@ func (c *setupCmd) Run(a *app) error {
 	agent := ""
 	if !c.Shared {
 		var err error
-		if agent, err = needAgent(cmp.Or(c.Agent, os.Getenv("MAILFS_AGENT"))); err == nil {
-			agent, err = maildir.ParseAgent(agent)
+		agent = cmp.Or(c.Agent, os.Getenv("MAILFS_AGENT"))
+		if agent == "" {
+			// setup takes the agent as a flag, not an argument.
+			return usage("give --agent NAME (or set $MAILFS_AGENT); --shared sets up several agents", "no agent given")
 		}
-		if err != nil {
+		if agent, err = maildir.ParseAgent(agent); err != nil {
 			return err
 		}
 	}

@@ -56,7 +56,7 @@ refused with the command that puts it back — or, if a person says the
 rewrite was meant, taken with --adopt.
 
 Needs a named host (mailfs host NAME) and the git command. To start a town
-on several machines, see "A town on several machines" in the README.`
+on several machines, see docs/machines.md ("A town on several machines").`
 }
 
 // syncJSON is the --json form of a sync's report.

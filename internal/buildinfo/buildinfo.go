@@ -48,6 +48,16 @@ func Version() string {
 	return v + " " + bi.GoVersion
 }
 
+// Describe gives a helper program's flag set a usage that says what the
+// program is above its flags: the helpers are run by mailfs's commands,
+// and a person who runs one by hand learns which, and where the help is.
+func Describe(fs *flag.FlagSet, synopsis, about string) {
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: %s\n\n%s\n\nFlags:\n", synopsis, about)
+		fs.PrintDefaults()
+	}
+}
+
 // ParseFlags parses a helper program's flags, with -version added: done
 // is true when the program should exit now with code — 0 after -h (the
 // usage, printed, was what was asked for) or -version (printed to

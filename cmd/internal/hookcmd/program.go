@@ -63,7 +63,7 @@ func Main(args []string, in io.Reader, out, errw io.Writer) int {
 		fmt.Fprintf(errw, "mailfs-hook: error: %v\n", err)
 		return 80 // kong's usage status, as mailfs's
 	}
-	warn := func(err error) { fmt.Fprintf(errw, "mailfs: warning: %v\n", err) }
+	warn := func(err error) { fmt.Fprintf(errw, "mailfs: warning: %s\n", town.UserText(err)) }
 	var s *maildir.Store
 	var q *nudgeq.Queue
 	defer func() {
@@ -79,7 +79,7 @@ func Main(args []string, in io.Reader, out, errw io.Writer) int {
 			return s, q, err
 		},
 		Report: func(err error) {
-			fmt.Fprintf(errw, "mailfs: error: %v\n", err)
+			fmt.Fprintf(errw, "mailfs: error: %s\n", town.UserText(err))
 			if errors.Is(err, ErrNoAgent) {
 				fmt.Fprintf(errw, "mailfs: hint: %s\n", NoAgentHint)
 			}

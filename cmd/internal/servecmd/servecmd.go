@@ -34,15 +34,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	token := fs.String("token", "", `require this token for every request; "auto" makes one up`)
 	urgentAfter := fs.Duration("urgent-after", webview.DefaultUrgentAfter, "urgent mail unread this long is waited on (the overview's \"Waiting on\")")
 	stuckAfter := fs.Duration("stuck-after", webview.DefaultStuckAfter, "a claimed queue item not done this long is stuck")
+	buildinfo.Describe(fs, "mailfs-serve [flags]", `The web view of the town's mail that "mailfs serve" runs: "mailfs serve
+--help" says more.`)
 	if done, code := buildinfo.ParseFlags(fs, args, stdout); done {
 		return code
 	}
 	usage := func(err error, hint string) int {
-		fmt.Fprintf(stderr, "mailfs: error: %v\nmailfs: hint: %s\n", err, hint)
+		fmt.Fprintf(stderr, "mailfs: error: %s\nmailfs: hint: %s\n", town.UserText(err), hint)
 		return 80
 	}
 	fail := func(err error) int {
-		fmt.Fprintf(stderr, "mailfs: error: %v\n", err)
+		fmt.Fprintf(stderr, "mailfs: error: %s\n", town.UserText(err))
 		return 2
 	}
 	if *urgentAfter <= 0 || *stuckAfter <= 0 {
@@ -51,7 +53,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return usage(fmt.Errorf("unexpected argument %q", fs.Arg(0)), "mailfs serve [--addr HOST:PORT] [--as NAME] [--token SECRET|auto]")
 	}
-	st, q, err := town.Open(town.Config{Root: *root, Host: *host, Warn: func(err error) { fmt.Fprintf(stderr, "mailfs: warning: %v\n", err) }})
+	st, q, err := town.Open(town.Config{Root: *root, Host: *host, Warn: func(err error) { fmt.Fprintf(stderr, "mailfs: warning: %s\n", town.UserText(err)) }})
 	if err != nil {
 		return fail(err)
 	}

@@ -15,7 +15,7 @@ import (
 // version; a wrong flag is a usage error.
 func TestCommandHelpAndVersion(t *testing.T) {
 	var out, errs bytes.Buffer
-	if code := Run(context.Background(), []string{"-h"}, &out, &errs); code != 0 || !strings.Contains(errs.String(), "-addr") {
+	if code := Run(context.Background(), []string{"-h"}, &out, &errs); code != 0 || !strings.Contains(errs.String(), "-addr") || !strings.Contains(errs.String(), `that "mailfs serve" runs`) {
 		t.Fatalf("-h: status %d, %q", code, errs.String())
 	}
 	out.Reset()
