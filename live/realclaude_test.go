@@ -283,10 +283,7 @@ func TestRealClaudeUrgentMailMidTurn(t *testing.T) {
 	})
 	// Written, and queued by Claude Code until the tool call ends: the
 	// model has not seen it, and the receipt says so: submitted.
-	until(t, "the transcript to show the doorbell queued", 30*time.Second, func() bool {
-		r := tw.record()
-		return r != nil && len(r.Bells) == 1 && r.Bells[0].Queued
-	})
+	tw.queued()
 	if rs := receipts(t, tw, 0, m); rs[0].Live != live.Submitted || rs[0].Final {
 		t.Fatalf("the receipt while the doorbell waits in Claude Code's queue: %+v, want submitted, not final", rs[0])
 	}
@@ -761,6 +758,18 @@ func (tw *town) nonceOf(id string) string {
 	return nonce
 }
 
+// queued waits until the transcript shows the session's one doorbell in
+// Claude Code's queue: taken in while the tool call runs. A test that ends
+// the tool call only then knows the doorbell goes with the next request;
+// one that came after the call ended would wait behind that request.
+func (tw *town) queued() {
+	tw.t.Helper()
+	until(tw.t, "the transcript to show the doorbell queued", 30*time.Second, func() bool {
+		r := tw.record()
+		return r != nil && len(r.Bells) == 1 && r.Bells[0].Queued
+	})
+}
+
 // reachedModel counts the stand-in's requests, from the n-th on, that
 // carry s.
 func (tw *town) reachedModel(n int, s string) int {
@@ -785,6 +794,10 @@ func TestRealClaudeEndpointDownIsNotDelivered(t *testing.T) {
 	tw.model.Close() // the endpoint is down from here on
 	m := tw.send("MERGE_FAILED with the model down", maildir.Urgent)
 	nonce := tw.nonceOf(m.ID)
+	// In Claude Code's queue before the tool call ends: a doorbell that
+	// came after it would wait behind the retries of the tool result's
+	// own request to the dead endpoint, longer than this test waits.
+	tw.queued()
 	os.WriteFile(tw.release, nil, 0o644)
 	// The tool call ends: Claude Code attaches the doorbell to the next
 	// request, written to its transcript before the call.
@@ -836,6 +849,7 @@ func TestRealClaudeKilledSessionIsNotDelivered(t *testing.T) {
 		n := len(tw.model.Requests())
 		m := tw.send("MERGE_FAILED, then the session dies", maildir.Urgent)
 		nonce := tw.nonceOf(m.ID)
+		tw.queued() // before the tool call ends, as above
 		os.WriteFile(tw.release, nil, 0o644)
 		select {
 		case <-reached:
