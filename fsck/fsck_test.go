@@ -38,6 +38,17 @@ func newTree(t *testing.T) *tree {
 	return tr
 }
 
+// store opens the tree's store, closed when the test ends.
+func (tr *tree) store() *maildir.Store {
+	tr.t.Helper()
+	s, err := maildir.Open(tr.dir)
+	if err != nil {
+		tr.t.Fatal(err)
+	}
+	tr.t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func (tr *tree) path(rel string) string { return filepath.Join(tr.dir, filepath.FromSlash(rel)) }
 
 // put writes a file with a mode and an age.
@@ -322,11 +333,7 @@ func TestFallbackCutsAreRepairedThenClaimable(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := newTree(t)
-			s, err := maildir.Open(tr.dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := tr.store()
 			var warned []string
 			s.Warn = func(err error) { warned = append(warned, err.Error()) }
 			s.CreateQueue("work")

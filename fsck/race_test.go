@@ -102,11 +102,7 @@ func TestRepairNeverRemovesTheLastNameOfAMessageThatMoved(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := newTree(t)
-			s, err := maildir.Open(tr.dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := tr.store()
 			id := tc.setup(t, s)
 			found, err := fsck.Check(context.Background(), tr.dir, fsck.Options{Repair: true, Progress: func(_ int, folder string) {
 				tc.after(t, s, tr, id, folder)
@@ -136,11 +132,7 @@ func TestRepairNeverRemovesTheLastNameOfAMessageThatMoved(t *testing.T) {
 // duplicate, some 'different files; decide which to keep').
 func TestRepairBesideLiveMovesLosesNothing(t *testing.T) {
 	tr := newTree(t)
-	s, err := maildir.Open(tr.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := tr.store()
 	s.Warn = func(error) {}
 	// A big archive makes each scan long, so that moves land inside it.
 	for range 300 {
@@ -310,11 +302,7 @@ func appendTo(p, s string) error {
 // with the reason, and a claim that passes over it says why.
 func TestStrandedQueueItemIsNamed(t *testing.T) {
 	tr := newTree(t)
-	s, err := maildir.Open(tr.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := tr.store()
 	if err := s.CreateQueue("work"); err != nil {
 		t.Fatal(err)
 	}

@@ -200,11 +200,7 @@ func TestTempLinkedToAMessageElsewhereIsRemoved(t *testing.T) {
 	for _, age := range []time.Duration{2 * time.Hour, 0} {
 		t.Run(fmt.Sprint("age ", age), func(t *testing.T) {
 			tr := newTree(t)
-			s, err := maildir.Open(tr.dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := tr.store()
 			if err := s.CreateQueue("work"); err != nil {
 				t.Fatal(err)
 			}
